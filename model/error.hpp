@@ -1,0 +1,64 @@
+// error.hpp: the error vocabulary of ddpsim.
+//
+// Bad user input (a scenario, a preset, a profile, a config.json) is a *recoverable* error: it
+// throws a type derived from ddpsim::Error whose message names the file, the JSON pointer and
+// what was expected, in one line. Only main() and the GUI catch it (exit code 2).
+// Broken invariants are *programmatic* errors: DDPSIM_ASSERT stays on in every build type and
+// aborts with the expression and location. User input is never checked with an assert.
+//
+//   throw InputError(path, "/training/per_gpu_batch", "an integer >= 1", "0");
+//   DDPSIM_ASSERT(bucket.bytes > 0, "empty bucket");
+#pragma once
+
+#include <source_location>
+#include <stdexcept>
+#include <string>
+
+namespace ddpsim {
+
+/// Root of every recoverable error. what() is a single line fit for a terminal.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Bad input in a file: "FILE: /json/pointer: expected WHAT, got GOT".
+class InputError : public Error {
+ public:
+  InputError(const std::string& file, const std::string& pointer, const std::string& expected,
+             const std::string& got = {});
+  const std::string& file() const { return file_; }
+  const std::string& pointer() const { return pointer_; }
+  const std::string& expected() const { return expected_; }
+  const std::string& got() const { return got_; }
+  /// The same error with `prefix` put before the pointer (for a document embedded in another,
+  /// e.g. a Hugging Face config under "/config" of a zoo file).
+  InputError rebased(const std::string& prefix) const {
+    return InputError(file_, prefix + pointer_, expected_, got_);
+  }
+
+ private:
+  std::string file_;
+  std::string pointer_;
+  std::string expected_;
+  std::string got_;
+};
+
+/// A valid request for something this build or this version cannot do (exit code 2 as well).
+class UnsupportedError : public Error {
+ public:
+  using Error::Error;
+};
+
+namespace detail {
+[[noreturn]] void assert_fail(const char* expr, const std::string& msg,
+                              std::source_location where = std::source_location::current());
+}  // namespace detail
+
+}  // namespace ddpsim
+
+/// Always-on invariant check (O(1) conditions only). Never for user input.
+#define DDPSIM_ASSERT(cond, msg)                              \
+  do {                                                        \
+    if (!(cond)) ::ddpsim::detail::assert_fail(#cond, (msg)); \
+  } while (false)

@@ -1,0 +1,65 @@
+// hardware.hpp: the machines a scenario runs on, as plain data.
+//
+// A HardwareSpec is what the scenario's "hardware" section resolves to after its preset
+// (scenarios/hardware/<name>.json) and the keys beside it are merged. Physical link rates are
+// typed in once, here; effective collective bandwidth is derived from the cluster graph
+// (cluster.hpp), and what fraction of it a real library reaches (algorithm efficiency) and the
+// per-step latency are constants fitted to published nccl-tests rows or to a calibration profile.
+//
+// Units: every rate in this struct is bytes per second in one direction, every latency seconds,
+// every size bytes; the conversion from the JSON's *_gbps / *_gbytes_per_s / *_us happens in the
+// scenario loader.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "model/workload.hpp"
+
+namespace ddpsim::model {
+
+/// One accelerator.
+struct GpuSpec {
+  std::string name;                    ///< e.g. "h100-sxm"
+  std::map<DType, double> peak_flops;  ///< dense peak, FLOP/s, per compute dtype
+  std::map<DType, double> efficiency;  ///< achievable fraction of peak for large GEMMs, per dtype
+  double memory_bytes = 0;             ///< HBM capacity
+  double memory_bandwidth = 0;         ///< HBM bytes/s
+  double memory_efficiency = 0.8;  ///< achievable fraction of memory_bandwidth for streaming ops
+  std::string source;              ///< datasheet
+};
+
+/// A class of link with its physical rate and latency.
+struct LinkSpec {
+  std::string name;      ///< "nvlink4", "pcie4-x16", "ib-ndr-400", ...
+  double bandwidth = 0;  ///< bytes/s, one direction, per GPU (intra-node) or per NIC (inter-node)
+  double latency = 0;    ///< seconds per hop as the collective library sees it (alpha)
+};
+
+/// Fitted behaviour of the collective library on a class of links: t = steps*alpha + bytes/(eta*B).
+struct CollectiveTuning {
+  double ring_efficiency = 0.9;   ///< eta for ring algorithms on this link class
+  double tree_efficiency = 0.85;  ///< eta for (double binary) trees
+  double nvls_efficiency = 0.0;   ///< eta for NVLink SHARP (0: the switch cannot reduce)
+  double latency = 0;             ///< alpha per algorithm step, seconds
+  double nvls_latency = 25e-6;    ///< whole-operation latency of NVLS (NCCL models 25 us)
+};
+
+/// A whole system: nodes of identical GPUs joined by an intra-node fabric and NICs.
+struct HardwareSpec {
+  std::string name;  ///< preset name ("dgx-h100") or "custom"
+  GpuSpec gpu;
+  int gpus_per_node = 8;
+  LinkSpec intra_node;              ///< per-GPU fabric bandwidth (NVLink via NVSwitch, or PCIe)
+  bool intra_node_switched = true;  ///< NVSwitch/PCIe switch (all-to-all) vs point-to-point mesh
+  LinkSpec pcie;                    ///< GPU <-> NIC path inside a node
+  LinkSpec inter_node;              ///< one NIC: bandwidth per NIC, latency per network hop
+  int nics_per_node = 1;
+  double oversubscription = 1.0;  ///< leaf-to-spine oversubscription of the fat tree (>= 1)
+  int nodes_per_leaf = 32;        ///< nodes under one leaf switch
+  CollectiveTuning intra_tuning;  ///< NCCL-like behaviour inside a node
+  CollectiveTuning inter_tuning;  ///< ... and across nodes
+  std::string source;             ///< where the numbers come from (datasheets, nccl-tests row ids)
+};
+
+}  // namespace ddpsim::model

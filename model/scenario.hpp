@@ -1,0 +1,144 @@
+// scenario.hpp: a scenario file (strict JSON) resolved into typed inputs.
+//
+// The scenario keys are fixed by docs/DESIGN.md; one KeyTable (scenario_keys()) drives
+// validation, `ddpsim schema` and docs/scenario-keys.md. Presets are resolved by name from
+// scenarios/models and scenarios/hardware, files by path relative to the scenario file, and keys
+// beside a preset override its values ({"preset": "dgx-h100", "inter_node": {"bandwidth_gbps":
+// 400}}). Every problem throws InputError naming the file and JSON pointer (exit code 2).
+//
+//   Scenario s = load_scenario("scenarios/examples/gpt2-xl-h100.json");
+//   for (const Scenario& point : expand_sweep(s)) { ... }
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/hardware.hpp"
+#include "model/schema.hpp"
+#include "model/workload.hpp"
+
+namespace ddpsim::model {
+
+enum class Precision { kFp32, kAmpBf16, kAmpFp16, kBf16, kFp16 };
+enum class Optimizer { kSgd, kMomentum, kAdam, kAdamW };
+enum class Strategy { kDdp, kZero1, kZero2, kZero3, kFsdpFullShard, kFsdpShardGradOp, kFsdpHybrid };
+enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls };
+enum class Engine { kAnalytic, kEvent };
+enum class LrScaling { kLinear, kSqrt, kNone };
+
+const char* precision_name(Precision p);
+const char* optimizer_name(Optimizer o);
+const char* strategy_name(Strategy s);
+const char* algorithm_name(CollectiveAlgorithm a);
+
+/// Dtype the GEMMs run in for a training precision (fp32 -> fp32; amp_bf16, bf16 -> bf16; ...).
+DType compute_dtype(Precision p);
+/// Dtype of the gradients DDP buckets (autocast keeps fp32 parameters and gradients).
+DType grad_dtype(Precision p);
+
+struct CommHook {
+  enum class Kind { kNone, kFp16, kBf16, kPowerSgd, kTopK } kind = Kind::kNone;
+  int rank = 0;         ///< PowerSGD matrix_approximation_rank
+  double fraction = 0;  ///< top-k: fraction of elements kept
+  std::string text = "none";
+};
+
+struct ClusterConfig {
+  int gpus = 1;
+  int gpus_per_node = 8;
+  int nodes() const { return gpus <= gpus_per_node ? 1 : gpus / gpus_per_node; }
+};
+
+struct LrConfig {
+  double base = 0;
+  std::int64_t base_batch = 0;
+  LrScaling scaling = LrScaling::kLinear;
+  std::int64_t warmup_steps = 0;
+};
+
+struct CriticalBatchTarget {
+  double b_noise = 0;  ///< McCandlish et al.'s B_noise (critical batch), samples
+  double s_min = 0;    ///< steps at infinite batch
+};
+
+struct TrainingConfig {
+  std::int64_t per_gpu_batch = 1;
+  int grad_accumulation = 1;
+  Precision precision = Precision::kFp32;
+  Optimizer optimizer = Optimizer::kAdam;
+  std::optional<DType> grad_reduce_dtype;
+  std::optional<double> single_gpu_step_s;
+  std::optional<LrConfig> lr;
+  std::optional<CriticalBatchTarget> critical_batch;
+};
+
+struct ParallelismConfig {
+  Strategy strategy = Strategy::kDdp;
+  double bucket_cap_mb = 25;
+  bool bucket_cap_defaulted = true;
+  bool overlap = true;
+  CommHook comm_hook;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  bool broadcast_buffers = true;
+  bool find_unused_parameters = false;
+  bool gradient_as_bucket_view = false;
+  bool static_graph = false;
+};
+
+struct SimulationConfig {
+  Engine engine = Engine::kAnalytic;
+  int steps = 5;
+  double jitter_cv = 0;
+  std::uint64_t seed = 1;
+};
+
+struct SweepAxis {
+  std::string key;  ///< dotted path, e.g. "cluster.gpus"
+  std::vector<nlohmann::json> values;
+};
+
+struct Scenario {
+  std::string file;    ///< the scenario file (named in errors)
+  nlohmann::json doc;  ///< the document as written (sweep points patch it)
+  std::string name;
+  std::shared_ptr<const Workload> workload;
+  std::string model_label;  ///< "preset gpt2-xl", "mlp 1024-4096-1024", ...
+  HardwareSpec hardware;
+  ClusterConfig cluster;
+  TrainingConfig training;
+  ParallelismConfig parallelism;
+  SimulationConfig simulation;
+  std::optional<double> gpu_hour_usd;
+  std::vector<SweepAxis> sweep;
+  /// The sweep values of this point ({"cluster.gpus": 64}); empty for an unswept scenario.
+  nlohmann::json point = nlohmann::json::object();
+};
+
+/// The table of every scenario key (type, unit, default, allowed values, range, help).
+const KeyTable& scenario_keys();
+
+/// Reads, validates and resolves a scenario file.
+Scenario load_scenario(const std::string& path);
+/// Same for a document already in memory; `file` is used for errors and relative paths.
+Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
+
+/// One Scenario per point of the Cartesian product of the sweep axes (in the order written,
+/// the last axis varying fastest); a scenario without a sweep gives itself. Each point is fully
+/// validated (e.g. cluster.gpus = 12 with 8 GPUs per node is rejected, naming
+/// /sweep/cluster.gpus/i).
+std::vector<Scenario> expand_sweep(const Scenario& s);
+
+/// Resolves a hardware section ({"preset": ...} plus overrides, or explicit keys) into a spec.
+/// `pointer` is where the section sits in `file` ("/hardware").
+HardwareSpec resolve_hardware(const nlohmann::json& section, const std::string& file,
+                              const std::string& pointer);
+
+/// Reads a JSON file; a missing file or a syntax error throws InputError naming the file and,
+/// for syntax errors, the byte offset.
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace ddpsim::model

@@ -1,0 +1,596 @@
+#include "model/schema.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <regex>
+#include <string_view>
+
+#include "model/error.hpp"
+
+namespace ddpsim::model {
+
+namespace {
+
+constexpr std::string_view kAnyIndex = "*";
+constexpr std::string_view kAnyKey = "{}";
+// Long lists of keys or allowed values would turn the one-line error into a paragraph.
+constexpr std::size_t kMaxListed = 12;
+constexpr std::size_t kMaxGot = 40;
+
+// Pattern segments are kept in their escaped RFC 6901 form, so a literal pattern segment and a
+// concrete segment built by escape_segment() compare with ==. The price: a key literally named
+// "*" or "{}" cannot be described by a table, which no ddpsim format needs.
+std::vector<std::string> split_pointer(const std::string& pointer) {
+  std::vector<std::string> segs;
+  if (pointer.empty()) return segs;
+  DDPSIM_ASSERT(pointer.front() == '/', "JSON pointer must start with '/': " + pointer);
+  std::size_t start = 1;
+  while (true) {
+    std::size_t slash = pointer.find('/', start);
+    segs.push_back(pointer.substr(start, slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return segs;
+}
+
+std::string escape_segment(const std::string& key) {
+  std::string out;
+  out.reserve(key.size());
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string unescape_segment(const std::string& seg) {
+  std::string out;
+  out.reserve(seg.size());
+  for (std::size_t i = 0; i < seg.size(); ++i) {
+    if (seg[i] == '~' && i + 1 < seg.size() && (seg[i + 1] == '0' || seg[i + 1] == '1')) {
+      out += seg[i + 1] == '0' ? '~' : '/';
+      ++i;
+    } else {
+      out += seg[i];
+    }
+  }
+  return out;
+}
+
+bool is_wildcard(const std::string& seg) { return seg == kAnyIndex || seg == kAnyKey; }
+
+bool is_array_index(const std::string& seg) {
+  return !seg.empty() &&
+         std::all_of(seg.begin(), seg.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_free_object(const KeySpec* spec) {
+  return spec != nullptr && spec->type == KeyType::kObject && spec->pattern == "free";
+}
+
+// Cuts at a UTF-8 character boundary so a truncated message stays valid UTF-8.
+std::string truncate(std::string s, std::size_t limit) {
+  if (s.size() <= limit) return s;
+  std::size_t cut = limit - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  s.resize(cut);
+  s += "...";
+  return s;
+}
+
+std::string format_number(double x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  // Bounds are stored as double but are nearly always integers; "1" reads better than "1.0".
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return std::to_string(static_cast<long long>(x));
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, res.ptr);
+}
+
+nlohmann::json number_json(double x) {
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return static_cast<std::int64_t>(x);
+  return x;
+}
+
+std::string dump(const nlohmann::json& v) {
+  // replace, not strict: a malformed UTF-8 string in the input must still produce a message.
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string describe_value(const nlohmann::json& v) {
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  if (v.is_number_float()) {
+    // nlohmann dumps NaN and inf as "null", which would hide the actual problem.
+    double d = v.get<double>();
+    if (!std::isfinite(d)) return format_number(d);
+  }
+  return truncate(dump(v), kMaxGot);
+}
+
+std::string quote(const std::string& s) { return dump(nlohmann::json(s)); }
+
+std::string join_listed(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < kMaxListed; ++i) {
+    if (i > 0) out += ", ";
+    out += items[i];
+  }
+  if (items.size() > kMaxListed) out += ", ...";
+  return out;
+}
+
+// Candidates are scanned in the caller's order, so ties go to the first one: deterministic.
+std::optional<std::string> closest(const std::string& typed,
+                                   const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::max<std::size_t>(2, typed.size() / 3);
+  std::optional<std::string> best;
+  std::size_t best_d = limit + 1;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(typed, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string range_text(const KeySpec& s) {
+  std::string lo, hi;
+  if (s.minimum) lo = (s.exclusive_minimum ? "> " : ">= ") + format_number(*s.minimum);
+  if (s.maximum) hi = "<= " + format_number(*s.maximum);
+  if (!lo.empty() && !hi.empty()) return lo + " and " + hi;
+  return lo.empty() ? hi : lo;
+}
+
+std::string elements(double n) { return format_number(n) + (n == 1 ? " element" : " elements"); }
+
+std::string count_text(const KeySpec& s) {
+  if (s.minimum && s.maximum) {
+    if (*s.minimum == *s.maximum) return "of exactly " + elements(*s.minimum);
+    return "of " + format_number(*s.minimum) + " to " + elements(*s.maximum);
+  }
+  if (s.minimum) return "of at least " + elements(*s.minimum);
+  if (s.maximum) return "of at most " + elements(*s.maximum);
+  return "";
+}
+
+std::string allowed_text(const KeySpec& s) {
+  std::vector<std::string> quoted;
+  quoted.reserve(s.allowed.size());
+  for (const auto& a : s.allowed) quoted.push_back(quote(a));
+  return "one of " + join_listed(quoted);
+}
+
+std::string with(std::string head, const std::string& tail) {
+  if (!tail.empty()) head += " " + tail;
+  return head;
+}
+
+// Type and constraints in one phrase: whatever is wrong, the user sees everything a fix needs.
+std::string expected_text(const KeySpec& s) {
+  switch (s.type) {
+    case KeyType::kObject:
+      return "an object";
+    case KeyType::kArray:
+      return with("an array", count_text(s));
+    case KeyType::kString:
+      if (!s.allowed.empty()) return allowed_text(s);
+      if (!s.pattern.empty()) return "a string matching " + s.pattern;
+      return "a string";
+    case KeyType::kInteger:
+      return with("an integer", range_text(s));
+    case KeyType::kNumber:
+      return with("a number", range_text(s));
+    case KeyType::kBoolean:
+      return "a boolean";
+  }
+  return "a value";
+}
+
+bool regex_full_match(const std::string& value, const KeySpec& s) {
+  try {
+    return std::regex_match(value, std::regex(s.pattern, std::regex::ECMAScript));
+  } catch (const std::regex_error&) {
+    // The pattern comes from a built-in table, not from the user: a bad one is a ddpsim bug.
+    detail::assert_fail("std::regex(pattern)", s.pointer + ": bad pattern " + s.pattern);
+  }
+}
+
+bool in_range(double v, const KeySpec& s) {
+  if (s.minimum && (s.exclusive_minimum ? v <= *s.minimum : v < *s.minimum)) return false;
+  if (s.maximum && v > *s.maximum) return false;
+  return true;
+}
+
+double as_double(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) return static_cast<double>(v.get<std::uint64_t>());
+  if (v.is_number_integer()) return static_cast<double>(v.get<std::int64_t>());
+  return v.get<double>();
+}
+
+// Checks `v` against `s` alone; children are the walker's business.
+void check_value(const nlohmann::json& v, const KeySpec& s, const std::string& file,
+                 const std::string& pointer) {
+  auto fail = [&](const std::string& got) {
+    throw InputError(file, pointer, expected_text(s), got);
+  };
+  switch (s.type) {
+    case KeyType::kObject:
+      if (!v.is_object()) fail(describe_value(v));
+      return;
+    case KeyType::kArray:
+      if (!v.is_array()) fail(describe_value(v));
+      if (!in_range(static_cast<double>(v.size()), s)) {
+        fail("an array of " + elements(static_cast<double>(v.size())));
+      }
+      return;
+    case KeyType::kString: {
+      if (!v.is_string()) fail(describe_value(v));
+      const auto& str = v.get_ref<const std::string&>();
+      if (!s.allowed.empty() &&
+          std::find(s.allowed.begin(), s.allowed.end(), str) == s.allowed.end()) {
+        std::string got = describe_value(v);
+        if (auto best = closest(str, s.allowed)) got += " (did you mean " + quote(*best) + "?)";
+        fail(got);
+      }
+      if (!s.pattern.empty() && !regex_full_match(str, s)) fail(describe_value(v));
+      return;
+    }
+    case KeyType::kInteger:
+      // 3.0 is refused on purpose: a float where a count belongs is usually a computed value
+      // pasted in, and silently truncating 2.9999 would be worse than asking.
+      if (!v.is_number_integer()) fail(describe_value(v));  // also true for unsigned
+      if (!in_range(as_double(v), s)) fail(describe_value(v));
+      return;
+    case KeyType::kNumber:
+      if (!v.is_number()) fail(describe_value(v));
+      if (!std::isfinite(as_double(v)) || !in_range(as_double(v), s)) fail(describe_value(v));
+      return;
+    case KeyType::kBoolean:
+      if (!v.is_boolean()) fail(describe_value(v));
+      return;
+  }
+}
+
+// The table seen as a tree of pattern levels. Levels that have descendants but no spec of their
+// own (a table may list "/a/b" without "/a") are still walked, as implied objects or arrays.
+struct Child {
+  std::string segment;            // escaped, or "*" / "{}"
+  const KeySpec* spec = nullptr;  // null for an implied level
+};
+
+struct Level {
+  std::vector<Child> children;  // in table order of first appearance
+
+  const Child* get(std::string_view seg) const {
+    for (const auto& c : children) {
+      if (c.segment == seg) return &c;
+    }
+    return nullptr;
+  }
+  std::vector<std::string> literal_keys() const {
+    std::vector<std::string> keys;
+    for (const auto& c : children) {
+      if (!is_wildcard(c.segment)) keys.push_back(unescape_segment(c.segment));
+    }
+    return keys;
+  }
+};
+
+class Index {
+ public:
+  explicit Index(const KeyTable& table) {
+    for (const auto& spec : table.keys) {
+      auto segs = split_pointer(spec.pointer);
+      DDPSIM_ASSERT(!segs.empty(), "a KeyTable entry needs a non-empty pointer");
+      std::string parent;
+      for (std::size_t i = 0; i < segs.size(); ++i) {
+        Level& level = levels_[parent];
+        auto it = std::find_if(level.children.begin(), level.children.end(),
+                               [&](const Child& c) { return c.segment == segs[i]; });
+        if (it == level.children.end()) {
+          level.children.push_back(Child{segs[i]});
+          it = std::prev(level.children.end());
+        }
+        Child* child = &*it;
+        // First entry wins on duplicates.
+        if (i + 1 == segs.size() && child->spec == nullptr) child->spec = &spec;
+        parent += "/" + segs[i];
+      }
+    }
+  }
+
+  const Level& level(const std::string& pattern) const {
+    auto it = levels_.find(pattern);
+    return it == levels_.end() ? empty_ : it->second;
+  }
+
+ private:
+  std::map<std::string, Level> levels_;  // keyed by the parent's pattern
+  Level empty_;
+};
+
+class Walker {
+ public:
+  Walker(const Index& index, const std::string& file) : index_(index), file_(file) {}
+
+  // `pattern` is the table pointer that matched; `pointer` the concrete one for messages. They
+  // are separate so validate_value can check a sweep value at "/sweep/x/0" with the spec of "/x".
+  void walk(const nlohmann::json& v, const std::string& pattern, const std::string& pointer,
+            const KeySpec* spec) const {
+    const Level& level = index_.level(pattern);
+    if (spec != nullptr) {
+      check_value(v, *spec, file_, pointer);
+    } else {
+      // Implied container: its shape follows from its children's patterns.
+      bool array = level.get(kAnyIndex) != nullptr;
+      if (array ? !v.is_array() : !v.is_object()) {
+        throw InputError(file_, pointer, array ? "an array" : "an object", describe_value(v));
+      }
+    }
+    if (v.is_object()) {
+      walk_object(v, pattern, pointer, spec, level);
+    } else if (v.is_array()) {
+      if (const Child* item = level.get(kAnyIndex)) {
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          walk(v[i], pattern + "/*", pointer + "/" + std::to_string(i), item->spec);
+        }
+      }
+      // No "*" entry: the elements are deliberately unchecked (e.g. sweep values, checked later
+      // against the spec of the key they sweep).
+    }
+  }
+
+ private:
+  void walk_object(const nlohmann::json& v, const std::string& pattern, const std::string& pointer,
+                   const KeySpec* spec, const Level& level) const {
+    // An object spec whose pattern is "free" accepts keys the table does not list (e.g. an
+    // embedded Hugging Face config.json); listed children, if any, are still checked. Any other
+    // object rejects unknown keys, even one with no children at all.
+    const bool free = is_free_object(spec);
+    const Child* any_key = level.get(kAnyKey);
+    for (const auto& [key, value] : v.items()) {
+      const std::string seg = escape_segment(key);
+      const std::string child_pointer = pointer + "/" + seg;
+      const Child* child = is_wildcard(seg) ? nullptr : level.get(seg);
+      if (child == nullptr) child = any_key;
+      if (child == nullptr) {
+        if (free) continue;
+        throw_unknown(key, child_pointer, level);
+      }
+      walk(value, pattern + "/" + child->segment, child_pointer, child->spec);
+    }
+    for (const auto& c : level.children) {
+      if (c.spec == nullptr || !c.spec->required || is_wildcard(c.segment)) continue;
+      if (!v.contains(unescape_segment(c.segment))) {
+        throw InputError(file_, pointer + "/" + c.segment, "a value (required)", "nothing");
+      }
+    }
+  }
+
+  [[noreturn]] void throw_unknown(const std::string& key, const std::string& pointer,
+                                  const Level& level) const {
+    auto known = level.literal_keys();
+    std::sort(known.begin(), known.end());
+    std::string expected =
+        known.empty() ? "no keys here (an empty object)" : "one of the keys " + join_listed(known);
+    std::string got = "unknown key '" + truncate(key, kMaxGot) + "'";
+    if (auto best = closest(key, known)) got += " (did you mean '" + *best + "'?)";
+    throw InputError(file_, pointer, expected, got);
+  }
+
+  const Index& index_;
+  const std::string& file_;
+};
+
+// ---- JSON Schema ----------------------------------------------------------------------------
+
+nlohmann::json schema_node(const Index& index, const std::string& pattern, const KeySpec* spec) {
+  nlohmann::json node = nlohmann::json::object();
+  const Level& level = index.level(pattern);
+  KeyType type = spec != nullptr                   ? spec->type
+                 : level.get(kAnyIndex) != nullptr ? KeyType::kArray
+                                                   : KeyType::kObject;
+  node["type"] = key_type_name(type);
+  if (spec != nullptr) {
+    std::string desc = spec->help;
+    if (!spec->unit.empty()) desc += (desc.empty() ? "[" : " [") + spec->unit + "]";
+    if (!desc.empty()) node["description"] = desc;
+    if (!spec->default_value.is_null()) node["default"] = spec->default_value;
+    switch (type) {
+      case KeyType::kInteger:
+      case KeyType::kNumber:
+        if (spec->minimum) {
+          node[spec->exclusive_minimum ? "exclusiveMinimum" : "minimum"] =
+              number_json(*spec->minimum);
+        }
+        if (spec->maximum) node["maximum"] = number_json(*spec->maximum);
+        break;
+      case KeyType::kArray:
+        if (spec->minimum) node["minItems"] = number_json(std::ceil(*spec->minimum));
+        if (spec->maximum) node["maxItems"] = number_json(std::floor(*spec->maximum));
+        break;
+      case KeyType::kString:
+        if (!spec->allowed.empty()) node["enum"] = spec->allowed;
+        // JSON Schema patterns search, std::regex_match matches the whole string: anchor it so
+        // editors accept exactly what validate() accepts.
+        if (!spec->pattern.empty()) node["pattern"] = "^(?:" + spec->pattern + ")$";
+        break;
+      case KeyType::kObject:
+      case KeyType::kBoolean:
+        break;
+    }
+  }
+  if (type == KeyType::kObject) {
+    nlohmann::json props = nlohmann::json::object();
+    nlohmann::json required = nlohmann::json::array();
+    for (const auto& c : level.children) {
+      if (is_wildcard(c.segment)) continue;
+      std::string key = unescape_segment(c.segment);
+      props[key] = schema_node(index, pattern + "/" + c.segment, c.spec);
+      if (c.spec != nullptr && c.spec->required) required.push_back(key);
+    }
+    if (!props.empty()) node["properties"] = std::move(props);
+    if (!required.empty()) node["required"] = std::move(required);
+    if (const Child* any_key = level.get(kAnyKey)) {
+      node["additionalProperties"] = schema_node(index, pattern + "/{}", any_key->spec);
+    } else if (!is_free_object(spec)) {
+      node["additionalProperties"] = false;
+    }
+  } else if (type == KeyType::kArray) {
+    if (const Child* item = level.get(kAnyIndex)) {
+      node["items"] = schema_node(index, pattern + "/*", item->spec);
+    }
+  }
+  return node;
+}
+
+// ---- Markdown -------------------------------------------------------------------------------
+
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string code(const std::string& s) { return s.empty() ? s : "`" + s + "`"; }
+
+std::string constraint_cell(const KeySpec& s) {
+  switch (s.type) {
+    case KeyType::kString: {
+      if (!s.allowed.empty()) {
+        std::string out;
+        for (const auto& a : s.allowed) out += (out.empty() ? "" : ", ") + code(quote(a));
+        return out;
+      }
+      return s.pattern.empty() ? "" : "matches " + code(s.pattern);
+    }
+    case KeyType::kInteger:
+    case KeyType::kNumber:
+      return range_text(s);
+    case KeyType::kArray:
+      return count_text(s);
+    case KeyType::kObject:
+      return s.pattern == "free" ? "free-form" : "";
+    case KeyType::kBoolean:
+      return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* key_type_name(KeyType t) {
+  switch (t) {
+    case KeyType::kObject:
+      return "object";
+    case KeyType::kArray:
+      return "array";
+    case KeyType::kString:
+      return "string";
+    case KeyType::kInteger:
+      return "integer";
+    case KeyType::kNumber:
+      return "number";
+    case KeyType::kBoolean:
+      return "boolean";
+  }
+  return "unknown";
+}
+
+const KeySpec* KeyTable::find(const std::string& concrete_pointer) const {
+  const auto segs = split_pointer(concrete_pointer);
+  const KeySpec* best = nullptr;
+  std::vector<bool> best_wild;
+  for (const auto& spec : keys) {
+    const auto pat = split_pointer(spec.pointer);
+    if (pat.size() != segs.size()) continue;
+    std::vector<bool> wild(pat.size());
+    bool ok = true;
+    for (std::size_t i = 0; ok && i < pat.size(); ++i) {
+      wild[i] = is_wildcard(pat[i]);
+      if (pat[i] == kAnyIndex) {
+        ok = is_array_index(segs[i]);
+      } else if (pat[i] != kAnyKey) {
+        ok = pat[i] == segs[i];
+      }
+    }
+    // Several patterns can match ("/sweep/{}" and "/sweep/seed"): the literal segment nearest
+    // the root wins, as in the validation walk; false < true makes that a lexicographic compare.
+    if (ok && (best == nullptr || wild < best_wild)) {
+      best = &spec;
+      best_wild = std::move(wild);
+    }
+  }
+  return best;
+}
+
+void validate(const nlohmann::json& doc, const KeyTable& table, const std::string& file) {
+  if (!doc.is_object()) throw InputError(file, "", "an object", describe_value(doc));
+  Index index(table);
+  Walker(index, file).walk(doc, "", "", nullptr);
+}
+
+void validate_value(const nlohmann::json& value, const KeySpec& spec, const KeyTable& table,
+                    const std::string& file, const std::string& pointer) {
+  Index index(table);
+  Walker(index, file).walk(value, spec.pointer, pointer, &spec);
+}
+
+nlohmann::json to_json_schema(const KeyTable& table) {
+  Index index(table);
+  nlohmann::json schema = schema_node(index, "", nullptr);
+  schema["$schema"] = "https://json-schema.org/draft/2020-12/schema";
+  schema["title"] = table.name;
+  schema["additionalProperties"] = false;
+  return schema;
+}
+
+std::string to_markdown(const KeyTable& table) {
+  std::string out = "# " + cell(table.name) + " keys\n\n";
+  out += "| Key | Type | Unit | Default | Allowed / range | Description |\n";
+  out += "|---|---|---|---|---|---|\n";
+  for (const auto& s : table.keys) {
+    std::string def =
+        s.default_value.is_null() ? (s.required ? "required" : "") : code(dump(s.default_value));
+    out += "| " + cell(code(s.pointer)) + " | " + key_type_name(s.type) + " | " + cell(s.unit) +
+           " | " + cell(def) + " | " + cell(constraint_cell(s)) + " | " + cell(s.help) + " |\n";
+  }
+  return out;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace ddpsim::model

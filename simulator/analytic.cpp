@@ -1,0 +1,428 @@
+#include "simulator/analytic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "model/error.hpp"
+#include "model/units.hpp"
+
+namespace ddpsim::sim {
+
+using model::CommHook;
+using model::DType;
+using model::Optimizer;
+using model::Precision;
+
+namespace {
+
+// Optimizer state bytes per parameter (beyond the parameters and gradients themselves).
+// Mixed precision with fp32 master weights (bf16/fp16): master copy 4 + Adam m 4 + v 4 = 12,
+// the K = 12 of the ZeRO paper; momentum 4 + 4; plain SGD still keeps the fp32 master.
+double optimizer_state_bytes(Optimizer o, Precision p) {
+  const bool master = p == Precision::kBf16 || p == Precision::kFp16;
+  const double m = master ? 4.0 : 0.0;
+  switch (o) {
+    case Optimizer::kSgd:
+      return m;
+    case Optimizer::kMomentum:
+      return m + 4.0;
+    case Optimizer::kAdam:
+    case Optimizer::kAdamW:
+      return m + 8.0;
+  }
+  DDPSIM_ASSERT(false, "unknown optimizer");
+}
+
+// Bytes the optimizer kernel reads and writes per parameter (fused, one pass):
+// Adam: read param, grad, m, v; write param, m, v (7 x 4 in fp32). With fp32 master weights the
+// 16-bit param and grad are read/written in 2 bytes and the master in 4.
+double optimizer_traffic_bytes(Optimizer o, Precision p) {
+  const bool master = p == Precision::kBf16 || p == Precision::kFp16;
+  const double param_rw = master ? 2.0 + 4.0 + 4.0 : 4.0 + 4.0;  // (write 16-bit) + master r/w
+  const double grad_r = master ? 2.0 : 4.0;
+  switch (o) {
+    case Optimizer::kSgd:
+      return param_rw + grad_r;
+    case Optimizer::kMomentum:
+      return param_rw + grad_r + 8.0;
+    case Optimizer::kAdam:
+    case Optimizer::kAdamW:
+      return param_rw + grad_r + 16.0;
+  }
+  DDPSIM_ASSERT(false, "unknown optimizer");
+}
+
+double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+// Inverse of the standard normal CDF by bisection (monotone, exact to 1e-12).
+double normal_quantile(double p) {
+  double lo = -40.0, hi = 40.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (normal_cdf(mid) < p)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// Quantile q of the maximum of n standard normals: P(max <= x) = Phi(x)^n.
+double max_normal_quantile(int n, double q) {
+  return normal_quantile(std::pow(q, 1.0 / static_cast<double>(n)));
+}
+
+}  // namespace
+
+double expected_max_std_normal(int n) {
+  DDPSIM_ASSERT(n >= 1, "need at least one variable");
+  if (n == 1) return 0.0;
+  // E[max] = integral of x * n * phi(x) * Phi(x)^(n-1) dx, Simpson's rule on [-12, 12].
+  const int steps = 24000;
+  const double a = -12.0, b = 12.0, h = (b - a) / steps;
+  double sum = 0;
+  for (int i = 0; i <= steps; ++i) {
+    const double x = a + i * h;
+    const double phi = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+    const double f = x * n * phi * std::pow(normal_cdf(x), n - 1);
+    sum += f * (i == 0 || i == steps ? 1.0 : (i % 2 == 1 ? 4.0 : 2.0));
+  }
+  return sum * h / 3.0;
+}
+
+Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::HardwareSpec hardware,
+                     std::string file)
+    : workload_(std::move(workload)), hw_(std::move(hardware)), file_(std::move(file)) {
+  DDPSIM_ASSERT(workload_ != nullptr, "no workload");
+  for (const model::Layer& l : workload_->layers) {
+    layer_fwd_flops_.push_back(l.fwd_flops_per_sample());
+    layer_bwd_flops_.push_back(l.bwd_flops_per_sample());
+    total_flops_per_sample_ += layer_fwd_flops_.back() + layer_bwd_flops_.back();
+  }
+}
+
+Predictor::Predictor(const model::Scenario& s) : Predictor(s.workload, s.hardware, s.file) {}
+
+double Predictor::optimizer_time(const model::TrainingConfig& t) const {
+  const double bytes = static_cast<double>(workload_->param_count()) *
+                       optimizer_traffic_bytes(t.optimizer, t.precision);
+  return bytes / (hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency);
+}
+
+const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
+                                                    const model::TrainingConfig& t) const {
+  const DType dt = model::compute_dtype(t.precision);
+  const double measured = t.single_gpu_step_s.value_or(0.0);
+  const auto key =
+      std::make_tuple(batch, static_cast<int>(dt), t.single_gpu_step_s.has_value(), measured);
+  if (auto it = layer_cache_.find(key); it != layer_cache_.end()) return it->second;
+
+  LayerTimes lt;
+  const std::size_t nl = workload_->layers.size();
+  lt.fwd.assign(nl, 0.0);
+  lt.bwd.assign(nl, 0.0);
+  if (t.single_gpu_step_s) {
+    // A measured step at per_gpu_batch: what is not the optimizer is forward+backward, split
+    // across layers by FLOPs (DESIGN: "a measured single_gpu_step_s split across layers").
+    const double compute = *t.single_gpu_step_s - optimizer_time(t);
+    if (compute <= 0) {
+      throw InputError(file_, "/training/single_gpu_step_s",
+                       "a step longer than the optimizer step alone (" +
+                           std::to_string(optimizer_time(t)) + " s)",
+                       std::to_string(*t.single_gpu_step_s));
+    }
+    const double per_flop = total_flops_per_sample_ > 0 ? compute / total_flops_per_sample_ : 0.0;
+    for (std::size_t i = 0; i < nl; ++i) {
+      lt.fwd[i] = layer_fwd_flops_[i] * per_flop;
+      lt.bwd[i] = layer_bwd_flops_[i] * per_flop;
+    }
+    // The measurement was taken at the scenario's per-GPU batch; other batches scale linearly.
+    // (Callers only use the measured path at that batch; sweeps over per_gpu_batch warn.)
+  } else {
+    const auto peak_it = hw_.gpu.peak_flops.find(dt);
+    DDPSIM_ASSERT(peak_it != hw_.gpu.peak_flops.end(), "precision checked by the loader");
+    const double flops_rate = peak_it->second * hw_.gpu.efficiency.at(dt);
+    const double mem_rate = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
+    const double elem = model::dtype_bytes(dt);
+    const double act_scale = elem / model::dtype_bytes(workload_->activation_dtype);
+    for (std::size_t i = 0; i < nl; ++i) {
+      const model::Layer& l = workload_->layers[i];
+      if (l.explicit_fwd_flops_per_sample > 0) {
+        lt.fwd[i] = l.explicit_fwd_flops_per_sample * static_cast<double>(batch) / flops_rate;
+        lt.bwd[i] = 2.0 * lt.fwd[i];
+      }
+      for (const model::Gemm& g : l.gemms) {
+        const model::GemmShape s = g.at_batch(batch);
+        const double bytes = elem * static_cast<double>(s.count) *
+                             static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+        const double time = std::max(s.flops() / flops_rate, bytes / mem_rate);
+        (g.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
+      }
+      for (const model::ElementwiseOp& e : l.elementwise) {
+        const double time = e.bytes_per_sample * act_scale * static_cast<double>(batch) / mem_rate;
+        (e.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < nl; ++i) {
+    lt.fwd_total += lt.fwd[i];
+    lt.bwd_total += lt.bwd[i];
+  }
+  return layer_cache_.emplace(key, std::move(lt)).first->second;
+}
+
+const model::BucketPlan& Predictor::buckets(const model::BucketOptions& o) const {
+  const auto key = std::make_tuple(o.grad_bytes, o.cap_bytes, o.cap_defaulted,
+                                   o.find_unused_parameters, o.static_graph, o.first_iteration);
+  if (auto it = bucket_cache_.find(key); it != bucket_cache_.end()) return it->second;
+  return bucket_cache_.emplace(key, model::assign_buckets(*workload_, o)).first->second;
+}
+
+const model::CollectiveBandwidths& Predictor::bandwidths(int gpus) const {
+  if (auto it = bw_cache_.find(gpus); it != bw_cache_.end()) return it->second;
+  return bw_cache_.emplace(gpus, model::Topology(hw_, gpus).bandwidths()).first->second;
+}
+
+double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
+                                  const model::TrainingConfig& t) const {
+  const LayerTimes& lt = layer_times(batch, t);
+  return micro_batches * (lt.fwd_total + lt.bwd_total) + optimizer_time(t);
+}
+
+Prediction Predictor::predict(const model::ClusterConfig& cluster,
+                              const model::TrainingConfig& training,
+                              const model::ParallelismConfig& par,
+                              std::optional<double> gpu_hour_usd, double jitter_cv) const {
+  if (par.strategy != model::Strategy::kDdp) {
+    throw UnsupportedError(std::string("strategy \"") + model::strategy_name(par.strategy) +
+                           "\" is not modelled in this version (ZeRO/FSDP arrive with the "
+                           "sharded-strategies issue); use \"ddp\"");
+  }
+  if (par.comm_hook.kind == CommHook::Kind::kPowerSgd ||
+      par.comm_hook.kind == CommHook::Kind::kTopK) {
+    throw UnsupportedError("comm_hook \"" + par.comm_hook.text +
+                           "\" is not modelled in this version (PowerSGD and top-k arrive with the "
+                           "compression issue); use none, fp16 or bf16");
+  }
+  Prediction r;
+  r.gpus = cluster.gpus;
+  r.per_gpu_batch = training.per_gpu_batch;
+  r.grad_accumulation = training.grad_accumulation;
+  r.global_batch = training.per_gpu_batch * training.grad_accumulation * cluster.gpus;
+  r.strategy = par.strategy;
+
+  const model::CollectiveBandwidths& bw = bandwidths(cluster.gpus);
+  r.nodes = bw.nodes;
+  const int k = training.grad_accumulation;
+  const LayerTimes& lt = layer_times(training.per_gpu_batch, training);
+  const double opt = optimizer_time(training);
+
+  // Gradients on the wire.
+  const DType gdt = model::grad_dtype(training.precision);
+  DType wire = training.grad_reduce_dtype.value_or(gdt);
+  double cast_bytes_per_element = 0;
+  if (par.comm_hook.kind == CommHook::Kind::kFp16 || par.comm_hook.kind == CommHook::Kind::kBf16) {
+    const DType hook_dt = par.comm_hook.kind == CommHook::Kind::kFp16 ? DType::kFp16 : DType::kBf16;
+    if (model::dtype_bytes(gdt) > model::dtype_bytes(hook_dt)) {
+      // fp16_compress_hook: cast the bucket down (read 4, write 2), all-reduce, cast back up
+      // (read 2, write 4) and copy into the gradients.
+      cast_bytes_per_element = 2.0 * (model::dtype_bytes(gdt) + model::dtype_bytes(hook_dt));
+    }
+    wire = hook_dt;
+  }
+  const double wire_scale = static_cast<double>(model::dtype_bytes(wire)) / model::dtype_bytes(gdt);
+  const double mem_rate = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
+
+  model::BucketOptions bo;
+  bo.grad_bytes = model::dtype_bytes(gdt);
+  bo.cap_bytes = bucket_cap_mb_to_bytes(par.bucket_cap_mb);
+  bo.cap_defaulted = par.bucket_cap_defaulted;
+  bo.find_unused_parameters = par.find_unused_parameters;
+  bo.static_graph = par.static_graph;
+  const model::BucketPlan& plan = buckets(bo);
+
+  // Buffers (BatchNorm statistics) are broadcast from rank 0 before every forward.
+  double bcast = 0;
+  const double buffers = workload_->buffer_bytes();
+  if (cluster.gpus > 1 && par.broadcast_buffers && buffers > 0) {
+    bcast = collective_cost(Collective::kBroadcast, bw, hw_, buffers, par.algorithm).time_s;
+  }
+  const std::size_t nl = workload_->layers.size();
+  std::vector<double> done(nl + 1, 0.0);
+  for (std::size_t i = nl; i-- > 0;) done[i] = done[i + 1] + lt.bwd[i];
+
+  // Each bucket's collective (and cast, for a compression hook) costs the same in every step.
+  std::vector<BucketTiming> bucket_costs;
+  std::vector<double> bucket_durations;
+  bucket_costs.reserve(plan.buckets.size());
+  bucket_durations.reserve(plan.buckets.size());
+  for (const model::Bucket& b : plan.buckets) {
+    BucketTiming bt;
+    bt.grad_bytes = b.bytes;
+    bt.bytes = static_cast<std::int64_t>(std::llround(static_cast<double>(b.bytes) * wire_scale));
+    bt.tensors = static_cast<int>(b.tensors.size());
+    const CollectiveCost c = allreduce_cost(bw, hw_, static_cast<double>(bt.bytes), par.algorithm);
+    const double cast = cluster.gpus > 1
+                            ? cast_bytes_per_element * static_cast<double>(b.elements) / mem_rate
+                            : 0.0;
+    bt.busbw_gbytes_per_s = c.busbw_gbytes_per_s;
+    bt.algorithm = c.algorithm;
+    bucket_costs.push_back(bt);
+    bucket_durations.push_back(c.time_s + cast);
+  }
+  double used_map_time = 0;
+  if (par.find_unused_parameters && cluster.gpus > 1) {
+    // The Reducer also all-reduces local_used_map (one int32 per parameter tensor) and walks
+    // the autograd graph from the outputs; the walk's CPU time is not modelled.
+    used_map_time =
+        allreduce_cost(bw, hw_, 4.0 * static_cast<double>(workload_->tensors.size()), par.algorithm)
+            .time_s;
+    r.warnings.push_back(
+        "find_unused_parameters: the per-step autograd graph walk (CPU) is not modelled");
+  }
+
+  // The timeline of one step when every rank's compute takes `f` times its nominal time.
+  struct Timeline {
+    std::vector<BucketTiming> buckets;
+    double fwd_mb = 0, bwd_mb = 0, bwd_end = 0, comm_free = 0, comm_sum = 0;
+  };
+  auto timeline = [&](double f) {
+    Timeline tl;
+    tl.fwd_mb = f * lt.fwd_total + bcast;
+    tl.bwd_mb = f * lt.bwd_total;
+    // Backward of the last micro-batch starts here; layer i's backward ends at bwd_start +
+    // the backward times of layers i..L-1 (backward runs from the last layer down).
+    const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
+    tl.bwd_end = bwd_start + tl.bwd_mb;
+    tl.comm_free = par.overlap ? 0.0 : tl.bwd_end;
+    tl.buckets.reserve(plan.buckets.size());
+    for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
+      const model::Bucket& b = plan.buckets[i];
+      BucketTiming bt = bucket_costs[i];
+      bt.ready_s = bwd_start + f * done[static_cast<std::size_t>(b.ready_layer)];
+      bt.start_s = std::max(bt.ready_s, tl.comm_free);
+      bt.end_s = bt.start_s + bucket_durations[i];
+      tl.comm_free = bt.end_s;
+      tl.comm_sum += bucket_durations[i];
+      tl.buckets.push_back(bt);
+    }
+    if (par.find_unused_parameters && cluster.gpus > 1) {
+      tl.comm_free = std::max(tl.comm_free, tl.bwd_end) + used_map_time;
+      tl.comm_sum += used_map_time;
+    }
+    return tl;
+  };
+
+  // Stragglers: a synchronous step waits for the slowest rank. With per-rank compute time
+  // ~ Normal(mu, (cv mu)^2), the slowest of n ranks takes mu (1 + cv E[max of n]) on average
+  // and mu (1 + cv x_q) at quantile q, where Phi(x_q)^n = q.
+  const int n = cluster.gpus;
+  const Timeline tl = timeline(1.0 + jitter_cv * expected_max_std_normal(n));
+  r.buckets = tl.buckets;
+  const double bwd_end = tl.bwd_end;
+  const double fwd_mb = tl.fwd_mb;
+  const double bwd_mb = tl.bwd_mb;
+  const double comm_free = tl.comm_free;
+  const double comm_sum = tl.comm_sum;
+  const double sync_end = std::max(bwd_end, comm_free);
+  r.forward_time_s = k * fwd_mb;
+  r.backward_time_s = k * bwd_mb;
+  r.optimizer_time_s = opt;
+  r.comm_time_s = comm_sum;
+  r.exposed_comm_s = sync_end - bwd_end;
+  r.step_time_s = sync_end + opt;
+  if (jitter_cv > 0 && n > 1) {
+    auto quantile_step = [&](double q) {
+      const Timeline t = timeline(1.0 + jitter_cv * max_normal_quantile(n, q));
+      return std::max(t.bwd_end, t.comm_free) + opt;
+    };
+    r.p50_step_time_s = quantile_step(0.5);
+    r.p99_step_time_s = quantile_step(0.99);
+  } else if (jitter_cv > 0) {
+    // One rank: no maximum, the step is Normal itself.
+    r.p50_step_time_s = r.step_time_s;
+    r.p99_step_time_s =
+        r.step_time_s + jitter_cv * 2.3263478740408408 * (k * (lt.fwd_total + lt.bwd_total));
+  }
+  r.grad_bytes_total = static_cast<double>(plan.total_bytes);
+  r.model_flops_per_step =
+      total_flops_per_sample_ * static_cast<double>(training.per_gpu_batch) * k;
+
+  // Iteration 1 runs with a single bucket, reduced once the whole backward is done.
+  if (cluster.gpus > 1) {
+    const double all =
+        allreduce_cost(bw, hw_, r.grad_bytes_total * wire_scale, par.algorithm).time_s;
+    r.first_step_time_s = bwd_end + all + opt;
+  } else {
+    r.first_step_time_s = r.step_time_s;
+  }
+
+  r.throughput_samples_per_s = static_cast<double>(r.global_batch) / r.step_time_s;
+  // Weak scaling: per-GPU throughput at N over that at 1 GPU with the same per-GPU batch.
+  const double t1 = single_gpu_time(training.per_gpu_batch, k, training);
+  r.weak_scaling_efficiency = t1 / r.step_time_s;
+  // Strong scaling: T_1 / (N T_N) for the same global batch, which one GPU processes as N*k
+  // micro-batches of per_gpu_batch with one optimizer step.
+  const double t1_global = single_gpu_time(training.per_gpu_batch, k * cluster.gpus, training);
+  r.strong_scaling_efficiency = t1_global / (cluster.gpus * r.step_time_s);
+
+  // Memory: model states, activations, DDP buckets and buffers (DDP keeps a flat copy of every
+  // gradient in its buckets unless gradient_as_bucket_view).
+  const double psi = static_cast<double>(workload_->param_count());
+  const DType cdt = model::compute_dtype(training.precision);
+  const bool half_params =
+      training.precision == Precision::kBf16 || training.precision == Precision::kFp16;
+  r.memory.params_bytes = psi * (half_params ? 2.0 : 4.0);
+  r.memory.grads_bytes = psi * model::dtype_bytes(gdt);
+  r.memory.optimizer_bytes = psi * optimizer_state_bytes(training.optimizer, training.precision);
+  r.memory.activation_bytes =
+      workload_->activation_bytes_per_sample() * static_cast<double>(training.per_gpu_batch) *
+      model::dtype_bytes(cdt) / model::dtype_bytes(workload_->activation_dtype);
+  r.memory.buffer_bytes =
+      (par.gradient_as_bucket_view || cluster.gpus == 1 ? 0.0 : r.grad_bytes_total) + buffers;
+  r.fits_in_memory = r.memory.total() <= hw_.gpu.memory_bytes;
+  r.warnings.push_back(
+      "memory counts model states, activations, DDP buckets and module buffers; the CUDA "
+      "context, NCCL buffers and allocator fragmentation arrive with the strategies issue");
+
+  if (training.lr) {
+    const double ratio =
+        static_cast<double>(r.global_batch) / static_cast<double>(training.lr->base_batch);
+    switch (training.lr->scaling) {
+      case model::LrScaling::kLinear:
+        r.lr = training.lr->base * ratio;
+        break;
+      case model::LrScaling::kSqrt:
+        r.lr = training.lr->base * std::sqrt(ratio);
+        break;
+      case model::LrScaling::kNone:
+        r.lr = training.lr->base;
+        break;
+    }
+  }
+  if (training.critical_batch) {
+    // McCandlish et al. 2018: S = S_min (1 + B_noise / B), B the global batch in samples.
+    const double b = static_cast<double>(r.global_batch);
+    r.steps_to_target =
+        training.critical_batch->s_min * (1.0 + training.critical_batch->b_noise / b);
+    r.time_to_train_s = *r.steps_to_target * r.step_time_s;
+    r.gpu_hours = *r.time_to_train_s * cluster.gpus / 3600.0;
+    if (gpu_hour_usd) r.cost_usd = *r.gpu_hours * *gpu_hour_usd;
+  } else {
+    r.warnings.push_back("no training.target: steps_to_target and time_to_train are not computed");
+  }
+  return r;
+}
+
+Prediction predict_analytic(const model::Scenario& s) {
+  if (s.simulation.engine == model::Engine::kEvent) {
+    throw UnsupportedError(
+        "engine \"event\" is not built in this version (the event-driven "
+        "simulator arrives with its own issue); use --engine analytic");
+  }
+  Predictor p(s);
+  return p.predict(s.cluster, s.training, s.parallelism, s.gpu_hour_usd, s.simulation.jitter_cv);
+}
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,176 @@
+#include "simulator/collective.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "model/error.hpp"
+
+namespace ddpsim::sim {
+
+using model::CollectiveAlgorithm;
+
+const char* collective_name(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce:
+      return "all_reduce";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kAllGather:
+      return "all_gather";
+    case Collective::kBroadcast:
+      return "broadcast";
+  }
+  DDPSIM_ASSERT(false, "unknown collective");
+}
+
+double bus_factor(Collective c, int ranks) {
+  const double n = ranks;
+  switch (c) {
+    case Collective::kAllReduce:
+      return 2.0 * (n - 1.0) / n;
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+      return (n - 1.0) / n;
+    case Collective::kBroadcast:
+      return 1.0;
+  }
+  DDPSIM_ASSERT(false, "unknown collective");
+}
+
+namespace {
+
+// Steps and volume factor of the ring form of each collective.
+struct RingShape {
+  double steps;          // algorithm steps, each paying alpha
+  double inter_steps;    // of which cross a node boundary (NCCL's nInter)
+  double volume_factor;  // bytes each rank sends = factor * S
+};
+
+RingShape ring_shape(Collective c, int n, int nodes) {
+  const double dn = n;
+  const double dN = nodes;
+  switch (c) {
+    case Collective::kAllReduce:
+      return {2.0 * (dn - 1.0), nodes > 1 ? 2.0 * (dN - 1.0) : 0.0, 2.0 * (dn - 1.0) / dn};
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+      return {dn - 1.0, nodes > 1 ? dN - 1.0 : 0.0, (dn - 1.0) / dn};
+    case Collective::kBroadcast:
+      return {dn - 1.0, nodes > 1 ? dN - 1.0 : 0.0, 1.0};
+  }
+  DDPSIM_ASSERT(false, "unknown collective");
+}
+
+double ring_time(Collective c, const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw,
+                 double bytes) {
+  const RingShape r = ring_shape(c, bw.gpus, bw.nodes);
+  const bool multi_node = bw.nodes > 1;
+  // Across nodes the ring's bottleneck is the network, so the network's efficiency applies.
+  const double eta = multi_node ? hw.inter_tuning.ring_efficiency : hw.intra_tuning.ring_efficiency;
+  const double b = bw.ring_bus;
+  return (r.steps - r.inter_steps) * bw.intra_latency + r.inter_steps * bw.inter_latency +
+         r.volume_factor * bytes / (eta * b);
+}
+
+double tree_allreduce_time(const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw,
+                           double bytes) {
+  const double g = bw.gpus_per_node;
+  const double depth = bw.nodes > 1 ? std::ceil(std::log2(static_cast<double>(bw.nodes))) : 0.0;
+  const bool multi_node = bw.nodes > 1;
+  const double eta = multi_node ? hw.inter_tuning.tree_efficiency : hw.intra_tuning.tree_efficiency;
+  // Reduce up the tree then broadcast down: every byte crosses each rank's link twice,
+  // independent of n (NCCL stores Tree bandwidth as busBw * 0.5).
+  return 2.0 * ((g - 1.0) * bw.intra_latency + depth * bw.inter_latency) +
+         2.0 * bytes / (eta * bw.ring_bus);
+}
+
+double hierarchical_allreduce_time(const model::CollectiveBandwidths& bw,
+                                   const model::HardwareSpec& hw, double bytes) {
+  const double g = bw.gpus_per_node;
+  const double nn = bw.nodes;
+  const double eta_i = hw.intra_tuning.ring_efficiency;
+  const double eta_e = hw.inter_tuning.ring_efficiency;
+  // ReduceScatter and AllGather inside the node, each (g-1) steps of S/g.
+  const double intra = g > 1 ? 2.0 * ((g - 1.0) * bw.intra_latency +
+                                      (g - 1.0) / g * bytes / (eta_i * bw.intra_node_bus))
+                             : 0.0;
+  // Each GPU all-reduces its S/g shard with its peers on the other nodes, over its own rail.
+  const double shard = bytes / g;
+  const double inter = nn > 1 ? 2.0 * (nn - 1.0) * bw.inter_latency +
+                                    2.0 * (nn - 1.0) / nn * shard / (eta_e * bw.inter_node_per_gpu)
+                              : 0.0;
+  return intra + inter;
+}
+
+double nvls_allreduce_time(const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw,
+                           double bytes) {
+  // Each GPU writes S into the switch, which reduces and multicasts S back: S/B per direction.
+  return hw.intra_tuning.nvls_latency + bytes / (hw.intra_tuning.nvls_efficiency * bw.nvls_bus);
+}
+
+bool nvls_available(const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw) {
+  return bw.nodes == 1 && hw.intra_node_switched && hw.intra_tuning.nvls_efficiency > 0 &&
+         bw.nvls_bus > 0;
+}
+
+}  // namespace
+
+CollectiveCost collective_cost(Collective c, const model::CollectiveBandwidths& bw,
+                               const model::HardwareSpec& hw, double bytes,
+                               CollectiveAlgorithm algorithm) {
+  DDPSIM_ASSERT(bytes >= 0, "negative message size");
+  CollectiveCost out;
+  out.algorithm = algorithm == CollectiveAlgorithm::kAuto ? CollectiveAlgorithm::kRing : algorithm;
+  if (bw.gpus <= 1 || bytes == 0) return out;
+
+  auto consider = [&](CollectiveAlgorithm a, double t) {
+    if (out.time_s == 0 || t < out.time_s) {
+      out.time_s = t;
+      out.algorithm = a;
+    }
+  };
+  const bool all_reduce = c == Collective::kAllReduce;
+  switch (algorithm) {
+    case CollectiveAlgorithm::kAuto:
+      consider(CollectiveAlgorithm::kRing, ring_time(c, bw, hw, bytes));
+      if (all_reduce && bw.nodes > 1) {
+        consider(CollectiveAlgorithm::kTree, tree_allreduce_time(bw, hw, bytes));
+        consider(CollectiveAlgorithm::kHierarchical, hierarchical_allreduce_time(bw, hw, bytes));
+      }
+      if (all_reduce && nvls_available(bw, hw)) {
+        consider(CollectiveAlgorithm::kNvls, nvls_allreduce_time(bw, hw, bytes));
+      }
+      break;
+    case CollectiveAlgorithm::kRing:
+      consider(CollectiveAlgorithm::kRing, ring_time(c, bw, hw, bytes));
+      break;
+    // Trees, hierarchical and NVLS are AllReduce algorithms here; other collectives run as rings
+    // (NCCL: Broadcast/Reduce are ring-only; ReduceScatter/AllGather have no tree).
+    case CollectiveAlgorithm::kTree:
+      consider(all_reduce ? CollectiveAlgorithm::kTree : CollectiveAlgorithm::kRing,
+               all_reduce ? tree_allreduce_time(bw, hw, bytes) : ring_time(c, bw, hw, bytes));
+      break;
+    case CollectiveAlgorithm::kHierarchical:
+      consider(
+          all_reduce ? CollectiveAlgorithm::kHierarchical : CollectiveAlgorithm::kRing,
+          all_reduce ? hierarchical_allreduce_time(bw, hw, bytes) : ring_time(c, bw, hw, bytes));
+      break;
+    case CollectiveAlgorithm::kNvls:
+      // Across nodes NVLS alone cannot reduce; NCCL would pick NVLS_TREE, modelled here as the
+      // hierarchical form (in-node reduction then the network).
+      if (all_reduce && nvls_available(bw, hw)) {
+        consider(CollectiveAlgorithm::kNvls, nvls_allreduce_time(bw, hw, bytes));
+      } else if (all_reduce) {
+        consider(CollectiveAlgorithm::kHierarchical, hierarchical_allreduce_time(bw, hw, bytes));
+      } else {
+        consider(CollectiveAlgorithm::kRing, ring_time(c, bw, hw, bytes));
+      }
+      break;
+  }
+  out.algbw_gbytes_per_s = bytes / out.time_s / 1e9;
+  out.busbw_gbytes_per_s = out.algbw_gbytes_per_s * bus_factor(c, bw.gpus);
+  return out;
+}
+
+}  // namespace ddpsim::sim

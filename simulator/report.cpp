@@ -1,0 +1,252 @@
+#include "simulator/report.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <boost/version.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "model/error.hpp"
+
+#ifndef DDPSIM_GIT_REVISION
+#define DDPSIM_GIT_REVISION "unknown"
+#endif
+
+namespace ddpsim::sim {
+
+using nlohmann::json;
+
+namespace {
+
+json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+}  // namespace
+
+json context_json(const std::string& engine) {
+  json c;
+  c["tool"] = "ddpsim";
+  c["version"] = DDPSIM_VERSION;
+  c["git_revision"] = DDPSIM_GIT_REVISION;
+  c["host"] = hostname();
+  c["date"] = utc_now();
+  c["engine"] = engine;
+  c["device"] = "none (model prediction; no hardware was measured)";
+  c["libraries"] = {
+      {"nlohmann_json", fmt::format("{}.{}.{}", NLOHMANN_JSON_VERSION_MAJOR,
+                                    NLOHMANN_JSON_VERSION_MINOR, NLOHMANN_JSON_VERSION_PATCH)},
+      {"boost", fmt::format("{}.{}.{}", BOOST_VERSION / 100000, BOOST_VERSION / 100 % 1000,
+                            BOOST_VERSION % 100)},
+      {"fmt",
+       fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)}};
+  return c;
+}
+
+json prediction_json(const model::Scenario& point, const Prediction& p) {
+  json r;
+  if (!point.point.empty()) r["sweep_point"] = point.point;
+  r["gpus"] = p.gpus;
+  r["nodes"] = p.nodes;
+  r["per_gpu_batch"] = p.per_gpu_batch;
+  r["grad_accumulation"] = p.grad_accumulation;
+  r["global_batch"] = p.global_batch;
+  r["strategy"] = model::strategy_name(p.strategy);
+  r["step_time_s"] = p.step_time_s;
+  r["first_step_time_s"] = p.first_step_time_s;
+  r["forward_time_s"] = p.forward_time_s;
+  r["backward_time_s"] = p.backward_time_s;
+  r["optimizer_time_s"] = p.optimizer_time_s;
+  r["comm_time_s"] = p.comm_time_s;
+  r["exposed_comm_s"] = p.exposed_comm_s;
+  if (p.p50_step_time_s) {
+    r["p50_step_time_s"] = *p.p50_step_time_s;
+    r["p99_step_time_s"] = *p.p99_step_time_s;
+    r["step_time_interval_s"] = {*p.p50_step_time_s, *p.p99_step_time_s};
+  }
+  r["bucket_count"] = p.buckets.size();
+  json buckets = json::array();
+  for (const BucketTiming& b : p.buckets) {
+    buckets.push_back({{"bytes", b.bytes},
+                       {"grad_bytes", b.grad_bytes},
+                       {"tensors", b.tensors},
+                       {"ready_s", b.ready_s},
+                       {"start_s", b.start_s},
+                       {"end_s", b.end_s},
+                       {"algorithm", model::algorithm_name(b.algorithm)},
+                       {"busbw_gbytes_per_s", b.busbw_gbytes_per_s}});
+  }
+  r["buckets"] = std::move(buckets);
+  r["grad_bytes_per_step"] = p.grad_bytes_total;
+  r["throughput_samples_per_s"] = p.throughput_samples_per_s;
+  r["weak_scaling_efficiency"] = p.weak_scaling_efficiency;
+  r["strong_scaling_efficiency"] = p.strong_scaling_efficiency;
+  r["model_flops_per_gpu_per_step"] = p.model_flops_per_step;
+  r["memory_per_gpu_bytes"] = p.memory.total();
+  r["memory"] = {{"params_bytes", p.memory.params_bytes},
+                 {"grads_bytes", p.memory.grads_bytes},
+                 {"optimizer_bytes", p.memory.optimizer_bytes},
+                 {"activation_bytes", p.memory.activation_bytes},
+                 {"buffer_bytes", p.memory.buffer_bytes}};
+  r["fits_in_memory"] = p.fits_in_memory;
+  r["lr"] = optional_json(p.lr);
+  r["steps_to_target"] = optional_json(p.steps_to_target);
+  r["time_to_train_s"] = optional_json(p.time_to_train_s);
+  r["gpu_hours"] = optional_json(p.gpu_hours);
+  r["cost_usd"] = optional_json(p.cost_usd);
+  r["warnings"] = p.warnings;
+  return r;
+}
+
+json results_json(const model::Scenario& base, const std::vector<model::Scenario>& points,
+                  const std::vector<Prediction>& predictions, const std::string& engine) {
+  DDPSIM_ASSERT(points.size() == predictions.size(), "one prediction per point");
+  json doc;
+  doc["context"] = context_json(engine);
+  const model::Workload& w = *base.workload;
+  doc["scenario"] = {{"file", base.file},
+                     {"name", base.name},
+                     {"model", base.model_label},
+                     {"model_name", w.name},
+                     {"params", w.param_count()},
+                     {"parameter_tensors", w.tensors.size()},
+                     {"hardware", base.hardware.name},
+                     {"gpu", base.hardware.gpu.name}};
+  json results = json::array();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    results.push_back(prediction_json(points[i], predictions[i]));
+  }
+  doc["results"] = std::move(results);
+  check_finite(doc);
+  return doc;
+}
+
+std::string results_table(const model::Scenario& base, const std::vector<model::Scenario>& points,
+                          const std::vector<Prediction>& predictions) {
+  const model::Workload& w = *base.workload;
+  std::string out = fmt::format("{}: {} ({:.3f} B params, {} tensors) on {} ({})\n",
+                                base.name.empty() ? base.file : base.name, w.name,
+                                static_cast<double>(w.param_count()) / 1e9, w.tensors.size(),
+                                base.hardware.name, base.hardware.gpu.name);
+  std::vector<std::string> extra_keys;
+  for (const model::Scenario& p : points) {
+    for (const auto& [k, v] : p.point.items()) {
+      if (k != "cluster.gpus" &&
+          std::find(extra_keys.begin(), extra_keys.end(), k) == extra_keys.end()) {
+        extra_keys.push_back(k);
+      }
+    }
+  }
+  std::string head;
+  for (const auto& k : extra_keys) head += fmt::format("{:>14} ", k.substr(k.rfind('.') + 1));
+  out += head + fmt::format(
+                    "{:>6} {:>5} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>12} {:>6} "
+                    "{:>6} {:>8} {:>4}\n",
+                    "gpus", "nodes", "g.batch", "step_ms", "fwd_ms", "bwd_ms", "comm_ms", "exposed",
+                    "opt_ms", "buckets", "samples/s", "weak", "strong", "mem_GiB", "fits");
+  for (std::size_t i = 0; i < predictions.size(); ++i) {
+    const Prediction& p = predictions[i];
+    std::string row;
+    for (const auto& k : extra_keys) {
+      const auto it = points[i].point.find(k);
+      row += fmt::format("{:>14} ", it == points[i].point.end() ? std::string("-")
+                                    : it->is_string()           ? it->get<std::string>()
+                                                                : it->dump());
+    }
+    out +=
+        row + fmt::format(
+                  "{:>6} {:>5} {:>8} {:>10.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} "
+                  "{:>7} {:>12.1f} {:>6.3f} {:>6.3f} {:>8.1f} {:>4}\n",
+                  p.gpus, p.nodes, p.global_batch, p.step_time_s * 1e3, p.forward_time_s * 1e3,
+                  p.backward_time_s * 1e3, p.comm_time_s * 1e3, p.exposed_comm_s * 1e3,
+                  p.optimizer_time_s * 1e3, p.buckets.size(), p.throughput_samples_per_s,
+                  p.weak_scaling_efficiency, p.strong_scaling_efficiency,
+                  p.memory.total() / (1024.0 * 1024.0 * 1024.0), p.fits_in_memory ? "yes" : "NO");
+  }
+  return out;
+}
+
+std::string results_csv(const std::vector<model::Scenario>& points,
+                        const std::vector<Prediction>& predictions) {
+  std::string out =
+      "point,gpus,nodes,per_gpu_batch,grad_accumulation,global_batch,strategy,step_time_s,"
+      "forward_time_s,backward_time_s,optimizer_time_s,comm_time_s,exposed_comm_s,bucket_count,"
+      "throughput_samples_per_s,weak_scaling_efficiency,strong_scaling_efficiency,"
+      "memory_per_gpu_bytes,fits_in_memory,lr,steps_to_target,time_to_train_s,gpu_hours\n";
+  auto opt = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.9g}", *v) : std::string();
+  };
+  for (std::size_t i = 0; i < predictions.size(); ++i) {
+    const Prediction& p = predictions[i];
+    std::string point = points[i].point.empty() ? std::string() : points[i].point.dump();
+    // RFC 4180: quote the field and double its quotes.
+    std::string quoted = "\"";
+    for (char c : point) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    quoted += "\"";
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{:.9g},"
+        "{:.9g},{},{},{},{},{}\n",
+        point.empty() ? std::string() : quoted, p.gpus, p.nodes, p.per_gpu_batch,
+        p.grad_accumulation, p.global_batch, model::strategy_name(p.strategy), p.step_time_s,
+        p.forward_time_s, p.backward_time_s, p.optimizer_time_s, p.comm_time_s, p.exposed_comm_s,
+        p.buckets.size(), p.throughput_samples_per_s, p.weak_scaling_efficiency,
+        p.strong_scaling_efficiency, p.memory.total(), p.fits_in_memory ? "true" : "false",
+        opt(p.lr), opt(p.steps_to_target), opt(p.time_to_train_s), opt(p.gpu_hours));
+  }
+  return out;
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write " + tmp.string());
+    out << content;
+    out.flush();
+    if (!out) throw Error("cannot write " + tmp.string() + " (disk full?)");
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error("cannot rename a temporary file to " + path);
+  }
+}
+
+void check_finite(const json& j, const std::string& where) {
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    if (!std::isfinite(v)) {
+      // An internal error (exit code 1), never bad input: no NaN or inf reaches a report.
+      throw std::logic_error("non-finite number in a result at " + (where.empty() ? "/" : where));
+    }
+  } else if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) check_finite(v, where + "/" + k);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) check_finite(j[i], where + "/" + std::to_string(i));
+  }
+}
+
+}  // namespace ddpsim::sim

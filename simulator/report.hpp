@@ -1,0 +1,47 @@
+// report.hpp: predictions as JSON (the contract in docs/DESIGN.md), tables and CSV.
+//
+// JSON: {"context": {...}, "scenario": {...}, "results": [ one object per sweep point ]}.
+// Each result holds at least the keys of the `ddpsim predict --format json` contract; keys whose
+// value this version does not compute are null and a warning in that result says why.
+// Results files are written atomically (a temporary file in the same folder, then rename).
+//
+//   nlohmann::json j = results_json(scenario, points, predictions, "analytic");
+//   write_file_atomic("results/x.json", j.dump(2) + "\n");
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+#include "simulator/analytic.hpp"
+
+namespace ddpsim::sim {
+
+/// The "context" block: tool version, git revision, host, date (UTC), device, library versions.
+nlohmann::json context_json(const std::string& engine);
+
+/// One result object (the contract keys plus first_step_time_s, bucket detail, sweep point).
+nlohmann::json prediction_json(const model::Scenario& point, const Prediction& p);
+
+/// The whole document for a scenario's sweep points and their predictions.
+nlohmann::json results_json(const model::Scenario& base, const std::vector<model::Scenario>& points,
+                            const std::vector<Prediction>& predictions, const std::string& engine);
+
+/// Human-readable table (fixed-width columns) of the predictions.
+std::string results_table(const model::Scenario& base, const std::vector<model::Scenario>& points,
+                          const std::vector<Prediction>& predictions);
+
+/// CSV with one row per prediction and a header naming units.
+std::string results_csv(const std::vector<model::Scenario>& points,
+                        const std::vector<Prediction>& predictions);
+
+/// Writes `content` to `path` through a temporary file and rename(2); creates parent folders.
+/// Throws Error naming the path when it cannot.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+/// Throws std::logic_error (an internal error, exit code 1) if any number in `j` is NaN or
+/// infinite: the report seam guard.
+void check_finite(const nlohmann::json& j, const std::string& where = "");
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,222 @@
+// The analytic step model on machines and models small enough to compute by hand.
+#include "simulator/analytic.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "model/builders.hpp"
+#include "model/scenario.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+using model::DType;
+
+// 1 TFLOP/s fp32 at efficiency 1, 1 TB/s HBM at efficiency 1, 100 GB/s switched NVLink,
+// latency 0 and efficiency 1 everywhere: every time below is a ratio of round numbers.
+model::HardwareSpec round_machine() {
+  model::HardwareSpec hw;
+  hw.name = "round";
+  hw.gpu.name = "round-gpu";
+  hw.gpu.peak_flops[DType::kFp32] = 1e12;
+  hw.gpu.efficiency[DType::kFp32] = 1.0;
+  hw.gpu.peak_flops[DType::kBf16] = 2e12;
+  hw.gpu.efficiency[DType::kBf16] = 1.0;
+  hw.gpu.memory_bytes = 80e9;
+  hw.gpu.memory_bandwidth = 1e12;
+  hw.gpu.memory_efficiency = 1.0;
+  hw.gpus_per_node = 8;
+  hw.intra_node = {"fabric", 100e9, 0};
+  hw.intra_node_switched = true;
+  hw.pcie = {"pcie", 100e9, 0};
+  hw.inter_node = {"nic", 12.5e9, 0};
+  hw.nics_per_node = 8;
+  hw.intra_tuning = {1.0, 1.0, 0.0, 0.0};
+  hw.inter_tuning = {1.0, 1.0, 0.0, 0.0};
+  return hw;
+}
+
+// Two layers of 1e6 fp32 parameters (4 MB each) and 1e9 forward FLOPs per sample.
+std::shared_ptr<const model::Workload> two_layers() {
+  return std::make_shared<const model::Workload>(
+      model::build_from_layers({{"l0", 1000000, 1e9, 0}, {"l1", 1000000, 1e9, 0}}));
+}
+
+model::TrainingConfig fp32_adam(int k = 1) {
+  model::TrainingConfig t;
+  t.per_gpu_batch = 1;
+  t.grad_accumulation = k;
+  t.precision = model::Precision::kFp32;
+  t.optimizer = model::Optimizer::kAdam;
+  return t;
+}
+
+TEST(AnalyticTest, TwoGpuStepByHand) {
+  // forward: 1 ms per layer; backward 2 ms per layer. Adam in fp32 reads param, grad, m, v and
+  // writes param, m, v: 28 bytes x 2e6 / 1e12 = 56 us. Buckets (default cap): {l1} (4 MB >=
+  // 1 MiB closes the first bucket), then {l0}. Backward starts at 2 ms; l1's gradients are
+  // ready at 4 ms; a 2-rank ring all-reduce of 4e6 bytes takes 2*(1/2)*4e6/1e11 = 40 us, so
+  // bucket 0 ends at 4.04 ms. l0 is ready at 6 ms and ends at 6.04 ms: 40 us exposed.
+  const Predictor p(two_layers(), round_machine());
+  const Prediction r = p.predict({2, 8}, fp32_adam(), {});
+  ASSERT_EQ(r.buckets.size(), 2u);
+  EXPECT_NEAR(r.buckets[0].ready_s, 4e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[0].end_s, 4.04e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[1].start_s, 6e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[1].end_s, 6.04e-3, 1e-12);
+  EXPECT_NEAR(r.forward_time_s, 2e-3, 1e-12);
+  EXPECT_NEAR(r.backward_time_s, 4e-3, 1e-12);
+  EXPECT_NEAR(r.optimizer_time_s, 56e-6, 1e-12);
+  EXPECT_NEAR(r.exposed_comm_s, 40e-6, 1e-12);
+  EXPECT_NEAR(r.comm_time_s, 80e-6, 1e-12);
+  EXPECT_NEAR(r.step_time_s, 6.096e-3, 1e-12);
+  // Weak scaling: 1 GPU takes 6.056 ms with the same per-GPU batch.
+  EXPECT_NEAR(r.weak_scaling_efficiency, 6.056 / 6.096, 1e-9);
+  // Strong scaling: 1 GPU processes the global batch of 2 as two micro-batches and one
+  // optimizer step: 12.056 ms; T1 / (N TN) = 12.056 / (2 * 6.096).
+  EXPECT_NEAR(r.strong_scaling_efficiency, 12.056 / 12.192, 1e-9);
+  EXPECT_NEAR(r.throughput_samples_per_s, 2 / 6.096e-3, 1e-6);
+  // Iteration 1: one 8 MB bucket after the whole backward: 6 + 0.08 + 0.056 ms.
+  EXPECT_NEAR(r.first_step_time_s, 6.136e-3, 1e-12);
+  // Memory: params 8 MB, grads 8 MB, Adam m and v 16 MB, DDP bucket copy of the grads 8 MB.
+  EXPECT_DOUBLE_EQ(r.memory.params_bytes, 8e6);
+  EXPECT_DOUBLE_EQ(r.memory.grads_bytes, 8e6);
+  EXPECT_DOUBLE_EQ(r.memory.optimizer_bytes, 16e6);
+  EXPECT_DOUBLE_EQ(r.memory.buffer_bytes, 8e6);
+  EXPECT_TRUE(r.fits_in_memory);
+}
+
+TEST(AnalyticTest, NoOverlapLaunchesAfterBackward) {
+  // Both buckets start at 6 ms: 6.08 ms, + 56 us optimizer.
+  const Predictor p(two_layers(), round_machine());
+  model::ParallelismConfig par;
+  par.overlap = false;
+  const Prediction r = p.predict({2, 8}, fp32_adam(), par);
+  EXPECT_NEAR(r.step_time_s, 6.136e-3, 1e-12);
+  EXPECT_NEAR(r.exposed_comm_s, 80e-6, 1e-12);
+}
+
+TEST(AnalyticTest, GradientAccumulationSyncsOnce) {
+  // k = 2: one silent micro-batch (6 ms), then forward (2 ms) and the synced backward: buckets
+  // ready at 10 and 12 ms, the last ends at 12.04 ms; step = 12.096 ms. Global batch 2*1*2 = 4.
+  const Predictor p(two_layers(), round_machine());
+  const Prediction r = p.predict({2, 8}, fp32_adam(2), {});
+  EXPECT_NEAR(r.step_time_s, 12.096e-3, 1e-12);
+  EXPECT_EQ(r.global_batch, 4);
+  EXPECT_NEAR(r.comm_time_s, 80e-6, 1e-12);
+}
+
+TEST(AnalyticTest, OneGpuHasNoCommunication) {
+  const Predictor p(two_layers(), round_machine());
+  const Prediction r = p.predict({1, 8}, fp32_adam(), {});
+  EXPECT_EQ(r.comm_time_s, 0.0);
+  EXPECT_EQ(r.exposed_comm_s, 0.0);
+  EXPECT_NEAR(r.step_time_s, 6.056e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(r.weak_scaling_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(r.strong_scaling_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(r.memory.buffer_bytes, 0.0);  // no Reducer on one process
+}
+
+TEST(AnalyticTest, Fp16HookHalvesTheWireAndAddsCasts) {
+  // fp16_compress_hook: 2e6 bytes per bucket on the wire (20 us), plus casts reading and
+  // writing 4+2 bytes each way per element: 12 bytes x 1e6 / 1e12 = 12 us per bucket.
+  const Predictor p(two_layers(), round_machine());
+  model::ParallelismConfig par;
+  par.comm_hook.kind = model::CommHook::Kind::kFp16;
+  const Prediction r = p.predict({2, 8}, fp32_adam(), par);
+  EXPECT_EQ(r.buckets[0].bytes, 2000000);
+  EXPECT_EQ(r.buckets[0].grad_bytes, 4000000);
+  EXPECT_NEAR(r.comm_time_s, 2 * (20e-6 + 12e-6), 1e-12);
+}
+
+TEST(AnalyticTest, SeedExampleTenBillionParameters) {
+  // 10B parameters in 100 tensors of 1e8, bf16 gradients (2e10 bytes), 64 GPUs one per node on
+  // 400 Gb/s: the single first-iteration bucket takes 2*63/64 * 2e10 / 5e10 = 0.7875 s.
+  std::vector<model::LumpLayer> layers;
+  for (int i = 0; i < 100; ++i) layers.push_back({"l" + std::to_string(i), 100000000, 1e6, 0});
+  auto w = std::make_shared<const model::Workload>(model::build_from_layers(layers));
+  model::HardwareSpec hw = round_machine();
+  hw.gpus_per_node = 1;
+  hw.inter_node = {"ndr", 50e9, 0};
+  hw.nics_per_node = 1;
+  hw.pcie = {"pcie", 64e9, 0};
+  const Predictor p(w, hw);
+  model::TrainingConfig t = fp32_adam();
+  t.precision = model::Precision::kBf16;
+  const Prediction r = p.predict({64, 1}, t, {});
+  EXPECT_DOUBLE_EQ(r.grad_bytes_total, 2e10);
+  const double bwd_end = r.forward_time_s + r.backward_time_s;
+  EXPECT_NEAR(r.first_step_time_s - bwd_end - r.optimizer_time_s, 0.7875, 1e-9);
+  // Steady state: 100 buckets of 2e8 bytes, the same bytes in total.
+  EXPECT_EQ(r.buckets.size(), 100u);
+  EXPECT_NEAR(r.comm_time_s, 0.7875, 1e-9);
+}
+
+TEST(AnalyticTest, OverlapIsNeverSlowerAndBandwidthHelps) {
+  const Predictor p(two_layers(), round_machine());
+  model::ParallelismConfig on, off;
+  off.overlap = false;
+  for (int gpus : {2, 4, 8, 16, 64}) {
+    EXPECT_LE(p.predict({gpus, 8}, fp32_adam(), on).step_time_s,
+              p.predict({gpus, 8}, fp32_adam(), off).step_time_s);
+  }
+  model::HardwareSpec fast = round_machine();
+  fast.inter_node.bandwidth *= 4;
+  const Predictor pf(two_layers(), fast);
+  EXPECT_LE(pf.predict({64, 8}, fp32_adam(), off).step_time_s,
+            p.predict({64, 8}, fp32_adam(), off).step_time_s);
+}
+
+TEST(AnalyticTest, MeasuredStepIsSplitByFlops) {
+  // single_gpu_step_s = 10.056 ms: 10 ms of forward+backward after the 56 us optimizer, split
+  // by FLOPs (1:2 forward:backward): forward 10/3 ms, backward 20/3 ms.
+  const Predictor p(two_layers(), round_machine());
+  model::TrainingConfig t = fp32_adam();
+  t.single_gpu_step_s = 10.056e-3;
+  const Prediction r = p.predict({1, 8}, t, {});
+  EXPECT_NEAR(r.forward_time_s, 10e-3 / 3, 1e-12);
+  EXPECT_NEAR(r.backward_time_s, 20e-3 / 3, 1e-12);
+  EXPECT_NEAR(r.step_time_s, 10.056e-3, 1e-12);
+}
+
+TEST(AnalyticTest, ExpectedMaximumOfNormals) {
+  // The exact values DESIGN.md quotes (the sqrt(2 ln N) shortcut is 15-43% high).
+  EXPECT_NEAR(expected_max_std_normal(8), 1.4236, 5e-5);
+  EXPECT_NEAR(expected_max_std_normal(64), 2.3437, 5e-5);
+  EXPECT_NEAR(expected_max_std_normal(1024), 3.2482, 5e-5);
+  EXPECT_EQ(expected_max_std_normal(1), 0.0);
+}
+
+TEST(AnalyticTest, JitterSlowsTheSynchronousStep) {
+  // cv 0.1 on 8 GPUs: compute scales by 1 + 0.1 * 1.4236 on average.
+  const Predictor p(two_layers(), round_machine());
+  const Prediction base = p.predict({8, 8}, fp32_adam(), {});
+  const Prediction j = p.predict({8, 8}, fp32_adam(), {}, std::nullopt, 0.1);
+  EXPECT_NEAR(j.backward_time_s, base.backward_time_s * (1 + 0.1 * expected_max_std_normal(8)),
+              1e-9);
+  ASSERT_TRUE(j.p50_step_time_s && j.p99_step_time_s);
+  EXPECT_LT(*j.p50_step_time_s, *j.p99_step_time_s);
+  EXPECT_GT(*j.p50_step_time_s, base.step_time_s);
+}
+
+TEST(AnalyticTest, LearningRateAndTimeToTrain) {
+  // Linear scaling (Goyal et al.): base 0.1 at 128, global batch 64 GPUs x 4 = 256 -> 0.2.
+  const Predictor p(two_layers(), round_machine());
+  model::TrainingConfig t = fp32_adam();
+  t.per_gpu_batch = 4;
+  t.lr = model::LrConfig{0.1, 128, model::LrScaling::kLinear, 0};
+  t.critical_batch = model::CriticalBatchTarget{256, 1000};
+  const Prediction r = p.predict({64, 8}, t, {}, 2.0);
+  EXPECT_NEAR(*r.lr, 0.2, 1e-12);  // 256 / 128 * 0.1
+  // S = S_min (1 + B_noise / B) = 1000 * (1 + 256/256) = 2000 steps.
+  EXPECT_NEAR(*r.steps_to_target, 2000, 1e-9);
+  EXPECT_NEAR(*r.time_to_train_s, 2000 * r.step_time_s, 1e-9);
+  EXPECT_NEAR(*r.gpu_hours, *r.time_to_train_s * 64 / 3600, 1e-9);
+  EXPECT_NEAR(*r.cost_usd, *r.gpu_hours * 2.0, 1e-9);
+  t.lr->scaling = model::LrScaling::kSqrt;
+  EXPECT_NEAR(*p.predict({64, 8}, t, {}).lr, 0.1 * std::sqrt(2.0), 1e-12);
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
