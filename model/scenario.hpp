@@ -126,10 +126,10 @@ Scenario load_scenario(const std::string& path);
 /// Same for a document already in memory; `file` is used for errors and relative paths.
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 
-/// One Scenario per point of the Cartesian product of the sweep axes (in the order written,
-/// the last axis varying fastest); a scenario without a sweep gives itself. Each point is fully
-/// validated (e.g. cluster.gpus = 12 with 8 GPUs per node is rejected, naming
-/// /sweep/cluster.gpus/i).
+/// One Scenario per point of the Cartesian product of the sweep axes (axes in alphabetical
+/// order of their dotted keys, as JSON objects are unordered; the last axis varies fastest); a
+/// scenario without a sweep gives itself. Each point is fully validated (e.g. cluster.gpus = 12
+/// with 8 GPUs per node is rejected, naming /sweep/cluster.gpus/i).
 std::vector<Scenario> expand_sweep(const Scenario& s);
 
 /// Resolves a hardware section ({"preset": ...} plus overrides, or explicit keys) into a spec.

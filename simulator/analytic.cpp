@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <mutex>
 
 #include "model/error.hpp"
@@ -78,6 +79,13 @@ double max_normal_quantile(int n, double q) {
 double expected_max_std_normal(int n) {
   DDPSIM_ASSERT(n >= 1, "need at least one variable");
   if (n == 1) return 0.0;
+  // The integral costs ~1 ms; sweeps ask for the same few n again and again.
+  static std::mutex mutex;
+  static std::map<int, double> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(n); it != cache.end()) return it->second;
+  }
   // E[max] = integral of x * n * phi(x) * Phi(x)^(n-1) dx, Simpson's rule on [-12, 12].
   const int steps = 24000;
   const double a = -12.0, b = 12.0, h = (b - a) / steps;
@@ -88,7 +96,10 @@ double expected_max_std_normal(int n) {
     const double f = x * n * phi * std::pow(normal_cdf(x), n - 1);
     sum += f * (i == 0 || i == steps ? 1.0 : (i % 2 == 1 ? 4.0 : 2.0));
   }
-  return sum * h / 3.0;
+  const double value = sum * h / 3.0;
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(n, value);
+  return value;
 }
 
 Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::HardwareSpec hardware,
@@ -114,8 +125,8 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
                                                     const model::TrainingConfig& t) const {
   const DType dt = model::compute_dtype(t.precision);
   const double measured = t.single_gpu_step_s.value_or(0.0);
-  const auto key =
-      std::make_tuple(batch, static_cast<int>(dt), t.single_gpu_step_s.has_value(), measured);
+  const auto key = std::make_tuple(batch, static_cast<int>(dt), measured,
+                                   static_cast<int>(t.optimizer), static_cast<int>(t.precision));
   if (auto it = layer_cache_.find(key); it != layer_cache_.end()) return it->second;
 
   LayerTimes lt;
@@ -318,7 +329,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   // ~ Normal(mu, (cv mu)^2), the slowest of n ranks takes mu (1 + cv E[max of n]) on average
   // and mu (1 + cv x_q) at quantile q, where Phi(x_q)^n = q.
   const int n = cluster.gpus;
-  const Timeline tl = timeline(1.0 + jitter_cv * expected_max_std_normal(n));
+  const Timeline tl = timeline(jitter_cv > 0 ? 1.0 + jitter_cv * expected_max_std_normal(n) : 1.0);
   r.buckets = tl.buckets;
   const double bwd_end = tl.bwd_end;
   const double fwd_mb = tl.fwd_mb;

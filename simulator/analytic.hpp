@@ -119,7 +119,7 @@ class Predictor {
   std::vector<double> layer_fwd_flops_;
   std::vector<double> layer_bwd_flops_;
   double total_flops_per_sample_ = 0;
-  mutable std::map<std::tuple<std::int64_t, int, bool, double>, LayerTimes> layer_cache_;
+  mutable std::map<std::tuple<std::int64_t, int, double, int, int>, LayerTimes> layer_cache_;
   mutable std::map<std::tuple<int, std::int64_t, bool, bool, bool, bool>, model::BucketPlan>
       bucket_cache_;
   mutable std::map<int, model::CollectiveBandwidths> bw_cache_;

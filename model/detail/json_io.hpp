@@ -1,0 +1,39 @@
+// detail/json_io.hpp: JSON helpers shared by the scenario loader's translation units.
+// Not part of the public API.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/schema.hpp"
+
+namespace ddpsim::model::detail {
+
+/// read_json_file with a process-wide cache: preset files never change while a process runs,
+/// and sweeps read them once per point.
+nlohmann::json read_cached(const std::string& path);
+
+/// RFC 6901 escaping of one reference token ("~" -> "~0", "/" -> "~1").
+std::string escape_pointer_token(const std::string& s);
+
+/// o[key] if present and not null, else `def` (callers pass the key table's documented default).
+template <typename T>
+T get_or(const nlohmann::json& o, const char* key, T def) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return def;
+  return it->template get<T>();
+}
+
+/// A number that a preset or the scenario must provide; InputError at pointer/key otherwise.
+double need_number(const nlohmann::json& o, const char* key, const std::string& file,
+                   const std::string& pointer);
+
+/// A file named by a scenario key must exist; the error names the scenario's key, not the path.
+/// Returns the path resolved relative to `file`.
+std::string require_file(const std::string& file, const std::string& pointer,
+                         const std::string& ref);
+
+/// The rows of `t` under `prefix`, re-rooted (the table of a preset file).
+KeyTable reroot(const KeyTable& t, const std::string& prefix, std::string name);
+
+}  // namespace ddpsim::model::detail

@@ -1,0 +1,161 @@
+// Resolving a "hardware" section: system, GPU and link presets merged with the keys beside them.
+#include <filesystem>
+
+#include "model/detail/json_io.hpp"
+#include "model/error.hpp"
+#include "model/paths.hpp"
+#include "model/scenario.hpp"
+#include "model/units.hpp"
+
+namespace ddpsim::model {
+
+using detail::get_or;
+using detail::need_number;
+using detail::read_cached;
+using detail::require_file;
+using detail::reroot;
+using nlohmann::json;
+
+namespace {
+
+json merge_preset(const json& section, const std::string& dir, const KeyTable& table,
+                  const std::string& file, const std::string& pointer) {
+  if (!section.is_object() || !section.contains("preset")) return section;
+  const std::string name = section.at("preset").get<std::string>();
+  const auto path = data_dir() / dir / (name + ".json");
+  if (!std::filesystem::exists(path)) {
+    std::string known;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(data_dir() / dir, ec)) {
+      if (e.path().extension() == ".json") {
+        known += known.empty() ? "" : ", ";
+        known += e.path().stem().string();
+      }
+    }
+    throw InputError(file, pointer + "/preset", "a preset name (" + known + ")",
+                     "\"" + name + "\"");
+  }
+  json base = read_cached(path.string());
+  validate(base, table, path.string());
+  json patch = section;
+  patch.erase("preset");
+  base.merge_patch(patch);
+  return base;
+}
+
+LinkSpec parse_link(const json& o, bool nic, const std::string& file, const std::string& p) {
+  LinkSpec l;
+  l.name = get_or<std::string>(o, "name", "custom");
+  l.bandwidth =
+      nic ? gbps_to_bytes_per_s(need_number(o, "bandwidth_gbps", file, p))
+          : gbytes_per_s_to_bytes_per_s(need_number(o, "bandwidth_gbytes_per_s", file, p));
+  l.latency = us_to_s(need_number(o, "latency_us", file, p));
+  return l;
+}
+
+CollectiveTuning parse_tuning(const json& o, double latency_default_us) {
+  CollectiveTuning c;
+  c.ring_efficiency = get_or<double>(o, "ring_efficiency", 0.9);
+  c.tree_efficiency = get_or<double>(o, "tree_efficiency", 0.85);
+  c.nvls_efficiency = get_or<double>(o, "nvls_efficiency", 0.0);
+  c.latency = us_to_s(get_or<double>(o, "latency_us", latency_default_us));
+  c.nvls_latency = us_to_s(get_or<double>(o, "nvls_latency_us", 25.0));
+  return c;
+}
+
+}  // namespace
+
+HardwareSpec resolve_hardware(const json& section, const std::string& file,
+                              const std::string& pointer) {
+  static const KeyTable system_table = reroot(scenario_keys(), "/hardware", "hardware preset");
+  static const KeyTable gpu_table = reroot(scenario_keys(), "/hardware/gpu", "GPU preset");
+  static const KeyTable link_table = reroot(scenario_keys(), "/hardware/intra_node", "link preset");
+  static const KeyTable nic_table = reroot(scenario_keys(), "/hardware/inter_node", "NIC preset");
+
+  json hw = section;
+  std::string hw_file = file;
+  if (hw.contains("preset") && hw.at("preset").get<std::string>() == "this-machine") {
+    throw UnsupportedError(file + ": " + pointer +
+                           "/preset: \"this-machine\" needs a calibration profile of this "
+                           "machine, which `ddpsim calibrate` writes; calibration is not built in "
+                           "this version");
+  }
+  if (hw.contains("profile")) {
+    throw UnsupportedError(file + ": " + pointer +
+                           "/profile: calibration profiles are read once `ddpsim calibrate` "
+                           "exists; not in this version");
+  }
+  if (hw.contains("file")) {
+    const auto path = require_file(file, pointer + "/file", hw.at("file").get<std::string>());
+    json base = read_cached(path);
+    validate(base, system_table, path);
+    json patch = hw;
+    patch.erase("file");
+    base.merge_patch(patch);
+    hw = std::move(base);
+  }
+  hw = merge_preset(hw, "hardware", system_table, file, pointer);
+  if (hw.contains("gpu"))
+    hw["gpu"] = merge_preset(hw["gpu"], "hardware/gpus", gpu_table, file, pointer + "/gpu");
+  for (const char* k : {"intra_node", "pcie"}) {
+    if (hw.contains(k))
+      hw[k] = merge_preset(hw[k], "hardware/links", link_table, file, pointer + "/" + k);
+  }
+  if (hw.contains("inter_node")) {
+    hw["inter_node"] =
+        merge_preset(hw["inter_node"], "hardware/links", nic_table, file, pointer + "/inter_node");
+  }
+
+  HardwareSpec s;
+  s.name = get_or<std::string>(hw, "name", "custom");
+  s.source = get_or<std::string>(hw, "source", "");
+  if (!hw.contains("gpu"))
+    throw InputError(file, pointer + "/gpu", "a GPU (preset or keys)", "nothing");
+  const json& g = hw.at("gpu");
+  const std::string gp = pointer + "/gpu";
+  s.gpu.name = get_or<std::string>(g, "name", "custom");
+  s.gpu.source = get_or<std::string>(g, "source", "");
+  s.gpu.memory_bytes = need_number(g, "memory_gib", file, gp) * kGiB;
+  s.gpu.memory_bandwidth =
+      gbytes_per_s_to_bytes_per_s(need_number(g, "memory_bandwidth_gbytes_per_s", file, gp));
+  s.gpu.memory_efficiency = get_or<double>(g, "memory_efficiency", 0.8);
+  if (!g.contains("peak_tflops") || g.at("peak_tflops").empty()) {
+    throw InputError(file, gp + "/peak_tflops", "at least one dtype's peak", "nothing");
+  }
+  for (const auto& [k, v] : g.at("peak_tflops").items()) {
+    const DType d = *parse_dtype(k);
+    s.gpu.peak_flops[d] = tflops_to_flops(v.get<double>());
+    // A peak without an efficiency is kept (it documents the part) but cannot be computed
+    // with; the precision check below names the missing efficiency if training needs it.
+    if (g.contains("efficiency") && g.at("efficiency").contains(k)) {
+      s.gpu.efficiency[d] = g.at("efficiency").at(k).get<double>();
+    }
+  }
+  if (!hw.contains("gpus_per_node")) {
+    throw InputError(file, pointer + "/gpus_per_node", "a value (from a preset or given here)",
+                     "nothing");
+  }
+  s.gpus_per_node = hw.at("gpus_per_node").get<int>();
+  if (!hw.contains("intra_node")) {
+    throw InputError(file, pointer + "/intra_node", "a link (preset or keys)", "nothing");
+  }
+  s.intra_node = parse_link(hw.at("intra_node"), false, file, pointer + "/intra_node");
+  s.intra_node_switched = get_or<bool>(hw, "intra_node_switched", true);
+  // Without an explicit PCIe path the GPU reaches its NIC at the NIC's own rate.
+  if (!hw.contains("inter_node")) {
+    throw InputError(file, pointer + "/inter_node", "a NIC (preset or keys)", "nothing");
+  }
+  s.inter_node = parse_link(hw.at("inter_node"), true, file, pointer + "/inter_node");
+  s.nics_per_node = get_or<int>(hw.at("inter_node"), "nics_per_node", 1);
+  s.pcie = hw.contains("pcie") ? parse_link(hw.at("pcie"), false, file, pointer + "/pcie")
+                               : LinkSpec{"nic-rate", s.inter_node.bandwidth, 0};
+  const json net = hw.value("network", json::object());
+  s.oversubscription = get_or<double>(net, "oversubscription", 1.0);
+  s.nodes_per_leaf = get_or<int>(net, "nodes_per_leaf", 32);
+  const json coll = hw.value("collectives", json::object());
+  s.intra_tuning = parse_tuning(coll.value("intra_node", json::object()), 3.4);
+  s.inter_tuning = parse_tuning(coll.value("inter_node", json::object()), 14.0);
+  return s;
+}
+
+}  // namespace ddpsim::model

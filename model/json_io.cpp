@@ -1,0 +1,107 @@
+#include "model/detail/json_io.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "model/error.hpp"
+#include "model/paths.hpp"
+#include "model/scenario.hpp"
+
+namespace ddpsim::model {
+
+using nlohmann::json;
+
+json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "a readable JSON file", "it cannot be opened");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    // Comments are not JSON: strict parsing, as the contract says.
+    return json::parse(ss.str());
+  } catch (const json::parse_error& e) {
+    throw InputError(path, "", "valid JSON", "a syntax error at byte " + std::to_string(e.byte));
+  }
+}
+
+namespace detail {
+
+namespace {
+
+std::mutex g_file_cache_mutex;
+std::map<std::string, json>& file_cache() {
+  static std::map<std::string, json> cache;
+  return cache;
+}
+
+// Preset files never change while a process runs; sweeps read them once.
+}  // namespace
+
+json read_cached(const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(g_file_cache_mutex);
+    auto it = file_cache().find(path);
+    if (it != file_cache().end()) return it->second;
+  }
+  json doc = read_json_file(path);
+  std::lock_guard<std::mutex> lock(g_file_cache_mutex);
+  file_cache().emplace(path, doc);
+  return doc;
+}
+
+std::string escape_pointer_token(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+double need_number(const json& o, const char* key, const std::string& file,
+                   const std::string& pointer) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->is_number()) {
+    throw InputError(file, pointer + "/" + key, "a value (from a preset or given here)", "nothing");
+  }
+  return it->get<double>();
+}
+
+// A file named by a scenario key must exist; the error names the scenario's key, not the path.
+std::string require_file(const std::string& file, const std::string& pointer,
+                         const std::string& ref) {
+  const auto path = resolve_relative(file, ref);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw InputError(file, pointer, "an existing file (paths are relative to the scenario file)",
+                     "\"" + ref + "\" (" + path.string() + " does not exist)");
+  }
+  return path.string();
+}
+
+// Loads the preset `name` of `kind` (gpus/links/system) and merges `section`'s other keys over it.
+
+KeyTable reroot(const KeyTable& t, const std::string& prefix, std::string name) {
+  KeyTable out;
+  out.name = std::move(name);
+  for (const KeySpec& k : t.keys) {
+    if (k.pointer.rfind(prefix + "/", 0) == 0) {
+      KeySpec c = k;
+      c.pointer = k.pointer.substr(prefix.size());
+      out.keys.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+// ---- reading ---------------------------------------------------------------------------------
+
+}  // namespace detail
+}  // namespace ddpsim::model

@@ -1,0 +1,320 @@
+// The table of every scenario key. Hardware keys are shared with the preset files
+// (scenarios/hardware/**), which are validated against re-rooted parts of this table.
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+#include "model/zoo.hpp"
+
+namespace ddpsim::model {
+
+using nlohmann::json;
+
+namespace {
+
+// ---- the key table ---------------------------------------------------------------------------
+
+KeySpec obj(std::string p, std::string help, bool required = false) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kObject;
+  k.help = std::move(help);
+  k.required = required;
+  return k;
+}
+KeySpec integer(std::string p, std::string unit, json def, double min, std::string help,
+                std::optional<double> max = std::nullopt) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kInteger;
+  k.unit = std::move(unit);
+  k.default_value = std::move(def);
+  k.minimum = min;
+  k.maximum = max;
+  k.help = std::move(help);
+  return k;
+}
+KeySpec number(std::string p, std::string unit, json def, double min, bool exclusive,
+               std::string help, std::optional<double> max = std::nullopt) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kNumber;
+  k.unit = std::move(unit);
+  k.default_value = std::move(def);
+  k.minimum = min;
+  k.exclusive_minimum = exclusive;
+  k.maximum = max;
+  k.help = std::move(help);
+  return k;
+}
+KeySpec str(std::string p, json def, std::vector<std::string> allowed, std::string help) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kString;
+  k.default_value = std::move(def);
+  k.allowed = std::move(allowed);
+  k.help = std::move(help);
+  return k;
+}
+KeySpec pattern_str(std::string p, json def, std::string pattern, std::string help) {
+  KeySpec k = str(std::move(p), std::move(def), {}, std::move(help));
+  k.pattern = std::move(pattern);
+  return k;
+}
+KeySpec boolean(std::string p, bool def, std::string help) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kBoolean;
+  k.default_value = def;
+  k.help = std::move(help);
+  return k;
+}
+KeySpec array(std::string p, double min_items, std::string help) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kArray;
+  k.minimum = min_items;
+  k.help = std::move(help);
+  return k;
+}
+KeySpec required(KeySpec k) {
+  k.required = true;
+  return k;
+}
+
+const std::vector<std::string> kSystemPresets = {"dgx-1", "dgx-a100", "dgx-h100", "hgx-h200",
+                                                 "this-machine"};
+const std::vector<std::string> kGpuPresets = {"v100-sxm2", "a100-sxm-80gb", "h100-sxm", "h200-sxm"};
+
+// Keys shared by every link description (intra-node fabric, PCIe, NIC).
+void add_link_keys(std::vector<KeySpec>& t, const std::string& p, bool nic) {
+  t.push_back(pattern_str(p + "/preset", nullptr, "[a-z0-9][a-z0-9.-]*",
+                          "link preset in scenarios/hardware/links/ (e.g. nvlink4, pcie5-x16, "
+                          "ib-ndr-400); keys beside it override it"));
+  t.push_back(str(p + "/name", nullptr, {}, "name of the link class"));
+  t.push_back(str(p + "/kind", nullptr, {"intra_node", "pcie", "nic"}, "what the link is"));
+  t.push_back(str(p + "/description", nullptr, {}, "free text"));
+  t.push_back(str(p + "/source", nullptr, {}, "datasheet or measurement the rate comes from"));
+  if (nic) {
+    t.push_back(number(p + "/bandwidth_gbps", "Gbit/s", nullptr, 0, true,
+                       "rate of one NIC in one direction (10^9 bit/s)"));
+    t.push_back(integer(p + "/nics_per_node", "NICs", nullptr, 1,
+                        "NICs per node used by the collectives (multi-rail)", 1024));
+  } else {
+    t.push_back(number(p + "/bandwidth_gbytes_per_s", "GB/s", nullptr, 0, true,
+                       "rate per GPU in one direction (10^9 byte/s); vendor bidirectional "
+                       "figures are halved"));
+  }
+  t.push_back(number(p + "/latency_us", "us", nullptr, 0, false,
+                     "latency per hop as the collective library sees it"));
+}
+
+void add_tuning_keys(std::vector<KeySpec>& t, const std::string& p, double latency_default) {
+  t.push_back(obj(p,
+                  "collective-library behaviour on this link class: t = steps*alpha + "
+                  "bytes/(efficiency*bandwidth)"));
+  t.push_back(number(p + "/ring_efficiency", "", 0.9, 0, true,
+                     "fraction of the ring bus bandwidth a real library reaches", 1.0));
+  t.push_back(number(p + "/tree_efficiency", "", 0.85, 0, true,
+                     "fraction of the bandwidth double binary trees reach", 1.0));
+  t.push_back(number(p + "/nvls_efficiency", "", 0.0, 0, false,
+                     "fraction of the per-GPU fabric rate NVLink SHARP reaches (0: none)", 1.0));
+  t.push_back(number(p + "/latency_us", "us", latency_default, 0, false,
+                     "alpha: latency per algorithm step (defaults: NCCL 2.30 tuning.cc Simple "
+                     "protocol, NVLink 3.4 us, network 14 us)"));
+  t.push_back(number(p + "/nvls_latency_us", "us", 25.0, 0, false,
+                     "latency of a whole NVLS all-reduce (NCCL 2.30 tuning.cc: 25 us)"));
+}
+
+void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
+  t.push_back(str(h + "/preset", nullptr, kSystemPresets,
+                  "system preset (scenarios/hardware/<name>.json); keys beside it override it"));
+  t.push_back(
+      str(h + "/file", nullptr, {}, "a hardware file in the preset format, relative to this file"));
+  t.push_back(
+      str(h + "/profile", nullptr, {}, "a calibration profile JSON written by `ddpsim calibrate`"));
+  t.push_back(str(h + "/name", nullptr, {}, "name of the system"));
+  t.push_back(str(h + "/description", nullptr, {}, "free text"));
+  t.push_back(str(h + "/source", nullptr, {}, "where the numbers come from"));
+  t.push_back(obj(h + "/gpu", "the accelerator"));
+  t.push_back(str(h + "/gpu/preset", nullptr, kGpuPresets,
+                  "GPU preset (scenarios/hardware/gpus/<name>.json); keys beside it override it"));
+  t.push_back(str(h + "/gpu/name", nullptr, {}, "GPU name"));
+  t.push_back(str(h + "/gpu/description", nullptr, {}, "free text"));
+  t.push_back(str(h + "/gpu/source", nullptr, {}, "datasheet"));
+  t.push_back(number(h + "/gpu/memory_gib", "GiB", nullptr, 0, true, "HBM capacity"));
+  t.push_back(number(h + "/gpu/memory_bandwidth_gbytes_per_s", "GB/s", nullptr, 0, true,
+                     "HBM bandwidth (10^9 byte/s)"));
+  t.push_back(number(h + "/gpu/memory_efficiency", "", 0.8, 0, true,
+                     "achievable fraction of HBM bandwidth for streaming kernels", 1.0));
+  t.push_back(obj(h + "/gpu/peak_tflops", "dense peak per compute dtype (no sparsity)"));
+  t.push_back(obj(h + "/gpu/efficiency", "achievable fraction of peak for large GEMMs, per dtype"));
+  for (const char* d : {"fp32", "fp16", "bf16", "fp8"}) {
+    t.push_back(number(h + "/gpu/peak_tflops/" + d, "TFLOP/s", nullptr, 0, true,
+                       std::string("dense ") + d + " peak"));
+    t.push_back(number(h + "/gpu/efficiency/" + d, "", nullptr, 0, true,
+                       std::string("achievable fraction of the ") + d + " peak", 1.0));
+  }
+  t.push_back(integer(h + "/gpus_per_node", "GPUs", nullptr, 1, "GPUs in one node", 1024));
+  t.push_back(obj(h + "/intra_node", "per-GPU fabric inside a node (NVLink via NVSwitch, PCIe)"));
+  add_link_keys(t, h + "/intra_node", false);
+  t.push_back(boolean(h + "/intra_node_switched", true,
+                      "the fabric is switched (NVSwitch) rather than a point-to-point mesh"));
+  t.push_back(obj(h + "/pcie", "GPU-to-NIC path inside a node"));
+  add_link_keys(t, h + "/pcie", false);
+  t.push_back(obj(h + "/inter_node", "one NIC and how many each node has"));
+  add_link_keys(t, h + "/inter_node", true);
+  t.push_back(obj(h + "/network", "the fabric between nodes (a two-level fat tree)"));
+  t.push_back(number(h + "/network/oversubscription", "", 1.0, 1, false,
+                     "leaf-to-spine oversubscription (1: non-blocking)", 1024));
+  t.push_back(
+      integer(h + "/network/nodes_per_leaf", "nodes", 32, 1, "nodes under one leaf switch", 1e6));
+  t.push_back(obj(h + "/collectives", "fitted collective-library constants"));
+  add_tuning_keys(t, h + "/collectives/intra_node", 3.4);
+  add_tuning_keys(t, h + "/collectives/inter_node", 14.0);
+  t.push_back(array(h + "/collectives/fitted_from", 0,
+                    "ids of the published rows (scenarios/data/published-measurements.json) "
+                    "the constants were fitted to"));
+  t.push_back(str(h + "/collectives/fitted_from/*", nullptr, {}, "row id"));
+}
+
+std::vector<KeySpec> build_scenario_keys() {
+  std::vector<KeySpec> t;
+  t.push_back(str("/name", "", {}, "a name for the scenario, shown in reports"));
+  t.push_back(str("/description", "", {}, "free text"));
+  t.push_back(pattern_str("/$schema", nullptr, ".*", "JSON Schema reference for editors"));
+
+  t.push_back(
+      obj("/model", "what is trained: exactly one of preset, file, hf_config, mlp, layers", true));
+  t.push_back(str("/model/preset", nullptr, model_preset_names(),
+                  "model zoo entry (scenarios/models/<name>.json)"));
+  t.push_back(
+      str("/model/file", nullptr, {}, "a model file in the zoo format, relative to this file"));
+  t.push_back(
+      str("/model/hf_config", nullptr, {},
+          "a Hugging Face config.json (GPT-2, Llama, BERT families), relative to this file"));
+  t.push_back(integer("/model/seq_len", "tokens", nullptr, 1,
+                      "tokens per sample (default: the config's maximum positions)", 1 << 24));
+  t.push_back(obj("/model/mlp", "a multilayer perceptron of nn.Linear layers"));
+  {
+    KeySpec w = array("/model/mlp/widths", 2, "input width, hidden widths..., output width");
+    w.required = true;
+    w.maximum = 100000;
+    t.push_back(w);
+  }
+  t.push_back(integer("/model/mlp/widths/*", "features", nullptr, 1, "a layer width", 1 << 24));
+  t.push_back(boolean("/model/mlp/bias", true, "nn.Linear bias"));
+  t.push_back(str("/model/mlp/activation", "relu", {"relu", "gelu", "tanh", "none"},
+                  "element-wise activation between linear layers"));
+  {
+    KeySpec l = array("/model/layers", 1, "explicit layers, each one parameter tensor");
+    l.maximum = 1000000;
+    t.push_back(l);
+  }
+  t.push_back(obj("/model/layers/*", "one layer"));
+  t.push_back(required(str("/model/layers/*/name", nullptr, {}, "layer name")));
+  t.push_back(required(integer("/model/layers/*/params", "parameters", nullptr, 0,
+                               "trainable parameters of the layer", 1e13)));
+  t.push_back(required(number("/model/layers/*/fwd_flops_per_sample", "FLOP", nullptr, 0, false,
+                              "forward FLOPs per sample (backward is 2x)")));
+  t.push_back(number("/model/layers/*/activation_bytes_per_sample", "bytes", 0, 0, false,
+                     "activation bytes kept for backward per sample"));
+
+  t.push_back(obj("/hardware", "the machines: preset, file, profile or explicit keys", true));
+  add_hardware_keys(t, "/hardware");
+
+  t.push_back(obj("/cluster", "how many GPUs", true));
+  t.push_back(required(integer("/cluster/gpus", "GPUs", nullptr, 1,
+                               "data-parallel GPUs; above gpus_per_node a multiple of it", 1e7)));
+  t.push_back(integer("/cluster/gpus_per_node", "GPUs", nullptr, 1,
+                      "GPUs per node (default: the hardware's)", 1024));
+
+  t.push_back(obj("/training", "batch, precision, optimizer, learning rate and target", true));
+  t.push_back(required(integer("/training/per_gpu_batch", "samples", nullptr, 1,
+                               "micro-batch per GPU per forward/backward", 1e9)));
+  t.push_back(integer("/training/grad_accumulation", "micro-batches", 1, 1,
+                      "micro-batches per optimizer step (no_sync for all but the last)", 1e6));
+  t.push_back(str("/training/precision", "fp32", {"fp32", "amp_bf16", "amp_fp16", "bf16", "fp16"},
+                  "fp32; amp_* = autocast (fp32 params and grads); bf16/fp16 = half-precision "
+                  "params and grads with fp32 master weights"));
+  t.push_back(str("/training/optimizer", "adam", {"sgd", "momentum", "adam", "adamw"},
+                  "optimizer (its state bytes per parameter follow from the precision)"));
+  t.push_back(str("/training/grad_reduce_dtype", nullptr, {"fp32", "fp16", "bf16"},
+                  "dtype of the gradients on the wire (default: the gradients' dtype)"));
+  t.push_back(number("/training/single_gpu_step_s", "s", nullptr, 0, true,
+                     "a measured 1-GPU step time at per_gpu_batch; replaces the FLOP estimate"));
+  t.push_back(obj("/training/lr", "learning-rate scaling with the global batch"));
+  t.push_back(
+      required(number("/training/lr/base", "", nullptr, 0, true, "learning rate at base_batch")));
+  t.push_back(required(integer("/training/lr/base_batch", "samples", nullptr, 1,
+                               "global batch the base rate was tuned for", 1e12)));
+  t.push_back(str("/training/lr/scaling", "linear", {"linear", "sqrt", "none"},
+                  "linear (Goyal et al. 2017) or square-root scaling"));
+  t.push_back(integer("/training/lr/warmup_steps", "steps", 0, 0, "gradual warmup steps", 1e12));
+  t.push_back(obj("/training/target", "what 'trained' means"));
+  t.push_back(obj("/training/target/critical_batch",
+                  "McCandlish et al. 2018: S = S_min (1 + B_noise / B)"));
+  t.push_back(required(number("/training/target/critical_batch/b_noise", "samples", nullptr, 0,
+                              true, "gradient noise scale B_noise")));
+  t.push_back(required(number("/training/target/critical_batch/s_min", "steps", nullptr, 0, true,
+                              "steps needed at infinite batch")));
+
+  t.push_back(obj("/parallelism", "data-parallel strategy and its knobs"));
+  t.push_back(str(
+      "/parallelism/strategy", "ddp",
+      {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"},
+      "data-parallel strategy"));
+  t.push_back(number("/parallelism/bucket_cap_mb", "MiB", 25, 0, true,
+                     "DDP bucket_cap_mb (MiB); leaving it out also enables the 1 MiB first bucket",
+                     1e6));
+  t.push_back(boolean("/parallelism/overlap", true,
+                      "launch each bucket's all-reduce during backward (false: after it)"));
+  t.push_back(
+      pattern_str("/parallelism/comm_hook", "none",
+                  "none|fp16|bf16|powersgd:[1-9][0-9]{0,3}|topk:(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)",
+                  "DDP communication hook: none, fp16, bf16, powersgd:RANK, topk:FRACTION"));
+  t.push_back(str("/parallelism/algorithm", "auto",
+                  {"auto", "ring", "tree", "hierarchical", "nvls"},
+                  "collective algorithm; auto picks the fastest like NCCL's tuner"));
+  t.push_back(
+      boolean("/parallelism/broadcast_buffers", true,
+              "DDP broadcasts module buffers (BatchNorm statistics) from rank 0 every forward"));
+  t.push_back(boolean("/parallelism/find_unused_parameters", false,
+                      "DDP walks the autograd graph each step and keeps the initial buckets"));
+  t.push_back(boolean("/parallelism/gradient_as_bucket_view", false,
+                      "gradients are views into the buckets (no extra gradient copy in memory)"));
+  t.push_back(boolean("/parallelism/static_graph", false, "DDP static_graph=True"));
+
+  t.push_back(obj("/simulation", "which engine and how"));
+  t.push_back(str("/simulation/engine", "analytic", {"analytic", "event"}, "prediction engine"));
+  t.push_back(integer("/simulation/steps", "steps", 5, 1, "steps simulated in a row", 1e6));
+  t.push_back(number("/simulation/jitter_cv", "", 0.0, 0, false,
+                     "per-rank compute-time coefficient of variation", 10));
+  t.push_back(integer("/simulation/seed", "", 1, 0, "random seed", 1.8e19));
+
+  {
+    KeySpec s = obj("/sweep",
+                    "axes to sweep: {\"cluster.gpus\": [1, 8, 64]}; the Cartesian "
+                    "product of all axes is predicted");
+    t.push_back(s);
+    KeySpec axis = array("/sweep/{}", 1, "values of one scenario key, written as a dotted path");
+    axis.maximum = 100000;
+    t.push_back(axis);
+  }
+
+  t.push_back(obj("/pricing", "what GPU time costs"));
+  t.push_back(number("/pricing/gpu_hour_usd", "USD/GPU-hour", nullptr, 0, false,
+                     "price of one GPU for one hour"));
+  return t;
+}
+
+// Sub-tables for preset files: the rows under `prefix`, re-rooted.
+
+}  // namespace
+
+const KeyTable& scenario_keys() {
+  static const KeyTable table{"scenario", build_scenario_keys()};
+  return table;
+}
+
+}  // namespace ddpsim::model

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# One entry point for people and CI: install what is missing (Debian 12, as root), configure,
+# build, then either run the main job or the whole test suite.
+#
+#   bash scripts/setup.sh run    # scaling table for the default scenario -> results/
+#   bash scripts/setup.sh test   # every test (ctest), including golden, CLI, docs and format
+#   bash scripts/setup.sh build  # install + build only
+#
+# DDPSIM_BUILD_DIR (default: build) chooses the build folder; extra CMake options can be given
+# in DDPSIM_CMAKE_ARGS (e.g. "-DDDPSIM_WITH_CUDA=OFF").
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+mode="${1:-run}"
+case "$mode" in run|test|build) ;; *) echo "usage: $0 run|test|build" >&2; exit 2 ;; esac
+
+packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libboost-graph-dev libcli11-dev
+          libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  if [[ $(id -u) -eq 0 ]]; then sudo_cmd=(); elif command -v sudo >/dev/null; then sudo_cmd=(sudo);
+  else echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
+fi
+
+build="${DDPSIM_BUILD_DIR:-build}"
+# shellcheck disable=SC2086
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DDPSIM_CMAKE_ARGS:-}
+cmake --build "$build" -j "$(nproc)"
+
+case "$mode" in
+  run)
+    "$build/simulator/ddpsim" predict scenarios/default.json --out results/default-scaling.json
+    ;;
+  test)
+    ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+    ;;
+  build) ;;
+esac
