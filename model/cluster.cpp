@@ -93,7 +93,7 @@ double bus_bandwidth(const Loads& loads, int channels) {
   return bus;
 }
 
-bool is_pcie_class(const std::string& link_class) { return link_class.rfind("pcie", 0) == 0; }
+bool is_pcie_fabric(const LinkSpec& l) { return l.kind == "pcie"; }
 
 class Builder {
  public:
@@ -116,7 +116,7 @@ class Builder {
     for (int j = 0; j < gpus; ++j)
       nv.gpus.push_back(add_vertex(VertexKind::kGpu, node, j, prefix + "gpu" + std::to_string(j)));
 
-    const bool pcie_fabric = is_pcie_class(hw_.intra_node.name);
+    const bool pcie_fabric = is_pcie_fabric(hw_.intra_node);
     if (hw_.intra_node_switched) {
       nv.fabric = add_vertex(pcie_fabric ? VertexKind::kPcieSwitch : VertexKind::kIntraSwitch, node,
                              0, prefix + (pcie_fabric ? "pcie-switch" : "nvswitch"));
@@ -299,7 +299,7 @@ Topology::Topology(const HardwareSpec& hw, int gpus) {
 
   // NVLS needs an NVSwitch that reduces (NVSwitch gen3, H100/H200); the tuning's
   // nvls_efficiency says whether the library may use it on this system.
-  const bool nvswitch = hw.intra_node_switched && !is_pcie_class(hw.intra_node.name);
+  const bool nvswitch = hw.intra_node_switched && !is_pcie_fabric(hw.intra_node);
   bw_.nvls_bus =
       nvswitch && hw.intra_tuning.nvls_efficiency > 0 && g > 1 ? hw.intra_node.bandwidth : 0.0;
 

@@ -34,6 +34,9 @@ struct LinkSpec {
   std::string name;      ///< "nvlink4", "pcie4-x16", "ib-ndr-400", ...
   double bandwidth = 0;  ///< bytes/s, one direction, per GPU (intra-node) or per NIC (inter-node)
   double latency = 0;    ///< seconds per hop as the collective library sees it (alpha)
+  /// "intra_node" (NVLink class), "pcie" or "nic": a PCIe intra-node fabric is a PCIe switch in
+  /// the cluster graph, not an NVSwitch.
+  std::string kind = "intra_node";
 };
 
 /// Fitted behaviour of the collective library on a class of links: t = steps*alpha + bytes/(eta*B).

@@ -46,6 +46,7 @@ json merge_preset(const json& section, const std::string& dir, const KeyTable& t
 LinkSpec parse_link(const json& o, bool nic, const std::string& file, const std::string& p) {
   LinkSpec l;
   l.name = get_or<std::string>(o, "name", "custom");
+  l.kind = get_or<std::string>(o, "kind", nic ? "nic" : "intra_node");
   l.bandwidth =
       nic ? gbps_to_bytes_per_s(need_number(o, "bandwidth_gbps", file, p))
           : gbytes_per_s_to_bytes_per_s(need_number(o, "bandwidth_gbytes_per_s", file, p));

@@ -209,6 +209,7 @@ TEST(Topology, PcieFabric) {
   // 8 GPUs on one PCIe4 switch (31.5 GB/s per GPU), 2 nodes with one 100 Gb/s NIC each.
   HardwareSpec hw = dgx_a100();
   hw.intra_node = link("pcie4-x16", gbytes_per_s_to_bytes_per_s(31.5));
+  hw.intra_node.kind = "pcie";
   hw.nics_per_node = 1;
   hw.inter_node = link("eth-100g", gbps_to_bytes_per_s(100));
   // In one node: each GPU's x16 link carries one hop each way: 31.5 GB/s.

@@ -67,6 +67,7 @@ LinkSpec load_link(const std::string& name) {
                     ? gbps_to_bytes_per_s(j.at("bandwidth_gbps").get<double>())
                     : gbytes_per_s_to_bytes_per_s(j.at("bandwidth_gbytes_per_s").get<double>());
   l.latency = us_to_s(j.at("latency_us").get<double>());
+  l.kind = j.at("kind").get<std::string>();
   return l;
 }
 
