@@ -15,15 +15,25 @@ namespace ddpsim::model {
 using nlohmann::json;
 
 json read_json_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(path, "", "a JSON file", "a directory");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "a readable JSON file", "it cannot be opened");
   std::stringstream ss;
   ss << in.rdbuf();
   try {
-    // Comments are not JSON: strict parsing, as the contract says.
+    // Strict JSON, as the contract says: no comments, no trailing commas, no NaN.
     return json::parse(ss.str());
   } catch (const json::parse_error& e) {
     throw InputError(path, "", "valid JSON", "a syntax error at byte " + std::to_string(e.byte));
+  } catch (const json::exception& e) {
+    // e.g. out_of_range.406: a number too large for a double (1e400).
+    std::string what = e.what();
+    const auto bracket = what.find("] ");
+    throw InputError(path, "", "valid JSON with finite numbers",
+                     bracket == std::string::npos ? what : what.substr(bracket + 2));
   }
 }
 
@@ -80,8 +90,10 @@ std::string require_file(const std::string& file, const std::string& pointer,
   const auto path = resolve_relative(file, ref);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    throw InputError(file, pointer, "an existing file (paths are relative to the scenario file)",
-                     "\"" + ref + "\" (" + path.string() + " does not exist)");
+    const bool dir = std::filesystem::is_directory(path, ec);
+    throw InputError(
+        file, pointer, "an existing file (paths are relative to the scenario file)",
+        "\"" + ref + "\" (" + path.string() + (dir ? " is a directory)" : " does not exist)"));
   }
   return path.string();
 }

@@ -205,16 +205,18 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
                               const model::TrainingConfig& training,
                               const model::ParallelismConfig& par,
                               std::optional<double> gpu_hour_usd, double jitter_cv) const {
+  const std::string where = file_.empty() ? std::string("<input>") : file_;
   if (par.strategy != model::Strategy::kDdp) {
-    throw UnsupportedError(std::string("strategy \"") + model::strategy_name(par.strategy) +
+    throw UnsupportedError(where + ": /parallelism/strategy: \"" +
+                           model::strategy_name(par.strategy) +
                            "\" is not modelled in this version (ZeRO/FSDP arrive with the "
                            "sharded-strategies issue); use \"ddp\"");
   }
   if (par.comm_hook.kind == CommHook::Kind::kPowerSgd ||
       par.comm_hook.kind == CommHook::Kind::kTopK) {
-    throw UnsupportedError("comm_hook \"" + par.comm_hook.text +
-                           "\" is not modelled in this version (PowerSGD and top-k arrive with the "
-                           "compression issue); use none, fp16 or bf16");
+    throw UnsupportedError(where + ": /parallelism/comm_hook: \"" + par.comm_hook.text +
+                           "\" is not modelled in this version (PowerSGD and top-k arrive with "
+                           "the compression issue); use none, fp16 or bf16");
   }
   Prediction r;
   r.gpus = cluster.gpus;

@@ -36,9 +36,12 @@ int run_predict(const std::string& path, const std::string& engine_opt, const st
     s.simulation.engine = engine_opt == "event" ? model::Engine::kEvent : model::Engine::kAnalytic;
   }
   if (s.simulation.engine == model::Engine::kEvent || !trace.empty()) {
-    throw UnsupportedError(
-        "the event-driven simulator (--engine event, --trace) is not built in this version; "
-        "it arrives with the event-simulator issue. Use --engine analytic");
+    const std::string where = !engine_opt.empty() ? std::string("--engine event")
+                              : !trace.empty()    ? std::string("--trace")
+                                                  : path + ": /simulation/engine: \"event\"";
+    throw UnsupportedError(where +
+                           ": the event-driven simulator is not built in this version; it arrives "
+                           "with the event-simulator issue (use the analytic engine)");
   }
   std::vector<model::Scenario> points = model::expand_sweep(s);
   for (auto& p : points) p.simulation.engine = s.simulation.engine;
@@ -88,9 +91,9 @@ int run_schema(const std::string& format) {
   return 0;
 }
 
-double parse_size(const std::string& text) {
+double parse_size(const std::string& text, const char* option) {
   // 8, 64K, 32M, 8G (powers of 1024, as nccl-tests' -b/-e accept).
-  if (text.empty()) throw Error("empty size");
+  if (text.empty()) throw Error(std::string(option) + ": expected a positive size, got nothing");
   double mult = 1;
   std::string digits = text;
   switch (text.back()) {
@@ -120,7 +123,7 @@ double parse_size(const std::string& text) {
     used = 0;
   }
   if (used != digits.size() || !(v > 0)) {
-    throw Error("--min-bytes/--max-bytes: expected a positive size like 8, 64K, 32M or 8G, got \"" +
+    throw Error(std::string(option) + ": expected a positive size like 8, 64K, 32M or 8G, got \"" +
                 text + "\"");
   }
   return v * mult;
@@ -128,8 +131,22 @@ double parse_size(const std::string& text) {
 
 int run_collective(const std::string& hardware, int gpus, const std::string& op,
                    const std::string& min_b, const std::string& max_b, const std::string& algo) {
-  json section = json::parse(
-      hardware.size() && hardware.front() == '{' ? hardware : "{\"preset\":\"" + hardware + "\"}");
+  const double lo = parse_size(min_b, "--min-bytes");
+  const double hi = parse_size(max_b, "--max-bytes");
+  if (lo > hi) {
+    throw Error("--min-bytes (" + min_b + ") must not exceed --max-bytes (" + max_b + ")");
+  }
+  json section;
+  if (!hardware.empty() && hardware.front() == '{') {
+    try {
+      section = json::parse(hardware);
+    } catch (const json::exception&) {
+      throw Error(
+          "--hardware: expected a preset name or a JSON hardware section, got invalid JSON");
+    }
+  } else {
+    section = {{"preset", hardware}};
+  }
   json doc = {{"model", {{"mlp", {{"widths", {1, 1}}}}}},
               {"hardware", section},
               {"cluster", {{"gpus", gpus}}},
@@ -145,7 +162,7 @@ int run_collective(const std::string& hardware, int gpus, const std::string& op,
               s.hardware.gpu.name.c_str(), s.hardware.name.c_str(), bw.nodes);
   std::printf("# %12s %12s %8s %13s %10s %8s %8s\n", "size(B)", "count", "type", "algorithm",
               "time(us)", "algbw", "busbw");
-  for (double b = parse_size(min_b); b <= parse_size(max_b); b *= 2) {
+  for (double b = lo; b <= hi; b *= 2) {
     const auto cost = sim::collective_cost(c, bw, s.hardware, b, s.parallelism.algorithm);
     std::printf("  %12.0f %12.0f %8s %13s %10.2f %8.2f %8.2f\n", b, b / 4, "float",
                 model::algorithm_name(cost.algorithm), cost.time_s * 1e6, cost.algbw_gbytes_per_s,
@@ -234,9 +251,20 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    // One line, like every other input error (CLI11's own exit() adds a second line).
+    std::string msg = e.what();
+    for (char& c : msg) {
+      if (c == '\n') c = ' ';
+    }
+    std::fprintf(stderr, "ddpsim: %s (see ddpsim --help)\n", msg.c_str());
+    return 2;
   }
   try {
     if (*predict) return run_predict(path, engine, format, out, trace);
@@ -246,7 +274,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ddpsim: %s\n", e.what());
     return 2;
   } catch (const nlohmann::json::exception& e) {
-    std::fprintf(stderr, "ddpsim: bad JSON on the command line: %s\n", e.what());
+    std::fprintf(stderr, "ddpsim: bad JSON: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ddpsim: internal error: %s\n", e.what());
