@@ -347,4 +347,12 @@ Topology::Topology(const HardwareSpec& hw, int gpus) {
   }
 }
 
+int topology_shape_key(const HardwareSpec& hw, int gpus) {
+  const int g = std::max(1, hw.gpus_per_node);
+  if (gpus <= g) return -gpus;
+  const int nodes = gpus / g;
+  // Mirrors the constructor: at most two nodes are built, under one leaf or across two.
+  return nodes > std::max(1, hw.nodes_per_leaf) ? 2 : 1;
+}
+
 }  // namespace ddpsim::model

@@ -61,6 +61,11 @@ struct CollectiveBandwidths {
   double inter_latency = 0;       ///< alpha per step across nodes (from the tuning)
 };
 
+/// Topologies with equal keys have equal bandwidths and per-step latencies (only the `gpus` and
+/// `nodes` counts differ): within one node every GPU count is its own shape; across nodes the
+/// built graph is two nodes, under one leaf or across the spine. Caches key on this.
+int topology_shape_key(const HardwareSpec& hw, int gpus);
+
 class Topology {
  public:
   /// Builds the graph for `gpus` GPUs (>= 1). When gpus > gpus_per_node it must be a multiple

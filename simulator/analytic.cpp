@@ -106,6 +106,9 @@ Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::Har
                      std::string file)
     : workload_(std::move(workload)), hw_(std::move(hardware)), file_(std::move(file)) {
   DDPSIM_ASSERT(workload_ != nullptr, "no workload");
+  param_count_ = static_cast<double>(workload_->param_count());
+  buffer_bytes_ = workload_->buffer_bytes();
+  activation_bytes_per_sample_ = workload_->activation_bytes_per_sample();
   for (const model::Layer& l : workload_->layers) {
     layer_fwd_flops_.push_back(l.fwd_flops_per_sample());
     layer_bwd_flops_.push_back(l.bwd_flops_per_sample());
@@ -116,8 +119,7 @@ Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::Har
 Predictor::Predictor(const model::Scenario& s) : Predictor(s.workload, s.hardware, s.file) {}
 
 double Predictor::optimizer_time(const model::TrainingConfig& t) const {
-  const double bytes = static_cast<double>(workload_->param_count()) *
-                       optimizer_traffic_bytes(t.optimizer, t.precision);
+  const double bytes = param_count_ * optimizer_traffic_bytes(t.optimizer, t.precision);
   return bytes / (hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency);
 }
 
@@ -183,16 +185,37 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
   return layer_cache_.emplace(key, std::move(lt)).first->second;
 }
 
-const model::BucketPlan& Predictor::buckets(const model::BucketOptions& o) const {
+const Predictor::CachedPlan& Predictor::buckets(const model::BucketOptions& o) const {
   const auto key = std::make_tuple(o.grad_bytes, o.cap_bytes, o.cap_defaulted,
                                    o.find_unused_parameters, o.static_graph, o.first_iteration);
   if (auto it = bucket_cache_.find(key); it != bucket_cache_.end()) return it->second;
-  return bucket_cache_.emplace(key, model::assign_buckets(*workload_, o)).first->second;
+  // Sweeps over the cap would otherwise keep every plan they ever saw.
+  if (bucket_cache_.size() >= 64) bucket_cache_.clear();
+  CachedPlan c;
+  c.plan = model::assign_buckets(*workload_, o);
+  // Most buckets share a handful of sizes (gpt3-175b: 386 buckets, 6 sizes).
+  std::map<std::int64_t, int> index;
+  c.size_index.reserve(c.plan.buckets.size());
+  for (const model::Bucket& b : c.plan.buckets) {
+    auto [it, inserted] = index.emplace(b.bytes, static_cast<int>(c.distinct_bytes.size()));
+    if (inserted) c.distinct_bytes.push_back(b.bytes);
+    c.size_index.push_back(it->second);
+  }
+  return bucket_cache_.emplace(key, std::move(c)).first->second;
 }
 
 const model::CollectiveBandwidths& Predictor::bandwidths(int gpus) const {
   if (auto it = bw_cache_.find(gpus); it != bw_cache_.end()) return it->second;
-  return bw_cache_.emplace(gpus, model::Topology(hw_, gpus).bandwidths()).first->second;
+  const int key = model::topology_shape_key(hw_, gpus);
+  auto shape = shape_cache_.find(key);
+  if (shape == shape_cache_.end()) {
+    shape = shape_cache_.emplace(key, model::Topology(hw_, gpus).bandwidths()).first;
+  }
+  model::CollectiveBandwidths bw = shape->second;
+  bw.gpus = gpus;
+  bw.nodes = gpus <= bw.gpus_per_node ? 1 : gpus / bw.gpus_per_node;
+  if (bw_cache_.size() >= 4096) bw_cache_.clear();
+  return bw_cache_.emplace(gpus, bw).first->second;
 }
 
 double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
@@ -201,10 +224,8 @@ double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
   return micro_batches * (lt.fwd_total + lt.bwd_total) + optimizer_time(t);
 }
 
-Prediction Predictor::predict(const model::ClusterConfig& cluster,
-                              const model::TrainingConfig& training,
-                              const model::ParallelismConfig& par,
-                              std::optional<double> gpu_hour_usd, double jitter_cv) const {
+StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
+                         const model::ParallelismConfig& par) const {
   const std::string where = file_.empty() ? std::string("<input>") : file_;
   if (par.strategy != model::Strategy::kDdp) {
     throw UnsupportedError(where + ": /parallelism/strategy: \"" +
@@ -218,18 +239,16 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
                            "\" is not modelled in this version (PowerSGD and top-k arrive with "
                            "the compression issue); use none, fp16 or bf16");
   }
-  Prediction r;
-  r.gpus = cluster.gpus;
-  r.per_gpu_batch = training.per_gpu_batch;
-  r.grad_accumulation = training.grad_accumulation;
-  r.global_batch = training.per_gpu_batch * training.grad_accumulation * cluster.gpus;
-  r.strategy = par.strategy;
-
-  const model::CollectiveBandwidths& bw = bandwidths(cluster.gpus);
-  r.nodes = bw.nodes;
-  const int k = training.grad_accumulation;
+  StepPlan sp;
+  sp.gpus = cluster.gpus;
+  sp.grad_accumulation = training.grad_accumulation;
+  sp.overlap = par.overlap;
+  sp.bandwidths = bandwidths(cluster.gpus);
+  const model::CollectiveBandwidths& bw = sp.bandwidths;
   const LayerTimes& lt = layer_times(training.per_gpu_batch, training);
-  const double opt = optimizer_time(training);
+  sp.layer_fwd_s = lt.fwd;
+  sp.layer_bwd_s = lt.bwd;
+  sp.optimizer_s = optimizer_time(training);
 
   // Gradients on the wire.
   const DType gdt = model::grad_dtype(training.precision);
@@ -244,7 +263,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     }
     wire = hook_dt;
   }
-  const double wire_scale = static_cast<double>(model::dtype_bytes(wire)) / model::dtype_bytes(gdt);
+  sp.wire_scale = static_cast<double>(model::dtype_bytes(wire)) / model::dtype_bytes(gdt);
   const double mem_rate = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
 
   model::BucketOptions bo;
@@ -253,47 +272,85 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   bo.cap_defaulted = par.bucket_cap_defaulted;
   bo.find_unused_parameters = par.find_unused_parameters;
   bo.static_graph = par.static_graph;
-  const model::BucketPlan& plan = buckets(bo);
+  const CachedPlan& cached = buckets(bo);
+  const model::BucketPlan& plan = cached.plan;
+  sp.grad_bytes_total = static_cast<double>(plan.total_bytes);
 
   // Buffers (BatchNorm statistics) are broadcast from rank 0 before every forward.
-  double bcast = 0;
-  const double buffers = workload_->buffer_bytes();
-  if (cluster.gpus > 1 && par.broadcast_buffers && buffers > 0) {
-    bcast = collective_cost(Collective::kBroadcast, bw, hw_, buffers, par.algorithm).time_s;
+  if (cluster.gpus > 1 && par.broadcast_buffers && buffer_bytes_ > 0) {
+    sp.buffer_broadcast_s =
+        collective_cost(Collective::kBroadcast, bw, hw_, buffer_bytes_, par.algorithm).time_s;
   }
-  const std::size_t nl = workload_->layers.size();
-  std::vector<double> done(nl + 1, 0.0);
-  for (std::size_t i = nl; i-- > 0;) done[i] = done[i + 1] + lt.bwd[i];
 
-  // Each bucket's collective (and cast, for a compression hook) costs the same in every step.
-  std::vector<BucketTiming> bucket_costs;
-  std::vector<double> bucket_durations;
-  bucket_costs.reserve(plan.buckets.size());
-  bucket_durations.reserve(plan.buckets.size());
-  for (const model::Bucket& b : plan.buckets) {
-    BucketTiming bt;
-    bt.grad_bytes = b.bytes;
-    bt.bytes = static_cast<std::int64_t>(std::llround(static_cast<double>(b.bytes) * wire_scale));
-    bt.tensors = static_cast<int>(b.tensors.size());
-    const CollectiveCost c = allreduce_cost(bw, hw_, static_cast<double>(bt.bytes), par.algorithm);
-    const double cast = cluster.gpus > 1
-                            ? cast_bytes_per_element * static_cast<double>(b.elements) / mem_rate
-                            : 0.0;
-    bt.busbw_gbytes_per_s = c.busbw_gbytes_per_s;
-    bt.algorithm = c.algorithm;
-    bucket_costs.push_back(bt);
-    bucket_durations.push_back(c.time_s + cast);
+  // Each distinct bucket size is costed once; every bucket of that size costs the same.
+  std::vector<CollectiveCost> size_cost;
+  std::vector<std::int64_t> size_wire;
+  size_cost.reserve(cached.distinct_bytes.size());
+  size_wire.reserve(cached.distinct_bytes.size());
+  for (std::int64_t bytes : cached.distinct_bytes) {
+    const std::int64_t wire_bytes =
+        sp.wire_scale == 1.0
+            ? bytes
+            : static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * sp.wire_scale));
+    size_wire.push_back(wire_bytes);
+    size_cost.push_back(allreduce_cost(bw, hw_, static_cast<double>(wire_bytes), par.algorithm));
   }
-  double used_map_time = 0;
+  sp.buckets.reserve(plan.buckets.size());
+  for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
+    const model::Bucket& b = plan.buckets[i];
+    const auto si = static_cast<std::size_t>(cached.size_index[i]);
+    const CollectiveCost& c = size_cost[si];
+    PlannedBucket pb;
+    pb.cost.grad_bytes = b.bytes;
+    pb.cost.bytes = size_wire[si];
+    pb.cost.tensors = static_cast<int>(b.tensors.size());
+    pb.cost.busbw_gbytes_per_s = c.busbw_gbytes_per_s;
+    pb.cost.algorithm = c.algorithm;
+    pb.collective_s = c.time_s;
+    pb.cast_s = cluster.gpus > 1
+                    ? cast_bytes_per_element * static_cast<double>(b.elements) / mem_rate
+                    : 0.0;
+    pb.ready_layer = b.ready_layer;
+    sp.buckets.push_back(pb);
+  }
   if (par.find_unused_parameters && cluster.gpus > 1) {
     // The Reducer also all-reduces local_used_map (one int32 per parameter tensor) and walks
     // the autograd graph from the outputs; the walk's CPU time is not modelled.
-    used_map_time =
+    sp.used_map_allreduce_s =
         allreduce_cost(bw, hw_, 4.0 * static_cast<double>(workload_->tensors.size()), par.algorithm)
             .time_s;
-    r.warnings.push_back(
+    sp.warnings.push_back(
         "find_unused_parameters: the per-step autograd graph walk (CPU) is not modelled");
   }
+  // Iteration 1 runs with a single bucket, reduced once the whole backward is done.
+  if (cluster.gpus > 1) {
+    sp.first_iteration_allreduce_s =
+        allreduce_cost(bw, hw_, sp.grad_bytes_total * sp.wire_scale, par.algorithm).time_s;
+  }
+  return sp;
+}
+
+Prediction Predictor::predict(const model::ClusterConfig& cluster,
+                              const model::TrainingConfig& training,
+                              const model::ParallelismConfig& par,
+                              std::optional<double> gpu_hour_usd, double jitter_cv) const {
+  const StepPlan sp = plan(cluster, training, par);
+  Prediction r;
+  r.gpus = cluster.gpus;
+  r.nodes = sp.bandwidths.nodes;
+  r.per_gpu_batch = training.per_gpu_batch;
+  r.grad_accumulation = training.grad_accumulation;
+  r.global_batch = training.per_gpu_batch * training.grad_accumulation * cluster.gpus;
+  r.strategy = par.strategy;
+  r.warnings = sp.warnings;
+  const int k = training.grad_accumulation;
+  const double opt = sp.optimizer_s;
+  double fwd_total = 0, bwd_total = 0;
+  for (double t : sp.layer_fwd_s) fwd_total += t;
+  for (double t : sp.layer_bwd_s) bwd_total += t;
+  const std::size_t nl = sp.layer_bwd_s.size();
+  std::vector<double> done(nl + 1, 0.0);
+  for (std::size_t i = nl; i-- > 0;) done[i] = done[i + 1] + sp.layer_bwd_s[i];
 
   // The timeline of one step when every rank's compute takes `f` times its nominal time.
   struct Timeline {
@@ -302,27 +359,26 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   };
   auto timeline = [&](double f) {
     Timeline tl;
-    tl.fwd_mb = f * lt.fwd_total + bcast;
-    tl.bwd_mb = f * lt.bwd_total;
+    tl.fwd_mb = f * fwd_total + sp.buffer_broadcast_s;
+    tl.bwd_mb = f * bwd_total;
     // Backward of the last micro-batch starts here; layer i's backward ends at bwd_start +
     // the backward times of layers i..L-1 (backward runs from the last layer down).
     const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
     tl.bwd_end = bwd_start + tl.bwd_mb;
-    tl.comm_free = par.overlap ? 0.0 : tl.bwd_end;
-    tl.buckets.reserve(plan.buckets.size());
-    for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
-      const model::Bucket& b = plan.buckets[i];
-      BucketTiming bt = bucket_costs[i];
-      bt.ready_s = bwd_start + f * done[static_cast<std::size_t>(b.ready_layer)];
+    tl.comm_free = sp.overlap ? 0.0 : tl.bwd_end;
+    tl.buckets.reserve(sp.buckets.size());
+    for (const PlannedBucket& pb : sp.buckets) {
+      BucketTiming bt = pb.cost;
+      bt.ready_s = bwd_start + f * done[static_cast<std::size_t>(pb.ready_layer)];
       bt.start_s = std::max(bt.ready_s, tl.comm_free);
-      bt.end_s = bt.start_s + bucket_durations[i];
+      bt.end_s = bt.start_s + pb.duration_s();
       tl.comm_free = bt.end_s;
-      tl.comm_sum += bucket_durations[i];
+      tl.comm_sum += pb.duration_s();
       tl.buckets.push_back(bt);
     }
-    if (par.find_unused_parameters && cluster.gpus > 1) {
-      tl.comm_free = std::max(tl.comm_free, tl.bwd_end) + used_map_time;
-      tl.comm_sum += used_map_time;
+    if (sp.used_map_allreduce_s > 0) {
+      tl.comm_free = std::max(tl.comm_free, tl.bwd_end) + sp.used_map_allreduce_s;
+      tl.comm_sum += sp.used_map_allreduce_s;
     }
     return tl;
   };
@@ -331,18 +387,14 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   // ~ Normal(mu, (cv mu)^2), the slowest of n ranks takes mu (1 + cv E[max of n]) on average
   // and mu (1 + cv x_q) at quantile q, where Phi(x_q)^n = q.
   const int n = cluster.gpus;
-  const Timeline tl = timeline(jitter_cv > 0 ? 1.0 + jitter_cv * expected_max_std_normal(n) : 1.0);
-  r.buckets = tl.buckets;
+  Timeline tl = timeline(jitter_cv > 0 ? 1.0 + jitter_cv * expected_max_std_normal(n) : 1.0);
+  r.buckets = std::move(tl.buckets);
   const double bwd_end = tl.bwd_end;
-  const double fwd_mb = tl.fwd_mb;
-  const double bwd_mb = tl.bwd_mb;
-  const double comm_free = tl.comm_free;
-  const double comm_sum = tl.comm_sum;
-  const double sync_end = std::max(bwd_end, comm_free);
-  r.forward_time_s = k * fwd_mb;
-  r.backward_time_s = k * bwd_mb;
+  const double sync_end = std::max(bwd_end, tl.comm_free);
+  r.forward_time_s = k * tl.fwd_mb;
+  r.backward_time_s = k * tl.bwd_mb;
   r.optimizer_time_s = opt;
-  r.comm_time_s = comm_sum;
+  r.comm_time_s = tl.comm_sum;
   r.exposed_comm_s = sync_end - bwd_end;
   r.step_time_s = sync_end + opt;
   if (jitter_cv > 0 && n > 1) {
@@ -356,20 +408,13 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     // One rank: no maximum, the step is Normal itself.
     r.p50_step_time_s = r.step_time_s;
     r.p99_step_time_s =
-        r.step_time_s + jitter_cv * 2.3263478740408408 * (k * (lt.fwd_total + lt.bwd_total));
+        r.step_time_s + jitter_cv * 2.3263478740408408 * (k * (fwd_total + bwd_total));
   }
-  r.grad_bytes_total = static_cast<double>(plan.total_bytes);
+  r.grad_bytes_total = sp.grad_bytes_total;
   r.model_flops_per_step =
       total_flops_per_sample_ * static_cast<double>(training.per_gpu_batch) * k;
-
-  // Iteration 1 runs with a single bucket, reduced once the whole backward is done.
-  if (cluster.gpus > 1) {
-    const double all =
-        allreduce_cost(bw, hw_, r.grad_bytes_total * wire_scale, par.algorithm).time_s;
-    r.first_step_time_s = bwd_end + all + opt;
-  } else {
-    r.first_step_time_s = r.step_time_s;
-  }
+  r.first_step_time_s =
+      cluster.gpus > 1 ? bwd_end + sp.first_iteration_allreduce_s + opt : r.step_time_s;
 
   r.throughput_samples_per_s = static_cast<double>(r.global_batch) / r.step_time_s;
   // Weak scaling: per-GPU throughput at N over that at 1 GPU with the same per-GPU batch.
@@ -382,18 +427,18 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
 
   // Memory: model states, activations, DDP buckets and buffers (DDP keeps a flat copy of every
   // gradient in its buckets unless gradient_as_bucket_view).
-  const double psi = static_cast<double>(workload_->param_count());
+  const double psi = param_count_;
   const DType cdt = model::compute_dtype(training.precision);
   const bool half_params =
       training.precision == Precision::kBf16 || training.precision == Precision::kFp16;
   r.memory.params_bytes = psi * (half_params ? 2.0 : 4.0);
-  r.memory.grads_bytes = psi * model::dtype_bytes(gdt);
+  r.memory.grads_bytes = psi * model::dtype_bytes(model::grad_dtype(training.precision));
   r.memory.optimizer_bytes = psi * optimizer_state_bytes(training.optimizer, training.precision);
   r.memory.activation_bytes =
-      workload_->activation_bytes_per_sample() * static_cast<double>(training.per_gpu_batch) *
+      activation_bytes_per_sample_ * static_cast<double>(training.per_gpu_batch) *
       model::dtype_bytes(cdt) / model::dtype_bytes(workload_->activation_dtype);
   r.memory.buffer_bytes =
-      (par.gradient_as_bucket_view || cluster.gpus == 1 ? 0.0 : r.grad_bytes_total) + buffers;
+      (par.gradient_as_bucket_view || cluster.gpus == 1 ? 0.0 : r.grad_bytes_total) + buffer_bytes_;
   r.fits_in_memory = r.memory.total() <= hw_.gpu.memory_bytes;
   r.warnings.push_back(
       "memory counts model states, activations, DDP buckets and module buffers; the CUDA "

@@ -84,6 +84,36 @@ struct Prediction {
   std::vector<std::string> warnings;
 };
 
+/// One bucket as planned: its collective cost, how long it occupies the communication stream,
+/// and the layer whose backward makes it ready.
+struct PlannedBucket {
+  BucketTiming cost;        ///< bytes, grad_bytes, tensors, algorithm, busbw (no times yet)
+  double collective_s = 0;  ///< the all-reduce alone
+  double cast_s = 0;        ///< compression-hook casts around it (0 without a hook)
+  int ready_layer = 0;      ///< ready when this layer's backward finishes
+  double duration_s() const { return collective_s + cast_s; }
+};
+
+/// Everything one data-parallel step is made of before any timeline is laid out: the input of
+/// the analytic timeline (Predictor::predict) and of the event-driven simulator, so that the two
+/// engines cost every piece identically and differ only in how they schedule it.
+struct StepPlan {
+  int gpus = 1;
+  int grad_accumulation = 1;
+  bool overlap = true;
+  model::CollectiveBandwidths bandwidths;
+  std::vector<double> layer_fwd_s;  ///< per layer, one micro-batch, nominal (no jitter)
+  std::vector<double> layer_bwd_s;
+  double buffer_broadcast_s = 0;  ///< broadcast_buffers, before every forward
+  double optimizer_s = 0;
+  std::vector<PlannedBucket> buckets;      ///< in launch order
+  double used_map_allreduce_s = 0;         ///< find_unused_parameters' local_used_map all-reduce
+  double first_iteration_allreduce_s = 0;  ///< iteration 1: one bucket of every gradient
+  double grad_bytes_total = 0;
+  double wire_scale = 1;  ///< bytes on the wire per gradient byte
+  std::vector<std::string> warnings;
+};
+
 class Predictor {
  public:
   /// `file` names the scenario in errors (e.g. a single_gpu_step_s below the optimizer time).
@@ -94,6 +124,10 @@ class Predictor {
   Prediction predict(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                      const model::ParallelismConfig& parallelism,
                      std::optional<double> gpu_hour_usd = std::nullopt, double jitter_cv = 0) const;
+
+  /// The costed pieces of one step (what predict() lays out on a timeline).
+  StepPlan plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
+                const model::ParallelismConfig& parallelism) const;
 
   const model::Workload& workload() const { return *workload_; }
   const model::HardwareSpec& hardware() const { return hw_; }
@@ -106,7 +140,13 @@ class Predictor {
     double bwd_total = 0;
   };
   const LayerTimes& layer_times(std::int64_t batch, const model::TrainingConfig& t) const;
-  const model::BucketPlan& buckets(const model::BucketOptions& o) const;
+  /// A bucket plan with its distinct bucket sizes, so each size is costed once per plan.
+  struct CachedPlan {
+    model::BucketPlan plan;
+    std::vector<std::int64_t> distinct_bytes;  ///< distinct Bucket::bytes values
+    std::vector<int> size_index;               ///< per bucket, its index in distinct_bytes
+  };
+  const CachedPlan& buckets(const model::BucketOptions& o) const;
   const model::CollectiveBandwidths& bandwidths(int gpus) const;
   double optimizer_time(const model::TrainingConfig& t) const;
   /// Step time on one GPU for `micro_batches` micro-batches of `batch` (no communication).
@@ -120,9 +160,13 @@ class Predictor {
   std::vector<double> layer_bwd_flops_;
   double total_flops_per_sample_ = 0;
   mutable std::map<std::tuple<std::int64_t, int, double, int, int>, LayerTimes> layer_cache_;
-  mutable std::map<std::tuple<int, std::int64_t, bool, bool, bool, bool>, model::BucketPlan>
-      bucket_cache_;
-  mutable std::map<int, model::CollectiveBandwidths> bw_cache_;
+  mutable std::map<std::tuple<int, std::int64_t, bool, bool, bool, bool>, CachedPlan> bucket_cache_;
+  mutable std::map<int, model::CollectiveBandwidths> bw_cache_;     ///< by GPU count
+  mutable std::map<int, model::CollectiveBandwidths> shape_cache_;  ///< by topology_shape_key
+  // Workload constants used on every prediction (param_count() walks every tensor).
+  double param_count_ = 0;
+  double buffer_bytes_ = 0;
+  double activation_bytes_per_sample_ = 0;
 };
 
 /// Predicts one scenario point (no sweep expansion).
