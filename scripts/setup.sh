@@ -32,7 +32,11 @@ fi
 build="${DDPSIM_BUILD_DIR:-build}"
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DDPSIM_CMAKE_ARGS:-}
-cmake --build "$build" -j "$(nproc)"
+if [[ $mode == run ]]; then
+  cmake --build "$build" -j "$(nproc)" --target ddpsim  # the main job needs only the CLI
+else
+  cmake --build "$build" -j "$(nproc)"
+fi
 
 case "$mode" in
   run)
