@@ -62,19 +62,6 @@ json read_cached(const std::string& path) {
   return doc;
 }
 
-std::string escape_pointer_token(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
-}
-
 double need_number(const json& o, const char* key, const std::string& file,
                    const std::string& pointer) {
   auto it = o.find(key);

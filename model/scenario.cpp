@@ -114,7 +114,6 @@ DType grad_dtype(Precision p) {
   DDPSIM_ASSERT(false, "unknown precision");
 }
 
-using detail::escape_pointer_token;
 using detail::get_or;
 using detail::read_cached;
 using detail::require_file;

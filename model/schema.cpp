@@ -21,7 +21,8 @@ constexpr std::size_t kMaxListed = 12;
 constexpr std::size_t kMaxGot = 40;
 
 // Pattern segments are kept in their escaped RFC 6901 form, so a literal pattern segment and a
-// concrete segment built by escape_segment() compare with ==. The price: a key literally named
+// concrete segment built by escape_pointer_token() compare with ==. The price: a key literally
+// named
 // "*" or "{}" cannot be described by a table, which no ddpsim format needs.
 std::vector<std::string> split_pointer(const std::string& pointer) {
   std::vector<std::string> segs;
@@ -35,21 +36,6 @@ std::vector<std::string> split_pointer(const std::string& pointer) {
     start = slash + 1;
   }
   return segs;
-}
-
-std::string escape_segment(const std::string& key) {
-  std::string out;
-  out.reserve(key.size());
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 std::string unescape_segment(const std::string& seg) {
@@ -362,7 +348,7 @@ class Walker {
     const bool free = is_free_object(spec);
     const Child* any_key = level.get(kAnyKey);
     for (const auto& [key, value] : v.items()) {
-      const std::string seg = escape_segment(key);
+      const std::string seg = escape_pointer_token(key);
       const std::string child_pointer = pointer + "/" + seg;
       const Child* child = is_wildcard(seg) ? nullptr : level.get(seg);
       if (child == nullptr) child = any_key;
@@ -591,6 +577,21 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     std::swap(prev, cur);
   }
   return prev[b.size()];
+}
+
+std::string escape_pointer_token(const std::string& key) {
+  std::string out;
+  out.reserve(key.size());
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace ddpsim::model

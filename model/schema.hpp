@@ -75,6 +75,10 @@ nlohmann::json to_json_schema(const KeyTable& table);
 /// Markdown reference: one table row per key (pointer, type, unit, default, allowed/range, help).
 std::string to_markdown(const KeyTable& table);
 
+/// RFC 6901 escaping of one reference token ("~" -> "~0", "/" -> "~1"), for building pointers
+/// to keys that contain those characters.
+std::string escape_pointer_token(const std::string& key);
+
 /// Levenshtein edit distance (for "did you mean").
 std::size_t edit_distance(const std::string& a, const std::string& b);
 

@@ -43,20 +43,7 @@ struct CnnSpec {
   bool batch_norm = false;
 };
 
-// RFC 6901: '~' and '/' inside a key are escaped as "~0" and "~1".
-std::string pointer_to(const std::string& key) {
-  std::string out = kPrefix + "/";
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string pointer_to(const std::string& key) { return kPrefix + "/" + escape_pointer_token(key); }
 
 std::int64_t get_int(const nlohmann::json& spec, const std::string& file, const std::string& key,
                      std::int64_t fallback, std::int64_t minimum) {

@@ -13,9 +13,6 @@ namespace ddpsim::model::detail {
 /// and sweeps read them once per point.
 nlohmann::json read_cached(const std::string& path);
 
-/// RFC 6901 escaping of one reference token ("~" -> "~0", "/" -> "~1").
-std::string escape_pointer_token(const std::string& s);
-
 /// o[key] if present and not null, else `def` (callers pass the key table's documented default).
 template <typename T>
 T get_or(const nlohmann::json& o, const char* key, T def) {
