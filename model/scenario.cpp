@@ -334,6 +334,12 @@ Scenario parse_with(const json& doc, const std::string& file,
   s.simulation.steps = get_or<int>(sim, "steps", 5);
   s.simulation.jitter_cv = get_or<double>(sim, "jitter_cv", 0.0);
   s.simulation.seed = get_or<std::uint64_t>(sim, "seed", 1);
+  s.simulation.jitter_distribution =
+      get_or<std::string>(sim, "jitter_distribution", "normal") == "lognormal"
+          ? JitterDistribution::kLogNormal
+          : JitterDistribution::kNormal;
+  s.simulation.straggler_rank = get_or<int>(sim, "straggler_rank", -1);
+  s.simulation.straggler_slowdown = get_or<double>(sim, "straggler_slowdown", 0.0);
 
   if (doc.contains("pricing") && doc.at("pricing").contains("gpu_hour_usd")) {
     s.gpu_hour_usd = doc.at("pricing").at("gpu_hour_usd").get<double>();

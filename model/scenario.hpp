@@ -28,6 +28,9 @@ enum class Optimizer { kSgd, kMomentum, kAdam, kAdamW };
 enum class Strategy { kDdp, kZero1, kZero2, kZero3, kFsdpFullShard, kFsdpShardGradOp, kFsdpHybrid };
 enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls };
 enum class Engine { kAnalytic, kEvent };
+/// Per-layer compute noise of the event engine: Normal(1, cv) clipped at 0.05, or log-normal
+/// with mean 1 and coefficient of variation cv.
+enum class JitterDistribution { kNormal, kLogNormal };
 enum class LrScaling { kLinear, kSqrt, kNone };
 
 const char* precision_name(Precision p);
@@ -94,6 +97,9 @@ struct SimulationConfig {
   int steps = 5;
   double jitter_cv = 0;
   std::uint64_t seed = 1;
+  JitterDistribution jitter_distribution = JitterDistribution::kNormal;
+  int straggler_rank = -1;        ///< -1: none (event engine only)
+  double straggler_slowdown = 0;  ///< 0.10: that rank's compute takes 10% longer
 };
 
 struct SweepAxis {

@@ -291,6 +291,15 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(number("/simulation/jitter_cv", "", 0.0, 0, false,
                      "per-rank compute-time coefficient of variation", 10));
   t.push_back(integer("/simulation/seed", "", 1, 0, "random seed", 1.8e19));
+  t.push_back(str("/simulation/jitter_distribution", "normal", {"normal", "lognormal"},
+                  "event engine: per-layer compute noise, Normal(1, jitter_cv) clipped at 0.05 or "
+                  "log-normal with mean 1 and that cv"));
+  t.push_back(integer("/simulation/straggler_rank", "", -1, -1,
+                      "event engine: this rank computes straggler_slowdown slower (-1: none; a "
+                      "rank beyond cluster.gpus slows nothing)",
+                      1e7));
+  t.push_back(number("/simulation/straggler_slowdown", "", 0.0, 0, false,
+                     "event engine: 0.10 makes the straggler's every kernel 10% longer", 100));
 
   {
     KeySpec s = obj("/sweep",

@@ -17,24 +17,6 @@ using model::Precision;
 
 namespace {
 
-// Optimizer state bytes per parameter (beyond the parameters and gradients themselves).
-// Mixed precision with fp32 master weights (bf16/fp16): master copy 4 + Adam m 4 + v 4 = 12,
-// the K = 12 of the ZeRO paper; momentum 4 + 4; plain SGD still keeps the fp32 master.
-double optimizer_state_bytes(Optimizer o, Precision p) {
-  const bool master = p == Precision::kBf16 || p == Precision::kFp16;
-  const double m = master ? 4.0 : 0.0;
-  switch (o) {
-    case Optimizer::kSgd:
-      return m;
-    case Optimizer::kMomentum:
-      return m + 4.0;
-    case Optimizer::kAdam:
-    case Optimizer::kAdamW:
-      return m + 8.0;
-  }
-  DDPSIM_ASSERT(false, "unknown optimizer");
-}
-
 // Bytes the optimizer kernel reads and writes per parameter (fused, one pass):
 // Adam: read param, grad, m, v; write param, m, v (7 x 4 in fp32). With fp32 master weights the
 // 16-bit param and grad are read/written in 2 bytes and the master in 4.
@@ -248,6 +230,7 @@ StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::Train
   const LayerTimes& lt = layer_times(training.per_gpu_batch, training);
   sp.layer_fwd_s = lt.fwd;
   sp.layer_bwd_s = lt.bwd;
+  sp.workload = workload_;  // a pointer copy: names for traces without copying strings per point
   sp.optimizer_s = optimizer_time(training);
 
   // Gradients on the wire.
@@ -425,24 +408,19 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   const double t1_global = single_gpu_time(training.per_gpu_batch, k * cluster.gpus, training);
   r.strong_scaling_efficiency = t1_global / (cluster.gpus * r.step_time_s);
 
-  // Memory: model states, activations, DDP buckets and buffers (DDP keeps a flat copy of every
-  // gradient in its buckets unless gradient_as_bucket_view).
-  const double psi = param_count_;
-  const DType cdt = model::compute_dtype(training.precision);
-  const bool half_params =
-      training.precision == Precision::kBf16 || training.precision == Precision::kFp16;
-  r.memory.params_bytes = psi * (half_params ? 2.0 : 4.0);
-  r.memory.grads_bytes = psi * model::dtype_bytes(model::grad_dtype(training.precision));
-  r.memory.optimizer_bytes = psi * optimizer_state_bytes(training.optimizer, training.precision);
-  r.memory.activation_bytes =
-      activation_bytes_per_sample_ * static_cast<double>(training.per_gpu_batch) *
-      model::dtype_bytes(cdt) / model::dtype_bytes(workload_->activation_dtype);
-  r.memory.buffer_bytes =
-      (par.gradient_as_bucket_view || cluster.gpus == 1 ? 0.0 : r.grad_bytes_total) + buffer_bytes_;
-  r.fits_in_memory = r.memory.total() <= hw_.gpu.memory_bytes;
-  r.warnings.push_back(
-      "memory counts model states, activations, DDP buckets and module buffers; the CUDA "
-      "context, NCCL buffers and allocator fragmentation arrive with the strategies issue");
+  // Memory per GPU: model states by strategy, activations, buckets and buffers, the CUDA
+  // context, NCCL buffers and fragmentation (simulator/memory.hpp states every term's source).
+  MemoryInputs mi;
+  mi.workload = workload_.get();
+  mi.precision = training.precision;
+  mi.optimizer = training.optimizer;
+  mi.strategy = par.strategy;
+  mi.dp_size = cluster.gpus;
+  mi.gpus_per_node = cluster.gpus_per_node;
+  mi.micro_batch = training.per_gpu_batch;
+  mi.gradient_as_bucket_view = par.gradient_as_bucket_view;
+  r.memory = estimate_memory(mi);
+  r.fits_in_memory = fits(r.memory, hw_.gpu.memory_bytes);
 
   if (training.lr) {
     const double ratio =

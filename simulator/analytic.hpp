@@ -26,6 +26,7 @@
 #include "model/cluster.hpp"
 #include "model/scenario.hpp"
 #include "simulator/collective.hpp"
+#include "simulator/memory.hpp"
 
 namespace ddpsim::sim {
 
@@ -38,17 +39,6 @@ struct BucketTiming {
   double end_s = 0;
   double busbw_gbytes_per_s = 0;
   model::CollectiveAlgorithm algorithm = model::CollectiveAlgorithm::kRing;
-};
-
-struct MemoryBreakdown {
-  double params_bytes = 0;
-  double grads_bytes = 0;
-  double optimizer_bytes = 0;
-  double activation_bytes = 0;
-  double buffer_bytes = 0;  ///< DDP bucket copies of the gradients + module buffers
-  double total() const {
-    return params_bytes + grads_bytes + optimizer_bytes + activation_bytes + buffer_bytes;
-  }
 };
 
 struct Prediction {
@@ -72,7 +62,7 @@ struct Prediction {
   double throughput_samples_per_s = 0;
   double weak_scaling_efficiency = 1;
   double strong_scaling_efficiency = 1;
-  MemoryBreakdown memory;
+  MemoryEstimate memory;  ///< per GPU (simulator/memory.hpp)
   bool fits_in_memory = true;
   std::optional<double> lr;
   std::optional<double> steps_to_target;
@@ -104,6 +94,8 @@ struct StepPlan {
   model::CollectiveBandwidths bandwidths;
   std::vector<double> layer_fwd_s;  ///< per layer, one micro-batch, nominal (no jitter)
   std::vector<double> layer_bwd_s;
+  /// The workload the plan was made for (layer names for traces).
+  std::shared_ptr<const model::Workload> workload;
   double buffer_broadcast_s = 0;  ///< broadcast_buffers, before every forward
   double optimizer_s = 0;
   std::vector<PlannedBucket> buckets;      ///< in launch order

@@ -106,7 +106,9 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
                  {"grads_bytes", p.memory.grads_bytes},
                  {"optimizer_bytes", p.memory.optimizer_bytes},
                  {"activation_bytes", p.memory.activation_bytes},
-                 {"buffer_bytes", p.memory.buffer_bytes}};
+                 {"buffer_bytes", p.memory.buffer_bytes},
+                 {"runtime_bytes", p.memory.runtime_bytes},
+                 {"fragmentation_bytes", p.memory.fragmentation_bytes}};
   r["fits_in_memory"] = p.fits_in_memory;
   r["lr"] = optional_json(p.lr);
   r["steps_to_target"] = optional_json(p.steps_to_target);

@@ -22,7 +22,9 @@
 #include "model/scenario.hpp"
 #include "model/units.hpp"
 #include "simulator/analytic.hpp"
+#include "simulator/event_dp.hpp"
 #include "simulator/report.hpp"
+#include "simulator/trace.hpp"
 
 namespace {
 
@@ -35,14 +37,8 @@ int run_predict(const std::string& path, const std::string& engine_opt, const st
   if (!engine_opt.empty()) {
     s.simulation.engine = engine_opt == "event" ? model::Engine::kEvent : model::Engine::kAnalytic;
   }
-  if (s.simulation.engine == model::Engine::kEvent || !trace.empty()) {
-    const std::string where = !engine_opt.empty() ? std::string("--engine event")
-                              : !trace.empty()    ? std::string("--trace")
-                                                  : path + ": /simulation/engine: \"event\"";
-    throw UnsupportedError(where +
-                           ": the event-driven simulator is not built in this version; it arrives "
-                           "with the event-simulator issue (use the analytic engine)");
-  }
+  const bool event = s.simulation.engine == model::Engine::kEvent;
+  if (!trace.empty() && !event) throw Error("--trace needs --engine event");
   std::vector<model::Scenario> points = model::expand_sweep(s);
   for (auto& p : points) p.simulation.engine = s.simulation.engine;
   std::vector<sim::Prediction> predictions;
@@ -59,10 +55,51 @@ int run_predict(const std::string& path, const std::string& engine_opt, const st
       last_workload = p.workload.get();
       last_hw = hw_key;
     }
-    predictions.push_back(predictor->predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd,
-                                             p.simulation.jitter_cv));
+    if (!event) {
+      predictions.push_back(predictor->predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd,
+                                               p.simulation.jitter_cv));
+      continue;
+    }
+    // The analytic model supplies everything that is not a timing (memory, lr, ...); the event
+    // simulator replaces the timings.
+    sim::Prediction pred =
+        predictor->predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd, 0.0);
+    const sim::StepPlan plan = predictor->plan(p.cluster, p.training, p.parallelism);
+    sim::EventOptions o;
+    o.steps = p.simulation.steps;
+    o.jitter_cv = p.simulation.jitter_cv;
+    o.jitter_distribution = p.simulation.jitter_distribution;
+    o.seed = p.simulation.seed;
+    o.straggler_rank = p.simulation.straggler_rank;
+    o.straggler_slowdown = p.simulation.straggler_slowdown;
+    o.record_timeline = !trace.empty();
+    const sim::EventResult r = sim::simulate_event(plan, o);
+    sim::apply_event_result(pred, r, o);
+    if (p.simulation.straggler_rank >= p.cluster.gpus) {
+      pred.warnings.push_back("straggler_rank " + std::to_string(p.simulation.straggler_rank) +
+                              " is not among the " + std::to_string(p.cluster.gpus) +
+                              " ranks: no straggler");
+    }
+    if (!trace.empty()) {
+      // One file per sweep point: trace.json, or trace.1.json, trace.2.json, ... for sweeps.
+      std::filesystem::path tp(trace);
+      if (points.size() > 1) {
+        tp.replace_extension("." + std::to_string(predictions.size() + 1) +
+                             std::filesystem::path(trace).extension().string());
+      }
+      sim::write_chrome_trace(tp.string(), r.timeline,
+                              {{"scenario", s.name},
+                               {"file", path},
+                               {"gpus", p.cluster.gpus},
+                               {"point", p.point},
+                               {"steps", o.steps},
+                               {"jitter_cv", o.jitter_cv},
+                               {"seed", o.seed},
+                               {"ranks_shown", "the first 64 ranks and the slowest one"}});
+    }
+    predictions.push_back(std::move(pred));
   }
-  const json doc = sim::results_json(s, points, predictions, "analytic");
+  const json doc = sim::results_json(s, points, predictions, event ? "event" : "analytic");
   if (!out.empty()) sim::write_file_atomic(out, doc.dump(2) + "\n");
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
@@ -231,7 +268,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json", "csv"}));
   predict->add_option("--out", out, "also write the JSON results to this file (atomically)");
   predict->add_option("--trace", trace,
-                      "write a Chrome trace of the simulated step (event engine)");
+                      "write a Chrome trace (Perfetto) of the simulated steps: needs --engine "
+                      "event; ranks 0-63 and the slowest; sweeps write OUT.1.json, OUT.2.json...");
 
   std::string schema_format = "json";
   auto* schema = app.add_subcommand("schema", "print the scenario JSON Schema or key reference");

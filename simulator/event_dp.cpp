@@ -1,0 +1,499 @@
+#include "simulator/event_dp.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <random>
+#include <utility>
+
+#include "model/error.hpp"
+
+namespace ddpsim::sim {
+
+namespace {
+
+// A collective of the gradient phase: a DDP bucket, the local_used_map all-reduce or the
+// first iteration's single bucket.
+struct PlannedCollective {
+  SimTime duration{0};
+  int ready_layer = 0;  ///< its gradients exist once this layer's backward ends
+  int gate_layer = 0;   ///< it may launch once this layer's backward ends (0 without overlap)
+  int bucket = -1;      ///< index in plan.buckets, -1 for the others
+  std::int64_t bytes = -1;
+  std::string name;
+};
+
+// What the last rank's notifications and the communication stream have done in this step.
+struct CollectiveState {
+  int gated = 0;  ///< ranks on which it may launch
+  SimTime ready_max{0};
+  SimTime start{0};
+  SimTime end{0};
+};
+
+struct RankState {
+  std::mt19937_64 rng;
+  // Per rank: the distribution caches the second value of each pair it generates.
+  std::normal_distribution<double> normal{0.0, 1.0};
+  double factor = 1;  ///< straggler slowdown
+  int step = 0;
+  int micro_batch = 0;
+  int layer = 0;
+  bool waiting_for_comm = false;
+  SimTime bwd_end{0};
+  double fwd_s = 0;  ///< this step's forward (incl. broadcasts), backward, optimizer
+  double bwd_s = 0;
+  double opt_s = 0;
+};
+
+class DpModel {
+ public:
+  /// With o.record_timeline, records ranks below o.timeline_max_ranks (all if 0) and `extra`.
+  DpModel(const StepPlan& plan, const EventOptions& o, int extra_traced_rank = -1)
+      : plan_(plan),
+        o_(o),
+        extra_traced_(extra_traced_rank),
+        n_(plan.gpus),
+        layers_(static_cast<int>(plan.layer_fwd_s.size())) {
+    DDPSIM_ASSERT(o.steps >= 1, "at least one step");
+    DDPSIM_ASSERT(o.jitter_cv >= 0 && o.straggler_slowdown >= 0, "negative jitter or slowdown");
+    DDPSIM_ASSERT(n_ >= 1, "at least one rank");
+    DDPSIM_ASSERT(plan.layer_bwd_s.size() == plan.layer_fwd_s.size(), "layer times disagree");
+    broadcast_ = to_sim_time(plan.buffer_broadcast_s);
+    steady_ = collectives(false);
+    first_ = collectives(true);
+    ranks_.resize(static_cast<std::size_t>(n_));
+    for (int r = 0; r < n_; ++r) {
+      // seed_seq mixes (seed, rank) so rank r's samples depend on nothing else.
+      std::seed_seq seq{static_cast<std::uint32_t>(o.seed),
+                        static_cast<std::uint32_t>(o.seed >> 32), static_cast<std::uint32_t>(r)};
+      ranks_[static_cast<std::size_t>(r)].rng.seed(seq);
+      if (r == o.straggler_rank) ranks_[static_cast<std::size_t>(r)].factor += o.straggler_slowdown;
+    }
+    const auto steps = static_cast<std::size_t>(o.steps);
+    step_end_.assign(steps, SimTime(0));
+    opt_done_.assign(steps, 0);
+    compute_end_.assign(steps, std::vector<SimTime>(static_cast<std::size_t>(n_)));
+    if (o.jitter_distribution == model::JitterDistribution::kLogNormal && o.jitter_cv > 0) {
+      const double s2 = std::log1p(o.jitter_cv * o.jitter_cv);
+      ln_sigma_ = std::sqrt(s2);
+      ln_mu_ = -0.5 * s2;
+    }
+    engine_.set_observer(o.observer);
+  }
+
+  EventResult run() {
+    begin_step_collectives(0);
+    for (int r = 0; r < n_; ++r) start_micro_batch(r);
+    engine_.run();
+    return result();
+  }
+
+ private:
+  std::vector<PlannedCollective> collectives(bool first) const {
+    std::vector<PlannedCollective> out;
+    if (first) {
+      PlannedCollective c;
+      c.duration = to_sim_time(plan_.first_iteration_allreduce_s);
+      c.bytes = static_cast<std::int64_t>(std::llround(plan_.grad_bytes_total * plan_.wire_scale));
+      c.name = "allreduce first-iteration bucket";
+      out.push_back(c);
+      return out;
+    }
+    for (std::size_t i = 0; i < plan_.buckets.size(); ++i) {
+      const PlannedBucket& b = plan_.buckets[i];
+      PlannedCollective c;
+      c.duration = to_sim_time(b.duration_s());
+      c.ready_layer = b.ready_layer;
+      c.gate_layer = plan_.overlap ? b.ready_layer : 0;
+      c.bucket = static_cast<int>(i);
+      c.bytes = b.cost.bytes;
+      c.name = "allreduce bucket " + std::to_string(i);
+      out.push_back(c);
+    }
+    if (plan_.used_map_allreduce_s > 0) {
+      PlannedCollective c;
+      c.duration = to_sim_time(plan_.used_map_allreduce_s);
+      c.name = "allreduce local_used_map";
+      out.push_back(c);
+    }
+    return out;
+  }
+
+  const std::vector<PlannedCollective>& current() const {
+    return o_.include_first_iteration && comm_step_ == 0 ? first_ : steady_;
+  }
+
+  // Called when no rank has yet notified anything of step `s` (every rank is in its optimizer
+  // of step s-1 or earlier in step s).
+  void begin_step_collectives(int s) {
+    comm_step_ = s;
+    const auto& cs = current();
+    state_.assign(cs.size(), CollectiveState{});
+    gates_.assign(static_cast<std::size_t>(std::max(layers_, 1)), {});
+    readies_.assign(static_cast<std::size_t>(std::max(layers_, 1)), {});
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      gates_[static_cast<std::size_t>(cs[i].gate_layer)].push_back(static_cast<int>(i));
+      readies_[static_cast<std::size_t>(cs[i].ready_layer)].push_back(static_cast<int>(i));
+    }
+    next_ = 0;
+    comm_busy_ = false;
+    if (cs.empty()) {
+      // Nothing to reduce (no gradients): this step and, as every later step has the same
+      // plan, all later ones are done with communication.
+      comm_done_through_ = o_.steps - 1;
+      done_step_ = o_.steps - 1;
+      done_states_.clear();
+    }
+  }
+
+  double jitter(RankState& rs) {
+    if (o_.jitter_cv <= 0) return 1.0;
+    const double z = rs.normal(rs.rng);
+    if (o_.jitter_distribution == model::JitterDistribution::kLogNormal) {
+      return std::exp(ln_mu_ + ln_sigma_ * z);
+    }
+    // Clipped so that a rare draw below -1/cv cannot make a kernel take no time (or less).
+    return std::max(0.05, 1.0 + o_.jitter_cv * z);
+  }
+
+  SimTime compute_time(RankState& rs, double nominal_s) {
+    return to_sim_time(nominal_s * rs.factor * jitter(rs));
+  }
+
+  bool traced(int r) const {
+    return o_.record_timeline &&
+           (o_.timeline_max_ranks <= 0 || r < o_.timeline_max_ranks || r == extra_traced_);
+  }
+
+  void span(int r, Stream st, int step, std::string name, std::string layer, std::int64_t bytes,
+            SimTime start, SimTime end) {
+    timeline_.push_back(Span{r, st, step, std::move(name), std::move(layer), bytes, start, end});
+  }
+
+  RankState& rank(int r) { return ranks_[static_cast<std::size_t>(r)]; }
+
+  void start_micro_batch(int r) {
+    RankState& rs = rank(r);
+    if (rs.micro_batch == 0) rs.fwd_s = rs.bwd_s = rs.opt_s = 0;
+    if (broadcast_ > SimTime::zero()) {
+      // broadcast_buffers: a collective of all ranks, so the rank waits for the last one.
+      if (++barrier_ < n_) return;
+      barrier_ = 0;
+      const SimTime start = engine_.now();
+      engine_.schedule_in(
+          broadcast_,
+          [this, start] {
+            for (int q = 0; q < n_; ++q) {
+              RankState& qs = rank(q);
+              // The compute stream of every rank is blocked from its arrival; count the
+              // broadcast itself as forward time (as the analytic model does).
+              qs.fwd_s += to_seconds(broadcast_);
+              if (traced(q)) {
+                span(q, Stream::kComm, qs.step, "broadcast buffers", "", -1, start, engine_.now());
+              }
+              begin_forward(q);
+            }
+          },
+          "broadcast");
+      return;
+    }
+    begin_forward(r);
+  }
+
+  void begin_forward(int r) {
+    RankState& rs = rank(r);
+    rs.layer = 0;
+    if (layers_ == 0) {
+      end_backward(r);
+      return;
+    }
+    run_forward_layer(r);
+  }
+
+  void run_forward_layer(int r) {
+    RankState& rs = rank(r);
+    const auto l = static_cast<std::size_t>(rs.layer);
+    const SimTime d = compute_time(rs, plan_.layer_fwd_s[l]);
+    rs.fwd_s += to_seconds(d);
+    if (traced(r)) {
+      const std::string& name = layer_name(l);
+      span(r, Stream::kCompute, rs.step, "fwd " + name, name, -1, engine_.now(), engine_.now() + d);
+    }
+    engine_.schedule_in(
+        d,
+        [this, r] {
+          RankState& s = rank(r);
+          if (++s.layer < layers_) {
+            run_forward_layer(r);
+          } else {
+            s.layer = layers_ - 1;
+            run_backward_layer(r);
+          }
+        },
+        "forward");
+  }
+
+  void run_backward_layer(int r) {
+    RankState& rs = rank(r);
+    const auto l = static_cast<std::size_t>(rs.layer);
+    const SimTime d = compute_time(rs, plan_.layer_bwd_s[l]);
+    rs.bwd_s += to_seconds(d);
+    if (traced(r)) {
+      const std::string& name = layer_name(l);
+      span(r, Stream::kCompute, rs.step, "bwd " + name, name, -1, engine_.now(), engine_.now() + d);
+    }
+    engine_.schedule_in(
+        d,
+        [this, r] {
+          RankState& s = rank(r);
+          const int layer = s.layer;
+          if (s.micro_batch + 1 == plan_.grad_accumulation) backward_done(s.step, layer);
+          if (layer > 0) {
+            --s.layer;
+            run_backward_layer(r);
+          } else {
+            end_backward(r);
+          }
+        },
+        "backward");
+  }
+
+  const std::string& layer_name(std::size_t l) const {
+    static const std::string unnamed = "layer";
+    return plan_.workload && l < plan_.workload->layers.size() ? plan_.workload->layers[l].name
+                                                               : unnamed;
+  }
+
+  // The last micro-batch's backward of `layer` ended on one rank: its buckets are ready there.
+  void backward_done(int step, int layer) {
+    // A straggler may still finish layers below the last bucket's after its step's collectives
+    // ended: those notifications have nothing left to gate.
+    if (step != comm_step_ || comm_done_through_ >= step) return;
+    const auto l = static_cast<std::size_t>(layer);
+    for (int c : readies_[l]) {
+      auto& st = state_[static_cast<std::size_t>(c)];
+      st.ready_max = std::max(st.ready_max, engine_.now());
+    }
+    bool any = false;
+    for (int c : gates_[l]) {
+      any |= ++state_[static_cast<std::size_t>(c)].gated == n_;
+    }
+    if (any) try_launch();
+  }
+
+  void try_launch() {
+    const auto& cs = current();
+    if (comm_busy_ || next_ >= cs.size() || state_[next_].gated < n_) return;
+    comm_busy_ = true;
+    state_[next_].start = engine_.now();
+    engine_.schedule_in(
+        cs[next_].duration, [this] { end_collective(); }, "collective");
+  }
+
+  void end_collective() {
+    const auto& cs = current();
+    CollectiveState& st = state_[next_];
+    st.end = engine_.now();
+    if (o_.record_timeline) {
+      for (int q = 0; q < n_; ++q) {
+        if (traced(q)) {
+          span(q, Stream::kComm, comm_step_, cs[next_].name, "", cs[next_].bytes, st.start, st.end);
+        }
+      }
+    }
+    comm_busy_ = false;
+    ++next_;
+    if (next_ < cs.size()) {
+      try_launch();
+      return;
+    }
+    // Every collective of the step has ended: record them, then release the waiting ranks.
+    comm_end_ = engine_.now();
+    done_states_ = state_;
+    done_step_ = comm_step_;
+    comm_done_through_ = comm_step_;
+    // Every rank has notified all it will ever notify for this step with effect (a collective
+    // only ends once every rank gated it), and no rank is in the next step yet (it needs this
+    // release first), so the next step's state can start now.
+    if (comm_step_ + 1 < o_.steps) begin_step_collectives(comm_step_ + 1);
+    for (int q = 0; q < n_; ++q) {
+      if (rank(q).waiting_for_comm) {
+        rank(q).waiting_for_comm = false;
+        start_optimizer(q);
+      }
+    }
+  }
+
+  void end_backward(int r) {
+    RankState& rs = rank(r);
+    if (rs.micro_batch + 1 < plan_.grad_accumulation) {
+      ++rs.micro_batch;  // no_sync: the next micro-batch starts at once
+      start_micro_batch(r);
+      return;
+    }
+    rs.bwd_end = engine_.now();
+    compute_end_[static_cast<std::size_t>(rs.step)][static_cast<std::size_t>(r)] = rs.bwd_end;
+    if (comm_done_through_ >= rs.step) {
+      start_optimizer(r);
+    } else {
+      rs.waiting_for_comm = true;
+    }
+  }
+
+  void start_optimizer(int r) {
+    RankState& rs = rank(r);
+    const SimTime d = compute_time(rs, plan_.optimizer_s);
+    rs.opt_s = to_seconds(d);
+    if (traced(r)) {
+      span(r, Stream::kCompute, rs.step, "optimizer", "", -1, engine_.now(), engine_.now() + d);
+    }
+    engine_.schedule_in(
+        d, [this, r] { end_optimizer(r); }, "optimizer");
+  }
+
+  void end_optimizer(int r) {
+    RankState& rs = rank(r);
+    const auto s = static_cast<std::size_t>(rs.step);
+    step_end_[s] = std::max(step_end_[s], engine_.now());
+    if (rs.step + 1 == o_.steps) {
+      last_fwd_.resize(static_cast<std::size_t>(n_));
+      last_fwd_[static_cast<std::size_t>(r)] = {rs.fwd_s, rs.bwd_s, rs.opt_s};
+    }
+    if (++opt_done_[s] == n_) engine_.report_progress(static_cast<double>(s + 1) / o_.steps);
+    if (rs.step + 1 < o_.steps) {
+      ++rs.step;
+      rs.micro_batch = 0;
+      start_micro_batch(r);
+    }
+  }
+
+  EventResult result() {
+    EventResult out;
+    out.ranks = n_;
+    out.events_processed = engine_.events_processed();
+    out.end_time = engine_.now();
+    const auto steps = static_cast<std::size_t>(o_.steps);
+    SimTime prev{0};
+    out.compute_end_s.resize(steps);
+    for (std::size_t s = 0; s < steps; ++s) {
+      DDPSIM_ASSERT(opt_done_[s] == n_, "a step did not finish on every rank");
+      out.step_time_s.push_back(to_seconds(step_end_[s] - prev));
+      out.compute_end_s[s].reserve(static_cast<std::size_t>(n_));
+      for (SimTime t : compute_end_[s]) out.compute_end_s[s].push_back(to_seconds(t - prev));
+      if (s + 1 < steps) prev = step_end_[s];
+    }
+    const SimTime last_start = prev;
+    double sum = 0;
+    for (double t : out.step_time_s) sum += t;
+    out.mean_step_time_s = sum / static_cast<double>(steps);
+    std::vector<double> sorted = out.step_time_s;
+    std::sort(sorted.begin(), sorted.end());
+    auto nearest_rank = [&](double q) {
+      const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(steps)));
+      return sorted[std::clamp<std::size_t>(i, 1, steps) - 1];
+    };
+    out.p50_step_time_s = nearest_rank(0.50);
+    out.p99_step_time_s = nearest_rank(0.99);
+
+    const auto& last_compute = compute_end_[steps - 1];
+    const auto slowest = std::max_element(last_compute.begin(), last_compute.end());
+    out.slowest_rank = static_cast<int>(slowest - last_compute.begin());
+    const auto& lf = last_fwd_[static_cast<std::size_t>(out.slowest_rank)];
+    out.forward_time_s = lf[0];
+    out.backward_time_s = lf[1];
+    out.optimizer_time_s = lf[2];
+    DDPSIM_ASSERT(done_step_ == o_.steps - 1, "the last step's collectives did not finish");
+    const auto& cs = current();
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      const CollectiveState& st = done_states_[i];
+      out.comm_time_s += to_seconds(cs[i].duration);
+      if (cs[i].bucket < 0) continue;
+      BucketTiming bt = plan_.buckets[static_cast<std::size_t>(cs[i].bucket)].cost;
+      bt.ready_s = to_seconds(st.ready_max - last_start);
+      bt.start_s = to_seconds(st.start - last_start);
+      bt.end_s = to_seconds(st.end - last_start);
+      out.buckets.push_back(bt);
+    }
+    out.exposed_comm_s = std::max(0.0, to_seconds(comm_end_ - *slowest));
+
+    if (o_.record_timeline) out.timeline = std::move(timeline_);
+    return out;
+  }
+
+  const StepPlan& plan_;
+  const EventOptions& o_;
+  const int extra_traced_;
+  const int n_;
+  const int layers_;
+  Engine engine_;
+  SimTime broadcast_{0};
+  std::vector<PlannedCollective> steady_, first_;
+  std::vector<RankState> ranks_;
+  double ln_mu_ = 0, ln_sigma_ = 0;
+  int barrier_ = 0;
+  // The gradient phase of step comm_step_.
+  int comm_step_ = 0;
+  std::vector<CollectiveState> state_;
+  std::vector<std::vector<int>> gates_, readies_;  ///< per layer: collective indices
+  std::size_t next_ = 0;
+  bool comm_busy_ = false;
+  SimTime comm_end_{0};
+  int comm_done_through_ = -1;  ///< the last step whose collectives have all ended
+  std::vector<CollectiveState> done_states_;
+  int done_step_ = -1;
+  // Per step.
+  std::vector<SimTime> step_end_;
+  std::vector<int> opt_done_;
+  std::vector<std::vector<SimTime>> compute_end_;
+  std::vector<std::array<double, 3>> last_fwd_;
+  std::vector<Span> timeline_;
+};
+
+}  // namespace
+
+EventResult simulate_event(const StepPlan& plan, const EventOptions& opts) {
+  if (opts.record_timeline && opts.timeline_max_ranks > 0 && plan.gpus > opts.timeline_max_ranks) {
+    // The slowest rank is known only at the end: find it with a run that records nothing (runs
+    // are deterministic, so the second one is identical), then record only the ranks kept.
+    EventOptions quiet = opts;
+    quiet.record_timeline = false;
+    quiet.observer = nullptr;
+    const int slowest = DpModel(plan, quiet).run().slowest_rank;
+    return DpModel(plan, opts, slowest).run();
+  }
+  return DpModel(plan, opts).run();
+}
+
+void apply_event_result(Prediction& p, const EventResult& r, const EventOptions& opts) {
+  DDPSIM_ASSERT(r.mean_step_time_s > 0, "an event result without a step time");
+  const double ratio = p.step_time_s / r.mean_step_time_s;  // analytic / event
+  p.step_time_s = r.mean_step_time_s;
+  if (opts.steps > 1 || opts.jitter_cv > 0) {
+    p.p50_step_time_s = r.p50_step_time_s;
+    p.p99_step_time_s = r.p99_step_time_s;
+  } else {
+    p.p50_step_time_s.reset();
+    p.p99_step_time_s.reset();
+  }
+  p.forward_time_s = r.forward_time_s;
+  p.backward_time_s = r.backward_time_s;
+  p.optimizer_time_s = r.optimizer_time_s;
+  p.comm_time_s = r.comm_time_s;
+  p.exposed_comm_s = r.exposed_comm_s;
+  p.buckets = r.buckets;
+  // Everything below is (something fixed) / step time or x step time.
+  p.throughput_samples_per_s = static_cast<double>(p.global_batch) / p.step_time_s;
+  p.weak_scaling_efficiency *= ratio;
+  p.strong_scaling_efficiency *= ratio;
+  if (p.time_to_train_s) *p.time_to_train_s /= ratio;
+  if (p.gpu_hours) *p.gpu_hours /= ratio;
+  if (p.cost_usd) *p.cost_usd /= ratio;
+  std::string w = "engine event: step timings from the event-driven simulator (" +
+                  std::to_string(opts.steps) + " steps, " + std::to_string(r.ranks) + " ranks, " +
+                  std::to_string(r.events_processed) +
+                  " events); memory, lr and first_step_time_s from the analytic model";
+  p.warnings.push_back(std::move(w));
+}
+
+}  // namespace ddpsim::sim

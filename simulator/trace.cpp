@@ -1,0 +1,103 @@
+#include "simulator/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "model/error.hpp"
+#include "simulator/report.hpp"
+
+namespace ddpsim::sim {
+
+namespace {
+
+// Microseconds with exactly three decimals from integer nanoseconds, without rounding through a
+// double; nlohmann would reformat such numbers, so the events are assembled as text.
+std::string micros(SimTime t) {
+  const std::int64_t ns = t.count();
+  const std::int64_t whole = ns / 1000;
+  const std::int64_t frac = ns % 1000;
+  if (ns < 0) return fmt::format("-{}.{:03}", -whole, -frac);
+  return fmt::format("{}.{:03}", whole, frac);
+}
+
+}  // namespace
+
+std::string chrome_trace_text(const std::vector<Span>& spans, const nlohmann::json& metadata) {
+  {
+    std::set<int> ranks;
+    for (const Span& s : spans) ranks.insert(s.rank);
+    // Overlap check per (rank, stream): sort each lane by start.
+    std::map<std::pair<int, int>, std::vector<std::pair<SimTime, SimTime>>> lanes;
+    for (const Span& s : spans) {
+      DDPSIM_ASSERT(s.end >= s.start, "a span ending before it starts");
+      lanes[{s.rank, static_cast<int>(s.stream)}].emplace_back(s.start, s.end);
+    }
+    for (auto& [lane, v] : lanes) {
+      std::sort(v.begin(), v.end());
+      for (std::size_t i = 1; i < v.size(); ++i) {
+        DDPSIM_ASSERT(v[i].first >= v[i - 1].second, "overlapping spans on one stream");
+      }
+    }
+    std::string out = "{\"traceEvents\": [\n";
+    bool first = true;
+    auto add = [&](const std::string& ev) {
+      if (!first) out += ",\n";
+      first = false;
+      out += ev;
+    };
+    using nlohmann::json;
+    for (int r : ranks) {
+      add(json{{"ph", "M"},
+               {"name", "process_name"},
+               {"pid", r},
+               {"tid", 0},
+               {"args", {{"name", "rank " + std::to_string(r)}}}}
+              .dump());
+      add(json{{"ph", "M"},
+               {"name", "process_sort_index"},
+               {"pid", r},
+               {"tid", 0},
+               {"args", {{"sort_index", r}}}}
+              .dump());
+      add(json{{"ph", "M"},
+               {"name", "thread_name"},
+               {"pid", r},
+               {"tid", 1},
+               {"args", {{"name", "compute"}}}}
+              .dump());
+      add(json{{"ph", "M"},
+               {"name", "thread_name"},
+               {"pid", r},
+               {"tid", 2},
+               {"args", {{"name", "communication"}}}}
+              .dump());
+    }
+    for (const Span& s : spans) {
+      json args = {{"step", s.step + 1}};
+      if (!s.layer.empty()) args["layer"] = s.layer;
+      if (s.bytes >= 0) args["bytes"] = s.bytes;
+      const char* cat = s.stream == Stream::kCompute ? "compute" : "collective";
+      add(
+          fmt::format("{{\"ph\": \"X\", \"name\": {}, \"cat\": \"{}\", \"pid\": {}, \"tid\": {}, "
+                      "\"ts\": {}, \"dur\": {}, \"args\": {}}}",
+                      json(s.name).dump(), cat, s.rank, static_cast<int>(s.stream), micros(s.start),
+                      micros(s.end - s.start), args.dump()));
+    }
+    out += "\n], \"displayTimeUnit\": \"ms\", \"otherData\": " + metadata.dump() + "}\n";
+    return out;
+  }
+}
+
+nlohmann::json chrome_trace_json(const std::vector<Span>& spans, const nlohmann::json& metadata) {
+  return nlohmann::json::parse(chrome_trace_text(spans, metadata));
+}
+
+void write_chrome_trace(const std::string& path, const std::vector<Span>& spans,
+                        const nlohmann::json& metadata) {
+  write_file_atomic(path, chrome_trace_text(spans, metadata));
+}
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,38 @@
+// trace.hpp: a Chrome Trace Event Format file (Perfetto, chrome://tracing) of an event run.
+//
+// Layout: {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {metadata}}; one pid per
+// rank (process_name "rank N", sorted by rank), tid 1 = compute stream, tid 2 = communication
+// stream (thread_name metadata rows); one "X" (complete) event per Span with ts and dur in
+// microseconds written with three decimals (nanosecond precision, as Kineto writes them);
+// args carry the step, the layer name (compute) or the bytes on the wire (collectives).
+// Spans on one (rank, stream) never overlap (simulate_event keeps each stream serial; this is
+// checked with DDPSIM_ASSERT). Which ranks appear is decided by the caller: simulate_event keeps
+// the first EventOptions::timeline_max_ranks (64) ranks plus the slowest one by default.
+// The file is written atomically (write_file_atomic, simulator/report.hpp); errors throw Error.
+//
+//   EventOptions o; o.record_timeline = true;
+//   EventResult r = simulate_event(plan, o);
+//   write_chrome_trace("trace.json", r.timeline, {{"scenario", "gpt2-xl"}});
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "simulator/event_dp.hpp"
+
+namespace ddpsim::sim {
+
+/// The trace document as written: ts/dur with exactly three decimals.
+std::string chrome_trace_text(const std::vector<Span>& spans,
+                              const nlohmann::json& metadata = nlohmann::json::object());
+
+/// The same document parsed (for tests and callers that post-process it).
+nlohmann::json chrome_trace_json(const std::vector<Span>& spans,
+                                 const nlohmann::json& metadata = nlohmann::json::object());
+
+/// Writes chrome_trace_json(spans, metadata) to `path` atomically.
+void write_chrome_trace(const std::string& path, const std::vector<Span>& spans,
+                        const nlohmann::json& metadata = nlohmann::json::object());
+
+}  // namespace ddpsim::sim

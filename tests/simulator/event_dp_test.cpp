@@ -1,0 +1,334 @@
+// The event-driven data-parallel model: agreement with the analytic timeline when nothing is
+// random, stragglers and jitter by hand, determinism, and the Chrome trace.
+#include "simulator/event_dp.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+
+#include "model/builders.hpp"
+#include "model/scenario.hpp"
+#include "simulator/trace.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+using model::DType;
+
+// The machine of analytic_test.cpp: 1 TFLOP/s fp32, 1 TB/s HBM, 100 GB/s switched NVLink,
+// latency 0 and efficiency 1, so every time is a ratio of round numbers.
+model::HardwareSpec round_machine() {
+  model::HardwareSpec hw;
+  hw.name = "round";
+  hw.gpu.name = "round-gpu";
+  hw.gpu.peak_flops[DType::kFp32] = 1e12;
+  hw.gpu.efficiency[DType::kFp32] = 1.0;
+  hw.gpu.peak_flops[DType::kBf16] = 2e12;
+  hw.gpu.efficiency[DType::kBf16] = 1.0;
+  hw.gpu.memory_bytes = 80e9;
+  hw.gpu.memory_bandwidth = 1e12;
+  hw.gpu.memory_efficiency = 1.0;
+  hw.gpus_per_node = 8;
+  hw.intra_node = {"fabric", 100e9, 0};
+  hw.intra_node_switched = true;
+  hw.pcie = {"pcie", 100e9, 0};
+  hw.inter_node = {"nic", 12.5e9, 0};
+  hw.nics_per_node = 8;
+  hw.intra_tuning = {1.0, 1.0, 0.0, 0.0};
+  hw.inter_tuning = {1.0, 1.0, 0.0, 0.0};
+  return hw;
+}
+
+// `n` layers of 1e6 fp32 parameters (4 MB each) and 1e9 forward FLOPs per sample: 1 ms forward
+// and 2 ms backward per layer on the round machine.
+std::shared_ptr<const model::Workload> layers(int n) {
+  std::vector<model::LumpLayer> ls;
+  for (int i = 0; i < n; ++i) ls.push_back({"l" + std::to_string(i), 1000000, 1e9, 0});
+  return std::make_shared<const model::Workload>(model::build_from_layers(ls));
+}
+
+model::TrainingConfig fp32_adam(int k = 1) {
+  model::TrainingConfig t;
+  t.per_gpu_batch = 1;
+  t.grad_accumulation = k;
+  t.precision = model::Precision::kFp32;
+  t.optimizer = model::Optimizer::kAdam;
+  return t;
+}
+
+// Events on one rank's critical path in a step: each rounds its duration to whole nanoseconds
+// once (<= 0.5 ns), so the event engine may differ from the analytic double by 1 ns per event.
+double tolerance_s(const StepPlan& p) {
+  const double events = 2.0 * static_cast<double>(p.layer_fwd_s.size()) * p.grad_accumulation +
+                        static_cast<double>(p.buckets.size()) + 2.0 * p.grad_accumulation + 2.0;
+  return events * 1e-9;
+}
+
+// Runs both engines on one configuration and checks that they agree.
+void expect_agreement(const Predictor& pr, const model::ClusterConfig& c,
+                      const model::TrainingConfig& t, const model::ParallelismConfig& par,
+                      double expected_step_s = -1) {
+  const StepPlan plan = pr.plan(c, t, par);
+  const Prediction a = pr.predict(c, t, par);
+  EventOptions o;
+  o.steps = 3;
+  const EventResult e = simulate_event(plan, o);
+  const double tol = tolerance_s(plan);
+  if (expected_step_s > 0) {
+    EXPECT_NEAR(a.step_time_s, expected_step_s, 1e-12);
+  }
+  ASSERT_EQ(e.step_time_s.size(), 3u);
+  for (double s : e.step_time_s) EXPECT_NEAR(s, a.step_time_s, tol);
+  EXPECT_NEAR(e.mean_step_time_s, a.step_time_s, tol);
+  EXPECT_NEAR(e.p99_step_time_s, a.step_time_s, tol);
+  EXPECT_NEAR(e.forward_time_s, a.forward_time_s, tol);
+  EXPECT_NEAR(e.backward_time_s, a.backward_time_s, tol);
+  EXPECT_NEAR(e.optimizer_time_s, a.optimizer_time_s, tol);
+  EXPECT_NEAR(e.comm_time_s, a.comm_time_s, tol);
+  EXPECT_NEAR(e.exposed_comm_s, a.exposed_comm_s, tol);
+  ASSERT_EQ(e.buckets.size(), a.buckets.size());
+  for (std::size_t i = 0; i < a.buckets.size(); ++i) {
+    EXPECT_NEAR(e.buckets[i].ready_s, a.buckets[i].ready_s, tol) << "bucket " << i;
+    EXPECT_NEAR(e.buckets[i].start_s, a.buckets[i].start_s, tol) << "bucket " << i;
+    EXPECT_NEAR(e.buckets[i].end_s, a.buckets[i].end_s, tol) << "bucket " << i;
+    EXPECT_EQ(e.buckets[i].bytes, a.buckets[i].bytes);
+  }
+  // The first iteration (one bucket after the whole backward) agrees too.
+  o.include_first_iteration = true;
+  o.steps = 2;
+  const EventResult f = simulate_event(plan, o);
+  EXPECT_NEAR(f.step_time_s[0], a.first_step_time_s, tol);
+  EXPECT_NEAR(f.step_time_s[1], a.step_time_s, tol);
+}
+
+TEST(EventDpTest, AgreesWithAnalyticTwoGpusByHand) {
+  // analytic_test.cpp TwoGpuStepByHand: 6 ms compute, bucket {l1} 4.00-4.04 ms, bucket {l0}
+  // 6.00-6.04 ms, 56 us optimizer: 6.096 ms.
+  const Predictor p(layers(2), round_machine());
+  expect_agreement(p, {2, 8}, fp32_adam(), {}, 6.096e-3);
+  const EventResult e = simulate_event(p.plan({2, 8}, fp32_adam(), {}), EventOptions{});
+  EXPECT_DOUBLE_EQ(e.step_time_s[0], 6.096e-3);  // every piece is whole nanoseconds
+}
+
+TEST(EventDpTest, AgreesWithAnalyticWithoutOverlap) {
+  const Predictor p(layers(2), round_machine());
+  model::ParallelismConfig par;
+  par.overlap = false;
+  expect_agreement(p, {2, 8}, fp32_adam(), par, 6.136e-3);
+}
+
+TEST(EventDpTest, AgreesWithAnalyticWithAccumulation) {
+  const Predictor p(layers(2), round_machine());
+  expect_agreement(p, {2, 8}, fp32_adam(2), {}, 12.096e-3);
+}
+
+TEST(EventDpTest, AgreesWithAnalyticWithManyBuckets) {
+  // 48 layers of 4 MB with a 4 MiB cap: one bucket per layer, 16 GPUs over two nodes, so the
+  // buckets queue on the communication stream behind each other.
+  const Predictor p(layers(48), round_machine());
+  model::ParallelismConfig par;
+  par.bucket_cap_mb = 4;
+  par.bucket_cap_defaulted = false;
+  const StepPlan plan = p.plan({16, 8}, fp32_adam(), par);
+  EXPECT_GE(plan.buckets.size(), 24u);
+  expect_agreement(p, {16, 8}, fp32_adam(), par);
+  par.find_unused_parameters = true;  // plus the local_used_map all-reduce
+  expect_agreement(p, {16, 8}, fp32_adam(), par);
+}
+
+TEST(EventDpTest, AgreesWithAnalyticOnPresets) {
+  // gpt2-xl on 64 H100 (the default scenario) and resnet50 on 16 A100, whose BatchNorm buffers
+  // are broadcast before every forward (a collective of all ranks in the event engine).
+  model::Scenario s = model::load_scenario(std::string(DDPSIM_SCENARIO_DIR) + "/default.json");
+  s.cluster.gpus = 64;
+  const Predictor p(s);
+  expect_agreement(p, s.cluster, s.training, s.parallelism);
+
+  nlohmann::json doc = {{"model", {{"preset", "resnet50"}}},
+                        {"hardware", {{"preset", "dgx-a100"}}},
+                        {"cluster", {{"gpus", 16}}},
+                        {"training", {{"per_gpu_batch", 64}, {"grad_accumulation", 2}}}};
+  const model::Scenario r = model::parse_scenario(doc, "resnet.json");
+  const Predictor pr(r);
+  ASSERT_GT(pr.plan(r.cluster, r.training, r.parallelism).buffer_broadcast_s, 0);
+  expect_agreement(pr, r.cluster, r.training, r.parallelism);
+}
+
+TEST(EventDpTest, StragglerIsTenPercentSlowerInCompute) {
+  // Rank 1 runs every layer and its optimizer 10% slower: forward 2.2 ms, bucket {l1} ready at
+  // 4.4 ms (ends 4.44), {l0} ready at 6.6 ms (ends 6.64), its optimizer 61.6 us: 6.7016 ms per
+  // step, and rank 1's compute ends exactly 6.6 ms = 1.1 x 6 ms after the start of every step.
+  const Predictor p(layers(2), round_machine());
+  EventOptions o;
+  o.steps = 4;
+  o.straggler_rank = 1;
+  o.straggler_slowdown = 0.10;
+  const EventResult e = simulate_event(p.plan({2, 8}, fp32_adam(), {}), o);
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_NEAR(e.step_time_s[s], 6.7016e-3, 1e-12) << "step " << s;
+    EXPECT_NEAR(e.compute_end_s[s][1], 1.1 * 6e-3, 1e-12) << "step " << s;
+  }
+  EXPECT_NEAR(e.compute_end_s[0][0], 6e-3, 1e-12);
+  // Rank 0 left the previous step's optimizer 5.6 us earlier than rank 1.
+  EXPECT_NEAR(e.compute_end_s[1][0], 6e-3 - 5.6e-6, 1e-12);
+  EXPECT_EQ(e.slowest_rank, 1);
+  EXPECT_NEAR(e.backward_time_s, 4.4e-3, 1e-12);
+  EXPECT_NEAR(e.buckets[0].ready_s, 4.4e-3, 1e-12);
+  EXPECT_NEAR(e.buckets[1].end_s, 6.64e-3, 1e-12);
+  EXPECT_NEAR(e.exposed_comm_s, 40e-6, 1e-12);
+  // A straggler rank that does not exist slows nothing.
+  o.straggler_rank = 7;
+  EXPECT_NEAR(simulate_event(p.plan({2, 8}, fp32_adam(), {}), o).mean_step_time_s, 6.096e-3, 1e-12);
+}
+
+TEST(EventDpTest, LayerJitterStaysBelowThePerStepBound) {
+  // 8 ranks, 32 equal layers, cv 0.1 per layer. The analytic engine applies the noise to the
+  // whole step: compute x (1 + cv E[max of 8]) = x 1.142. Here every layer draws its own
+  // sample, so a rank's compute has cv 0.1 / sqrt(32) = 0.018 and the synchronous step waits
+  // for about 1 + 0.018 x 1.42: the event mean must lie strictly between the jitter-free step
+  // and the analytic per-step-jitter step. The excess over the jitter-free step is compared
+  // with cv/sqrt(L) x E[max of 8] x compute within a factor of 2 (200 steps: the standard error
+  // of the mean of the maximum is ~3% of it; the remaining gap comes from the optimizer's own
+  // jitter and from ranks drifting apart between steps).
+  const int nl = 32;
+  const Predictor p(layers(nl), round_machine());
+  const StepPlan plan = p.plan({8, 8}, fp32_adam(), {});
+  const Prediction base = p.predict({8, 8}, fp32_adam(), {});
+  const Prediction bound = p.predict({8, 8}, fp32_adam(), {}, std::nullopt, 0.1);
+  EventOptions o;
+  o.steps = 200;
+  o.jitter_cv = 0.1;
+  o.seed = 42;
+  const EventResult e = simulate_event(plan, o);
+  EXPECT_GT(e.mean_step_time_s, base.step_time_s);
+  EXPECT_LT(e.mean_step_time_s, bound.step_time_s);
+  const double compute = base.forward_time_s + base.backward_time_s;
+  const double expected = 0.1 / std::sqrt(nl) * expected_max_std_normal(8) * compute;
+  const double excess = e.mean_step_time_s - base.step_time_s;
+  EXPECT_GT(excess, 0.5 * expected);
+  EXPECT_LT(excess, 2.0 * expected);
+  EXPECT_LE(e.p50_step_time_s, e.p99_step_time_s);
+
+  // Reproducible: the same seed gives identical results; another seed different ones.
+  const EventResult again = simulate_event(plan, o);
+  EXPECT_EQ(again.step_time_s, e.step_time_s);
+  EXPECT_EQ(again.compute_end_s, e.compute_end_s);
+  o.seed = 43;
+  EXPECT_NE(simulate_event(plan, o).step_time_s, e.step_time_s);
+
+  // Log-normal noise with the same cv lands in the same band.
+  o.jitter_distribution = model::JitterDistribution::kLogNormal;
+  const EventResult ln = simulate_event(plan, o);
+  EXPECT_GT(ln.mean_step_time_s, base.step_time_s);
+  EXPECT_LT(ln.mean_step_time_s, bound.step_time_s);
+}
+
+TEST(EventDpTest, RankSamplesDoNotDependOnTheRankCount) {
+  // Rank 0's first-step compute is drawn from (seed, rank 0) only; with overlap=false and no
+  // buffers nothing synchronises compute before the backward ends, so it is the same on 2 and
+  // 8 ranks.
+  const Predictor p(layers(4), round_machine());
+  model::ParallelismConfig par;
+  par.overlap = false;
+  EventOptions o;
+  o.jitter_cv = 0.2;
+  const EventResult two = simulate_event(p.plan({2, 8}, fp32_adam(), par), o);
+  const EventResult eight = simulate_event(p.plan({8, 8}, fp32_adam(), par), o);
+  EXPECT_EQ(two.compute_end_s[0][0], eight.compute_end_s[0][0]);
+  EXPECT_EQ(two.compute_end_s[0][1], eight.compute_end_s[0][1]);
+}
+
+TEST(EventDpTest, ThousandRanksAreFast) {
+  model::Scenario s = model::load_scenario(std::string(DDPSIM_SCENARIO_DIR) + "/default.json");
+  s.cluster.gpus = 1024;
+  const Predictor p(s);
+  const StepPlan plan = p.plan(s.cluster, s.training, s.parallelism);
+  EventOptions o;
+  o.steps = 5;
+  o.jitter_cv = 0.05;
+  const auto t0 = std::chrono::steady_clock::now();
+  const EventResult e = simulate_event(plan, o);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(e.compute_end_s.size(), 5u);
+  EXPECT_EQ(e.compute_end_s[4].size(), 1024u);
+  EXPECT_GT(e.events_processed, 1024u * 5u * 2u * plan.layer_fwd_s.size());
+  // Well under a second in an optimised build; generous here for debug and sanitizer builds.
+  EXPECT_LT(wall, 10.0);
+  RecordProperty("wall_s", std::to_string(wall));
+}
+
+TEST(EventDpTest, ChromeTraceIsValidAndNeverOverlaps) {
+  const Predictor p(layers(4), round_machine());
+  EventOptions o;
+  o.steps = 2;
+  o.jitter_cv = 0.1;
+  o.record_timeline = true;
+  const EventResult e = simulate_event(p.plan({4, 8}, fp32_adam(2), {}), o);
+  ASSERT_FALSE(e.timeline.empty());
+  const nlohmann::json j = chrome_trace_json(e.timeline, {{"engine", "event"}});
+  EXPECT_EQ(j.at("displayTimeUnit"), "ms");
+  EXPECT_EQ(j.at("otherData").at("engine"), "event");
+  std::set<int> pids;
+  std::set<std::string> names;
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> lanes;
+  int buckets = 0;
+  for (const auto& ev : j.at("traceEvents")) {
+    if (ev.at("ph") == "M") {
+      if (ev.at("name") == "process_name") {
+        pids.insert(ev.at("pid").get<int>());
+        EXPECT_EQ(ev.at("args").at("name"), "rank " + std::to_string(ev.at("pid").get<int>()));
+      }
+      continue;
+    }
+    ASSERT_EQ(ev.at("ph"), "X");
+    const int tid = ev.at("tid").get<int>();
+    EXPECT_TRUE(tid == 1 || tid == 2);
+    const double ts = ev.at("ts").get<double>(), dur = ev.at("dur").get<double>();
+    lanes[{ev.at("pid").get<int>(), tid}].emplace_back(ts, ts + dur);
+    const auto name = ev.at("name").get<std::string>();
+    if (name.rfind("allreduce bucket", 0) == 0) {
+      ++buckets;
+      EXPECT_EQ(tid, 2);
+      EXPECT_GT(ev.at("args").at("bytes").get<std::int64_t>(), 0);
+    }
+    if (name.rfind("fwd ", 0) == 0) {
+      EXPECT_EQ(ev.at("args").at("layer"), name.substr(4));
+    }
+  }
+  EXPECT_EQ(pids, (std::set<int>{0, 1, 2, 3}));
+  EXPECT_EQ(buckets, 4 * 2 * static_cast<int>(e.buckets.size()));
+  for (auto& [lane, v] : lanes) {
+    std::sort(v.begin(), v.end());
+    for (std::size_t i = 1; i < v.size(); ++i) {
+      EXPECT_GE(v[i].first, v[i - 1].second - 1e-9) << "pid " << lane.first;
+    }
+  }
+  // ts and dur are microseconds with three decimals (nanoseconds).
+  const std::string text = chrome_trace_text(e.timeline);
+  EXPECT_TRUE(
+      std::regex_search(text, std::regex(R"("ts": [0-9]+\.[0-9]{3}, "dur": [0-9]+\.[0-9]{3},)")));
+  EXPECT_FALSE(std::regex_search(text, std::regex(R"("ts": [0-9]+,)")));
+}
+
+TEST(EventDpTest, TraceKeepsTheFirstRanksAndTheSlowest) {
+  const Predictor p(layers(2), round_machine());
+  EventOptions o;
+  o.record_timeline = true;
+  o.timeline_max_ranks = 4;
+  o.straggler_rank = 77;
+  o.straggler_slowdown = 0.5;
+  const EventResult e = simulate_event(p.plan({128, 8}, fp32_adam(), {}), o);
+  std::set<int> ranks;
+  for (const Span& s : e.timeline) ranks.insert(s.rank);
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3, 77}));
+  EXPECT_EQ(e.slowest_rank, 77);
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
