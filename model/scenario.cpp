@@ -50,6 +50,18 @@ const char* optimizer_name(Optimizer o) {
   DDPSIM_ASSERT(false, "unknown optimizer");
 }
 
+const char* objective_name(PlanObjective o) {
+  switch (o) {
+    case PlanObjective::kTime:
+      return "time";
+    case PlanObjective::kCost:
+      return "cost";
+    case PlanObjective::kGpuHours:
+      return "gpu_hours";
+  }
+  DDPSIM_ASSERT(false, "unknown objective");
+}
+
 const char* strategy_name(Strategy s) {
   switch (s) {
     case Strategy::kDdp:
@@ -201,6 +213,104 @@ std::shared_ptr<const Workload> build_workload(const json& m, const std::string&
   return std::make_shared<const Workload>(build_from_layers(layers));
 }
 
+// The "/plan" section (validated by the key table already) on top of the parsed scenario `s`.
+void parse_plan(const json& doc, const std::string& file, Scenario& s) {
+  PlanConfig& pc = s.plan;
+  const json pl = doc.value("plan", json::object());
+  const int gpn = s.cluster.gpus_per_node;
+  if (pl.contains("gpus")) {
+    const json& g = pl.at("gpus");
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const int n = g[i].get<int>();
+      if (n > gpn && n % gpn != 0) {
+        throw InputError(file, "/plan/gpus/" + std::to_string(i),
+                         "at most gpus_per_node (" + std::to_string(gpn) + ") or a multiple of it",
+                         std::to_string(n));
+      }
+      pc.gpus.push_back(n);
+    }
+  } else {
+    for (int n = 1; n <= 4096; n *= 2) {
+      if (n <= gpn || n % gpn == 0) pc.gpus.push_back(n);
+    }
+  }
+  if (pl.contains("per_gpu_batch")) {
+    pc.per_gpu_batch = pl.at("per_gpu_batch").get<std::vector<std::int64_t>>();
+    if (s.training.single_gpu_step_s) {
+      for (std::size_t i = 0; i < pc.per_gpu_batch.size(); ++i) {
+        if (pc.per_gpu_batch[i] != s.training.per_gpu_batch) {
+          throw InputError(file, "/plan/per_gpu_batch/" + std::to_string(i),
+                           "training.per_gpu_batch (" + std::to_string(s.training.per_gpu_batch) +
+                               ") only: training.single_gpu_step_s was measured at it",
+                           std::to_string(pc.per_gpu_batch[i]));
+        }
+      }
+    }
+  } else {
+    pc.per_gpu_batch = {s.training.per_gpu_batch};
+  }
+  pc.grad_accumulation = pl.contains("grad_accumulation")
+                             ? pl.at("grad_accumulation").get<std::vector<int>>()
+                             : std::vector<int>{s.training.grad_accumulation};
+  pc.bucket_cap_given = pl.contains("bucket_cap_mb");
+  if (pc.bucket_cap_given) {
+    pc.bucket_cap_mb = pl.at("bucket_cap_mb").get<std::vector<double>>();
+    for (std::size_t i = 0; i < pc.bucket_cap_mb.size(); ++i) {
+      if (bucket_cap_mb_to_bytes(pc.bucket_cap_mb[i]) < 1) {
+        throw InputError(file, "/plan/bucket_cap_mb/" + std::to_string(i),
+                         "a cap of at least 1 byte (2^-20 MiB)",
+                         fmt::format("{}", pc.bucket_cap_mb[i]));
+      }
+    }
+  } else {
+    pc.bucket_cap_mb = {s.parallelism.bucket_cap_mb};
+  }
+  if (pl.contains("comm_hook")) {
+    const json& h = pl.at("comm_hook");
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      CommHook hook = parse_comm_hook(h[i].get<std::string>());
+      if (s.training.grad_reduce_dtype && hook.kind != CommHook::Kind::kNone) {
+        throw InputError(file, "/plan/comm_hook/" + std::to_string(i),
+                         "\"none\" (training.grad_reduce_dtype is set; a hook sets the wire "
+                         "dtype itself)",
+                         "\"" + hook.text + "\"");
+      }
+      pc.comm_hook.push_back(std::move(hook));
+    }
+  } else {
+    pc.comm_hook = {s.parallelism.comm_hook};
+  }
+  if (pl.contains("deadline_hours")) pc.deadline_hours = pl.at("deadline_hours").get<double>();
+  if (pl.contains("budget_usd")) {
+    pc.budget_usd = pl.at("budget_usd").get<double>();
+    if (!s.gpu_hour_usd) {
+      throw InputError(file, "/plan/budget_usd", "pricing.gpu_hour_usd alongside a budget",
+                       "a budget without a price");
+    }
+  }
+  pc.memory_margin = get_or<double>(pl, "memory_margin", 0.05);
+  if (pl.contains("max_global_batch")) {
+    pc.max_global_batch = pl.at("max_global_batch").get<std::int64_t>();
+  }
+  const std::string objective = get_or<std::string>(pl, "objective", "time");
+  pc.objective = objective == "cost"        ? PlanObjective::kCost
+                 : objective == "gpu_hours" ? PlanObjective::kGpuHours
+                                            : PlanObjective::kTime;
+  if (pc.objective == PlanObjective::kCost && !s.gpu_hour_usd) {
+    throw InputError(file, "/plan/objective", "pricing.gpu_hour_usd for the \"cost\" objective",
+                     "\"cost\" without a price");
+  }
+  // The Cartesian product is predicted point by point: keep it to what runs in seconds.
+  const double total =
+      static_cast<double>(pc.gpus.size()) * static_cast<double>(pc.per_gpu_batch.size()) *
+      static_cast<double>(pc.grad_accumulation.size()) *
+      static_cast<double>(pc.bucket_cap_mb.size()) * static_cast<double>(pc.comm_hook.size());
+  if (total > 1e6) {
+    throw InputError(file, "/plan", "at most 1,000,000 candidates in the Cartesian product",
+                     fmt::format("{:.0f}", total));
+  }
+}
+
 Scenario parse_with(const json& doc, const std::string& file,
                     std::shared_ptr<const Workload> reuse_workload,
                     const std::string& reuse_label) {
@@ -345,6 +455,8 @@ Scenario parse_with(const json& doc, const std::string& file,
     s.gpu_hour_usd = doc.at("pricing").at("gpu_hour_usd").get<double>();
   }
 
+  parse_plan(doc, file, s);
+
   if (doc.contains("sweep")) {
     for (const auto& [key, values] : doc.at("sweep").items()) {
       const std::string ptr = "/sweep/" + escape_pointer_token(key);
@@ -352,7 +464,8 @@ Scenario parse_with(const json& doc, const std::string& file,
       std::replace(target.begin(), target.end(), '.', '/');
       const KeySpec* spec = scenario_keys().find(target);
       if (spec == nullptr || spec->type == KeyType::kObject || spec->type == KeyType::kArray ||
-          target.rfind("/sweep", 0) == 0 || key.find('/') != std::string::npos) {
+          target.rfind("/sweep", 0) == 0 || target.rfind("/plan", 0) == 0 ||
+          key.find('/') != std::string::npos) {
         throw InputError(file, ptr,
                          "a dotted path to a scalar scenario key (e.g. \"cluster.gpus\", "
                          "\"parallelism.bucket_cap_mb\")",

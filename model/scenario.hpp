@@ -102,6 +102,28 @@ struct SimulationConfig {
   double straggler_slowdown = 0;  ///< 0.10: that rank's compute takes 10% longer
 };
 
+enum class PlanObjective { kTime, kCost, kGpuHours };
+const char* objective_name(PlanObjective o);  ///< "time", "cost", "gpu_hours"
+
+/// `ddpsim plan`'s search space and constraints (the "/plan" section). Every list holds at least
+/// one value: a list the scenario leaves out is the scenario's own value (gpus: the powers of two
+/// from 1 to 4096 that the cluster shape allows). Cluster sizes the shape does not allow (above
+/// gpus_per_node and not a multiple of it) are an InputError naming /plan/gpus/i, like
+/// /cluster/gpus, rather than a rejected candidate.
+struct PlanConfig {
+  std::vector<int> gpus;
+  std::vector<std::int64_t> per_gpu_batch;
+  std::vector<int> grad_accumulation;
+  std::vector<double> bucket_cap_mb;
+  bool bucket_cap_given = false;  ///< from /plan/bucket_cap_mb (no 1 MiB first bucket then)
+  std::vector<CommHook> comm_hook;
+  std::optional<double> deadline_hours;
+  std::optional<double> budget_usd;
+  double memory_margin = 0.05;  ///< fits when memory <= (1 - margin) x capacity
+  std::optional<std::int64_t> max_global_batch;
+  PlanObjective objective = PlanObjective::kTime;
+};
+
 struct SweepAxis {
   std::string key;  ///< dotted path, e.g. "cluster.gpus"
   std::vector<nlohmann::json> values;
@@ -120,6 +142,7 @@ struct Scenario {
   SimulationConfig simulation;
   std::optional<double> gpu_hour_usd;
   std::vector<SweepAxis> sweep;
+  PlanConfig plan;  ///< always filled (defaults when the scenario has no "/plan")
   /// The sweep values of this point ({"cluster.gpus": 64}); empty for an unswept scenario.
   nlohmann::json point = nlohmann::json::object();
 };

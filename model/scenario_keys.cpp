@@ -311,6 +311,66 @@ std::vector<KeySpec> build_scenario_keys() {
     t.push_back(axis);
   }
 
+  // `ddpsim plan`: candidate lists (each element validated by its "/*" row) and constraints.
+  t.push_back(
+      obj("/plan", "ddpsim plan: candidates (Cartesian product of the lists) and constraints"));
+  {
+    KeySpec g = array("/plan/gpus", 1,
+                      "candidate cluster sizes (default: the powers of two from 1 to 4096 that "
+                      "are at most gpus_per_node or a multiple of it)");
+    g.maximum = 10000;
+    t.push_back(g);
+  }
+  t.push_back(integer("/plan/gpus/*", "GPUs", nullptr, 1,
+                      "a cluster size; above gpus_per_node a multiple of it", 1e7));
+  {
+    KeySpec b = array("/plan/per_gpu_batch", 1,
+                      "candidate micro-batches per GPU (default: [training.per_gpu_batch])");
+    b.maximum = 10000;
+    t.push_back(b);
+  }
+  t.push_back(integer("/plan/per_gpu_batch/*", "samples", nullptr, 1, "a micro-batch", 1e9));
+  {
+    KeySpec k = array("/plan/grad_accumulation", 1,
+                      "candidate accumulation steps (default: [training.grad_accumulation])");
+    k.maximum = 10000;
+    t.push_back(k);
+  }
+  t.push_back(integer("/plan/grad_accumulation/*", "micro-batches", nullptr, 1,
+                      "micro-batches per optimizer step", 1e6));
+  {
+    KeySpec c = array("/plan/bucket_cap_mb", 1,
+                      "candidate DDP bucket caps (default: [parallelism.bucket_cap_mb])");
+    c.maximum = 10000;
+    t.push_back(c);
+  }
+  t.push_back(number("/plan/bucket_cap_mb/*", "MiB", nullptr, 0, true, "a bucket cap", 1e6));
+  {
+    KeySpec h = array("/plan/comm_hook", 1,
+                      "candidate communication hooks (default: [parallelism.comm_hook])");
+    h.maximum = 100;
+    t.push_back(h);
+  }
+  t.push_back(
+      pattern_str("/plan/comm_hook/*", nullptr,
+                  "none|fp16|bf16|powersgd:[1-9][0-9]{0,3}|topk:(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)",
+                  "a hook: none, fp16, bf16, powersgd:RANK, topk:FRACTION"));
+  t.push_back(number("/plan/deadline_hours", "h", nullptr, 0, true,
+                     "reject configurations whose time to train exceeds this (needs "
+                     "training.target)"));
+  t.push_back(number("/plan/budget_usd", "USD", nullptr, 0, true,
+                     "reject configurations whose cost to train exceeds this (needs "
+                     "pricing.gpu_hour_usd and training.target)"));
+  t.push_back(number("/plan/memory_margin", "", 0.05, 0, false,
+                     "a configuration must fit in (1 - margin) x GPU memory", 0.5));
+  t.push_back(integer("/plan/max_global_batch", "samples", nullptr, 1,
+                      "reject global batches above this (e.g. the critical batch beyond which "
+                      "more samples buy few steps)",
+                      1e15));
+  t.push_back(str("/plan/objective", "time", {"time", "cost", "gpu_hours"},
+                  "what the chosen configuration minimises (ties: fewer GPUs, then smaller "
+                  "global batch)"));
+
   t.push_back(obj("/pricing", "what GPU time costs"));
   t.push_back(number("/pricing/gpu_hour_usd", "USD/GPU-hour", nullptr, 0, false,
                      "price of one GPU for one hour"));

@@ -1,5 +1,7 @@
 #include "simulator/analytic.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -84,6 +86,44 @@ double expected_max_std_normal(int n) {
   return value;
 }
 
+bool powersgd_compresses(std::int64_t n, std::int64_t m, int rank, double min_compression_rate) {
+  // powerSGD_hook.py _should_compress: uncompressed_size = n * m, compressed_size = (n + m) *
+  // rank; compress iff compressed_size * min_compression_rate < uncompressed_size.
+  return static_cast<double>(n + m) * rank * min_compression_rate <
+         static_cast<double>(n) * static_cast<double>(m);
+}
+
+PowerSgdBucket powersgd_bucket(const model::Workload& w, const model::Bucket& b, int rank) {
+  PowerSgdBucket out;
+  for (int t : b.tensors) {
+    const model::ParamTensor& p = w.tensors[static_cast<std::size_t>(t)];
+    const std::int64_t numel = p.numel();
+    out.elements += numel;
+    // matrix = tensor.view(tensor.shape[0], -1): a 1-D tensor of length n is n x 1, which the
+    // rule never compresses ((n + 1) * 2 >= n), so no special case is needed.
+    const std::int64_t n = p.shape.empty() ? 1 : p.shape[0];
+    const std::int64_t m = n > 0 ? numel / n : 0;
+    // matrix_approximation_rank = min(n, m, state.matrix_approximation_rank).
+    const int r = static_cast<int>(std::min<std::int64_t>({n, m, rank}));
+    if (n > 0 && m > 0 && powersgd_compresses(n, m, r)) {
+      out.compressed.push_back({n, m, r});
+      out.p_elements += n * r;
+      out.q_elements += m * r;
+    } else {
+      out.uncompressed_elements += numel;
+    }
+  }
+  return out;
+}
+
+std::int64_t topk_count(std::int64_t elements, double fraction) {
+  // ceil(F * elements); the relative 1e-12 keeps a product that is an integer up to rounding
+  // (0.01 * 1e6 in binary) from being rounded up to the next one.
+  const double x = fraction * static_cast<double>(elements);
+  const auto k = static_cast<std::int64_t>(std::ceil(x * (1.0 - 1e-12)));
+  return std::clamp<std::int64_t>(k, 1, std::max<std::int64_t>(elements, 1));
+}
+
 Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::HardwareSpec hardware,
                      std::string file)
     : workload_(std::move(workload)), hw_(std::move(hardware)), file_(std::move(file)) {
@@ -103,6 +143,15 @@ Predictor::Predictor(const model::Scenario& s) : Predictor(s.workload, s.hardwar
 double Predictor::optimizer_time(const model::TrainingConfig& t) const {
   const double bytes = param_count_ * optimizer_traffic_bytes(t.optimizer, t.precision);
   return bytes / (hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency);
+}
+
+Roofline Predictor::roofline(DType dt) const {
+  Roofline r;
+  if (auto it = hw_.gpu.peak_flops.find(dt); it != hw_.gpu.peak_flops.end()) {
+    r.flops_per_s = it->second * hw_.gpu.efficiency.at(dt);
+  }
+  r.bytes_per_s = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
+  return r;
 }
 
 const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
@@ -135,10 +184,10 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
     // The measurement was taken at the scenario's per-GPU batch; other batches scale linearly.
     // (Callers only use the measured path at that batch; sweeps over per_gpu_batch warn.)
   } else {
-    const auto peak_it = hw_.gpu.peak_flops.find(dt);
-    DDPSIM_ASSERT(peak_it != hw_.gpu.peak_flops.end(), "precision checked by the loader");
-    const double flops_rate = peak_it->second * hw_.gpu.efficiency.at(dt);
-    const double mem_rate = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
+    DDPSIM_ASSERT(hw_.gpu.peak_flops.count(dt) > 0, "precision checked by the loader");
+    const Roofline roof = roofline(dt);
+    const double flops_rate = roof.flops_per_s;
+    const double mem_rate = roof.bytes_per_s;
     const double elem = model::dtype_bytes(dt);
     const double act_scale = elem / model::dtype_bytes(workload_->activation_dtype);
     for (std::size_t i = 0; i < nl; ++i) {
@@ -151,7 +200,7 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         const model::GemmShape s = g.at_batch(batch);
         const double bytes = elem * static_cast<double>(s.count) *
                              static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
-        const double time = std::max(s.flops() / flops_rate, bytes / mem_rate);
+        const double time = roof.time_s(s.flops(), bytes);
         (g.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
       }
       for (const model::ElementwiseOp& e : l.elementwise) {
@@ -206,6 +255,128 @@ double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
   return micro_batches * (lt.fwd_total + lt.bwd_total) + optimizer_time(t);
 }
 
+std::vector<PlannedBucket> Predictor::powersgd_buckets(const model::BucketPlan& plan,
+                                                       const model::CollectiveBandwidths& bw,
+                                                       DType dt, int gpus,
+                                                       const model::ParallelismConfig& par,
+                                                       double& hook_memory_bytes) const {
+  // PyTorch powerSGD_hook (use_error_feedback = warm_start = true), per bucket of L elements,
+  // U of them in uncompressed tensors, g bytes per element (the bucket's dtype):
+  //   input += error (read 2L, write L); input_cp = clone(input) (read L, write L);
+  //   uncompressed = cat(...) (2U); orthogonalise every Q (warm start); P = M Q;
+  //   all_reduce(uncompressed) -> div_ + copy back (4U); all_reduce(P); orthogonalise every P;
+  //   Q = M^T P; all_reduce(Q) -> Q.div_(world) (2 |Q|); M = P Q^T;
+  //   error = input_cp - input (read 2L, write L).
+  // Element-wise passes: g (8L + 6U + 2|Q|) bytes at HBM speed. Each GEMM of an n x m matrix at
+  // rank r: 2 n m r FLOPs, g (n m + n r + m r) bytes, on the roofline of dt (at small r it is
+  // HBM-bound: r/2 FLOP per byte in fp32). Orthogonalisation of an x x r matrix
+  // (_orthogonalize_gram_schmidt, or QR for r > 2, ~ the same work): 2 x r^2 FLOPs; per column
+  // one norm + scale (3 x elements) and one projection of the remaining columns (read for the
+  // dot, read + write for the subtraction: 2 x per pair of columns, counted twice for the
+  // temporaries): g x (3r + 2r(r-1)) bytes. Kernel-launch latency is not modelled.
+  // Memory (persistent per GPU): error_dict (L per bucket), p/q_memory_dict (|P| + |Q| per
+  // bucket), plus the transient clone of the largest bucket.
+  const double g = model::dtype_bytes(dt);
+  const Roofline roof = roofline(dt);
+  std::map<double, CollectiveCost> costs;
+  auto allreduce = [&](double bytes) -> CollectiveCost {
+    // An empty all-reduce (no uncompressed tensor, or nothing compressed) launches no NCCL
+    // kernel (count 0 returns at once): no latency is paid.
+    if (bytes <= 0 || gpus <= 1) return {};
+    auto [it, inserted] = costs.try_emplace(bytes);
+    if (inserted) it->second = allreduce_cost(bw, hw_, bytes, par.algorithm);
+    return it->second;
+  };
+  auto orthogonalise_s = [&](double x, double r) {
+    return roof.time_s(2.0 * x * r * r, g * x * (3.0 * r + 2.0 * r * (r - 1.0)));
+  };
+  std::vector<PlannedBucket> out;
+  out.reserve(plan.buckets.size());
+  double state = 0, largest = 0;
+  for (const model::Bucket& b : plan.buckets) {
+    const PowerSgdBucket pb = powersgd_bucket(*workload_, b, par.comm_hook.rank);
+    const double u = g * static_cast<double>(pb.uncompressed_elements);
+    const double p = g * static_cast<double>(pb.p_elements);
+    const double q = g * static_cast<double>(pb.q_elements);
+    const CollectiveCost cu = allreduce(u), cp = allreduce(p), cq = allreduce(q);
+    PlannedBucket planned;
+    planned.cost.grad_bytes = b.bytes;
+    planned.cost.bytes = static_cast<std::int64_t>(std::llround(u + p + q));
+    planned.cost.tensors = static_cast<int>(b.tensors.size());
+    planned.collective_s = cu.time_s + cp.time_s + cq.time_s;
+    // The busbw of the three together (nccl-tests' AllReduce factor on their summed bytes).
+    planned.cost.busbw_gbytes_per_s =
+        planned.collective_s > 0
+            ? (u + p + q) / planned.collective_s * bus_factor(Collective::kAllReduce, gpus) / 1e9
+            : 0.0;
+    planned.cost.algorithm = u >= p + q ? cu.algorithm : (p >= q ? cp.algorithm : cq.algorithm);
+    planned.ready_layer = b.ready_layer;
+    if (gpus > 1) {
+      const double l = static_cast<double>(pb.elements);
+      double t = g *
+                 (8.0 * l + 6.0 * static_cast<double>(pb.uncompressed_elements) +
+                  2.0 * static_cast<double>(pb.q_elements)) /
+                 roof.bytes_per_s;
+      for (const PowerSgdMatrix& mx : pb.compressed) {
+        const double n = static_cast<double>(mx.n), m = static_cast<double>(mx.m);
+        const double r = mx.rank;
+        t += 3.0 * roof.time_s(2.0 * n * m * r, g * (n * m + n * r + m * r));
+        t += orthogonalise_s(n, r) + orthogonalise_s(m, r);
+      }
+      planned.overhead_s = t;
+      state += g * (l + static_cast<double>(pb.p_elements + pb.q_elements));
+      largest = std::max(largest, g * l);
+    }
+    out.push_back(planned);
+  }
+  hook_memory_bytes = state + largest;
+  return out;
+}
+
+std::vector<PlannedBucket> Predictor::topk_buckets(const model::BucketPlan& plan,
+                                                   const model::CollectiveBandwidths& bw, DType dt,
+                                                   int gpus, const model::ParallelismConfig& par,
+                                                   double& hook_memory_bytes) const {
+  // Per bucket of L elements (g bytes each) on n ranks, k = ceil(F L):
+  //   selection: |grad| (read L, write L), torch.topk's radix select (one counting pass per
+  //   8-bit digit of the 32-bit key: 4 reads of L, then one gather pass: L), writing k values
+  //   and k int64 indices: g 7L + k (g + 8) bytes;
+  //   all-gather of S = n k (g + 8) bytes (values + indices of every rank);
+  //   decompression: zero the bucket (L), scatter-add the n k pairs (read n k (g + 8), read +
+  //   write 2 n k g), divide by n (read L, write L): g 3L + n k (3g + 8) bytes.
+  // Everything element-wise runs at HBM speed. Memory: the gathered buffer and the local top-k
+  // of the largest bucket.
+  const double g = model::dtype_bytes(dt);
+  const double ranks = gpus;
+  const double mem_rate = roofline(dt).bytes_per_s;
+  std::vector<PlannedBucket> out;
+  out.reserve(plan.buckets.size());
+  double largest = 0;
+  for (const model::Bucket& b : plan.buckets) {
+    const std::int64_t k = topk_count(b.elements, par.comm_hook.fraction);
+    const double kd = static_cast<double>(k), l = static_cast<double>(b.elements);
+    const double s = topk_gather_bytes(gpus, k, static_cast<int>(g));
+    PlannedBucket planned;
+    planned.cost.grad_bytes = b.bytes;
+    planned.cost.bytes = static_cast<std::int64_t>(std::llround(s));
+    planned.cost.tensors = static_cast<int>(b.tensors.size());
+    planned.ready_layer = b.ready_layer;
+    if (gpus > 1) {
+      const CollectiveCost c = collective_cost(Collective::kAllGather, bw, hw_, s, par.algorithm);
+      planned.collective_s = c.time_s;
+      planned.cost.busbw_gbytes_per_s = c.busbw_gbytes_per_s;
+      planned.cost.algorithm = c.algorithm;
+      const double select = g * 7.0 * l + kd * (g + kTopKIndexBytes);
+      const double scatter = g * 3.0 * l + ranks * kd * (3.0 * g + kTopKIndexBytes);
+      planned.overhead_s = (select + scatter) / mem_rate;
+      largest = std::max(largest, s + kd * (g + kTopKIndexBytes));
+    }
+    out.push_back(planned);
+  }
+  hook_memory_bytes = largest;
+  return out;
+}
+
 StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                          const model::ParallelismConfig& par) const {
   const std::string where = file_.empty() ? std::string("<input>") : file_;
@@ -214,12 +385,6 @@ StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::Train
                            model::strategy_name(par.strategy) +
                            "\" is not modelled in this version (ZeRO/FSDP arrive with the "
                            "sharded-strategies issue); use \"ddp\"");
-  }
-  if (par.comm_hook.kind == CommHook::Kind::kPowerSgd ||
-      par.comm_hook.kind == CommHook::Kind::kTopK) {
-    throw UnsupportedError(where + ": /parallelism/comm_hook: \"" + par.comm_hook.text +
-                           "\" is not modelled in this version (PowerSGD and top-k arrive with "
-                           "the compression issue); use none, fp16 or bf16");
   }
   StepPlan sp;
   sp.gpus = cluster.gpus;
@@ -290,11 +455,34 @@ StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::Train
     pb.cost.busbw_gbytes_per_s = c.busbw_gbytes_per_s;
     pb.cost.algorithm = c.algorithm;
     pb.collective_s = c.time_s;
-    pb.cast_s = cluster.gpus > 1
-                    ? cast_bytes_per_element * static_cast<double>(b.elements) / mem_rate
-                    : 0.0;
+    pb.overhead_s = cluster.gpus > 1
+                        ? cast_bytes_per_element * static_cast<double>(b.elements) / mem_rate
+                        : 0.0;
     pb.ready_layer = b.ready_layer;
     sp.buckets.push_back(pb);
+  }
+  if (par.comm_hook.kind == CommHook::Kind::kPowerSgd) {
+    // powerSGD_hook runs plain all-reduce for the first start_powerSGD_iter iterations: the
+    // buckets above are that phase; the steady state replaces them.
+    sp.warmup_buckets = std::move(sp.buckets);
+    sp.buckets = powersgd_buckets(plan, bw, wire, cluster.gpus, par, sp.hook_memory_bytes);
+    sp.warnings.push_back(fmt::format(
+        "comm_hook {}: step_time_s is PowerSGD's steady state; the first start_powerSGD_iter = {} "
+        "steps run plain all-reduce (warmup_step_time_s). Hook compute is serialised with the "
+        "collectives on the communication stream",
+        par.comm_hook.text, kPowerSgdStartIter));
+  } else if (par.comm_hook.kind == CommHook::Kind::kTopK) {
+    sp.buckets = topk_buckets(plan, bw, wire, cluster.gpus, par, sp.hook_memory_bytes);
+    sp.warnings.push_back(fmt::format(
+        "comm_hook {}: top-k all-gathers values and int64 indices, without error feedback; hook "
+        "compute is serialised with the collective on the communication stream",
+        par.comm_hook.text));
+  }
+  if (sp.hook_memory_bytes > 0) {
+    sp.warnings.push_back(
+        fmt::format("comm_hook {}: {:.0f} bytes of hook state per GPU, counted "
+                    "in memory.buffer_bytes",
+                    par.comm_hook.text, sp.hook_memory_bytes));
   }
   if (par.find_unused_parameters && cluster.gpus > 1) {
     // The Reducer also all-reduces local_used_map (one int32 per parameter tensor) and walks
@@ -306,7 +494,19 @@ StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::Train
         "find_unused_parameters: the per-step autograd graph walk (CPU) is not modelled");
   }
   // Iteration 1 runs with a single bucket, reduced once the whole backward is done.
-  if (cluster.gpus > 1) {
+  // (PowerSGD: plain all-reduce, since iteration 1 < start_powerSGD_iter; top-k: the hook on
+  // that one bucket.)
+  if (cluster.gpus > 1 && par.comm_hook.kind == CommHook::Kind::kTopK) {
+    model::BucketPlan all;
+    all.buckets.push_back({});
+    for (const model::Bucket& b : plan.buckets) {
+      all.buckets[0].elements += b.elements;
+      all.buckets[0].bytes += b.bytes;
+    }
+    double ignored = 0;
+    sp.first_iteration_allreduce_s =
+        topk_buckets(all, bw, wire, cluster.gpus, par, ignored).front().duration_s();
+  } else if (cluster.gpus > 1) {
     sp.first_iteration_allreduce_s =
         allreduce_cost(bw, hw_, sp.grad_bytes_total * sp.wire_scale, par.algorithm).time_s;
   }
@@ -340,7 +540,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     std::vector<BucketTiming> buckets;
     double fwd_mb = 0, bwd_mb = 0, bwd_end = 0, comm_free = 0, comm_sum = 0;
   };
-  auto timeline = [&](double f) {
+  auto timeline = [&](double f, const std::vector<PlannedBucket>& buckets) {
     Timeline tl;
     tl.fwd_mb = f * fwd_total + sp.buffer_broadcast_s;
     tl.bwd_mb = f * bwd_total;
@@ -349,8 +549,8 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
     tl.bwd_end = bwd_start + tl.bwd_mb;
     tl.comm_free = sp.overlap ? 0.0 : tl.bwd_end;
-    tl.buckets.reserve(sp.buckets.size());
-    for (const PlannedBucket& pb : sp.buckets) {
+    tl.buckets.reserve(buckets.size());
+    for (const PlannedBucket& pb : buckets) {
       BucketTiming bt = pb.cost;
       bt.ready_s = bwd_start + f * done[static_cast<std::size_t>(pb.ready_layer)];
       bt.start_s = std::max(bt.ready_s, tl.comm_free);
@@ -370,7 +570,8 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   // ~ Normal(mu, (cv mu)^2), the slowest of n ranks takes mu (1 + cv E[max of n]) on average
   // and mu (1 + cv x_q) at quantile q, where Phi(x_q)^n = q.
   const int n = cluster.gpus;
-  Timeline tl = timeline(jitter_cv > 0 ? 1.0 + jitter_cv * expected_max_std_normal(n) : 1.0);
+  const double mean_factor = jitter_cv > 0 ? 1.0 + jitter_cv * expected_max_std_normal(n) : 1.0;
+  Timeline tl = timeline(mean_factor, sp.buckets);
   r.buckets = std::move(tl.buckets);
   const double bwd_end = tl.bwd_end;
   const double sync_end = std::max(bwd_end, tl.comm_free);
@@ -382,7 +583,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   r.step_time_s = sync_end + opt;
   if (jitter_cv > 0 && n > 1) {
     auto quantile_step = [&](double q) {
-      const Timeline t = timeline(1.0 + jitter_cv * max_normal_quantile(n, q));
+      const Timeline t = timeline(1.0 + jitter_cv * max_normal_quantile(n, q), sp.buckets);
       return std::max(t.bwd_end, t.comm_free) + opt;
     };
     r.p50_step_time_s = quantile_step(0.5);
@@ -392,6 +593,11 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     r.p50_step_time_s = r.step_time_s;
     r.p99_step_time_s =
         r.step_time_s + jitter_cv * 2.3263478740408408 * (k * (fwd_total + bwd_total));
+  }
+  if (!sp.warmup_buckets.empty()) {
+    // PowerSGD before start_powerSGD_iter: the same timeline with plain all-reduce buckets.
+    const Timeline w = timeline(mean_factor, sp.warmup_buckets);
+    r.warmup_step_time_s = std::max(w.bwd_end, w.comm_free) + opt;
   }
   r.grad_bytes_total = sp.grad_bytes_total;
   r.model_flops_per_step =
@@ -419,7 +625,21 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   mi.gpus_per_node = cluster.gpus_per_node;
   mi.micro_batch = training.per_gpu_batch;
   mi.gradient_as_bucket_view = par.gradient_as_bucket_view;
-  r.memory = estimate_memory(mi);
+  mi.comm_hook_bytes = sp.hook_memory_bytes;
+  // The estimate walks the workload and formats its notes (~10 us); sweeps repeat the same
+  // inputs, and under DDP the data-parallel size only matters as 1 (no Reducer, no NCCL) or more.
+  const int dp_key =
+      par.strategy == model::Strategy::kDdp ? std::min(cluster.gpus, 2) : cluster.gpus;
+  const auto mkey =
+      std::make_tuple(static_cast<int>(training.precision), static_cast<int>(training.optimizer),
+                      static_cast<int>(par.strategy), dp_key, cluster.gpus_per_node,
+                      training.per_gpu_batch, par.gradient_as_bucket_view, mi.comm_hook_bytes);
+  auto mit = memory_cache_.find(mkey);
+  if (mit == memory_cache_.end()) {
+    if (memory_cache_.size() >= 4096) memory_cache_.clear();
+    mit = memory_cache_.emplace(mkey, estimate_memory(mi)).first;
+  }
+  r.memory = mit->second;
   r.fits_in_memory = fits(r.memory, hw_.gpu.memory_bytes);
 
   if (training.lr) {

@@ -71,17 +71,68 @@ struct Prediction {
   std::optional<double> cost_usd;
   double grad_bytes_total = 0;      ///< gradient bytes reduced per step
   double model_flops_per_step = 0;  ///< forward+backward FLOPs per GPU per step
+  /// PowerSGD only: the step time while the hook still runs plain all-reduce (iterations before
+  /// start_powerSGD_iter); step_time_s is the steady state after it.
+  std::optional<double> warmup_step_time_s;
   std::vector<std::string> warnings;
 };
 
 /// One bucket as planned: its collective cost, how long it occupies the communication stream,
 /// and the layer whose backward makes it ready.
 struct PlannedBucket {
-  BucketTiming cost;        ///< bytes, grad_bytes, tensors, algorithm, busbw (no times yet)
-  double collective_s = 0;  ///< the all-reduce alone
-  double cast_s = 0;        ///< compression-hook casts around it (0 without a hook)
-  int ready_layer = 0;      ///< ready when this layer's backward finishes
-  double duration_s() const { return collective_s + cast_s; }
+  BucketTiming cost;        ///< bytes (all collectives), grad_bytes, tensors, algorithm, busbw
+  double collective_s = 0;  ///< the collective(s) alone (PowerSGD: the sum of its three)
+  /// Compression-hook compute around the collectives (fp16/bf16 casts, PowerSGD's GEMMs,
+  /// orthogonalisation and error feedback, top-k selection and scatter-add); 0 without a hook.
+  double overhead_s = 0;
+  int ready_layer = 0;  ///< ready when this layer's backward finishes
+  double duration_s() const { return collective_s + overhead_s; }
+};
+
+/// PowerSGD's state as PyTorch's powerSGD_hook.PowerSGDState defaults it (ecosystem.md 1.4):
+/// matrix_approximation_rank is the scenario's r, the rest are the defaults.
+inline constexpr double kPowerSgdMinCompressionRate = 2;  ///< min_compression_rate
+inline constexpr int kPowerSgdStartIter = 1000;           ///< start_powerSGD_iter
+
+/// One bucket as powerSGD_hook splits it (torch/distributed/algorithms/ddp_comm_hooks/
+/// powerSGD_hook.py): every gradient is viewed as tensor.view(shape[0], -1), an n x m matrix
+/// (1-D tensors: never compressed); with r' = min(n, m, r) it is compressed iff
+/// (n + m) * r' * min_compression_rate < n * m (_should_compress).
+struct PowerSgdMatrix {
+  std::int64_t n = 0, m = 0;
+  int rank = 0;  ///< r' = min(n, m, r)
+};
+struct PowerSgdBucket {
+  std::int64_t elements = 0;               ///< the whole bucket (error feedback covers it all)
+  std::int64_t uncompressed_elements = 0;  ///< all-reduce (1): the uncompressed tensors, together
+  std::int64_t p_elements = 0;             ///< all-reduce (2): sum of n * r' over compressed
+  std::int64_t q_elements = 0;             ///< all-reduce (3): sum of m * r'
+  std::vector<PowerSgdMatrix> compressed;
+};
+/// The exact PyTorch rule _should_compress(n, m, r', min_compression_rate).
+bool powersgd_compresses(std::int64_t n, std::int64_t m, int rank,
+                         double min_compression_rate = kPowerSgdMinCompressionRate);
+PowerSgdBucket powersgd_bucket(const model::Workload& w, const model::Bucket& b, int rank);
+
+/// top-k with fraction F: k = ceil(F * elements) per bucket and rank (at least 1).
+std::int64_t topk_count(std::int64_t elements, double fraction);
+/// Index bytes per selected element: torch.topk returns int64 indices (torch.return_types.topk
+/// (values, indices), indices a LongTensor), which PyTorch-style top-k hooks all-gather as is.
+inline constexpr int kTopKIndexBytes = 8;
+/// The all-gather's total size (nccl-tests' S for AllGather): every rank contributes k values
+/// and k indices, S = ranks * k * (value_bytes + 8).
+inline double topk_gather_bytes(int ranks, std::int64_t k, int value_bytes) {
+  return static_cast<double>(ranks) * static_cast<double>(k) * (value_bytes + kTopKIndexBytes);
+}
+
+/// Time on a GPU's roofline: max(FLOPs / (peak x efficiency), bytes / (HBM x efficiency)).
+struct Roofline {
+  double flops_per_s = 0;
+  double bytes_per_s = 0;
+  double time_s(double flops, double bytes) const {
+    const double c = flops_per_s > 0 ? flops / flops_per_s : 0.0;
+    return c > bytes / bytes_per_s ? c : bytes / bytes_per_s;
+  }
 };
 
 /// Everything one data-parallel step is made of before any timeline is laid out: the input of
@@ -103,6 +154,12 @@ struct StepPlan {
   double first_iteration_allreduce_s = 0;  ///< iteration 1: one bucket of every gradient
   double grad_bytes_total = 0;
   double wire_scale = 1;  ///< bytes on the wire per gradient byte
+  /// PowerSGD: the buckets as plain all-reduces, which the hook runs for the first
+  /// start_powerSGD_iter iterations (empty for every other hook). `buckets` is the steady state.
+  std::vector<PlannedBucket> warmup_buckets;
+  /// Persistent memory of the hook per GPU (PowerSGD: error_dict + p/q_memory_dict + the
+  /// transient copy of one bucket; top-k: the gathered buffer of the largest bucket).
+  double hook_memory_bytes = 0;
   std::vector<std::string> warnings;
 };
 
@@ -132,6 +189,9 @@ class Predictor {
     double bwd_total = 0;
   };
   const LayerTimes& layer_times(std::int64_t batch, const model::TrainingConfig& t) const;
+  /// The roofline for kernels computing in `dt` (falls back to HBM-bound only when the GPU
+  /// lists no peak for `dt`).
+  Roofline roofline(model::DType dt) const;
   /// A bucket plan with its distinct bucket sizes, so each size is costed once per plan.
   struct CachedPlan {
     model::BucketPlan plan;
@@ -140,6 +200,17 @@ class Predictor {
   };
   const CachedPlan& buckets(const model::BucketOptions& o) const;
   const model::CollectiveBandwidths& bandwidths(int gpus) const;
+  /// The steady-state PowerSGD / top-k buckets of `plan` in dtype `dt` (the .cpp derives each
+  /// term); `hook_memory_bytes` receives the hook's memory per GPU.
+  std::vector<PlannedBucket> powersgd_buckets(const model::BucketPlan& plan,
+                                              const model::CollectiveBandwidths& bw,
+                                              model::DType dt, int gpus,
+                                              const model::ParallelismConfig& par,
+                                              double& hook_memory_bytes) const;
+  std::vector<PlannedBucket> topk_buckets(const model::BucketPlan& plan,
+                                          const model::CollectiveBandwidths& bw, model::DType dt,
+                                          int gpus, const model::ParallelismConfig& par,
+                                          double& hook_memory_bytes) const;
   double optimizer_time(const model::TrainingConfig& t) const;
   /// Step time on one GPU for `micro_batches` micro-batches of `batch` (no communication).
   double single_gpu_time(std::int64_t batch, int micro_batches,
@@ -155,6 +226,9 @@ class Predictor {
   mutable std::map<std::tuple<int, std::int64_t, bool, bool, bool, bool>, CachedPlan> bucket_cache_;
   mutable std::map<int, model::CollectiveBandwidths> bw_cache_;     ///< by GPU count
   mutable std::map<int, model::CollectiveBandwidths> shape_cache_;  ///< by topology_shape_key
+  /// Keyed by every MemoryInputs field predict() sets (the last: the comm hook's state bytes).
+  mutable std::map<std::tuple<int, int, int, int, int, std::int64_t, bool, double>, MemoryEstimate>
+      memory_cache_;
   // Workload constants used on every prediction (param_count() walks every tensor).
   double param_count_ = 0;
   double buffer_bytes_ = 0;

@@ -276,6 +276,10 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
     buffers += cbytes * psi;
     m.notes.push_back("autocast 16-bit weight copies held until backward");
   }
+  if (in.comm_hook_bytes > 0) {
+    buffers += in.comm_hook_bytes;
+    m.notes.push_back(fmt::format("communication hook state {:.0f} bytes", in.comm_hook_bytes));
+  }
   m.buffer_bytes = buffers;
 
   if (in.include_runtime) {

@@ -95,6 +95,9 @@ struct MemoryInputs {
   /// Full activation checkpointing of every "transformer_block" layer (Korthikanti sec. 5).
   bool activation_checkpointing = false;
   bool gradient_as_bucket_view = false;  ///< DDP: buckets alias the gradients (no copy)
+  /// State a DDP communication hook keeps per GPU (PowerSGD's error feedback and P/Q buffers,
+  /// top-k's gathered buffer), computed by the step plan (simulator/analytic.cpp); a buffer.
+  double comm_hook_bytes = 0;
   /// DeepSpeed ZeRO bucket sizes in elements (zero_optimization reduce_bucket_size and
   /// allgather_bucket_size, code default 5e8; ecosystem.md 3.2).
   double reduce_bucket_elements = 5e8;

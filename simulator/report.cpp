@@ -83,6 +83,8 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
     r["p99_step_time_s"] = *p.p99_step_time_s;
     r["step_time_interval_s"] = {*p.p50_step_time_s, *p.p99_step_time_s};
   }
+  // PowerSGD only: the step time while the hook still runs plain all-reduce.
+  if (p.warmup_step_time_s) r["warmup_step_time_s"] = *p.warmup_step_time_s;
   r["bucket_count"] = p.buckets.size();
   json buckets = json::array();
   for (const BucketTiming& b : p.buckets) {
@@ -119,20 +121,24 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
   return r;
 }
 
+json scenario_json(const model::Scenario& s) {
+  const model::Workload& w = *s.workload;
+  return {{"file", s.file},
+          {"name", s.name},
+          {"model", s.model_label},
+          {"model_name", w.name},
+          {"params", w.param_count()},
+          {"parameter_tensors", w.tensors.size()},
+          {"hardware", s.hardware.name},
+          {"gpu", s.hardware.gpu.name}};
+}
+
 json results_json(const model::Scenario& base, const std::vector<model::Scenario>& points,
                   const std::vector<Prediction>& predictions, const std::string& engine) {
   DDPSIM_ASSERT(points.size() == predictions.size(), "one prediction per point");
   json doc;
   doc["context"] = context_json(engine);
-  const model::Workload& w = *base.workload;
-  doc["scenario"] = {{"file", base.file},
-                     {"name", base.name},
-                     {"model", base.model_label},
-                     {"model_name", w.name},
-                     {"params", w.param_count()},
-                     {"parameter_tensors", w.tensors.size()},
-                     {"hardware", base.hardware.name},
-                     {"gpu", base.hardware.gpu.name}};
+  doc["scenario"] = scenario_json(base);
   json results = json::array();
   for (std::size_t i = 0; i < points.size(); ++i) {
     results.push_back(prediction_json(points[i], predictions[i]));

@@ -21,6 +21,9 @@ namespace ddpsim::sim {
 /// The "context" block: tool version, git revision, host, date (UTC), device, library versions.
 nlohmann::json context_json(const std::string& engine);
 
+/// The "scenario" block: file, name, model label and name, parameters, tensors, hardware, GPU.
+nlohmann::json scenario_json(const model::Scenario& s);
+
 /// One result object (the contract keys plus first_step_time_s, bucket detail, sweep point).
 nlohmann::json prediction_json(const model::Scenario& point, const Prediction& p);
 

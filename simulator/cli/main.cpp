@@ -2,6 +2,7 @@
 //
 //   ddpsim predict SCENARIO.json [--engine analytic|event] [--format table|json|csv]
 //                  [--out FILE.json] [--trace OUT.json]
+//   ddpsim plan SCENARIO.json [--format table|json] [--out FILE.json]
 //   ddpsim schema [--format json|markdown]
 //   ddpsim collective --hardware dgx-h100 --gpus 16 [--op all_reduce] [--min-bytes 8]
 //                     [--max-bytes 8G] [--algorithm auto]
@@ -23,6 +24,7 @@
 #include "model/units.hpp"
 #include "simulator/analytic.hpp"
 #include "simulator/event_dp.hpp"
+#include "simulator/planner.hpp"
 #include "simulator/report.hpp"
 #include "simulator/trace.hpp"
 
@@ -114,6 +116,21 @@ int run_predict(const std::string& path, const std::string& engine_opt, const st
       }
     }
     for (const auto& w : seen) std::cout << "note: " << w << "\n";
+    if (!out.empty()) std::cout << "wrote " << out << "\n";
+  }
+  return 0;
+}
+
+// Exit 0 also when nothing is feasible: "feasible": 0 with the counts per reason is an answer.
+int run_plan(const std::string& path, const std::string& format, const std::string& out) {
+  const model::Scenario s = model::load_scenario(path);
+  const sim::PlanResult r = sim::make_plan(s);
+  const json doc = sim::plan_json(s, r);
+  if (!out.empty()) sim::write_file_atomic(out, doc.dump(2) + "\n");
+  if (format == "json") {
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << sim::plan_table(s, r);
     if (!out.empty()) std::cout << "wrote " << out << "\n";
   }
   return 0;
@@ -228,8 +245,7 @@ int dispatch(const std::string& verb, int argc, char** argv) {
       {"exec", "the executor issue (a real DDP run over Gloo or NCCL)"},
       {"validate", "the executor issue (predict, run, compare)"},
       {"plot", "the GUI issue (Qt Charts rendered headless)"},
-      {"gui", "the GUI issue (Qt6 Widgets + Charts)"},
-      {"plan", "the strategies/planner issue"}};
+      {"gui", "the GUI issue (Qt6 Widgets + Charts)"}};
   for (const auto& [k, what] : known) {
     if (k == verb) {
       std::fprintf(stderr,
@@ -251,7 +267,8 @@ int dispatch(const std::string& verb, int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc >= 2) {
     const std::string verb = argv[1];
-    if (verb != "predict" && verb != "schema" && verb != "collective" && verb.front() != '-') {
+    if (verb != "predict" && verb != "plan" && verb != "schema" && verb != "collective" &&
+        verb.front() != '-') {
       return dispatch(verb, argc, argv);
     }
   }
@@ -270,6 +287,16 @@ int main(int argc, char** argv) {
   predict->add_option("--trace", trace,
                       "write a Chrome trace (Perfetto) of the simulated steps: needs --engine "
                       "event; ranks 0-63 and the slowest; sweeps write OUT.1.json, OUT.2.json...");
+
+  std::string plan_path, plan_format = "table", plan_out;
+  auto* plan = app.add_subcommand(
+      "plan",
+      "best N and knobs under memory, deadline and budget; Pareto front of time vs GPU-hours");
+  plan->add_option("scenario", plan_path, "scenario JSON file (candidates in its \"plan\" section)")
+      ->required();
+  plan->add_option("--format", plan_format, "table | json")
+      ->check(CLI::IsMember({"table", "json"}));
+  plan->add_option("--out", plan_out, "also write the JSON plan to this file (atomically)");
 
   std::string schema_format = "json";
   auto* schema = app.add_subcommand("schema", "print the scenario JSON Schema or key reference");
@@ -306,6 +333,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*predict) return run_predict(path, engine, format, out, trace);
+    if (*plan) return run_plan(plan_path, plan_format, plan_out);
     if (*schema) return run_schema(schema_format);
     if (*coll) return run_collective(hw, gpus, op, min_b, max_b, algo);
   } catch (const ddpsim::Error& e) {

@@ -1,0 +1,262 @@
+// planner.cpp: enumeration, feasibility, Pareto front and choice (contracts in planner.hpp).
+#include "simulator/planner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "model/units.hpp"
+#include "simulator/memory.hpp"
+#include "simulator/report.hpp"
+
+namespace ddpsim::sim {
+
+namespace {
+
+using nlohmann::json;
+
+const char* const kReasons[] = {"global_batch", "memory", "deadline", "budget"};
+
+void add_warning(std::vector<std::string>& ws, const std::string& w) {
+  if (std::find(ws.begin(), ws.end(), w) == ws.end()) ws.push_back(w);
+}
+
+json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json point_json(const PlanPoint& p) {
+  return {{"gpus", p.gpus},
+          {"nodes", p.nodes},
+          {"per_gpu_batch", p.per_gpu_batch},
+          {"grad_accumulation", p.grad_accumulation},
+          {"bucket_cap_mb", p.bucket_cap_mb},
+          {"comm_hook", p.comm_hook},
+          {"global_batch", p.global_batch},
+          {"lr", optional_json(p.lr)},
+          {"step_time_s", p.step_time_s},
+          {"throughput_samples_per_s", p.throughput_samples_per_s},
+          {"steps_to_target", optional_json(p.steps_to_target)},
+          {"time_to_train_s", optional_json(p.time_to_train_s)},
+          {"gpu_hours", optional_json(p.gpu_hours)},
+          {"cost_usd", optional_json(p.cost_usd)},
+          {"gpu_hours_per_1000_steps", p.gpu_hours_per_1000_steps},
+          {"memory_per_gpu_bytes", p.memory_per_gpu_bytes}};
+}
+
+// The order of the front and of ties: time, GPU-hours, fewer GPUs, smaller global batch,
+// enumeration order.
+auto front_key(const PlanPoint& p) {
+  return std::make_tuple(p.time_metric(), p.gpu_hours_metric(), p.gpus, p.global_batch, p.index);
+}
+
+}  // namespace
+
+PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
+  const model::PlanConfig& pc = s.plan;
+  PlanResult r;
+  for (const char* reason : kReasons) r.rejected[reason] = 0;
+  r.by_throughput = !s.training.critical_batch;
+  if (r.by_throughput) {
+    add_warning(r.warnings,
+                "no training.target.critical_batch: planning by throughput (time per step and "
+                "GPU-hours per 1,000 steps), not time to train");
+    if (pc.deadline_hours) {
+      add_warning(r.warnings, "plan.deadline_hours ignored: it needs training.target");
+    }
+    if (pc.budget_usd) add_warning(r.warnings, "plan.budget_usd ignored: it needs training.target");
+  }
+  if (!s.sweep.empty()) {
+    add_warning(r.warnings, "the scenario's sweep is ignored by plan (it plans over /plan)");
+  }
+  if (s.simulation.engine == model::Engine::kEvent) {
+    add_warning(r.warnings, "plan uses the analytic engine (simulation.engine \"event\" ignored)");
+  }
+  const double capacity = predictor.hardware().gpu.memory_bytes;
+
+  std::vector<PlanPoint> feasible;
+  std::size_t index = 0;
+  for (const int gpus : pc.gpus) {
+    model::ClusterConfig cluster = s.cluster;
+    cluster.gpus = gpus;
+    for (const std::int64_t b : pc.per_gpu_batch) {
+      for (const int k : pc.grad_accumulation) {
+        model::TrainingConfig training = s.training;
+        training.per_gpu_batch = b;
+        training.grad_accumulation = k;
+        for (const double cap : pc.bucket_cap_mb) {
+          for (const model::CommHook& hook : pc.comm_hook) {
+            model::ParallelismConfig par = s.parallelism;
+            if (pc.bucket_cap_given) {
+              par.bucket_cap_mb = cap;
+              par.bucket_cap_defaulted = false;
+            }
+            par.comm_hook = hook;
+            const Prediction pred =
+                predictor.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv);
+            ++r.candidates;
+            PlanPoint p;
+            p.index = index++;
+            p.gpus = gpus;
+            p.nodes = pred.nodes;
+            p.per_gpu_batch = b;
+            p.grad_accumulation = k;
+            p.bucket_cap_mb = par.bucket_cap_mb;
+            p.comm_hook = hook.text;
+            p.global_batch = pred.global_batch;
+            p.lr = pred.lr;
+            p.step_time_s = pred.step_time_s;
+            p.throughput_samples_per_s = pred.throughput_samples_per_s;
+            p.steps_to_target = pred.steps_to_target;
+            p.time_to_train_s = pred.time_to_train_s;
+            p.gpu_hours = pred.gpu_hours;
+            p.cost_usd = pred.cost_usd;
+            // GPU-hours per 1,000 steps: N GPUs busy for 1,000 steps of step_time_s seconds.
+            p.gpu_hours_per_1000_steps = pred.step_time_s * gpus * 1000.0 / 3600.0;
+            p.memory_per_gpu_bytes = pred.memory.total();
+
+            const char* reason = nullptr;
+            if (pc.max_global_batch && p.global_batch > *pc.max_global_batch) {
+              reason = "global_batch";
+            } else if (!fits(pred.memory, capacity, pc.memory_margin)) {
+              reason = "memory";
+            } else if (pc.deadline_hours && p.time_to_train_s &&
+                       *p.time_to_train_s > *pc.deadline_hours * 3600.0) {
+              reason = "deadline";
+            } else if (pc.budget_usd && p.cost_usd && *p.cost_usd > *pc.budget_usd) {
+              reason = "budget";
+            }
+            if (reason != nullptr) {
+              ++r.rejected[reason];
+              continue;
+            }
+            for (const std::string& w : pred.warnings) {
+              // The per-point "no target" note is replaced by the planner's own warning.
+              if (w.rfind("no training.target", 0) != 0) add_warning(r.warnings, w);
+            }
+            feasible.push_back(std::move(p));
+          }
+        }
+      }
+    }
+  }
+  r.feasible = feasible.size();
+  if (feasible.empty()) {
+    std::string counts;
+    for (const char* reason : kReasons) {
+      if (r.rejected[reason] == 0) continue;
+      counts += fmt::format("{}{} over {}", counts.empty() ? "" : ", ", r.rejected[reason],
+                            std::string(reason) == "memory"         ? "memory (with the margin)"
+                            : std::string(reason) == "global_batch" ? "max_global_batch"
+                                                                    : reason);
+    }
+    r.none_feasible_reason =
+        fmt::format("no feasible configuration among {} candidates: {}", r.candidates, counts);
+    return r;
+  }
+
+  // Pareto front: in front order, a point is non-dominated iff its GPU-hours are strictly below
+  // those of every point before it (those are at least as fast; an equal pair keeps the first).
+  std::sort(feasible.begin(), feasible.end(),
+            [](const PlanPoint& a, const PlanPoint& b) { return front_key(a) < front_key(b); });
+  double best_gh = 0;
+  for (const PlanPoint& p : feasible) {
+    if (r.pareto.empty() || p.gpu_hours_metric() < best_gh) {
+      r.pareto.push_back(p);
+      best_gh = p.gpu_hours_metric();
+    }
+  }
+
+  // The choice: objective first, then the other front metric, then the front_key tie-breaks.
+  const bool by_time = pc.objective == model::PlanObjective::kTime;
+  auto choice_key = [&](const PlanPoint& p) {
+    const double a = by_time ? p.time_metric() : p.gpu_hours_metric();
+    const double b = by_time ? p.gpu_hours_metric() : p.time_metric();
+    return std::make_tuple(a, b, p.gpus, p.global_batch, p.index);
+  };
+  r.chosen = *std::min_element(
+      r.pareto.begin(), r.pareto.end(),
+      [&](const PlanPoint& a, const PlanPoint& b) { return choice_key(a) < choice_key(b); });
+  return r;
+}
+
+PlanResult make_plan(const model::Scenario& s) {
+  const Predictor predictor(s);
+  return make_plan(s, predictor);
+}
+
+json plan_json(const model::Scenario& s, const PlanResult& r) {
+  const model::PlanConfig& pc = s.plan;
+  json plan;
+  plan["candidates"] = r.candidates;
+  plan["feasible"] = r.feasible;
+  plan["rejected"] = r.rejected;
+  plan["objective"] = model::objective_name(pc.objective);
+  plan["mode"] = r.by_throughput ? "throughput" : "time_to_train";
+  plan["constraints"] = {
+      {"deadline_hours", optional_json(pc.deadline_hours)},
+      {"budget_usd", optional_json(pc.budget_usd)},
+      {"memory_margin", pc.memory_margin},
+      {"max_global_batch", pc.max_global_batch ? json(*pc.max_global_batch) : json(nullptr)},
+      {"gpu_hour_usd", optional_json(s.gpu_hour_usd)}};
+  json front = json::array();
+  for (const PlanPoint& p : r.pareto) front.push_back(point_json(p));
+  plan["pareto"] = std::move(front);
+  plan["chosen"] = r.chosen ? point_json(*r.chosen) : json(nullptr);
+  plan["warnings"] = r.warnings;
+  plan["none_feasible_reason"] =
+      r.none_feasible_reason.empty() ? json(nullptr) : json(r.none_feasible_reason);
+  json doc;
+  doc["context"] = context_json("analytic");
+  doc["scenario"] = scenario_json(s);
+  doc["plan"] = std::move(plan);
+  check_finite(doc, "plan");
+  return doc;
+}
+
+std::string plan_table(const model::Scenario& s, const PlanResult& r) {
+  const model::PlanConfig& pc = s.plan;
+  std::string out = fmt::format("{}: plan for {} on {} ({}), objective {}\n",
+                                s.name.empty() ? s.file : s.name, s.workload->name, s.hardware.name,
+                                s.hardware.gpu.name, model::objective_name(pc.objective));
+  if (!r.pareto.empty()) {
+    out += r.by_throughput ? "Pareto front of step time vs GPU-hours per 1,000 steps:\n"
+                           : "Pareto front of time to train vs GPU-hours:\n";
+    out += fmt::format(
+        "  {:>5} {:>5} {:>6} {:>4} {:>8} {:>12} {:>9} {:>10} {:>10} {:>12} {:>12} "
+        "{:>11} {:>8}\n",
+        "gpus", "nodes", "micro", "acc", "cap_MiB", "hook", "g.batch", "step_ms",
+        r.by_throughput ? "-" : "steps", r.by_throughput ? "-" : "hours",
+        r.by_throughput ? "GPU-h/1k st" : "GPU-hours", "cost_usd", "mem_GiB");
+    for (const PlanPoint& p : r.pareto) {
+      const bool chosen = r.chosen && r.chosen->index == p.index;
+      out += fmt::format(
+          "{} {:>5} {:>5} {:>6} {:>4} {:>8.4g} {:>12} {:>9} {:>10.2f} {:>10} {:>12} {:>12.2f} "
+          "{:>11} {:>8.1f}\n",
+          chosen ? "*" : " ", p.gpus, p.nodes, p.per_gpu_batch, p.grad_accumulation,
+          p.bucket_cap_mb, p.comm_hook, p.global_batch, p.step_time_s * 1e3,
+          p.steps_to_target ? fmt::format("{:.0f}", *p.steps_to_target) : "-",
+          p.time_to_train_s ? fmt::format("{:.2f}", *p.time_to_train_s / 3600.0) : "-",
+          p.gpu_hours_metric(), p.cost_usd ? fmt::format("{:.0f}", *p.cost_usd) : "-",
+          p.memory_per_gpu_bytes / kGiB);
+    }
+  }
+  std::string rejected;
+  for (const auto& [reason, n] : r.rejected) {
+    rejected += fmt::format("{}{} {}", rejected.empty() ? "" : ", ", reason, n);
+  }
+  out += fmt::format("{} candidates, {} feasible, {} on the Pareto front; rejected: {}\n",
+                     r.candidates, r.feasible, r.pareto.size(), rejected);
+  if (r.chosen) {
+    const PlanPoint& c = *r.chosen;
+    out += fmt::format(
+        "chosen (*): {} GPUs x per_gpu_batch {} x grad_accumulation {} (global "
+        "batch {}), bucket_cap_mb {:.4g}, comm_hook {}\n",
+        c.gpus, c.per_gpu_batch, c.grad_accumulation, c.global_batch, c.bucket_cap_mb, c.comm_hook);
+  } else {
+    out += r.none_feasible_reason + "\n";
+  }
+  for (const std::string& w : r.warnings) out += "note: " + w + "\n";
+  return out;
+}
+
+}  // namespace ddpsim::sim

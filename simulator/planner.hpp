@@ -1,0 +1,96 @@
+// planner.hpp: `ddpsim plan`, the best cluster size and knobs under memory, deadline and budget,
+// and the Pareto front of time versus GPU-hours.
+//
+// Candidates are the Cartesian product of scenario.plan's lists (gpus x per_gpu_batch x
+// grad_accumulation x bucket_cap_mb x comm_hook), in that nesting order (comm_hook fastest).
+// Each is predicted by ONE analytic Predictor (its caches make a product of thousands of points
+// take well under a second), then rejected for the FIRST reason that applies, in this order:
+//   "global_batch"  per_gpu_batch x grad_accumulation x gpus > plan.max_global_batch
+//   "memory"        memory per GPU > (1 - plan.memory_margin) x GPU memory
+//   "deadline"      time to train > plan.deadline_hours
+//   "budget"        cost to train > plan.budget_usd
+// so every rejected candidate is counted once. Cluster shapes (above gpus_per_node and not a
+// multiple of it) are rejected earlier, by the scenario parser (InputError at /plan/gpus/i).
+//
+// Metrics. With training.target.critical_batch (McCandlish et al. 2018), steps to target
+// S = S_min (1 + B_noise / B) for the global batch B, time to train T = S x step time and
+// GPU-hours = T x N / 3600: the planner trades time against GPU-hours. Without a target it plans
+// by throughput: time per step and GPU-hours per 1,000 steps (step x N x 1000 / 3600), says so
+// in a warning, and cannot apply deadline_hours or budget_usd (a warning says they were ignored).
+//
+// Pareto front over the feasible points on (time, GPU-hours): a point is on it unless another is
+// at least as good in both and strictly better in one. Points equal in both keep the first in
+// the order (time, GPU-hours, gpus, global batch, enumeration index), which is also the order
+// of the front. The chosen point minimises the objective (time, cost or GPU-hours; cost orders
+// like GPU-hours, as one price applies to all), then the other front metric (so it is always on
+// the front), then fewer GPUs, then a smaller global batch, then enumeration order.
+//
+//   PlanResult r = make_plan(scenario);   // or make_plan(scenario, predictor)
+//   nlohmann::json doc = plan_json(scenario, r);
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+#include "simulator/analytic.hpp"
+
+namespace ddpsim::sim {
+
+/// One evaluated candidate.
+struct PlanPoint {
+  std::size_t index = 0;  ///< position in the enumeration (deterministic tie-break)
+  int gpus = 1;
+  int nodes = 1;
+  std::int64_t per_gpu_batch = 1;
+  int grad_accumulation = 1;
+  double bucket_cap_mb = 25;
+  std::string comm_hook = "none";
+  std::int64_t global_batch = 1;
+  std::optional<double> lr;
+  double step_time_s = 0;
+  double throughput_samples_per_s = 0;
+  std::optional<double> steps_to_target;
+  std::optional<double> time_to_train_s;
+  std::optional<double> gpu_hours;
+  std::optional<double> cost_usd;
+  double gpu_hours_per_1000_steps = 0;  ///< step_time_s x gpus x 1000 / 3600
+  double memory_per_gpu_bytes = 0;
+  /// The two metrics the front is built on: time to train and GPU-hours with a target, else
+  /// time per step and GPU-hours per 1,000 steps.
+  double time_metric() const { return time_to_train_s ? *time_to_train_s : step_time_s; }
+  double gpu_hours_metric() const { return gpu_hours ? *gpu_hours : gpu_hours_per_1000_steps; }
+};
+
+struct PlanResult {
+  std::size_t candidates = 0;
+  std::size_t feasible = 0;
+  /// Rejected candidates per reason ("global_batch", "memory", "deadline", "budget"); every
+  /// reason is present, 0 when none.
+  std::map<std::string, std::size_t> rejected;
+  bool by_throughput = false;     ///< no training.target: metrics are per step / per 1,000 steps
+  std::vector<PlanPoint> pareto;  ///< by increasing time (then GPU-hours)
+  std::optional<PlanPoint> chosen;
+  std::vector<std::string> warnings;  ///< deduplicated, in order of first appearance
+  /// One line saying why nothing is feasible (counts per reason); empty when something is.
+  std::string none_feasible_reason;
+};
+
+/// Plans `s` (its base point: a sweep is ignored, with a warning) with `predictor`, which must
+/// have been built for s's workload and hardware.
+PlanResult make_plan(const model::Scenario& s, const Predictor& predictor);
+/// Same, with a Predictor built here.
+PlanResult make_plan(const model::Scenario& s);
+
+/// {"context", "scenario", "plan": {"candidates", "feasible", "rejected", "objective", "mode",
+/// "constraints", "pareto": [...], "chosen", "warnings", "none_feasible_reason"}}; check_finite.
+nlohmann::json plan_json(const model::Scenario& s, const PlanResult& r);
+
+/// The Pareto front as a fixed-width table, the chosen row marked with '*', then counts.
+std::string plan_table(const model::Scenario& s, const PlanResult& r);
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,281 @@
+// `ddpsim plan` on a machine and model small enough to follow by hand.
+#include "simulator/planner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/builders.hpp"
+#include "model/error.hpp"
+#include "model/scenario.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+using model::DType;
+using nlohmann::json;
+
+// The round machine of analytic_test.cpp: 1 TFLOP/s fp32, 1 TB/s HBM, 100 GB/s NVLink, every
+// efficiency 1 and every latency 0.
+model::HardwareSpec round_machine() {
+  model::HardwareSpec hw;
+  hw.name = "round";
+  hw.gpu.name = "round-gpu";
+  hw.gpu.peak_flops[DType::kFp32] = 1e12;
+  hw.gpu.efficiency[DType::kFp32] = 1.0;
+  hw.gpu.memory_bytes = 80e9;
+  hw.gpu.memory_bandwidth = 1e12;
+  hw.gpu.memory_efficiency = 1.0;
+  hw.gpus_per_node = 8;
+  hw.intra_node = {"fabric", 100e9, 0};
+  hw.intra_node_switched = true;
+  hw.pcie = {"pcie", 100e9, 0};
+  hw.inter_node = {"nic", 12.5e9, 0};
+  hw.nics_per_node = 8;
+  hw.intra_tuning = {1.0, 1.0, 0.0, 0.0};
+  hw.inter_tuning = {1.0, 1.0, 0.0, 0.0};
+  return hw;
+}
+
+// Two layers of 1e6 fp32 parameters and 1e9 forward FLOPs per sample each, 1 GB of activations
+// per sample each. One micro-batch of 1 sample: forward 2 ms, backward 4 ms, Adam 56 us
+// (28 bytes x 2e6 / 1e12); the gradient all-reduces (4 MB per bucket, <= 70 us on 8 GPUs) are
+// mostly hidden behind the backward, so the step is ~6.06-6.13 ms at every N <= 8.
+//
+// Target b_noise = 8 samples, s_min = 1000 steps: steps = 1000 (1 + 8 / N) at one sample per GPU
+// = 9000, 5000, 3000, 2000 for N = 1, 2, 4, 8; time to train ~54.5 s, 30.5 s, 18.3 s, 12.3 s
+// falls with N while GPU-seconds ~54.5, 61, 73, 98 rise: every N is on the Pareto front.
+model::Scenario small_scenario() {
+  model::Scenario s;
+  s.file = "plan-test.json";
+  s.name = "plan test";
+  s.workload = std::make_shared<const model::Workload>(
+      model::build_from_layers({{"l0", 1000000, 1e9, 1e9}, {"l1", 1000000, 1e9, 1e9}}));
+  s.hardware = round_machine();
+  s.cluster = {1, 8};
+  s.training.per_gpu_batch = 1;
+  s.training.precision = model::Precision::kFp32;
+  s.training.optimizer = model::Optimizer::kAdam;
+  s.training.critical_batch = model::CriticalBatchTarget{8, 1000};
+  s.gpu_hour_usd = 3600;  // so cost_usd = GPU-seconds
+  s.plan.gpus = {1, 2, 4, 8};
+  s.plan.per_gpu_batch = {1};
+  s.plan.grad_accumulation = {1};
+  s.plan.bucket_cap_mb = {25};
+  s.plan.comm_hook = {model::CommHook{}};
+  return s;
+}
+
+std::vector<int> front_gpus(const PlanResult& r) {
+  std::vector<int> g;
+  for (const PlanPoint& p : r.pareto) g.push_back(p.gpus);
+  return g;
+}
+
+TEST(PlannerTest, EveryNOnTheFrontWhenTimeFallsAndGpuHoursRise) {
+  const model::Scenario s = small_scenario();
+  const PlanResult r = make_plan(s);
+  EXPECT_EQ(r.candidates, 4u);
+  EXPECT_EQ(r.feasible, 4u);
+  EXPECT_FALSE(r.by_throughput);
+  ASSERT_EQ(front_gpus(r), (std::vector<int>{8, 4, 2, 1}));  // by increasing time
+  const double steps[] = {2000, 3000, 5000, 9000};           // 1000 (1 + 8 / N)
+  for (std::size_t i = 0; i < r.pareto.size(); ++i) {
+    const PlanPoint& p = r.pareto[i];
+    EXPECT_DOUBLE_EQ(*p.steps_to_target, steps[i]);
+    EXPECT_DOUBLE_EQ(*p.time_to_train_s, steps[i] * p.step_time_s);
+    EXPECT_DOUBLE_EQ(*p.gpu_hours, *p.time_to_train_s * p.gpus / 3600.0);
+    EXPECT_DOUBLE_EQ(*p.cost_usd, *p.gpu_hours * 3600.0);
+    EXPECT_GT(p.step_time_s, 6.05e-3);
+    EXPECT_LT(p.step_time_s, 6.2e-3);
+    if (i > 0) {
+      EXPECT_GT(p.time_metric(), r.pareto[i - 1].time_metric());
+      EXPECT_LT(p.gpu_hours_metric(), r.pareto[i - 1].gpu_hours_metric());
+    }
+  }
+  ASSERT_TRUE(r.chosen);
+  EXPECT_EQ(r.chosen->gpus, 8);  // objective "time"
+  for (const auto& [reason, n] : r.rejected) EXPECT_EQ(n, 0u) << reason;
+}
+
+TEST(PlannerTest, ObjectivePicksTheCheapestOrTheFastest) {
+  model::Scenario s = small_scenario();
+  s.plan.objective = model::PlanObjective::kGpuHours;
+  EXPECT_EQ(make_plan(s).chosen->gpus, 1);
+  s.plan.objective = model::PlanObjective::kCost;
+  EXPECT_EQ(make_plan(s).chosen->gpus, 1);
+  s.plan.objective = model::PlanObjective::kTime;
+  EXPECT_EQ(make_plan(s).chosen->gpus, 8);
+}
+
+TEST(PlannerTest, DeadlineRemovesTheSlowOnes) {
+  model::Scenario s = small_scenario();
+  // Between N = 4 (~18.3 s) and N = 2 (~30.5 s).
+  s.plan.deadline_hours = 25.0 / 3600.0;
+  const PlanResult r = make_plan(s);
+  EXPECT_EQ(r.feasible, 2u);
+  EXPECT_EQ(r.rejected.at("deadline"), 2u);
+  EXPECT_EQ(front_gpus(r), (std::vector<int>{8, 4}));
+}
+
+TEST(PlannerTest, BudgetRemovesTheExpensiveOnes) {
+  model::Scenario s = small_scenario();
+  s.plan.budget_usd = 65;  // USD = GPU-seconds here: between N = 2 (~61) and N = 4 (~73)
+  const PlanResult r = make_plan(s);
+  EXPECT_EQ(r.rejected.at("budget"), 2u);
+  EXPECT_EQ(front_gpus(r), (std::vector<int>{2, 1}));
+  EXPECT_EQ(r.chosen->gpus, 2);
+}
+
+TEST(PlannerTest, MaxGlobalBatchRejectsLargeBatches) {
+  model::Scenario s = small_scenario();
+  s.plan.max_global_batch = 4;
+  const PlanResult r = make_plan(s);
+  EXPECT_EQ(r.rejected.at("global_batch"), 1u);
+  EXPECT_EQ(r.chosen->gpus, 4);
+}
+
+TEST(PlannerTest, ACandidateThatDoesNotFitIsRejectedForMemory) {
+  model::Scenario s = small_scenario();
+  s.plan.per_gpu_batch = {1, 4};
+  // Activations: 2 GB per sample (two layers of 1 GB), so batch 4 needs 6 GB more than batch 1.
+  // Capacity halfway between the two totals, margin included.
+  const Predictor probe(s);
+  model::TrainingConfig t = s.training;
+  const double m1 = probe.predict(s.cluster, t, s.parallelism).memory.total();
+  t.per_gpu_batch = 4;
+  const double m4 = probe.predict(s.cluster, t, s.parallelism).memory.total();
+  EXPECT_GE(m4 - m1, 6e9);
+  s.hardware.gpu.memory_bytes = (m1 + m4) / 2 / (1 - s.plan.memory_margin);
+  const PlanResult r = make_plan(s);
+  EXPECT_EQ(r.candidates, 8u);
+  EXPECT_EQ(r.rejected.at("memory"), 4u);
+  for (const PlanPoint& p : r.pareto) EXPECT_EQ(p.per_gpu_batch, 1);
+  // Without the margin, batch 4 still does not fit in (m1 + m4) / 2 / 0.95 < m4.
+  s.plan.memory_margin = 0;
+  EXPECT_EQ(make_plan(s).rejected.at("memory"), 4u);
+}
+
+TEST(PlannerTest, DominanceIsStrictAndDuplicatesKeepTheFirst) {
+  model::Scenario s = small_scenario();
+  // N = 1 with 2 micro-batches: global batch 2, 1000 (1 + 4) = 5000 steps of ~12.06 ms = ~60.3 s
+  // on 1 GPU, dominated by N = 1, k = 1 (~54.5 s, ~54.5 GPU-s). Elsewhere k = 2 trades like N.
+  s.plan.grad_accumulation = {1, 2};
+  // Two identical hooks: every point twice; the front keeps the first of each pair.
+  s.plan.comm_hook = {model::CommHook{}, model::CommHook{}};
+  const PlanResult r = make_plan(s);
+  EXPECT_EQ(r.candidates, 16u);
+  EXPECT_EQ(r.feasible, 16u);
+  for (const PlanPoint& p : r.pareto) {
+    EXPECT_FALSE(p.gpus == 1 && p.grad_accumulation == 2) << "a dominated point on the front";
+    EXPECT_EQ(p.index % 2, 0u) << "the duplicate, not the first, was kept";
+  }
+  for (std::size_t i = 1; i < r.pareto.size(); ++i) {
+    EXPECT_GT(r.pareto[i].time_metric(), r.pareto[i - 1].time_metric());
+    EXPECT_LT(r.pareto[i].gpu_hours_metric(), r.pareto[i - 1].gpu_hours_metric());
+  }
+}
+
+TEST(PlannerTest, NothingFeasibleIsAnAnswerWithCounts) {
+  model::Scenario s = small_scenario();
+  s.plan.deadline_hours = 1.0 / 3600.0;  // 1 s: nothing trains that fast
+  const PlanResult r = make_plan(s);
+  EXPECT_EQ(r.feasible, 0u);
+  EXPECT_FALSE(r.chosen);
+  EXPECT_TRUE(r.pareto.empty());
+  EXPECT_NE(r.none_feasible_reason.find("4 over deadline"), std::string::npos)
+      << r.none_feasible_reason;
+  const json j = plan_json(s, r);
+  EXPECT_EQ(j["plan"]["feasible"], 0);
+  EXPECT_TRUE(j["plan"]["chosen"].is_null());
+}
+
+TEST(PlannerTest, WithoutATargetPlansByThroughput) {
+  model::Scenario s = small_scenario();
+  s.training.critical_batch.reset();
+  const PlanResult r = make_plan(s);
+  EXPECT_TRUE(r.by_throughput);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings.front().find("throughput"), std::string::npos);
+  // Step time is lowest on 1 GPU (no communication) and so are GPU-hours per 1,000 steps:
+  // N = 1 dominates every other point.
+  EXPECT_EQ(front_gpus(r), (std::vector<int>{1}));
+  const PlanPoint& p = r.pareto.front();
+  EXPECT_DOUBLE_EQ(p.gpu_hours_per_1000_steps, p.step_time_s * 1000.0 / 3600.0);
+  EXPECT_FALSE(p.time_to_train_s);
+}
+
+TEST(PlannerTest, JsonHasTheContractKeys) {
+  const model::Scenario s = small_scenario();
+  const json j = plan_json(s, make_plan(s));
+  for (const char* k : {"context", "scenario", "plan"}) EXPECT_TRUE(j.contains(k)) << k;
+  const json& p = j["plan"];
+  for (const char* k : {"candidates", "feasible", "rejected", "pareto", "chosen", "warnings"}) {
+    EXPECT_TRUE(p.contains(k)) << k;
+  }
+  for (const char* k : {"gpus", "per_gpu_batch", "grad_accumulation", "bucket_cap_mb", "comm_hook",
+                        "global_batch", "lr", "step_time_s", "steps_to_target", "time_to_train_s",
+                        "gpu_hours", "cost_usd", "memory_per_gpu_bytes"}) {
+    EXPECT_TRUE(p["chosen"].contains(k)) << k;
+  }
+  EXPECT_NE(plan_table(s, make_plan(s)).find("*     8"), std::string::npos);
+}
+
+// ---- the "/plan" section of a scenario file --------------------------------------------------
+
+json doc_with_plan(const json& plan) {
+  json d = json::parse(R"({
+    "model": {"mlp": {"widths": [64, 64, 8]}},
+    "hardware": {"preset": "dgx-h100"},
+    "cluster": {"gpus": 8},
+    "training": {"per_gpu_batch": 4}
+  })");
+  if (!plan.is_null()) d["plan"] = plan;
+  return d;
+}
+
+std::string error_pointer(const json& doc) {
+  try {
+    model::parse_scenario(doc, "case.json");
+  } catch (const InputError& e) {
+    return e.pointer();
+  }
+  return "no error";
+}
+
+TEST(PlannerTest, DefaultsFollowTheScenario) {
+  const model::Scenario s = model::parse_scenario(doc_with_plan(nullptr), "case.json");
+  // Powers of two up to 4096 that 8 GPUs per node allow: all 13 of them.
+  EXPECT_EQ(s.plan.gpus,
+            (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}));
+  EXPECT_EQ(s.plan.per_gpu_batch, (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(s.plan.grad_accumulation, (std::vector<int>{1}));
+  EXPECT_EQ(s.plan.bucket_cap_mb, (std::vector<double>{25}));
+  EXPECT_FALSE(s.plan.bucket_cap_given);
+  EXPECT_DOUBLE_EQ(s.plan.memory_margin, 0.05);
+  EXPECT_EQ(s.plan.objective, model::PlanObjective::kTime);
+  // 6 GPUs per node: 1, 2, 4 and no other power of two is a multiple of 6.
+  json d = doc_with_plan(nullptr);
+  d["cluster"] = {{"gpus", 6}, {"gpus_per_node", 6}};
+  EXPECT_EQ(model::parse_scenario(d, "case.json").plan.gpus, (std::vector<int>{1, 2, 4}));
+}
+
+TEST(PlannerTest, BadPlanSectionsNameTheirPointer) {
+  EXPECT_EQ(error_pointer(doc_with_plan({{"gpus", {8, 12}}})), "/plan/gpus/1");
+  EXPECT_EQ(error_pointer(doc_with_plan({{"gpus", {0}}})), "/plan/gpus/0");
+  EXPECT_EQ(error_pointer(doc_with_plan({{"gpus", json::array()}})), "/plan/gpus");
+  EXPECT_EQ(error_pointer(doc_with_plan({{"budget_usd", 100}})), "/plan/budget_usd");
+  EXPECT_EQ(error_pointer(doc_with_plan({{"objective", "cost"}})), "/plan/objective");
+  EXPECT_EQ(error_pointer(doc_with_plan({{"objective", "speed"}})), "/plan/objective");
+  EXPECT_EQ(error_pointer(doc_with_plan({{"memory_margin", 0.6}})), "/plan/memory_margin");
+  EXPECT_EQ(error_pointer(doc_with_plan({{"comm_hook", {"none", "fp8"}}})), "/plan/comm_hook/1");
+  EXPECT_EQ(error_pointer(doc_with_plan({{"deadline_hours", 0}})), "/plan/deadline_hours");
+  json priced = doc_with_plan({{"budget_usd", 100}, {"objective", "cost"}});
+  priced["pricing"] = {{"gpu_hour_usd", 2}};
+  EXPECT_EQ(error_pointer(priced), "no error");
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
