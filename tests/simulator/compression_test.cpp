@@ -9,6 +9,7 @@
 #include "simulator/analytic.hpp"
 #include "simulator/collective.hpp"
 #include "simulator/event_dp.hpp"
+#include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -18,22 +19,11 @@ using model::DType;
 // 1 TFLOP/s fp32 and 1 TB/s HBM at efficiency 1; 100 GB/s switched NVLink with a 10 us step
 // latency, ring efficiency 1; one 1.25 GB/s (10 Gb/s) NIC per node with the same latency.
 model::HardwareSpec round_machine() {
-  model::HardwareSpec hw;
-  hw.name = "round";
-  hw.gpu.name = "round-gpu";
-  hw.gpu.peak_flops[DType::kFp32] = 1e12;
-  hw.gpu.efficiency[DType::kFp32] = 1.0;
-  hw.gpu.memory_bytes = 80e9;
-  hw.gpu.memory_bandwidth = 1e12;
-  hw.gpu.memory_efficiency = 1.0;
-  hw.gpus_per_node = 8;
-  hw.intra_node = {"fabric", 100e9, 0};
-  hw.intra_node_switched = true;
-  hw.pcie = {"pcie", 100e9, 0};
+  model::HardwareSpec hw = fixtures::round_machine();
   hw.inter_node = {"nic", 1.25e9, 0};
   hw.nics_per_node = 1;
-  hw.intra_tuning = {1.0, 1.0, 0.0, 10e-6};
-  hw.inter_tuning = {1.0, 1.0, 0.0, 10e-6};
+  hw.intra_tuning.latency = 10e-6;
+  hw.inter_tuning.latency = 10e-6;
   return hw;
 }
 

@@ -15,35 +15,14 @@
 #include "model/builders.hpp"
 #include "model/scenario.hpp"
 #include "simulator/trace.hpp"
+#include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {
 namespace {
 
-using model::DType;
+using fixtures::round_machine;
 
-// The machine of analytic_test.cpp: 1 TFLOP/s fp32, 1 TB/s HBM, 100 GB/s switched NVLink,
-// latency 0 and efficiency 1, so every time is a ratio of round numbers.
-model::HardwareSpec round_machine() {
-  model::HardwareSpec hw;
-  hw.name = "round";
-  hw.gpu.name = "round-gpu";
-  hw.gpu.peak_flops[DType::kFp32] = 1e12;
-  hw.gpu.efficiency[DType::kFp32] = 1.0;
-  hw.gpu.peak_flops[DType::kBf16] = 2e12;
-  hw.gpu.efficiency[DType::kBf16] = 1.0;
-  hw.gpu.memory_bytes = 80e9;
-  hw.gpu.memory_bandwidth = 1e12;
-  hw.gpu.memory_efficiency = 1.0;
-  hw.gpus_per_node = 8;
-  hw.intra_node = {"fabric", 100e9, 0};
-  hw.intra_node_switched = true;
-  hw.pcie = {"pcie", 100e9, 0};
-  hw.inter_node = {"nic", 12.5e9, 0};
-  hw.nics_per_node = 8;
-  hw.intra_tuning = {1.0, 1.0, 0.0, 0.0};
-  hw.inter_tuning = {1.0, 1.0, 0.0, 0.0};
-  return hw;
-}
+using model::DType;
 
 // `n` layers of 1e6 fp32 parameters (4 MB each) and 1e9 forward FLOPs per sample: 1 ms forward
 // and 2 ms backward per layer on the round machine.

@@ -10,34 +10,15 @@
 #include "model/builders.hpp"
 #include "model/error.hpp"
 #include "model/scenario.hpp"
+#include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {
 namespace {
 
+using fixtures::round_machine;
+
 using model::DType;
 using nlohmann::json;
-
-// The round machine of analytic_test.cpp: 1 TFLOP/s fp32, 1 TB/s HBM, 100 GB/s NVLink, every
-// efficiency 1 and every latency 0.
-model::HardwareSpec round_machine() {
-  model::HardwareSpec hw;
-  hw.name = "round";
-  hw.gpu.name = "round-gpu";
-  hw.gpu.peak_flops[DType::kFp32] = 1e12;
-  hw.gpu.efficiency[DType::kFp32] = 1.0;
-  hw.gpu.memory_bytes = 80e9;
-  hw.gpu.memory_bandwidth = 1e12;
-  hw.gpu.memory_efficiency = 1.0;
-  hw.gpus_per_node = 8;
-  hw.intra_node = {"fabric", 100e9, 0};
-  hw.intra_node_switched = true;
-  hw.pcie = {"pcie", 100e9, 0};
-  hw.inter_node = {"nic", 12.5e9, 0};
-  hw.nics_per_node = 8;
-  hw.intra_tuning = {1.0, 1.0, 0.0, 0.0};
-  hw.inter_tuning = {1.0, 1.0, 0.0, 0.0};
-  return hw;
-}
 
 // Two layers of 1e6 fp32 parameters and 1e9 forward FLOPs per sample each, 1 GB of activations
 // per sample each. One micro-batch of 1 sample: forward 2 ms, backward 4 ms, Adam 56 us

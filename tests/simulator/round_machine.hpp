@@ -1,0 +1,43 @@
+// round_machine.hpp: the test machine of the simulator tests. 1 TFLOP/s fp32 (2 TFLOP/s bf16)
+// at efficiency 1, 1 TB/s HBM at efficiency 1, 100 GB/s switched NVLink, eight 12.5 GB/s NICs
+// per node, latency 0 and collective efficiency 1 everywhere: every time in the tests is a ratio
+// of round numbers that a comment can derive by hand.
+#pragma once
+
+#include <memory>
+
+#include "model/builders.hpp"
+#include "model/hardware.hpp"
+
+namespace ddpsim::sim::fixtures {
+
+inline model::HardwareSpec round_machine() {
+  using model::DType;
+  model::HardwareSpec hw;
+  hw.name = "round";
+  hw.gpu.name = "round-gpu";
+  hw.gpu.peak_flops[DType::kFp32] = 1e12;
+  hw.gpu.efficiency[DType::kFp32] = 1.0;
+  hw.gpu.peak_flops[DType::kBf16] = 2e12;
+  hw.gpu.efficiency[DType::kBf16] = 1.0;
+  hw.gpu.memory_bytes = 80e9;
+  hw.gpu.memory_bandwidth = 1e12;
+  hw.gpu.memory_efficiency = 1.0;
+  hw.gpus_per_node = 8;
+  hw.intra_node = {"fabric", 100e9, 0};
+  hw.intra_node_switched = true;
+  hw.pcie = {"pcie", 100e9, 0};
+  hw.inter_node = {"nic", 12.5e9, 0};
+  hw.nics_per_node = 8;
+  hw.intra_tuning = {1.0, 1.0, 0.0, 0.0};
+  hw.inter_tuning = {1.0, 1.0, 0.0, 0.0};
+  return hw;
+}
+
+/// Two layers of 1e6 fp32 parameters (4 MB each) and 1e9 forward FLOPs per sample.
+inline std::shared_ptr<const model::Workload> two_layers() {
+  return std::make_shared<const model::Workload>(
+      model::build_from_layers({{"l0", 1000000, 1e9, 0}, {"l1", 1000000, 1e9, 0}}));
+}
+
+}  // namespace ddpsim::sim::fixtures
