@@ -128,6 +128,16 @@ std::int64_t resolve_seq_len(const std::string& file, std::optional<std::int64_t
   return *max_positions;
 }
 
+// Every family counts activations in 16-bit following Korthikanti et al. (see the file comment).
+Workload start_workload(std::string name, std::string source, std::int64_t seq_len) {
+  Workload w;
+  w.name = std::move(name);
+  w.source = std::move(source);
+  w.seq_len = seq_len;
+  w.activation_dtype = DType::kBf16;
+  return w;
+}
+
 int add_layer(Workload& w, std::string name, std::string kind) {
   Layer l;
   l.name = std::move(name);
@@ -256,11 +266,8 @@ Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len) 
   c.require_flag("add_cross_attention", false);
   m.s = resolve_seq_len(c.file(), seq_len, m.P, "n_positions", /*bounded=*/true);
 
-  Workload w;
-  w.name = "gpt2";
-  w.source = "Hugging Face transformers GPT2LMHeadModel built from config.json";
-  w.seq_len = m.s;
-  w.activation_dtype = DType::kBf16;
+  Workload w = start_workload(
+      "gpt2", "Hugging Face transformers GPT2LMHeadModel built from config.json", m.s);
   const double s = dbl(m.s), sh = dbl(m.s) * dbl(m.h), sf = dbl(m.s) * dbl(m.f);
   const double as2 = dbl(m.a) * s * s;
 
@@ -359,14 +366,13 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
   m.s = resolve_seq_len(c.file(), seq_len, c.optional_int("max_position_embeddings", 1),
                         "max_position_embeddings", /*bounded=*/false);
 
-  Workload w;
-  w.name = model_type;
-  w.source = model_type == "mistral"
-                 ? "Hugging Face transformers MistralForCausalLM built from config.json (sliding-"
-                   "window attention modelled as dense s x s)"
-                 : "Hugging Face transformers LlamaForCausalLM built from config.json";
-  w.seq_len = m.s;
-  w.activation_dtype = DType::kBf16;
+  Workload w = start_workload(
+      model_type,
+      model_type == "mistral"
+          ? "Hugging Face transformers MistralForCausalLM built from config.json (sliding-window "
+            "attention modelled as dense s x s)"
+          : "Hugging Face transformers LlamaForCausalLM built from config.json",
+      m.s);
   const double s = dbl(m.s), sh = dbl(m.s) * dbl(m.h), sf = dbl(m.s) * dbl(m.f);
   const double as2 = dbl(m.a) * s * s;
   const double qk_rows = s * dbl((m.a + m.kv) * m.d);
@@ -452,11 +458,8 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len) 
   c.require_flag("add_cross_attention", false);
   m.s = resolve_seq_len(c.file(), seq_len, m.P, "max_position_embeddings", /*bounded=*/true);
 
-  Workload w;
-  w.name = "bert";
-  w.source = "Hugging Face transformers BertModel (with pooler) built from config.json";
-  w.seq_len = m.s;
-  w.activation_dtype = DType::kBf16;
+  Workload w = start_workload(
+      "bert", "Hugging Face transformers BertModel (with pooler) built from config.json", m.s);
   const double s = dbl(m.s), sh = dbl(m.s) * dbl(m.h), sf = dbl(m.s) * dbl(m.f);
   const double as2 = dbl(m.a) * s * s;
 

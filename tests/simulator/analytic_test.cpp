@@ -12,19 +12,11 @@
 namespace ddpsim::sim {
 namespace {
 
+using fixtures::fp32_adam;
 using fixtures::round_machine;
 using fixtures::two_layers;
 
 using model::DType;
-
-model::TrainingConfig fp32_adam(int k = 1) {
-  model::TrainingConfig t;
-  t.per_gpu_batch = 1;
-  t.grad_accumulation = k;
-  t.precision = model::Precision::kFp32;
-  t.optimizer = model::Optimizer::kAdam;
-  return t;
-}
 
 TEST(AnalyticTest, TwoGpuStepByHand) {
   // forward: 1 ms per layer; backward 2 ms per layer. Adam in fp32 reads param, grad, m, v and

@@ -20,6 +20,7 @@
 namespace ddpsim::sim {
 namespace {
 
+using fixtures::fp32_adam;
 using fixtures::round_machine;
 
 using model::DType;
@@ -30,15 +31,6 @@ std::shared_ptr<const model::Workload> layers(int n) {
   std::vector<model::LumpLayer> ls;
   for (int i = 0; i < n; ++i) ls.push_back({"l" + std::to_string(i), 1000000, 1e9, 0});
   return std::make_shared<const model::Workload>(model::build_from_layers(ls));
-}
-
-model::TrainingConfig fp32_adam(int k = 1) {
-  model::TrainingConfig t;
-  t.per_gpu_batch = 1;
-  t.grad_accumulation = k;
-  t.precision = model::Precision::kFp32;
-  t.optimizer = model::Optimizer::kAdam;
-  return t;
 }
 
 // Events on one rank's critical path in a step: each rounds its duration to whole nanoseconds

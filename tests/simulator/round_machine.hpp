@@ -8,6 +8,7 @@
 
 #include "model/builders.hpp"
 #include "model/hardware.hpp"
+#include "model/scenario.hpp"
 
 namespace ddpsim::sim::fixtures {
 
@@ -38,6 +39,16 @@ inline model::HardwareSpec round_machine() {
 inline std::shared_ptr<const model::Workload> two_layers() {
   return std::make_shared<const model::Workload>(
       model::build_from_layers({{"l0", 1000000, 1e9, 0}, {"l1", 1000000, 1e9, 0}}));
+}
+
+/// One sample per GPU, k micro-batches, fp32 with Adam.
+inline model::TrainingConfig fp32_adam(int k = 1) {
+  model::TrainingConfig t;
+  t.per_gpu_batch = 1;
+  t.grad_accumulation = k;
+  t.precision = model::Precision::kFp32;
+  t.optimizer = model::Optimizer::kAdam;
+  return t;
 }
 
 }  // namespace ddpsim::sim::fixtures
