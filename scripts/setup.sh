@@ -15,7 +15,11 @@ mode="${1:-run}"
 case "$mode" in run|test|build) ;; *) echo "usage: $0 run|test|build" >&2; exit 2 ;; esac
 
 packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libboost-graph-dev libcli11-dev
-          libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format)
+          libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
+          # calibration and executor: CPU GEMMs, CPU collectives, an optional launcher, namespaces
+          libopenblas-dev libgloo-dev openmpi-bin libopenmpi-dev iproute2
+          # GUI: Qt 6 Widgets + Charts + SVG export, an X server for screenshots
+          qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev xvfb xauth)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,1 @@
+// deepspeed_import.cpp: placeholder registered in CMake; filled by its owner this session.

@@ -1,0 +1,1 @@
+// published.cpp: placeholder registered in CMake; filled by its owner this session.

@@ -1,0 +1,1 @@
+// sharded.cpp: placeholder registered in CMake; filled by its owner this session.

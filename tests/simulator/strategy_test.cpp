@@ -1,0 +1,1 @@
+// strategy_test.cpp: placeholder registered in CMake; filled by its owner this session.
