@@ -1,1 +1,808 @@
-// deepspeed_import.cpp: placeholder registered in CMake; filled by its owner this session.
+// DeepSpeed config and PyTorch knob import. What each key means and its code default come from
+// the reference notes (ecosystem.md §1-§3, read from DeepSpeed 0.16.5 and PyTorch sources); the
+// why of each mapping is next to it.
+#include "model/deepspeed_import.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "model/error.hpp"
+#include "model/scenario.hpp"
+#include "model/schema.hpp"
+#include "model/units.hpp"
+
+namespace ddpsim::model {
+
+using nlohmann::json;
+
+namespace {
+
+std::string join_pointer(const std::string& parent, const std::string& key) {
+  return parent + "/" + escape_pointer_token(key);
+}
+
+std::string shown(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+// Reads typed values out of one document, naming file and pointer in every error, and records
+// what happened to each key so that nothing is dropped silently.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  const std::string& file() const { return file_; }
+
+  [[noreturn]] void fail(const std::string& pointer, const std::string& expected,
+                         const json& got) const {
+    throw InputError(file_, pointer, expected, shown(got));
+  }
+  [[noreturn]] void fail_text(const std::string& pointer, const std::string& expected,
+                              const std::string& got = {}) const {
+    throw InputError(file_, pointer, expected, got);
+  }
+
+  void warn(const std::string& pointer, const std::string& what) {
+    result.warnings.push_back(file_ + ": " + pointer + ": " + what);
+  }
+  void ignore(const std::string& pointer) { result.ignored.push_back(pointer); }
+
+  const json& object_at(const json& parent, const std::string& key, const std::string& pointer) {
+    const json& v = parent.at(key);
+    if (!v.is_object()) fail(pointer, "an object", v);
+    return v;
+  }
+
+  // An integer >= min. DeepSpeed's JSON often writes integers as 5e8: an integral double is
+  // accepted. "auto" is the Hugging Face Trainer's placeholder and never reaches DeepSpeed.
+  std::int64_t integer(const json& v, const std::string& pointer, std::int64_t min) const {
+    if (v.is_string() && v.get<std::string>() == "auto") {
+      fail_text(pointer,
+                "an integer >= " + std::to_string(min) +
+                    " (\"auto\" is filled in by the Hugging Face Trainer before DeepSpeed reads "
+                    "the file; give the number it resolves to)",
+                "\"auto\"");
+    }
+    if (v.is_number_integer()) {
+      const auto i = v.get<std::int64_t>();
+      if (i < min) fail(pointer, "an integer >= " + std::to_string(min), v);
+      return i;
+    }
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && d >= static_cast<double>(min) && d < 9.2e18) {
+        return static_cast<std::int64_t>(d);
+      }
+    }
+    fail(pointer, "an integer >= " + std::to_string(min), v);
+  }
+
+  double positive_number(const json& v, const std::string& pointer) const {
+    if (v.is_string() && v.get<std::string>() == "auto") {
+      fail_text(pointer,
+                "a number > 0 (\"auto\" is filled in by the Hugging Face Trainer; give the "
+                "number it resolves to)",
+                "\"auto\"");
+    }
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+      fail(pointer, "a number > 0", v);
+    }
+    return v.get<double>();
+  }
+
+  bool boolean(const json& v, const std::string& pointer) const {
+    if (v.is_string() && v.get<std::string>() == "auto") {
+      fail_text(pointer, "true or false (\"auto\" is filled in by the Hugging Face Trainer)",
+                "\"auto\"");
+    }
+    if (!v.is_boolean()) fail(pointer, "true or false", v);
+    return v.get<bool>();
+  }
+
+  std::string string(const json& v, const std::string& pointer) const {
+    if (!v.is_string()) fail(pointer, "a string", v);
+    return v.get<std::string>();
+  }
+
+  // Walks every key of `obj` that `handled` does not name: a warning for each (it may change
+  // step time or memory and ddpsim does not model it), unless `no_effect` names it.
+  void sweep_rest(const json& obj, const std::string& pointer, const std::set<std::string>& handled,
+                  const std::set<std::string>& no_effect, const std::string& what) {
+    for (const auto& [k, v] : obj.items()) {
+      if (handled.count(k) != 0) continue;
+      const std::string p = join_pointer(pointer, k);
+      if (no_effect.count(k) != 0) {
+        ignore(p);
+      } else {
+        warn(p, what);
+      }
+    }
+  }
+
+  std::string file_;
+  ImportResult result;
+};
+
+const char* const kNotModelled =
+    "not modelled by ddpsim (it may change step time or memory); the prediction ignores it";
+
+// ---- DeepSpeed -------------------------------------------------------------------------------
+
+std::optional<std::int64_t> opt_integer(Reader& r, const json& obj, const char* key,
+                                        std::int64_t min) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  return r.integer(*it, std::string("/") + key, min);
+}
+
+// Precision strings DeepSpeed accepts for communication_data_type (runtime/config.py DtypeEnum
+// aliases), mapped to the scenario's dtype names.
+std::optional<std::string> deepspeed_dtype(const std::string& s) {
+  static const std::vector<std::pair<std::vector<std::string>, std::string>> table = {
+      {{"fp16", "float16", "half", "torch.float16"}, "fp16"},
+      {{"bf16", "bfloat16", "torch.bfloat16"}, "bf16"},
+      {{"fp32", "float32", "float", "torch.float32"}, "fp32"}};
+  for (const auto& [names, out] : table) {
+    if (std::find(names.begin(), names.end(), s) != names.end()) return out;
+  }
+  return std::nullopt;
+}
+
+void import_zero(Reader& r, const json& config, json& par, int& stage, bool& overlap_given) {
+  stage = 0;
+  overlap_given = false;
+  auto it = config.find("zero_optimization");
+  if (it == config.end() || it->is_null()) return;
+  const std::string zp = "/zero_optimization";
+  if (it->is_boolean()) {
+    // Legacy form: true meant stage 1 (DeepSpeed's get_zero_optimization for a bool).
+    stage = it->get<bool>() ? 1 : 0;
+    r.warn(zp,
+           "the boolean form is DeepSpeed's legacy syntax: read as stage " + std::to_string(stage));
+    return;
+  }
+  const json& z = r.object_at(config, "zero_optimization", zp);
+  if (auto s = z.find("stage"); s != z.end()) {
+    if (s->is_boolean() || !s->is_number_integer() || s->get<std::int64_t>() < 0 ||
+        s->get<std::int64_t>() > 3) {
+      r.fail(zp + "/stage", "0, 1, 2 or 3 (ZeRO stage)", *s);
+    }
+    stage = static_cast<int>(s->get<std::int64_t>());
+  }
+  for (const char* key : {"offload_optimizer", "offload_param"}) {
+    auto o = z.find(key);
+    if (o == z.end() || o->is_null()) continue;
+    const std::string op = zp + "/" + key;
+    if (!o->is_object()) r.fail(op, "an object", *o);
+    auto d = o->find("device");
+    const std::string device =
+        d == o->end() || d->is_null() ? "none" : r.string(*d, op + "/device");
+    if (device != "none") {
+      r.fail_text(op + "/device",
+                  "\"none\": ZeRO-Offload / ZeRO-Infinity (CPU or NVMe offload) is not modelled "
+                  "by ddpsim",
+                  "\"" + device + "\"");
+    }
+  }
+  for (const char* key : {"cpu_offload", "cpu_offload_params"}) {
+    auto o = z.find(key);
+    if (o != z.end() && !o->is_null() && r.boolean(*o, zp + "/" + key)) {
+      r.fail_text(zp + "/" + key, "false: CPU offload is not modelled by ddpsim", "true");
+    }
+  }
+  if (auto o = z.find("overlap_comm"); o != z.end() && !o->is_null()) {
+    par["overlap"] = r.boolean(*o, zp + "/overlap_comm");
+    overlap_given = true;
+  }
+  // Element counts, as DeepSpeed reads them (int(5e8)); the scenario keys keep elements.
+  for (const char* key : {"reduce_bucket_size", "allgather_bucket_size"}) {
+    if (auto o = z.find(key); o != z.end() && !o->is_null()) {
+      par[key] = r.integer(*o, zp + "/" + key, 1);
+    }
+  }
+  // Knobs whose DeepSpeed default is what ddpsim models: silent at the default, a warning when
+  // changed (contiguous_gradients false re-copies gradients; reduce_scatter false all-reduces;
+  // allgather_partitions false broadcasts partitions one by one).
+  for (const char* key : {"contiguous_gradients", "reduce_scatter", "allgather_partitions"}) {
+    if (auto o = z.find(key); o != z.end() && !o->is_null()) {
+      if (!r.boolean(*o, zp + "/" + key)) {
+        r.warn(zp + "/" + key,
+               "false is not modelled (ddpsim models DeepSpeed's default, true); the prediction "
+               "assumes true");
+      }
+    }
+  }
+  r.sweep_rest(z, zp,
+               {"stage", "offload_optimizer", "offload_param", "cpu_offload", "cpu_offload_params",
+                "overlap_comm", "reduce_bucket_size", "allgather_bucket_size",
+                "contiguous_gradients", "reduce_scatter", "allgather_partitions"},
+               {"stage3_gather_16bit_weights_on_model_save",
+                "stage3_gather_fp16_weights_on_model_save", "gather_16bit_weights_on_model_save",
+                "elastic_checkpoint", "load_from_fp32_weights", "cpu_offload_use_pin_memory",
+                "ignore_unused_parameters", "legacy_stage1", "log_trace_cache_warnings"},
+               kNotModelled);
+}
+
+// fp16 / bf16 (alias "bfloat16") -> precision.
+std::string import_precision(Reader& r, const json& config) {
+  bool fp16 = false, bf16 = false;
+  if (auto it = config.find("fp16"); it != config.end() && !it->is_null()) {
+    const json& f = r.object_at(config, "fp16", "/fp16");
+    if (auto e = f.find("enabled"); e != f.end()) fp16 = r.boolean(*e, "/fp16/enabled");
+    r.sweep_rest(f, "/fp16", {"enabled"},
+                 // Dynamic loss scaling: a check for inf/nan per step, no modelled cost.
+                 {"loss_scale", "initial_scale_power", "loss_scale_window", "hysteresis",
+                  "consecutive_hysteresis", "min_loss_scale"},
+                 kNotModelled);
+  }
+  std::string bf_key;
+  for (const char* key : {"bf16", "bfloat16"}) {
+    if (auto it = config.find(key); it != config.end() && !it->is_null()) {
+      bf_key = key;
+      const json& b = r.object_at(config, key, std::string("/") + key);
+      if (auto e = b.find("enabled"); e != b.end()) {
+        bf16 = r.boolean(*e, std::string("/") + key + "/enabled");
+      }
+      r.sweep_rest(b, std::string("/") + key, {"enabled"}, {}, kNotModelled);
+    }
+  }
+  if (fp16 && bf16) {
+    r.fail_text("/" + bf_key + "/enabled",
+                "false when fp16.enabled is true (DeepSpeed refuses both at once)", "true");
+  }
+  // DeepSpeed's fp16/bf16 modes keep 16-bit parameters and gradients and fp32 master weights
+  // in the optimizer: the scenario's "fp16"/"bf16" (not amp_*, which is autocast).
+  return fp16 ? "fp16" : bf16 ? "bf16" : "fp32";
+}
+
+// optimizer.type -> training.optimizer. DeepSpeed lower-cases the type. "Adam" runs in AdamW
+// mode unless params.adam_w_mode is false (runtime/config.py ADAM_W_MODE_DEFAULT = True).
+std::optional<std::string> import_optimizer(Reader& r, const json& config,
+                                            std::optional<double>& lr) {
+  auto it = config.find("optimizer");
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  const json& o = r.object_at(config, "optimizer", "/optimizer");
+  json params = json::object();
+  if (auto p = o.find("params"); p != o.end() && !p->is_null()) {
+    params = r.object_at(o, "params", "/optimizer/params");
+  }
+  if (auto l = params.find("lr"); l != params.end()) {
+    lr = r.positive_number(*l, "/optimizer/params/lr");
+  }
+  for (const auto& [k, v] : params.items()) {
+    // Hyperparameters (betas, eps, weight_decay, ...) change no byte and no FLOP count.
+    if (k != "lr") r.ignore("/optimizer/params/" + escape_pointer_token(k));
+  }
+  r.sweep_rest(o, "/optimizer", {"type", "params"}, {}, kNotModelled);
+  auto t = o.find("type");
+  if (t == o.end()) {
+    r.warn("/optimizer", "no \"type\": training.optimizer is left unchanged");
+    return std::nullopt;
+  }
+  std::string type = r.string(*t, "/optimizer/type");
+  std::transform(type.begin(), type.end(), type.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (type == "adam") {
+    auto w = params.find("adam_w_mode");
+    const bool adamw = w == params.end() || r.boolean(*w, "/optimizer/params/adam_w_mode");
+    return adamw ? "adamw" : "adam";
+  }
+  if (type == "adamw") return "adamw";
+  if (type == "sgd") {
+    auto m = params.find("momentum");
+    const bool momentum = m != params.end() && m->is_number() && m->get<double>() != 0.0;
+    return momentum ? "momentum" : "sgd";
+  }
+  // Same optimizer-state bytes as a modelled optimizer; the difference is said once.
+  if (type == "lamb" || type == "fusedlamb") {
+    r.warn("/optimizer/type",
+           "\"" + t->get<std::string>() +
+               "\" is modelled as adam (two fp32 states per parameter, as LAMB keeps); its "
+               "per-layer trust-ratio norms are not");
+    return "adam";
+  }
+  if (type == "onebitadam" || type == "zerooneadam" || type == "onebitlamb") {
+    r.warn("/optimizer/type",
+           "\"" + t->get<std::string>() +
+               "\" compresses gradient communication to 1 bit after its warmup; ddpsim models it "
+               "as adam with uncompressed communication");
+    return "adam";
+  }
+  if (type == "lion" || type == "adagrad") {
+    r.warn("/optimizer/type",
+           "\"" + t->get<std::string>() + "\" keeps one state per parameter: modelled as momentum");
+    return "momentum";
+  }
+  r.warn("/optimizer/type", "\"" + t->get<std::string>() +
+                                "\" is not a modelled optimizer: training.optimizer is left "
+                                "unchanged");
+  return std::nullopt;
+}
+
+struct Warmup {
+  std::optional<std::int64_t> steps;
+  std::optional<double> max_lr;
+};
+
+Warmup import_scheduler(Reader& r, const json& config) {
+  Warmup w;
+  auto it = config.find("scheduler");
+  if (it == config.end() || it->is_null()) return w;
+  const json& s = r.object_at(config, "scheduler", "/scheduler");
+  r.sweep_rest(s, "/scheduler", {"type", "params"}, {}, kNotModelled);
+  auto t = s.find("type");
+  if (t == s.end()) {
+    r.warn("/scheduler", "no \"type\": no warmup imported");
+    return w;
+  }
+  const std::string type = r.string(*t, "/scheduler/type");
+  json params = json::object();
+  if (auto p = s.find("params"); p != s.end() && !p->is_null()) {
+    params = r.object_at(s, "params", "/scheduler/params");
+  }
+  if (type != "WarmupLR" && type != "WarmupDecayLR") {
+    r.warn("/scheduler/type", "\"" + type +
+                                  "\" is not imported (only WarmupLR and WarmupDecayLR map onto "
+                                  "training.lr.warmup_steps); it does not change step time");
+    return w;
+  }
+  // deepspeed/runtime/lr_schedules.py WarmupLR: warmup_num_steps defaults to 1000 and is used
+  // as max(2, warmup_num_steps).
+  std::int64_t steps = 1000;
+  if (auto n = params.find("warmup_num_steps"); n != params.end()) {
+    steps = r.integer(*n, "/scheduler/params/warmup_num_steps", 0);
+  }
+  w.steps = std::max<std::int64_t>(2, steps);
+  if (auto m = params.find("warmup_max_lr"); m != params.end()) {
+    w.max_lr = r.positive_number(*m, "/scheduler/params/warmup_max_lr");
+  }
+  // WarmupLR ramps from warmup_min_lr (default 0) along a log curve by default; ddpsim's warmup
+  // is Goyal et al.'s linear ramp from the base rate (simulator/lr_schedule.hpp). The shape of
+  // the warmup changes no step time, but the difference is said.
+  std::string shape = "log";
+  if (auto wt = params.find("warmup_type"); wt != params.end()) {
+    shape = r.string(*wt, "/scheduler/params/warmup_type");
+  }
+  double min_lr = 0;
+  if (auto m = params.find("warmup_min_lr"); m != params.end()) {
+    if (!m->is_number() || m->get<double>() < 0) {
+      r.fail(std::string("/scheduler/params/warmup_min_lr"), "a number >= 0", *m);
+    }
+    min_lr = m->get<double>();
+  }
+  r.warn("/scheduler/params",
+         type + " ramps " + (shape == "linear" ? "linearly" : "along a log curve") +
+             " from warmup_min_lr = " + shown(json(min_lr)) +
+             "; ddpsim's warmup (`ddpsim lr`) ramps linearly from training.lr.base (Goyal et "
+             "al.): only warmup_num_steps is imported");
+  if (type == "WarmupDecayLR") {
+    r.warn("/scheduler/params/total_num_steps",
+           "the linear decay after warmup is not part of ddpsim's schedule (no effect on step "
+           "time)");
+  }
+  for (const auto& [k, v] : params.items()) {
+    if (k != "warmup_num_steps" && k != "warmup_max_lr" && k != "warmup_type" &&
+        k != "warmup_min_lr" && k != "total_num_steps") {
+      r.ignore("/scheduler/params/" + escape_pointer_token(k));
+    }
+  }
+  return w;
+}
+
+}  // namespace
+
+DeepSpeedBatch resolve_deepspeed_batch(std::optional<std::int64_t> train,
+                                       std::optional<std::int64_t> micro,
+                                       std::optional<std::int64_t> acc,
+                                       std::optional<std::int64_t> world, const std::string& file) {
+  DeepSpeedBatch b;
+  b.world_size = world;
+  if (world && *world < 1) throw InputError(file, "", "a world size >= 1", std::to_string(*world));
+  const std::string world_hint =
+      " needs the data-parallel world size: pass --gpus N or --scenario BASE.json with "
+      "cluster.gpus";
+  if (train && micro && acc) {
+    if (!world) {
+      // Implied world size: DeepSpeed would assert train == micro x acc x world.
+      const std::int64_t per_world = *micro * *acc;
+      if (*train % per_world != 0) {
+        throw InputError(file, "/train_batch_size",
+                         "a multiple of train_micro_batch_size_per_gpu x "
+                         "gradient_accumulation_steps = " +
+                             std::to_string(*micro) + " x " + std::to_string(*acc) + " = " +
+                             std::to_string(per_world) +
+                             " (DeepSpeed: train_batch_size = micro x accumulation x world size)",
+                         std::to_string(*train));
+      }
+      b.world_size = *train / per_world;
+    }
+    b.train_batch_size = *train;
+    b.micro_batch_per_gpu = *micro;
+    b.grad_accumulation = *acc;
+  } else if (train && micro) {
+    if (!world)
+      throw InputError(file, "/gradient_accumulation_steps", "a value: deriving it" + world_hint);
+    b.train_batch_size = *train;
+    b.micro_batch_per_gpu = *micro;
+    b.grad_accumulation = *train / *micro / *world;  // _set_batch_related_parameters
+  } else if (train && acc) {
+    if (!world)
+      throw InputError(file, "/train_micro_batch_size_per_gpu",
+                       "a value: deriving it" + world_hint);
+    b.train_batch_size = *train;
+    b.grad_accumulation = *acc;
+    b.micro_batch_per_gpu = *train / *world / *acc;
+  } else if (micro && acc) {
+    b.micro_batch_per_gpu = *micro;
+    b.grad_accumulation = *acc;
+    b.train_batch_size = world ? *micro * *acc * *world : 0;
+  } else if (train) {
+    if (!world)
+      throw InputError(file, "/train_micro_batch_size_per_gpu",
+                       "a value: deriving it" + world_hint);
+    b.train_batch_size = *train;
+    b.grad_accumulation = 1;
+    b.micro_batch_per_gpu = *train / *world;
+  } else if (micro) {
+    b.micro_batch_per_gpu = *micro;
+    b.grad_accumulation = 1;
+    b.train_batch_size = world ? *micro * *world : 0;
+  } else {
+    throw InputError(file, "/train_micro_batch_size_per_gpu",
+                     "train_micro_batch_size_per_gpu or train_batch_size (DeepSpeed needs one of "
+                     "them)",
+                     "neither");
+  }
+  // _batch_assertion: every number > 0 and the product rule.
+  if (b.micro_batch_per_gpu < 1) {
+    throw InputError(file, "/train_batch_size",
+                     "at least world size x gradient_accumulation_steps = " +
+                         std::to_string(b.world_size.value_or(1) * b.grad_accumulation) +
+                         " so that the derived micro-batch is >= 1",
+                     std::to_string(b.train_batch_size));
+  }
+  if (b.grad_accumulation < 1) {
+    throw InputError(file, "/train_batch_size",
+                     "at least train_micro_batch_size_per_gpu x world size = " +
+                         std::to_string(b.micro_batch_per_gpu * b.world_size.value_or(1)) +
+                         " so that the derived gradient_accumulation_steps is >= 1",
+                     std::to_string(b.train_batch_size));
+  }
+  if (b.world_size && b.train_batch_size != 0 &&
+      b.train_batch_size != b.micro_batch_per_gpu * b.grad_accumulation * *b.world_size) {
+    throw InputError(
+        file, "/train_batch_size",
+        "train_micro_batch_size_per_gpu x gradient_accumulation_steps x world size "
+        "= " +
+            std::to_string(b.micro_batch_per_gpu) + " x " + std::to_string(b.grad_accumulation) +
+            " x " + std::to_string(*b.world_size) + " = " +
+            std::to_string(b.micro_batch_per_gpu * b.grad_accumulation * *b.world_size) +
+            " (DeepSpeed's batch rule)",
+        std::to_string(b.train_batch_size));
+  }
+  return b;
+}
+
+ImportResult import_deepspeed_config(const json& config, const std::string& file,
+                                     std::optional<std::int64_t> world_size) {
+  if (!config.is_object()) throw InputError(file, "", "a DeepSpeed config object", shown(config));
+  Reader r(file);
+  json training = json::object(), par = json::object(), cluster = json::object();
+
+  const DeepSpeedBatch b = resolve_deepspeed_batch(
+      opt_integer(r, config, "train_batch_size", 1),
+      opt_integer(r, config, "train_micro_batch_size_per_gpu", 1),
+      opt_integer(r, config, "gradient_accumulation_steps", 1), world_size, file);
+  training["per_gpu_batch"] = b.micro_batch_per_gpu;
+  training["grad_accumulation"] = b.grad_accumulation;
+  if (!world_size && b.world_size) cluster["gpus"] = *b.world_size;
+
+  int stage = 0;
+  bool overlap_given = false;
+  import_zero(r, config, par, stage, overlap_given);
+  static const char* const kStrategy[] = {"ddp", "zero1", "zero2", "zero3"};
+  par["strategy"] = kStrategy[stage];
+
+  const std::string precision = import_precision(r, config);
+  training["precision"] = precision;
+  if (stage == 0) {
+    // Stage 0: engine.allreduce_gradients -> buffered_allreduce_fallback after the backward,
+    // buffers of MEMORY_OPT_ALLREDUCE_SIZE = 5e8 elements of the gradient dtype.
+    const double grad_bytes = precision == "fp32" ? 4.0 : 2.0;
+    par["bucket_cap_mb"] = 5e8 * grad_bytes / kMiB;
+    if (!overlap_given) par["overlap"] = false;
+    for (const char* key : {"reduce_bucket_size", "allgather_bucket_size"}) {
+      if (par.contains(key)) {
+        r.warn(std::string("/zero_optimization/") + key,
+               "used by ZeRO stages 1-3 only; at stage 0 DeepSpeed all-reduces in 5e8-element "
+               "buffers");
+      }
+    }
+  } else if (!overlap_given) {
+    // zero/config.py overlap_comm_valid: None -> True for stage 3, False otherwise.
+    par["overlap"] = stage == 3;
+  }
+
+  if (auto it = config.find("communication_data_type"); it != config.end() && !it->is_null()) {
+    const std::string s = r.string(*it, "/communication_data_type");
+    const auto d = deepspeed_dtype(s);
+    if (!d) r.fail(std::string("/communication_data_type"), "fp16, bf16 or fp32", *it);
+    training["grad_reduce_dtype"] = *d;
+  }
+
+  std::optional<double> lr;
+  if (auto o = import_optimizer(r, config, lr)) training["optimizer"] = *o;
+  const Warmup w = import_scheduler(r, config);
+  if (w.max_lr) {
+    if (lr && *lr != *w.max_lr) {
+      r.warn("/scheduler/params/warmup_max_lr",
+             "differs from optimizer.params.lr; the scheduler's rate is the one DeepSpeed "
+             "trains at after warmup and becomes training.lr.base");
+    }
+    lr = w.max_lr;
+  }
+  if (lr) {
+    if (b.train_batch_size > 0) {
+      // The rate was set for this global batch: scaling rules (linear, sqrt) start from it.
+      json l = {{"base", *lr}, {"base_batch", b.train_batch_size}};
+      if (w.steps) l["warmup_steps"] = *w.steps;
+      training["lr"] = l;
+    } else {
+      r.warn("/optimizer/params/lr",
+             "training.lr is not imported: its base_batch is train_batch_size, which needs the "
+             "world size (pass --gpus N or --scenario BASE.json with cluster.gpus)");
+    }
+  } else if (w.steps) {
+    r.warn("/scheduler/params/warmup_num_steps",
+           "no learning rate (optimizer.params.lr or scheduler.params.warmup_max_lr): "
+           "training.lr is not imported");
+  }
+
+  r.sweep_rest(config, "",
+               {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                "zero_optimization", "fp16", "bf16", "bfloat16", "optimizer", "scheduler",
+                "communication_data_type"},
+               // Logging, monitoring, profiling output and checkpoint paths: no effect on a step.
+               {"steps_per_print", "wall_clock_breakdown", "dump_state", "memory_breakdown",
+                "tensorboard", "wandb", "csv_monitor", "comet", "comms_logger", "flops_profiler",
+                "checkpoint", "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer",
+                "dataloader_drop_last", "timers", "monitor_config"},
+               kNotModelled);
+
+  ImportResult out = std::move(r.result);
+  out.patch = json::object();
+  if (!cluster.empty()) out.patch["cluster"] = cluster;
+  out.patch["training"] = training;
+  out.patch["parallelism"] = par;
+  return out;
+}
+
+ImportResult import_deepspeed_file(const std::string& path,
+                                   std::optional<std::int64_t> world_size) {
+  return import_deepspeed_config(read_json_file(path), path, world_size);
+}
+
+// ---- PyTorch knobs ---------------------------------------------------------------------------
+
+namespace {
+
+// torch dtype spellings -> scenario dtype names; nullopt for null (None).
+std::optional<std::string> torch_dtype(Reader& r, const json& v, const std::string& pointer) {
+  if (v.is_null()) return std::nullopt;
+  const std::string s = r.string(v, pointer);
+  static const std::vector<std::pair<std::vector<std::string>, std::string>> table = {
+      {{"torch.bfloat16", "bfloat16", "bf16"}, "bf16"},
+      {{"torch.float16", "float16", "fp16", "half", "torch.half"}, "fp16"},
+      {{"torch.float32", "float32", "fp32", "float", "torch.float"}, "fp32"}};
+  for (const auto& [names, out] : table) {
+    if (std::find(names.begin(), names.end(), s) != names.end()) return out;
+  }
+  r.fail(pointer, "torch.float32, torch.bfloat16, torch.float16 or null", v);
+}
+
+void import_ddp(Reader& r, const json& d, json& training, json& par) {
+  (void)training;
+  const std::string dp = "/ddp";
+  par["strategy"] = "ddp";
+  if (auto it = d.find("bucket_cap_mb"); it != d.end() && !it->is_null()) {
+    par["bucket_cap_mb"] = r.positive_number(*it, dp + "/bucket_cap_mb");
+  }
+  for (const char* key :
+       {"gradient_as_bucket_view", "static_graph", "find_unused_parameters", "broadcast_buffers"}) {
+    if (auto it = d.find(key); it != d.end()) par[key] = r.boolean(*it, dp + "/" + key);
+  }
+  if (auto it = d.find("comm_hook"); it != d.end() && !it->is_null()) {
+    const std::string hook = r.string(*it, dp + "/comm_hook");
+    if (hook == "allreduce_hook") {
+      par["comm_hook"] = "none";
+    } else if (hook == "fp16_compress_hook") {
+      par["comm_hook"] = "fp16";
+    } else if (hook == "bf16_compress_hook") {
+      par["comm_hook"] = "bf16";
+    } else if (hook == "powerSGD_hook") {
+      // PowerSGDState(matrix_approximation_rank=1, ...): the other state knobs keep PyTorch's
+      // defaults in ddpsim (simulator/analytic.hpp kPowerSgd*).
+      std::int64_t rank = 1;
+      if (auto s = d.find("powerSGD_state"); s != d.end() && !s->is_null()) {
+        const json& st = r.object_at(d, "powerSGD_state", dp + "/powerSGD_state");
+        if (auto m = st.find("matrix_approximation_rank"); m != st.end()) {
+          rank = r.integer(*m, dp + "/powerSGD_state/matrix_approximation_rank", 1);
+          if (rank > 9999) {
+            r.fail(dp + "/powerSGD_state/matrix_approximation_rank", "an integer 1..9999", *m);
+          }
+        }
+        r.sweep_rest(st, dp + "/powerSGD_state", {"matrix_approximation_rank"}, {},
+                     "ddpsim uses PyTorch's default for this PowerSGDState argument");
+      }
+      par["comm_hook"] = "powersgd:" + std::to_string(rank);
+    } else {
+      r.fail(dp + "/comm_hook",
+             "allreduce_hook, fp16_compress_hook, bf16_compress_hook or powerSGD_hook", *it);
+    }
+  }
+  r.sweep_rest(d, dp,
+               {"bucket_cap_mb", "gradient_as_bucket_view", "static_graph",
+                "find_unused_parameters", "broadcast_buffers", "comm_hook", "powerSGD_state"},
+               {"device_ids", "output_device", "dim", "process_group", "check_reduction",
+                "init_sync", "delay_all_reduce_named_params", "param_to_hook_all_reduce"},
+               kNotModelled);
+}
+
+void import_fsdp(Reader& r, const json& f, json& training, json& par) {
+  const std::string fp = "/fsdp";
+  std::string strategy = "FULL_SHARD";  // sharding_strategy=None -> FULL_SHARD (api.py)
+  if (auto it = f.find("sharding_strategy"); it != f.end() && !it->is_null()) {
+    strategy = r.string(*it, fp + "/sharding_strategy");
+    // "ShardingStrategy.FULL_SHARD" as printed by Python is accepted too.
+    const std::string prefix = "ShardingStrategy.";
+    if (strategy.rfind(prefix, 0) == 0) strategy = strategy.substr(prefix.size());
+  }
+  if (strategy == "FULL_SHARD") {
+    par["strategy"] = "fsdp_full_shard";
+  } else if (strategy == "SHARD_GRAD_OP") {
+    par["strategy"] = "fsdp_shard_grad_op";
+  } else if (strategy == "HYBRID_SHARD") {
+    par["strategy"] = "fsdp_hybrid";
+  } else if (strategy == "NO_SHARD") {
+    // NO_SHARD: all-reduce of the gradients after the backward, like DDP (api.py docstring).
+    par["strategy"] = "ddp";
+    r.warn(fp + "/sharding_strategy",
+           "NO_SHARD is modelled as DDP (replicated parameters, gradient all-reduce)");
+  } else {
+    r.fail_text(fp + "/sharding_strategy",
+                "FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD (_HYBRID_SHARD_ZERO2 is not "
+                "modelled)",
+                "\"" + strategy + "\"");
+  }
+  if (auto it = f.find("backward_prefetch"); it != f.end()) {
+    std::string v = it->is_null() ? "None" : r.string(*it, fp + "/backward_prefetch");
+    const std::string prefix = "BackwardPrefetch.";
+    if (v.rfind(prefix, 0) == 0) v = v.substr(prefix.size());
+    if (v == "BACKWARD_PRE") {
+      par["fsdp_prefetch"] = "backward_pre";
+    } else if (v == "BACKWARD_POST") {
+      par["fsdp_prefetch"] = "backward_post";
+    } else if (v == "None") {
+      par["fsdp_prefetch"] = "none";
+    } else {
+      r.fail(fp + "/backward_prefetch", "BACKWARD_PRE, BACKWARD_POST or null", *it);
+    }
+  }
+  if (auto it = f.find("forward_prefetch"); it != f.end() && !it->is_null()) {
+    if (r.boolean(*it, fp + "/forward_prefetch")) {
+      r.warn(fp + "/forward_prefetch",
+             "true is not modelled (the FSDP docstring: only useful for CPU-bound workloads)");
+    }
+  }
+  if (auto it = f.find("limit_all_gathers"); it != f.end() && !it->is_null()) {
+    if (!r.boolean(*it, fp + "/limit_all_gathers")) {
+      r.warn(fp + "/limit_all_gathers",
+             "false is not modelled: ddpsim counts two FSDP units in flight, the rate limiter's "
+             "bound (the default, true)");
+    }
+  }
+  if (auto it = f.find("cpu_offload"); it != f.end() && !it->is_null()) {
+    bool offload = false;
+    std::string p = fp + "/cpu_offload";
+    if (it->is_boolean()) {
+      offload = it->get<bool>();
+    } else {
+      const json& c = r.object_at(f, "cpu_offload", p);
+      if (auto o = c.find("offload_params"); o != c.end()) {
+        p += "/offload_params";
+        offload = r.boolean(*o, p);
+      }
+    }
+    if (offload) r.fail_text(p, "false: FSDP CPU offload is not modelled by ddpsim", "true");
+  }
+  if (auto it = f.find("mixed_precision"); it != f.end() && !it->is_null()) {
+    const std::string mp = fp + "/mixed_precision";
+    const json& m = r.object_at(f, "mixed_precision", mp);
+    std::optional<std::string> param, reduce;
+    if (auto p = m.find("param_dtype"); p != m.end())
+      param = torch_dtype(r, *p, mp + "/param_dtype");
+    if (auto p = m.find("reduce_dtype"); p != m.end()) {
+      reduce = torch_dtype(r, *p, mp + "/reduce_dtype");
+    }
+    // FSDP keeps the sharded parameters (and so the optimizer's master copy) in fp32 and
+    // computes in param_dtype: the bytes of autocast, not of DeepSpeed's 16-bit parameters.
+    if (!param || *param == "fp32") {
+      training["precision"] = "fp32";
+    } else {
+      training["precision"] = *param == "bf16" ? "amp_bf16" : "amp_fp16";
+    }
+    // Gradients are reduced in reduce_dtype, falling back to param_dtype (MixedPrecision doc).
+    if (reduce || param) training["grad_reduce_dtype"] = reduce ? *reduce : *param;
+    if (auto k = m.find("keep_low_precision_grads"); k != m.end() && !k->is_null()) {
+      if (r.boolean(*k, mp + "/keep_low_precision_grads")) {
+        r.warn(mp + "/keep_low_precision_grads",
+               "true is not modelled: gradients are counted in fp32");
+      }
+    }
+    r.sweep_rest(m, mp, {"param_dtype", "reduce_dtype", "keep_low_precision_grads"},
+                 {"buffer_dtype", "cast_forward_inputs", "cast_root_forward_inputs",
+                  "_module_classes_to_ignore"},
+                 kNotModelled);
+  }
+  if (auto it = f.find("auto_wrap_policy"); it != f.end() && !it->is_null()) {
+    r.warn(fp + "/auto_wrap_policy",
+           "ddpsim wraps each transformer block (or largest layer) as one FSDP unit, as "
+           "transformer_auto_wrap_policy does; other policies are not modelled");
+  }
+  r.sweep_rest(f, fp,
+               {"sharding_strategy", "backward_prefetch", "forward_prefetch", "limit_all_gathers",
+                "cpu_offload", "mixed_precision", "auto_wrap_policy"},
+               {"process_group", "device_id", "sync_module_states", "param_init_fn",
+                "ignored_modules", "ignored_states", "use_orig_params"},
+               kNotModelled);
+}
+
+}  // namespace
+
+ImportResult import_torch_knobs(const json& knobs, const std::string& file) {
+  if (!knobs.is_object())
+    throw InputError(file, "", "an object {\"ddp\": {...}} or {\"fsdp\": {...}}", shown(knobs));
+  Reader r(file);
+  const bool ddp = knobs.contains("ddp"), fsdp = knobs.contains("fsdp");
+  if (ddp == fsdp) {
+    throw InputError(file, ddp ? "/fsdp" : "",
+                     "exactly one of \"ddp\" (DistributedDataParallel arguments) or \"fsdp\" "
+                     "(FullyShardedDataParallel arguments)",
+                     ddp ? "both" : "neither");
+  }
+  json training = json::object(), par = json::object();
+  if (ddp) {
+    import_ddp(r, r.object_at(knobs, "ddp", "/ddp"), training, par);
+  } else {
+    import_fsdp(r, r.object_at(knobs, "fsdp", "/fsdp"), training, par);
+  }
+  for (const auto& [k, v] : knobs.items()) {
+    if (k != "ddp" && k != "fsdp") {
+      throw InputError(file, "/" + escape_pointer_token(k),
+                       "only \"ddp\" or \"fsdp\" at the top level", "\"" + k + "\"");
+    }
+  }
+  ImportResult out = std::move(r.result);
+  out.patch = json::object();
+  if (!training.empty()) out.patch["training"] = training;
+  out.patch["parallelism"] = par;
+  return out;
+}
+
+ImportResult import_torch_knobs_file(const std::string& path) {
+  return import_torch_knobs(read_json_file(path), path);
+}
+
+json apply_import_patch(const json& base, const json& patch) {
+  json out = base;
+  out.merge_patch(patch);
+  return out;
+}
+
+}  // namespace ddpsim::model

@@ -6,12 +6,19 @@
 //   ddpsim schema [--format json|markdown]
 //   ddpsim collective --hardware dgx-h100 --gpus 16 [--op all_reduce] [--min-bytes 8]
 //                     [--max-bytes 8G] [--algorithm auto]
+//   ddpsim import deepspeed DS_CONFIG.json [--scenario BASE.json] [--gpus N] [--out OUT.json]
+//   ddpsim import torch KNOBS.json [--scenario BASE.json] [--out OUT.json]
+//   ddpsim lr SCENARIO.json [--steps N] [--format table|json]
+//   ddpsim published [--out-dir results/published]
 //   ddpsim <verb> ...   runs ddpsim-<verb> (calibrate, exec, validate, plot, gui) when built.
 //
 // Exit codes: 0 ok, 2 bad input (one line on stderr naming file and JSON pointer), 1 internal.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -19,12 +26,15 @@
 #include <string>
 #include <vector>
 
+#include "model/deepspeed_import.hpp"
 #include "model/error.hpp"
 #include "model/scenario.hpp"
 #include "model/units.hpp"
 #include "simulator/analytic.hpp"
 #include "simulator/event_dp.hpp"
+#include "simulator/lr_schedule.hpp"
 #include "simulator/planner.hpp"
+#include "simulator/published.hpp"
 #include "simulator/report.hpp"
 #include "simulator/trace.hpp"
 
@@ -225,6 +235,156 @@ int run_collective(const std::string& hardware, int gpus, const std::string& op,
   return 0;
 }
 
+// `ddpsim import deepspeed|torch`: the patch alone, or BASE.json with the patch applied and the
+// result validated as a scenario. Warnings go to stderr, one line each.
+int run_import(const std::string& kind, const std::string& path, const std::string& base_path,
+               std::optional<int> gpus, const std::string& out) {
+  std::optional<json> base;
+  if (!base_path.empty()) base = model::read_json_file(base_path);
+  model::ImportResult r;
+  if (kind == "deepspeed") {
+    // DeepSpeed's world size: --gpus, else the base scenario's cluster.gpus.
+    std::optional<std::int64_t> world;
+    if (gpus) {
+      world = *gpus;
+    } else if (base && base->is_object() && base->contains("cluster") &&
+               base->at("cluster").is_object() && base->at("cluster").contains("gpus") &&
+               base->at("cluster").at("gpus").is_number_integer()) {
+      world = base->at("cluster").at("gpus").get<std::int64_t>();
+      if (base->contains("sweep") && base->at("sweep").is_object() &&
+          base->at("sweep").contains("cluster.gpus")) {
+        r.warnings.push_back(base_path +
+                             ": /sweep/cluster.gpus: the DeepSpeed batch rule used cluster.gpus "
+                             "= " +
+                             std::to_string(*world) +
+                             "; other sweep points keep per_gpu_batch and grad_accumulation, so "
+                             "their global batch differs from train_batch_size");
+      }
+    }
+    model::ImportResult d = model::import_deepspeed_file(path, world);
+    d.warnings.insert(d.warnings.begin(), r.warnings.begin(), r.warnings.end());
+    r = std::move(d);
+  } else {
+    r = model::import_torch_knobs_file(path);
+  }
+  if (gpus) r.patch["cluster"]["gpus"] = *gpus;
+
+  json doc = base ? model::apply_import_patch(*base, r.patch) : r.patch;
+  if (base) {
+    // Validate what we print. A patch key the scenario table of this build does not know (keys
+    // added alongside the importers, e.g. the DeepSpeed bucket sizes) is kept in the output but
+    // left out of the check, with a warning, rather than failing the whole import.
+    json check = doc;
+    for (const auto& [section, keys] : r.patch.items()) {
+      if (!keys.is_object()) continue;
+      for (const auto& [key, value] : keys.items()) {
+        const std::string pointer = "/" + section + "/" + key;
+        if (model::scenario_keys().find(pointer) == nullptr) {
+          check[section].erase(key);
+          r.warnings.push_back(section + "." + key +
+                               " is not a scenario key in this build: written, but not "
+                               "validated and ignored by predict");
+        }
+      }
+    }
+    model::parse_scenario(check, base_path);
+  }
+  for (const auto& w : r.warnings) std::fprintf(stderr, "ddpsim: warning: %s\n", w.c_str());
+  if (!out.empty()) {
+    sim::write_file_atomic(out, doc.dump(2) + "\n");
+    std::cout << "wrote " << out << "\n";
+  } else {
+    std::cout << doc.dump(2) << "\n";
+  }
+  return 0;
+}
+
+const char* scaling_name(model::LrScaling s) {
+  switch (s) {
+    case model::LrScaling::kLinear:
+      return "linear";
+    case model::LrScaling::kSqrt:
+      return "sqrt";
+    case model::LrScaling::kNone:
+      break;
+  }
+  return "none";
+}
+
+// `ddpsim lr`: the warmup schedule and the batch-size warnings of every sweep point.
+int run_lr(const std::string& path, std::optional<std::int64_t> steps, const std::string& format) {
+  const model::Scenario s = model::load_scenario(path);
+  if (!s.training.lr) {
+    throw InputError(path, "/training/lr",
+                     "a learning-rate section {\"base\", \"base_batch\", \"scaling\", "
+                     "\"warmup_steps\"} for `ddpsim lr`",
+                     "nothing");
+  }
+  const model::LrConfig& lr = *s.training.lr;
+  const std::int64_t horizon = steps ? *steps : std::max<std::int64_t>(1, 2 * lr.warmup_steps);
+  json points = json::array();
+  std::string table =
+      fmt::format("# {}: lr base {:g} at global batch {}, {} scaling, {} warmup steps\n",
+                  s.name.empty() ? path : s.name, lr.base, lr.base_batch, scaling_name(lr.scaling),
+                  lr.warmup_steps);
+  for (const model::Scenario& p : model::expand_sweep(s)) {
+    const model::LrConfig& plr = *p.training.lr;
+    const std::int64_t global =
+        p.training.per_gpu_batch * p.training.grad_accumulation * p.cluster.gpus;
+    const double peak = sim::scaled_lr(plr, global);
+    const auto schedule = sim::lr_schedule(plr, global, horizon);
+    const auto warnings = sim::batch_size_warnings(global, p.training);
+    json sched = json::array();
+    for (const auto& pt : schedule) sched.push_back({{"step", pt.step}, {"lr", pt.lr}});
+    points.push_back({{"point", p.point},
+                      {"gpus", p.cluster.gpus},
+                      {"per_gpu_batch", p.training.per_gpu_batch},
+                      {"grad_accumulation", p.training.grad_accumulation},
+                      {"global_batch", global},
+                      {"peak_lr", peak},
+                      {"warmup_steps", plr.warmup_steps},
+                      {"schedule", sched},
+                      {"warnings", warnings}});
+    table += fmt::format(
+        "\n{} GPUs x {} per GPU x {} accumulation = global batch {}: peak lr {:.6g}\n",
+        p.cluster.gpus, p.training.per_gpu_batch, p.training.grad_accumulation, global, peak);
+    table += fmt::format("  {:>12} {:>14}\n", "step", "lr");
+    for (const auto& pt : schedule) table += fmt::format("  {:>12} {:>14.6g}\n", pt.step, pt.lr);
+    for (const auto& w : warnings) table += "  note: " + w + "\n";
+  }
+  if (format == "json") {
+    json doc = {{"context", sim::context_json("lr")},
+                {"scenario", {{"file", path}, {"name", s.name}}},
+                {"lr",
+                 {{"base", lr.base},
+                  {"base_batch", lr.base_batch},
+                  {"scaling", scaling_name(lr.scaling)},
+                  {"warmup_steps", lr.warmup_steps}}},
+                {"horizon_steps", horizon},
+                {"points", points}};
+    sim::check_finite(doc, "lr");
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << table;
+  }
+  return 0;
+}
+
+// `ddpsim published`: README.md and published.json under out_dir, both written atomically.
+int run_published(const std::string& out_dir) {
+  const sim::PublishedReport r = sim::compare_published();
+  const std::filesystem::path dir(out_dir);
+  sim::write_file_atomic((dir / "published.json").string(), sim::published_json(r).dump(2) + "\n");
+  sim::write_file_atomic((dir / "README.md").string(), sim::published_markdown(r));
+  std::cout << fmt::format(
+      "{} published rows: {} comparisons ({} ok, {} outside their tolerance, {} reported), {} not "
+      "predicted\nwrote {} and {}\n",
+      r.published_rows, r.rows.size(), r.count(sim::Agreement::kOk),
+      r.count(sim::Agreement::kOutside), r.count(sim::Agreement::kReported), r.not_predicted.size(),
+      (dir / "README.md").string(), (dir / "published.json").string());
+  return 0;
+}
+
 // git-style dispatch: `ddpsim calibrate ...` runs ddpsim-calibrate beside this binary.
 int dispatch(const std::string& verb, int argc, char** argv) {
   std::error_code ec;
@@ -256,8 +416,8 @@ int dispatch(const std::string& verb, int argc, char** argv) {
     }
   }
   std::fprintf(stderr,
-               "ddpsim: unknown command '%s' (commands: predict, schema, collective, calibrate, "
-               "exec, validate, plot, gui, plan)\n",
+               "ddpsim: unknown command '%s' (commands: predict, plan, schema, collective, "
+               "import, lr, published, calibrate, exec, validate, plot, gui)\n",
                verb.c_str());
   return 2;
 }
@@ -267,7 +427,9 @@ int dispatch(const std::string& verb, int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc >= 2) {
     const std::string verb = argv[1];
-    if (verb != "predict" && verb != "plan" && verb != "schema" && verb != "collective" &&
+    static const std::vector<std::string> built_in = {"predict", "plan", "schema",   "collective",
+                                                      "import",  "lr",   "published"};
+    if (std::find(built_in.begin(), built_in.end(), verb) == built_in.end() &&
         verb.front() != '-') {
       return dispatch(verb, argc, argv);
     }
@@ -314,6 +476,43 @@ int main(int argc, char** argv) {
   coll->add_option("--max-bytes", max_b, "largest size");
   coll->add_option("--algorithm", algo, "auto | ring | tree | hierarchical | nvls");
 
+  std::string imp_path, imp_base, imp_out;
+  std::optional<int> imp_gpus;
+  auto* imp = app.add_subcommand(
+      "import", "turn a DeepSpeed config or PyTorch DDP/FSDP knobs into scenario keys");
+  imp->require_subcommand(0, 1);  // none: a one-line error naming both kinds (below)
+  auto* imp_ds =
+      imp->add_subcommand("deepspeed", "a DeepSpeed config JSON -> scenario (warnings on stderr)");
+  imp_ds->add_option("config", imp_path, "DeepSpeed config JSON")->required();
+  imp_ds->add_option("--scenario", imp_base, "base scenario the keys are applied to");
+  imp_ds
+      ->add_option("--gpus", imp_gpus,
+                   "data-parallel world size for DeepSpeed's batch rule (default: the base "
+                   "scenario's cluster.gpus)")
+      ->check(CLI::Range(1, 10000000));
+  imp_ds->add_option("--out", imp_out, "write the scenario here (atomically) instead of stdout");
+  auto* imp_torch = imp->add_subcommand(
+      "torch", "PyTorch knobs {\"ddp\": {...}} or {\"fsdp\": {...}} -> scenario");
+  imp_torch->add_option("knobs", imp_path, "knobs JSON")->required();
+  imp_torch->add_option("--scenario", imp_base, "base scenario the keys are applied to");
+  imp_torch->add_option("--gpus", imp_gpus, "also set cluster.gpus")
+      ->check(CLI::Range(1, 10000000));
+  imp_torch->add_option("--out", imp_out, "write the scenario here (atomically) instead of stdout");
+
+  std::string lr_path, lr_format = "table";
+  std::optional<std::int64_t> lr_steps;
+  auto* lrc = app.add_subcommand(
+      "lr", "learning-rate schedule (scaling + gradual warmup) and batch-size warnings");
+  lrc->add_option("scenario", lr_path, "scenario JSON file with training.lr")->required();
+  lrc->add_option("--steps", lr_steps, "last step shown (default: twice the warmup)")
+      ->check(CLI::Range(static_cast<std::int64_t>(0), static_cast<std::int64_t>(1e12)));
+  lrc->add_option("--format", lr_format, "table | json")->check(CLI::IsMember({"table", "json"}));
+
+  std::string pub_dir = "results/published";
+  auto* pub = app.add_subcommand(
+      "published", "compare ddpsim with every published row it can predict (README.md + JSON)");
+  pub->add_option("--out-dir", pub_dir, "folder for README.md and published.json");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -336,6 +535,16 @@ int main(int argc, char** argv) {
     if (*plan) return run_plan(plan_path, plan_format, plan_out);
     if (*schema) return run_schema(schema_format);
     if (*coll) return run_collective(hw, gpus, op, min_b, max_b, algo);
+    if (*imp && !*imp_ds && !*imp_torch) {
+      throw Error(
+          "import: expected what to import: `ddpsim import deepspeed DS_CONFIG.json` or `ddpsim "
+          "import torch KNOBS.json`");
+    }
+    if (*imp) {
+      return run_import(*imp_ds ? "deepspeed" : "torch", imp_path, imp_base, imp_gpus, imp_out);
+    }
+    if (*lrc) return run_lr(lr_path, lr_steps, lr_format);
+    if (*pub) return run_published(pub_dir);
   } catch (const ddpsim::Error& e) {
     std::fprintf(stderr, "ddpsim: %s\n", e.what());
     return 2;
