@@ -1,0 +1,46 @@
+// rank.hpp: who this process is in a multi-process run, read from the launcher's variables.
+//
+// Understands the torchrun convention (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+// MASTER_ADDR, MASTER_PORT), which launch_local() and `torchrun` set, and OpenMPI's
+// (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE), which `mpirun` sets.
+// torchrun variables win when both are present.
+//
+// The Gloo rendezvous here is a FileStore (the installed Gloo has no TCP store), so every rank
+// needs the same directory: DDPSIM_STORE_DIR names it (launch_local sets a fresh one per run).
+// Without it the directory is derived from the OpenMPI job id (unique per mpirun) or, for
+// torchrun, from MASTER_ADDR:MASTER_PORT; a reused port can then meet stale keys, so set
+// DDPSIM_STORE_DIR for torchrun.
+//
+// DDPSIM_BIND_ADDR chooses the address the TCP transport listens on (default 127.0.0.1 when all
+// ranks are on this host, MASTER_ADDR when that is set and the run spans one host; useful inside
+// network namespaces).
+//
+//   if (auto me = ddpsim::comm::rank_from_env()) run_rank(*me); else launch_local(...);
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace ddpsim::comm {
+
+struct RankInfo {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::string store_dir;  ///< Gloo FileStore directory shared by all ranks of the run.
+  std::string bind_addr = "127.0.0.1";  ///< address the Gloo TCP device binds to.
+};
+
+/// Reads the launcher variables from the process environment. nullopt when neither RANK nor
+/// OMPI_COMM_WORLD_RANK is set. Throws ddpsim::Error naming the variable when one is malformed
+/// (not an integer, rank outside [0, world_size)).
+std::optional<RankInfo> rank_from_env();
+
+/// The same, reading variables through `getenv` (for tests; returns nullptr when unset).
+std::optional<RankInfo> rank_from_env(const std::function<const char*(const char*)>& getenv);
+
+}  // namespace ddpsim::comm

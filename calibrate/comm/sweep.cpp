@@ -1,0 +1,312 @@
+#include "calibrate/comm/sweep.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "model/error.hpp"
+
+namespace ddpsim::comm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Input element i of rank r. Sums over n ranks are S(n)*(i%251+1) with S(n) = n(n+1)/2: small
+// integers (< 2^24 for n < 365), so every reduction order gives the exact float32 result.
+float input_value(int r, std::size_t i) {
+  return static_cast<float>(r + 1) * static_cast<float>(i % 251 + 1);
+}
+
+struct Shape {
+  std::size_t count = 0;     // nccl-tests "count": elements per rank (chunk for rs/ag)
+  std::size_t in_elems = 0;  // elements of the input buffer
+  std::size_t out_elems = 0;
+  std::int64_t size_bytes = 0;
+};
+
+Shape shape_for(Op op, std::int64_t bytes, int n) {
+  Shape s;
+  const std::size_t un = static_cast<std::size_t>(n);
+  switch (op) {
+    case Op::kAllReduce:
+    case Op::kBroadcast:
+      s.count = static_cast<std::size_t>(bytes) / sizeof(float);
+      s.in_elems = s.out_elems = s.count;
+      break;
+    case Op::kReduceScatter:
+      s.count = static_cast<std::size_t>(bytes) / (sizeof(float) * un);
+      s.in_elems = s.count * un;
+      s.out_elems = s.count;
+      break;
+    case Op::kAllGather:
+      s.count = static_cast<std::size_t>(bytes) / (sizeof(float) * un);
+      s.in_elems = s.count;
+      s.out_elems = s.count * un;
+      break;
+  }
+  s.size_bytes = static_cast<std::int64_t>(std::max(s.in_elems, s.out_elems) * sizeof(float));
+  return s;
+}
+
+// Buffers of one (op, size, placement) and the call that runs it.
+struct Case {
+  Op op;
+  Shape shape;
+  bool in_place;
+  int root;
+  std::unique_ptr<Buffer> a, b;  // in-place: only a (the larger buffer)
+  const float* in = nullptr;
+  float* out = nullptr;
+  std::vector<float> host_in;
+
+  Case(Communicator& c, Op o, const Shape& s, bool ip, int rt)
+      : op(o), shape(s), in_place(ip), root(rt) {
+    const int r = c.rank();
+    const std::size_t off = static_cast<std::size_t>(r) * s.count;
+    if (in_place) {
+      a = c.allocate(std::max(s.in_elems, s.out_elems));
+      float* base = a->data();
+      switch (op) {
+        case Op::kAllReduce:
+        case Op::kBroadcast:
+          in = out = base;
+          break;
+        case Op::kReduceScatter:
+          in = base, out = base + off;
+          break;
+        case Op::kAllGather:
+          out = base, in = base + off;
+          break;
+      }
+    } else {
+      a = c.allocate(s.in_elems);
+      b = c.allocate(s.out_elems);
+      in = a->data();
+      out = b->data();
+    }
+    host_in.resize(s.in_elems);
+    for (std::size_t i = 0; i < s.in_elems; ++i) host_in[i] = input_value(r, i);
+  }
+
+  void upload_inputs() {
+    // in-place all-gather's input sits at offset rank*count of the output buffer.
+    const std::size_t off = static_cast<std::size_t>(in - a->data());
+    a->upload(host_in.data(), host_in.size(), off);
+  }
+
+  void run(Communicator& c) {
+    switch (op) {
+      case Op::kAllReduce:
+        c.all_reduce(in, out, shape.count);
+        break;
+      case Op::kReduceScatter:
+        c.reduce_scatter(in, out, shape.count);
+        break;
+      case Op::kAllGather:
+        c.all_gather(in, out, shape.count);
+        break;
+      case Op::kBroadcast:
+        c.broadcast(in, out, shape.count, root);
+        break;
+    }
+  }
+
+  // Elements of this rank's output that differ from the exact expected value.
+  std::int64_t count_wrong(const Communicator& c) const {
+    const int n = c.size();
+    const int r = c.rank();
+    std::vector<float> got(shape.out_elems);
+    Buffer& ob = in_place ? *a : *b;
+    const std::size_t off = static_cast<std::size_t>(out - ob.data());
+    ob.download(got.data(), got.size(), off);
+    const float s = static_cast<float>(n) * static_cast<float>(n + 1) / 2.0f;
+    std::int64_t wrong = 0;
+    for (std::size_t j = 0; j < got.size(); ++j) {
+      float want = 0;
+      switch (op) {
+        case Op::kAllReduce:
+          want = s * static_cast<float>(j % 251 + 1);
+          break;
+        case Op::kReduceScatter: {
+          const std::size_t gi = static_cast<std::size_t>(r) * shape.count + j;
+          want = s * static_cast<float>(gi % 251 + 1);
+          break;
+        }
+        case Op::kAllGather: {
+          want = input_value(static_cast<int>(j / shape.count), j % shape.count);
+          break;
+        }
+        case Op::kBroadcast:
+          want = input_value(root, j);
+          break;
+      }
+      if (got[j] != want) ++wrong;
+    }
+    return wrong;
+  }
+};
+
+bool has_redop(Op op) { return op == Op::kAllReduce || op == Op::kReduceScatter; }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+nlohmann::json measure(Communicator& c, Case& k, int warmup, int iters) {
+  const int n = c.size();
+  // One checked call first (it also warms up), then the untimed and the timed calls.
+  k.upload_inputs();
+  k.run(c);
+  const std::int64_t wrong = k.count_wrong(c);
+  for (int i = 1; i < warmup; ++i) k.run(c);
+  c.barrier();
+  std::vector<double> mine(static_cast<std::size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = Clock::now();
+    k.run(c);
+    mine[static_cast<std::size_t>(i)] =
+        std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  }
+  // Share every rank's times and wrong count: each rank fills its own slot, a sum collects them.
+  const std::size_t slot = static_cast<std::size_t>(iters) + 1;
+  std::vector<float> all(slot * static_cast<std::size_t>(n), 0.0f);
+  float* own = all.data() + slot * static_cast<std::size_t>(c.rank());
+  for (int i = 0; i < iters; ++i) own[i] = static_cast<float>(mine[static_cast<std::size_t>(i)]);
+  own[iters] = static_cast<float>(wrong);
+  auto buf = c.allocate(all.size());
+  buf->upload(all.data(), all.size());
+  c.all_reduce(buf->data(), buf->data(), all.size());
+  buf->download(all.data(), all.size());
+
+  std::vector<double> slowest(static_cast<std::size_t>(iters), 0.0);
+  double wrong_total = 0;
+  for (int r = 0; r < n; ++r) {
+    const float* row = all.data() + slot * static_cast<std::size_t>(r);
+    for (int i = 0; i < iters; ++i) {
+      slowest[static_cast<std::size_t>(i)] =
+          std::max<double>(slowest[static_cast<std::size_t>(i)], row[i]);
+    }
+    wrong_total += row[iters];
+  }
+  const double t_us = median(slowest);
+  const double algbw = static_cast<double>(k.shape.size_bytes) / (t_us * 1e-6) / 1e9;
+  return {{"size_bytes", k.shape.size_bytes},
+          {"count", k.shape.count},
+          {"in_place", k.in_place},
+          {"repeats", iters},
+          {"time_us", t_us},
+          {"time_us_min", *std::min_element(slowest.begin(), slowest.end())},
+          {"time_us_max", *std::max_element(slowest.begin(), slowest.end())},
+          {"algbw_gbytes_per_s", algbw},
+          {"busbw_gbytes_per_s", algbw * busbw_factor(k.op, n)},
+          {"wrong", static_cast<std::int64_t>(wrong_total)}};
+}
+
+}  // namespace
+
+nlohmann::json run_sweep(Communicator& comm, const SweepOptions& in_opts,
+                         const std::function<void(const std::string&)>& progress) {
+  SweepOptions o = in_opts;
+  if (o.quick) {
+    o.max_bytes = std::min<std::int64_t>(o.max_bytes, std::int64_t{4} << 20);
+    o.warmup = std::min(o.warmup, 2);
+    o.iters = std::min(o.iters, 5);
+  }
+  if (o.min_bytes < 4) throw Error("collective sweep: min_bytes must be >= 4 (one float)");
+  if (o.max_bytes < o.min_bytes) throw Error("collective sweep: max_bytes < min_bytes");
+  if (o.step_factor < 2) throw Error("collective sweep: step_factor must be >= 2");
+  if (o.iters < 1 || o.warmup < 1) throw Error("collective sweep: iters and warmup must be >= 1");
+  if (o.root < 0 || o.root >= comm.size()) throw Error("collective sweep: root outside the group");
+
+  const int n = comm.size();
+  nlohmann::json ops = nlohmann::json::object();
+  for (Op op : o.ops) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::int64_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= o.step_factor) {
+      const Shape s = shape_for(op, bytes, n);
+      if (s.count == 0) continue;
+      nlohmann::json row_out, row_in;
+      {
+        Case k(comm, op, s, false, o.root);
+        row_out = measure(comm, k, o.warmup, o.iters);
+      }
+      rows.push_back(row_out);
+      if (o.in_place_too) {
+        Case k(comm, op, s, true, o.root);
+        row_in = measure(comm, k, o.warmup, o.iters);
+        rows.push_back(row_in);
+      }
+      if (comm.rank() == 0 && progress) {
+        progress(format_row(op, row_out, o.in_place_too ? &row_in : nullptr, o.root));
+      }
+    }
+    nlohmann::json entry = {
+        {"dtype", "float32"}, {"redop", has_redop(op) ? "sum" : "none"}, {"rows", rows}};
+    if (op == Op::kBroadcast) entry["root"] = o.root;
+    ops[std::string(op_name(op))] = entry;
+  }
+  if (comm.rank() != 0) return nullptr;
+  const int local = o.ranks_per_node > 0 ? o.ranks_per_node : n;
+  return {{"backend", comm.backend()},
+          {"version", comm.version()},
+          {"ranks", n},
+          {"nodes", (n + local - 1) / local},
+          {"transport", comm.transport()},
+          {"source", "ddpsim calibrate"},
+          {"ops", ops}};
+}
+
+std::string format_header() {
+  return "#                                                              out-of-place"
+         "                       in-place\n"
+         "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+         "     time   algbw   busbw #wrong\n"
+         "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)       "
+         "     (us)  (GB/s)  (GB/s)\n";
+}
+
+std::string format_row(Op op, const nlohmann::json& out_of_place, const nlohmann::json* in_place,
+                       int root) {
+  auto cols = [](const nlohmann::json& r) {
+    const double t = r.at("time_us").get<double>();
+    return fmt::format("  {:>7}  {:6.2f}  {:6.2f}  {:5}",
+                       t < 1e4 ? fmt::format("{:.2f}", t) : fmt::format("{:.0f}", t),
+                       r.at("algbw_gbytes_per_s").get<double>(),
+                       r.at("busbw_gbytes_per_s").get<double>(), r.at("wrong").get<std::int64_t>());
+  };
+  std::string line = fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}",
+                                 out_of_place.at("size_bytes").get<std::int64_t>(),
+                                 out_of_place.at("count").get<std::int64_t>(), "float",
+                                 has_redop(op) ? "sum" : "none", op == Op::kBroadcast ? root : -1);
+  line += cols(out_of_place);
+  if (in_place) line += cols(*in_place);
+  return line;
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  const std::filesystem::path p(path);
+  const std::filesystem::path tmp =
+      p.parent_path() / (p.filename().string() + fmt::format(".tmp.{}", ::getpid()));
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error("cannot write " + tmp.string());
+    f << content;
+    f.flush();
+    if (!f) throw Error("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, p, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw Error("cannot write " + path + ": rename failed");
+  }
+}
+
+}  // namespace ddpsim::comm

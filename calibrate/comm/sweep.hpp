@@ -1,0 +1,59 @@
+// sweep.hpp: nccl-tests-style sweeps of collective time over message sizes (the profile's
+// "collectives" section).
+//
+// For every op and every size min_bytes, 2*min_bytes, ... max_bytes (bytes of the largest
+// buffer, as nccl-tests counts them), out of place and then in place: `warmup` untimed calls,
+// then `iters` timed calls. A call's time is the slowest rank's (a collective ends when its
+// last rank does); the row reports the median, min and max over the calls, algbw = size/time
+// and busbw = algbw * busbw_factor(op, n). Every size checks the result: inputs are
+// (rank+1)*(i%251+1), so all sums are small integers, exact in float32, and "wrong" counts
+// the elements (over all ranks) that differ from the expected value.
+//
+// Row sizes for reduce_scatter/all_gather are count*n*4 with count = size/(4n) (sizes below
+// 4n bytes are skipped), as nccl-tests does.
+//
+//   auto section = run_sweep(*comm, SweepOptions{}, [](const std::string& l) { puts(l.c_str()); });
+//   // rank 0: {"backend": "gloo", ..., "ops": {"all_reduce": {"rows": [...]}}}; others: null
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "calibrate/comm/communicator.hpp"
+
+namespace ddpsim::comm {
+
+struct SweepOptions {
+  std::vector<Op> ops = {Op::kAllReduce, Op::kReduceScatter, Op::kAllGather, Op::kBroadcast};
+  std::int64_t min_bytes = 8;
+  std::int64_t max_bytes = std::int64_t{256} << 20;
+  std::int64_t step_factor = 2;  ///< sizes grow by this factor (nccl-tests -f).
+  int warmup = 5;
+  int iters = 20;
+  bool in_place_too = true;
+  bool quick = false;      ///< caps max_bytes at 4 MiB, warmup 2, iters 5.
+  int root = 0;            ///< broadcast root.
+  int ranks_per_node = 0;  ///< for the "nodes" field; 0: all ranks on one host.
+};
+
+/// Collective over all ranks. Returns the section on rank 0, null elsewhere. progress(line) is
+/// called on rank 0 once per size with the nccl-tests table row (format_row). Throws
+/// ddpsim::Error on bad options (min_bytes < 4, max < min, step_factor < 2, iters < 1) and
+/// propagates communicator errors.
+nlohmann::json run_sweep(Communicator& comm, const SweepOptions& opts,
+                         const std::function<void(const std::string&)>& progress);
+
+/// nccl-tests table header (two '#' lines) and one row from a row object of the section
+/// (out-of-place and in-place columns side by side when both rows are given).
+std::string format_header();
+std::string format_row(Op op, const nlohmann::json& out_of_place, const nlohmann::json* in_place,
+                       int root = 0);
+
+/// Writes `content` to `path` through a temporary file in the same directory and a rename, so
+/// readers never see a partial file. Throws ddpsim::Error naming the path on failure.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+}  // namespace ddpsim::comm

@@ -1,0 +1,187 @@
+// ddpsim-exec: the real DDP executor (`ddpsim exec` runs it).
+//
+//   ddpsim-exec SCENARIO.json [--nproc N] [--steps S] [--out RESULT.json] [--trace TRACE.json]
+//
+// Without launcher variables it starts the ranks itself (launch_local, one per "GPU" of the
+// scenario or --nproc); under torchrun/mpirun it is one rank. Rank 0 prints the step-time
+// breakdown and writes the results and the trace only when every rank finished (atomically).
+// Exit codes: 0 ok, 2 bad input or a scenario the executor refuses, 1 a failed run.
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "calibrate/comm/communicator.hpp"
+#include "calibrate/comm/launcher.hpp"
+#include "calibrate/comm/rank.hpp"
+#include "calibrate/comm/sweep.hpp"
+#include "calibrate/exec/executor.hpp"
+#include "model/error.hpp"
+#include "model/scenario.hpp"
+
+namespace {
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("ddpsim-exec") : p.string();
+}
+
+std::string part_path(const ddpsim::comm::RankInfo& me, int rank) {
+  return (std::filesystem::path(me.store_dir) / fmt::format("exec-rank{}.json.part", rank))
+      .string();
+}
+
+nlohmann::json context_json(const ddpsim::comm::Communicator& comm) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return {{"tool", "ddpsim-exec"},
+          {"version", DDPSIM_VERSION},
+          {"host", host},
+          {"date", date},
+          {"device", "cpu"},
+          {"backend", comm.backend()},
+          {"backend_version", comm.version()},
+          {"transport", comm.transport()},
+          {"blas", openblas_get_config()},
+          {"blas_threads_per_rank", 1}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "ddpsim-exec: train a scenario's MLP data-parallel (PyTorch DDP semantics) over "
+      "Gloo and measure each step"};
+  std::string scenario_path, out_path, trace_path, dump_path, loss = "mse";
+  ddpsim::exec::ExecOverrides ov;
+  int nproc = 0, steps = 0, batch = 0, accum = 0, warmup = 1;
+  double lr = 0, timeout_s = 30, launch_timeout_s = 3600;
+  std::string overlap;
+  app.add_option("scenario", scenario_path, "scenario JSON (model.mlp)")->required();
+  app.add_option("--nproc", nproc, "ranks (default: cluster.gpus)")->check(CLI::Range(1, 64));
+  app.add_option("--steps", steps, "measured steps (default: simulation.steps)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--warmup-steps", warmup, "steps before the measured ones (default 1)")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--per-gpu-batch", batch, "override training.per_gpu_batch")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--grad-accumulation", accum, "override training.grad_accumulation")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--overlap", overlap, "override parallelism.overlap (true|false)")
+      ->check(CLI::IsMember({"true", "false"}));
+  app.add_option("--lr", lr, "learning rate (default: training.lr scaled, else 0.05 / 1e-3)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--loss", loss, "mse | cross_entropy")
+      ->check(CLI::IsMember({"mse", "cross_entropy"}));
+  app.add_option("--out", out_path, "results JSON (predict's keys, per-step arrays)");
+  app.add_option("--trace", trace_path, "Chrome trace of the measured run (one pid per rank)");
+  app.add_option("--dump-params", dump_path, "final parameters of rank 0, raw float32");
+  app.add_option("--timeout-s", timeout_s, "Gloo timeout of every collective")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--launch-timeout-s", launch_timeout_s, "limit for the whole run")
+      ->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (nproc) ov.ranks = nproc;
+  if (steps) ov.steps = steps;
+  if (batch) ov.per_gpu_batch = batch;
+  if (accum) ov.grad_accumulation = accum;
+  if (!overlap.empty()) ov.overlap = overlap == "true";
+  if (lr > 0) ov.lr = lr;
+  ov.warmup_steps = warmup;
+  ov.loss = loss == "mse" ? ddpsim::exec::Loss::kMse : ddpsim::exec::Loss::kCrossEntropy;
+
+  ddpsim::exec::ExecConfig cfg;
+  std::optional<ddpsim::comm::RankInfo> me;
+  try {
+    cfg = ddpsim::exec::config_from_scenario(ddpsim::model::load_scenario(scenario_path), ov);
+    me = ddpsim::comm::rank_from_env();
+    ddpsim::exec::check_memory(cfg, ddpsim::exec::mem_available_bytes());
+  } catch (const ddpsim::Error& e) {
+    std::fprintf(stderr, "ddpsim-exec: %s\n", e.what());
+    return 2;
+  }
+
+  if (!me) {
+    std::vector<std::string> args{self_exe()};
+    for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+    ddpsim::comm::LaunchOptions lo;
+    lo.timeout_s = launch_timeout_s;
+    // A failed run must not leave an earlier complete-looking result behind.
+    std::error_code ec;
+    if (!out_path.empty()) std::filesystem::remove(out_path, ec);
+    if (!trace_path.empty()) std::filesystem::remove(trace_path, ec);
+    return ddpsim::comm::launch_local(cfg.ranks, args, lo) == 0 ? 0 : 1;
+  }
+
+  openblas_set_num_threads(1);  // one core per rank, as torchrun's OMP_NUM_THREADS=1
+  try {
+    if (me->world_size != cfg.ranks) {
+      throw ddpsim::Error(fmt::format("launched with {} ranks but the run needs {} (--nproc)",
+                                      me->world_size, cfg.ranks));
+    }
+    auto comm = ddpsim::comm::make_gloo(
+        *me, std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)));
+    ddpsim::exec::RankRecord rec = ddpsim::exec::run_rank(cfg, *comm);
+    ddpsim::comm::write_file_atomic(part_path(*me, me->rank),
+                                    ddpsim::exec::rank_record_json(rec).dump());
+    comm->barrier();  // every part written
+    if (me->rank == 0) {
+      std::vector<nlohmann::json> ranks;
+      for (int r = 0; r < me->world_size; ++r) {
+        std::ifstream f(part_path(*me, r));
+        ranks.push_back(nlohmann::json::parse(f));
+        std::filesystem::remove(part_path(*me, r));
+      }
+      const auto ctx = context_json(*comm);
+      const auto doc = ddpsim::exec::results_json(cfg, ranks, ctx);
+      const auto& res = doc.at("results")[0];
+      std::printf(
+          "ddpsim-exec: %s, %s on %d ranks (gloo %s over tcp), per-rank batch %lld x %d, %s, hook "
+          "%s, overlap %s\n",
+          cfg.model_label.c_str(), cfg.zero1 ? "zero1" : "ddp", cfg.ranks, comm->version().c_str(),
+          static_cast<long long>(cfg.per_gpu_batch), cfg.grad_accumulation,
+          cfg.optimizer_name.c_str(), cfg.hook_name.c_str(), cfg.overlap ? "on" : "off");
+      std::printf(
+          "median of %d steps: step %.3f ms = forward %.3f + backward %.3f + exposed comm %.3f + "
+          "optimizer %.3f ms; comm %.3f ms in %d buckets; loss %.5f -> %.5f\n",
+          cfg.steps, 1e3 * res.at("step_time_s").get<double>(),
+          1e3 * res.at("forward_time_s").get<double>(),
+          1e3 * res.at("backward_time_s").get<double>(),
+          1e3 * res.at("exposed_comm_s").get<double>(),
+          1e3 * res.at("optimizer_time_s").get<double>(), 1e3 * res.at("comm_time_s").get<double>(),
+          static_cast<int>(res.at("bucket_count").get<int>()), res.at("loss_first").get<double>(),
+          res.at("loss_last").get<double>());
+      if (!out_path.empty()) ddpsim::comm::write_file_atomic(out_path, doc.dump(2) + "\n");
+      if (!trace_path.empty()) {
+        ddpsim::comm::write_file_atomic(
+            trace_path, ddpsim::exec::chrome_trace_text(ranks, {{"scenario", cfg.scenario_file},
+                                                                {"source", "ddpsim-exec"},
+                                                                {"context", ctx}}));
+      }
+      if (!dump_path.empty()) {
+        ddpsim::comm::write_file_atomic(
+            dump_path, std::string(reinterpret_cast<const char*>(rec.final_params.data()),
+                                   rec.final_params.size() * sizeof(float)));
+      }
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddpsim-exec: rank %d: %s\n", me->rank, e.what());
+    return 1;
+  }
+}

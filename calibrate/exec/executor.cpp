@@ -1,0 +1,517 @@
+#include "calibrate/exec/executor.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "model/error.hpp"
+
+namespace ddpsim::exec {
+namespace {
+
+using json = nlohmann::json;
+
+std::int64_t ns_of(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+double secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// PyTorch's DDP constructor broadcasts the module state from rank 0 in buckets of
+// broadcast_bucket_size = 250 MiB (_sync_module_states).
+constexpr std::size_t kBroadcastBucketFloats = (std::size_t{250} << 20) / sizeof(float);
+
+// Fault injection for the executor's failure tests: DDPSIM_EXEC_FAULT="kill:R:S" makes rank R
+// SIGKILL itself at the start of step S (1-based); "vanish:R:S" makes it exit 0 silently, like
+// a peer whose launcher does not notice.
+void maybe_fault(int rank, int step) {
+  static const std::string spec = [] {
+    const char* v = std::getenv("DDPSIM_EXEC_FAULT");
+    return std::string(v ? v : "");
+  }();
+  if (spec.empty()) return;
+  const auto a = spec.find(':'), b = spec.rfind(':');
+  if (a == std::string::npos || a == b) return;
+  const std::string kind = spec.substr(0, a);
+  const int r = std::atoi(spec.substr(a + 1, b - a - 1).c_str());
+  const int s = std::atoi(spec.substr(b + 1).c_str());
+  if (r != rank || s != step + 1) return;
+  std::fflush(stdout);
+  if (kind == "kill") ::kill(::getpid(), SIGKILL);
+  if (kind == "vanish") ::_exit(0);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+}  // namespace
+
+std::int64_t ExecConfig::memory_per_rank_bytes() const {
+  std::int64_t p = 0, width_sum = 0, width_max = 0;
+  for (std::size_t i = 0; i + 1 < spec.widths.size(); ++i) {
+    p += spec.widths[i] * spec.widths[i + 1] + (spec.bias ? spec.widths[i + 1] : 0);
+  }
+  for (auto w : spec.widths) width_sum += w, width_max = std::max(width_max, w);
+  const std::int64_t opt = Optimizer::state_bytes_per_param(optimizer.kind);
+  // parameters, gradients, bucket buffers (+ their 16-bit copies), optimizer state, teacher.
+  const std::int64_t model = p * (4 + 4 + 4 + (hook == Hook::kNone ? 0 : 2) + opt + 4);
+  const std::int64_t samples =
+      static_cast<std::int64_t>(total_steps()) * grad_accumulation * per_gpu_batch;
+  // Saved inputs, pre-activations and outputs per layer: 3 floats per width per row, for the
+  // student's micro-batch and for the teacher run over the whole shard.
+  const std::int64_t acts = 3 * 4 * width_sum * (per_gpu_batch + samples);
+  const std::int64_t data = samples * (4 * (spec.widths.front() + spec.widths.back()) + 4);
+  return model + acts + data + 4 * width_max * per_gpu_batch * 2;
+}
+
+std::int64_t mem_available_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  std::int64_t kib = 0;
+  std::string unit;
+  while (f >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+void check_memory(const ExecConfig& c, std::int64_t available) {
+  const std::int64_t need = c.memory_per_rank_bytes() * c.ranks;
+  if (available > 0 && static_cast<double>(need) > 0.8 * static_cast<double>(available)) {
+    throw UnsupportedError(fmt::format(
+        "{}: {} ranks need about {:.2f} GiB of host memory ({:.2f} GiB each) and this machine "
+        "has {:.2f} GiB available (the executor uses at most 80%); use a smaller MLP, batch or "
+        "fewer ranks",
+        c.scenario_file, c.ranks, need / 1073741824.0, c.memory_per_rank_bytes() / 1073741824.0,
+        available / 1073741824.0));
+  }
+}
+
+ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o) {
+  auto refuse = [&](const std::string& why) {
+    throw UnsupportedError(s.file + ": the executor cannot run this scenario: " + why);
+  };
+  if (!s.sweep.empty()) {
+    refuse("it sweeps " + s.sweep.front().key + "; the executor runs one configuration");
+  }
+  const json& model = s.doc.at("model");
+  if (!model.contains("mlp")) {
+    refuse("its model is " + s.model_label +
+           "; the CPU executor trains \"mlp\" models only (real forward/backward in OpenBLAS)");
+  }
+  if (s.parallelism.strategy != model::Strategy::kDdp &&
+      s.parallelism.strategy != model::Strategy::kZero1) {
+    refuse(std::string("strategy ") + model::strategy_name(s.parallelism.strategy) +
+           " is not implemented; the executor runs ddp and zero1");
+  }
+  if (s.training.precision != model::Precision::kFp32) {
+    refuse(std::string("precision ") + model::precision_name(s.training.precision) +
+           "; the CPU executor trains in fp32 (use comm_hook fp16/bf16 for 16-bit gradients)");
+  }
+  ExecConfig c;
+  c.scenario_file = s.file;
+  c.scenario_name = s.name;
+  c.model_label = s.model_label;
+  c.workload = s.workload;
+  const json& m = model.at("mlp");
+  for (const json& w : m.at("widths")) c.spec.widths.push_back(w.get<std::int64_t>());
+  c.spec.bias = m.value("bias", true);
+  c.spec.activation = parse_activation(m.value("activation", std::string("relu")));
+
+  using Kind = model::CommHook::Kind;
+  switch (s.parallelism.comm_hook.kind) {
+    case Kind::kNone:
+      break;
+    case Kind::kFp16:
+      c.hook = Hook::kFp16;
+      break;
+    case Kind::kBf16:
+      c.hook = Hook::kBf16;
+      break;
+    default:
+      refuse("comm_hook " + s.parallelism.comm_hook.text +
+             " is not implemented (none, fp16, bf16)");
+  }
+  if (s.training.grad_reduce_dtype && c.hook == Hook::kNone) {
+    if (*s.training.grad_reduce_dtype == model::DType::kFp16) c.hook = Hook::kFp16;
+    if (*s.training.grad_reduce_dtype == model::DType::kBf16) c.hook = Hook::kBf16;
+  }
+  c.zero1 = s.parallelism.strategy == model::Strategy::kZero1;
+  if (c.zero1 && c.hook != Hook::kNone) refuse("zero1 with a compression hook is not implemented");
+  c.hook_name = c.hook == Hook::kNone ? "none" : c.hook == Hook::kFp16 ? "fp16" : "bf16";
+
+  c.ranks = o.ranks.value_or(s.cluster.gpus);
+  if (c.ranks < 1 || c.ranks > 64)
+    refuse(fmt::format("{} ranks; this executor runs 1 to 64", c.ranks));
+  c.per_gpu_batch = o.per_gpu_batch.value_or(s.training.per_gpu_batch);
+  c.grad_accumulation = o.grad_accumulation.value_or(s.training.grad_accumulation);
+  c.overlap = o.overlap.value_or(s.parallelism.overlap);
+  c.steps = o.steps.value_or(s.simulation.steps);
+  c.warmup_steps = o.warmup_steps;
+  c.loss = o.loss;
+  c.seed = s.simulation.seed;
+  if (c.per_gpu_batch < 1 || c.grad_accumulation < 1 || c.steps < 1 || c.warmup_steps < 0) {
+    refuse("batch, accumulation and steps must be >= 1");
+  }
+
+  switch (s.training.optimizer) {
+    case model::Optimizer::kSgd:
+      c.optimizer.kind = OptimizerKind::kSgd;
+      break;
+    case model::Optimizer::kMomentum:
+      c.optimizer.kind = OptimizerKind::kMomentum;
+      break;
+    case model::Optimizer::kAdam:
+      c.optimizer.kind = OptimizerKind::kAdam;
+      break;
+    case model::Optimizer::kAdamW:
+      c.optimizer.kind = OptimizerKind::kAdamW;
+      c.optimizer.weight_decay = 0.01f;  // torch.optim.AdamW's default
+      break;
+  }
+  c.optimizer_name = model::optimizer_name(s.training.optimizer);
+  const bool adam =
+      c.optimizer.kind == OptimizerKind::kAdam || c.optimizer.kind == OptimizerKind::kAdamW;
+  if (o.lr) {
+    c.lr_base = *o.lr;
+  } else if (s.training.lr) {
+    const auto& lr = *s.training.lr;
+    const double ratio = static_cast<double>(c.global_batch()) / static_cast<double>(lr.base_batch);
+    c.lr_base = lr.scaling == model::LrScaling::kLinear ? lr.base * ratio
+                : lr.scaling == model::LrScaling::kSqrt ? lr.base * std::sqrt(ratio)
+                                                        : lr.base;
+    c.lr_warmup_steps = lr.warmup_steps;
+  } else {
+    c.lr_base = adam ? 1e-3 : 0.05;
+  }
+  c.optimizer.lr = static_cast<float>(c.lr_base);
+
+  c.bucket_cap_mb = s.parallelism.bucket_cap_mb;
+  c.buckets.grad_bytes = 4;  // buckets hold the fp32 gradients; a hook halves only the wire
+  c.buckets.cap_bytes = static_cast<std::int64_t>(s.parallelism.bucket_cap_mb * 1024 * 1024);
+  c.buckets.cap_defaulted = s.parallelism.bucket_cap_defaulted;
+  c.buckets.find_unused_parameters = s.parallelism.find_unused_parameters;
+  c.buckets.static_graph = s.parallelism.static_graph;
+
+  // The executor's network must be the workload the simulator predicts.
+  const auto numels = tensor_numels(c.spec);
+  DDPSIM_ASSERT(numels.size() == c.workload->tensors.size(),
+                "executor MLP and model::build_mlp disagree on the tensors");
+  for (std::size_t t = 0; t < numels.size(); ++t) {
+    DDPSIM_ASSERT(numels[t] == c.workload->tensors[t].numel(),
+                  "executor MLP and model::build_mlp disagree on a tensor's size");
+  }
+  return c;
+}
+
+RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
+  const int rank = comm.rank(), n = comm.size();
+  DDPSIM_ASSERT(n == c.ranks, "communicator size differs from the configured ranks");
+  RankRecord rec;
+  rec.rank = rank;
+  const std::int64_t b = c.per_gpu_batch;
+  const int k = c.grad_accumulation;
+
+  // Each rank starts from different weights; DDP's constructor makes them rank 0's.
+  Mlp net(c.spec, c.seed * 1000003ull + static_cast<std::uint64_t>(rank) + 1);
+  auto& p = net.params();
+  for (std::size_t off = 0; off < p.size(); off += kBroadcastBucketFloats) {
+    const std::size_t cnt = std::min(kBroadcastBucketFloats, p.size() - off);
+    comm.broadcast(p.data() + off, p.data() + off, cnt, 0);
+  }
+
+  // This rank's shard (DistributedSampler, shuffle=False): global sample (pos*N + rank).
+  std::vector<std::int64_t> indices;
+  const std::int64_t per_rank = static_cast<std::int64_t>(c.total_steps()) * k * b;
+  indices.reserve(static_cast<std::size_t>(per_rank));
+  for (std::int64_t pos = 0; pos < per_rank; ++pos) indices.push_back(pos * n + rank);
+  std::vector<float> xs, ys;
+  std::vector<std::int32_t> labels;
+  {
+    SyntheticData data(c.spec, c.seed);
+    data.make(indices, xs, ys, labels);
+  }
+
+  // ZeRO-1 pads the flat parameters to a multiple of N; rank r owns [r*S, (r+1)*S).
+  const std::size_t shard =
+      (p.size() + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n);
+  std::vector<float> full_pad, shard_p, shard_g;
+  if (c.zero1) {
+    full_pad.assign(shard * static_cast<std::size_t>(n), 0.0f);
+    shard_p.assign(shard, 0.0f);
+    shard_g.assign(shard, 0.0f);
+  }
+  Optimizer opt(c.optimizer, c.zero1 ? shard : p.size());
+  Reducer red(comm, net, c.hook, c.overlap);
+  model::BucketOptions first = c.buckets;
+  first.first_iteration = true;
+  const model::BucketPlan first_plan = model::assign_buckets(*c.workload, first);
+  const model::BucketPlan plan = model::assign_buckets(*c.workload, c.buckets);
+
+  const std::int64_t in = net.in_width(), out = net.out_width();
+  std::vector<float> dy(static_cast<std::size_t>(b * out));
+  comm.barrier();
+  for (int step = 0; step < c.total_steps(); ++step) {
+    maybe_fault(rank, step);
+    if (step == 0) red.set_plan(first_plan);  // PyTorch's first iteration: one bucket
+    if (step == 1) red.set_plan(plan);        // rebuilt in gradient-ready order
+    StepRecord sr;
+    const auto t_step = Clock::now();
+    sr.start_ns = ns_of(t_step);
+    Clock::duration fwd{0}, bwd{0};
+    double loss_sum = 0;
+    for (int mb = 0; mb < k; ++mb) {
+      const bool sync = mb == k - 1;  // no_sync() for the first k-1 micro-batches
+      if (sync && !c.zero1) red.prepare();
+      const std::int64_t row0 = (static_cast<std::int64_t>(step) * k + mb) * b;
+      auto t_prev = Clock::now();
+      const auto tf0 = t_prev;
+      const float* y = net.forward(xs.data() + row0 * in, b, [&](int l) {
+        const auto t = Clock::now();
+        rec.spans.push_back({1, step, fmt::format("fwd fc{}", l), fmt::format("fc{}", l), -1,
+                             ns_of(t_prev), ns_of(t)});
+        t_prev = t;
+      });
+      const float scale = 1.0f / static_cast<float>(k);
+      const float loss =
+          c.loss == Loss::kMse
+              ? mse_loss(y, ys.data() + row0 * out, b, out, dy.data(), scale)
+              : cross_entropy_loss(y, labels.data() + row0, b, out, dy.data(), scale);
+      loss_sum += loss;
+      const auto tb0 = Clock::now();
+      rec.spans.push_back({1, step, "loss", "", -1, ns_of(t_prev), ns_of(tb0)});
+      fwd += tb0 - tf0;
+      t_prev = tb0;
+      net.backward(dy.data(), b, /*accumulate=*/mb > 0, [&](int l) {
+        if (sync && !c.zero1) red.layer_ready(l);
+        const auto t = Clock::now();
+        rec.spans.push_back({1, step, fmt::format("bwd fc{}", l), fmt::format("fc{}", l), -1,
+                             ns_of(t_prev), ns_of(t)});
+        t_prev = t;
+      });
+      bwd += Clock::now() - tb0;
+    }
+    Clock::duration wait{0};
+    Clock::time_point rs0, rs1, ag0, ag1;
+    if (c.zero1) {
+      // Averaged gradients, this rank's shard only.
+      rs0 = Clock::now();
+      const float inv_n = 1.0f / static_cast<float>(n);
+      const auto& g = net.grads();
+      for (std::size_t i = 0; i < g.size(); ++i) full_pad[i] = g[i] * inv_n;
+      std::fill(full_pad.begin() + static_cast<std::ptrdiff_t>(g.size()), full_pad.end(), 0.0f);
+      comm.reduce_scatter(full_pad.data(), shard_g.data(), shard);
+      rs1 = Clock::now();
+      wait = rs1 - rs0;
+    } else {
+      wait = red.finalize();
+    }
+    const auto t_opt = Clock::now();
+    const double warm =
+        c.lr_warmup_steps > 0
+            ? std::min(1.0, static_cast<double>(step + 1) / static_cast<double>(c.lr_warmup_steps))
+            : 1.0;
+    sr.lr = c.lr_base * warm;
+    opt.set_lr(static_cast<float>(sr.lr));
+    Clock::time_point t_end;
+    if (c.zero1) {
+      const std::size_t base = shard * static_cast<std::size_t>(rank);
+      for (std::size_t i = 0; i < shard; ++i) {
+        shard_p[i] = base + i < p.size() ? p[base + i] : 0.0f;
+      }
+      opt.step(shard_p, shard_g);
+      ag0 = Clock::now();
+      rec.spans.push_back({1, step, "optimizer", "", -1, ns_of(t_opt), ns_of(ag0)});
+      comm.all_gather(shard_p.data(), full_pad.data(), shard);
+      std::copy_n(full_pad.begin(), p.size(), p.begin());
+      ag1 = t_end = Clock::now();
+      wait += ag1 - ag0;
+    } else {
+      opt.step(p, net.grads());
+      t_end = Clock::now();
+      rec.spans.push_back({1, step, "optimizer", "", -1, ns_of(t_opt), ns_of(t_end)});
+    }
+
+    sr.forward_time_s = secs(fwd);
+    sr.backward_time_s = secs(bwd);
+    sr.exposed_comm_s = secs(wait);
+    sr.optimizer_time_s = secs(t_end - t_opt) - (c.zero1 ? secs(ag1 - ag0) : 0.0);
+    sr.step_time_s = secs(t_end - t_step);
+    sr.loss = loss_sum / k;
+    if (c.zero1) {
+      const std::int64_t bytes = static_cast<std::int64_t>(full_pad.size() * sizeof(float));
+      sr.comm_time_s = secs(rs1 - rs0) + secs(ag1 - ag0);
+      sr.buckets.push_back({{"bytes", bytes},
+                            {"ready_s", secs(rs0 - t_step)},
+                            {"start_s", secs(rs0 - t_step)},
+                            {"end_s", secs(rs1 - t_step)}});
+      rec.spans.push_back({2, step, "reduce_scatter grads", "", bytes, ns_of(rs0), ns_of(rs1)});
+      rec.spans.push_back({2, step, "all_gather params", "", bytes, ns_of(ag0), ns_of(ag1)});
+    }
+    for (int bi = 0; !c.zero1 && bi < red.bucket_count(); ++bi) {
+      const BucketTimes& bt = red.times()[static_cast<std::size_t>(bi)];
+      sr.comm_time_s += secs(bt.end - bt.start);
+      sr.buckets.push_back({{"bytes", bt.bytes},
+                            {"ready_s", secs(bt.ready - t_step)},
+                            {"start_s", secs(bt.start - t_step)},
+                            {"end_s", secs(bt.end - t_step)}});
+      rec.spans.push_back({2, step, fmt::format("allreduce bucket {}", bi), "", bt.bytes,
+                           ns_of(bt.start), ns_of(bt.end)});
+    }
+    rec.steps.push_back(std::move(sr));
+  }
+  comm.barrier();
+  if (rank == 0) rec.final_params = p;
+  return rec;
+}
+
+json rank_record_json(const RankRecord& r) {
+  json steps = json::array(), spans = json::array();
+  for (const auto& s : r.steps) {
+    steps.push_back({{"start_ns", s.start_ns},
+                     {"step_time_s", s.step_time_s},
+                     {"forward_time_s", s.forward_time_s},
+                     {"backward_time_s", s.backward_time_s},
+                     {"optimizer_time_s", s.optimizer_time_s},
+                     {"comm_time_s", s.comm_time_s},
+                     {"exposed_comm_s", s.exposed_comm_s},
+                     {"loss", s.loss},
+                     {"lr", s.lr},
+                     {"buckets", s.buckets}});
+  }
+  for (const auto& s : r.spans) {
+    spans.push_back({s.stream, s.step, s.name, s.layer, s.bytes, s.start_ns, s.end_ns});
+  }
+  return {{"rank", r.rank}, {"steps", steps}, {"spans", spans}};
+}
+
+json results_json(const ExecConfig& c, const std::vector<json>& ranks, const json& context) {
+  const json& r0 = ranks.at(0);
+  const auto& steps = r0.at("steps");
+  json step_rows = json::array();
+  std::map<std::string, std::vector<double>> measured;
+  static const char* kKeys[] = {"step_time_s",      "forward_time_s", "backward_time_s",
+                                "optimizer_time_s", "comm_time_s",    "exposed_comm_s"};
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    json row = steps[i];
+    row.erase("start_ns");
+    row["step"] = i + 1;
+    const bool warm = static_cast<int>(i) < c.warmup_steps;
+    row["warmup"] = warm;
+    json per_rank = json::array();
+    for (const json& r : ranks) per_rank.push_back(r.at("steps")[i].at("step_time_s"));
+    row["rank_step_time_s"] = per_rank;
+    if (!warm) {
+      for (const char* key : kKeys) measured[key].push_back(row.at(key).get<double>());
+    }
+    step_rows.push_back(row);
+  }
+  json res = {{"gpus", c.ranks},
+              {"nodes", 1},
+              {"per_gpu_batch", c.per_gpu_batch},
+              {"grad_accumulation", c.grad_accumulation},
+              {"global_batch", c.global_batch()},
+              {"strategy", c.zero1 ? "zero1" : "ddp"},
+              {"comm_hook", c.hook_name},
+              {"overlap", c.overlap},
+              {"bucket_cap_mb", c.bucket_cap_mb},
+              {"optimizer", c.optimizer_name},
+              {"loss_function", c.loss == Loss::kMse ? "mse" : "cross_entropy"},
+              {"param_count", c.workload->param_count()},
+              {"measured_steps", c.steps},
+              {"warmup_steps", c.warmup_steps}};
+  for (const char* key : kKeys) res[key] = median(measured[key]);
+  res["throughput_samples_per_s"] =
+      static_cast<double>(c.global_batch()) / res.at("step_time_s").get<double>();
+  // Buckets of the measured step whose time is closest to the median.
+  std::size_t pick = static_cast<std::size_t>(c.warmup_steps);
+  double best = 1e300;
+  for (std::size_t i = static_cast<std::size_t>(c.warmup_steps); i < steps.size(); ++i) {
+    const double d =
+        std::abs(steps[i].at("step_time_s").get<double>() - res["step_time_s"].get<double>());
+    if (d < best) best = d, pick = i;
+  }
+  res["buckets"] = steps[pick].at("buckets");
+  res["bucket_count"] = steps[pick].at("buckets").size();
+  res["loss_first"] = steps.front().at("loss");
+  res["loss_last"] = steps.back().at("loss");
+  res["steps"] = step_rows;
+  return {{"context", context},
+          {"scenario", c.scenario_file},
+          {"name", c.scenario_name},
+          {"model", c.model_label},
+          {"results", json::array({res})}};
+}
+
+std::string chrome_trace_text(const std::vector<json>& ranks, const json& metadata) {
+  const std::int64_t origin = ranks.at(0).at("steps").at(0).at("start_ns").get<std::int64_t>();
+  auto micros = [&](std::int64_t ns) {
+    const std::int64_t whole = ns / 1000, frac = ns % 1000;
+    if (ns < 0) return fmt::format("-{}.{:03}", -whole, -frac);
+    return fmt::format("{}.{:03}", whole, frac);
+  };
+  std::string out = "{\"traceEvents\": [\n";
+  bool first = true;
+  auto add = [&](const std::string& ev) {
+    if (!first) out += ",\n";
+    first = false;
+    out += ev;
+  };
+  for (const json& r : ranks) {
+    const int rank = r.at("rank").get<int>();
+    add(json({{"ph", "M"},
+              {"name", "process_name"},
+              {"pid", rank},
+              {"tid", 0},
+              {"args", {{"name", "rank " + std::to_string(rank)}}}})
+            .dump());
+    add(json({{"ph", "M"},
+              {"name", "process_sort_index"},
+              {"pid", rank},
+              {"tid", 0},
+              {"args", {{"sort_index", rank}}}})
+            .dump());
+    add(json({{"ph", "M"},
+              {"name", "thread_name"},
+              {"pid", rank},
+              {"tid", 1},
+              {"args", {{"name", "compute"}}}})
+            .dump());
+    add(json({{"ph", "M"},
+              {"name", "thread_name"},
+              {"pid", rank},
+              {"tid", 2},
+              {"args", {{"name", "communication"}}}})
+            .dump());
+  }
+  for (const json& r : ranks) {
+    const int rank = r.at("rank").get<int>();
+    for (const json& s : r.at("spans")) {
+      const int stream = s[0].get<int>();
+      json args = {{"step", s[1].get<int>() + 1}};
+      if (!s[3].get<std::string>().empty()) args["layer"] = s[3];
+      if (s[4].get<std::int64_t>() >= 0) args["bytes"] = s[4];
+      const std::int64_t t0 = s[5].get<std::int64_t>(), t1 = s[6].get<std::int64_t>();
+      add(
+          fmt::format("{{\"ph\": \"X\", \"name\": {}, \"cat\": \"{}\", \"pid\": {}, \"tid\": {}, "
+                      "\"ts\": {}, \"dur\": {}, \"args\": {}}}",
+                      s[2].dump(), stream == 1 ? "compute" : "collective", rank, stream,
+                      micros(t0 - origin), micros(t1 - t0), args.dump()));
+    }
+  }
+  out += "\n], \"displayTimeUnit\": \"ms\", \"otherData\": " + metadata.dump() + "}\n";
+  return out;
+}
+
+}  // namespace ddpsim::exec

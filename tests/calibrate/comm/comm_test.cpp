@@ -1,0 +1,254 @@
+// Tests of calibrate/comm: launcher variables, the launcher's failure handling, Gloo collectives
+// across real processes, the nccl-tests vocabulary and the 16-bit float conversions.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "calibrate/comm/communicator.hpp"
+#include "calibrate/comm/launcher.hpp"
+#include "calibrate/comm/rank.hpp"
+#include "calibrate/comm/sweep.hpp"
+#include "model/error.hpp"
+
+namespace ddpsim::comm {
+namespace {
+
+std::optional<RankInfo> from(const std::map<std::string, std::string>& vars) {
+  return rank_from_env([&](const char* k) -> const char* {
+    auto it = vars.find(k);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(RankFromEnv, NoLauncherMeansNoRank) { EXPECT_FALSE(from({{"HOME", "/root"}})); }
+
+TEST(RankFromEnv, TorchrunVariables) {
+  auto r = from({{"RANK", "3"},
+                 {"WORLD_SIZE", "8"},
+                 {"LOCAL_RANK", "1"},
+                 {"LOCAL_WORLD_SIZE", "2"},
+                 {"MASTER_ADDR", "10.0.0.1"},
+                 {"MASTER_PORT", "1234"},
+                 {"DDPSIM_STORE_DIR", "/tmp/s"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->rank, 3);
+  EXPECT_EQ(r->world_size, 8);
+  EXPECT_EQ(r->local_rank, 1);
+  EXPECT_EQ(r->local_world_size, 2);
+  EXPECT_EQ(r->master_addr, "10.0.0.1");
+  EXPECT_EQ(r->master_port, 1234);
+  EXPECT_EQ(r->store_dir, "/tmp/s");
+  EXPECT_EQ(r->bind_addr, "");  // several hosts: Gloo resolves this host's name
+}
+
+TEST(RankFromEnv, OpenMpiVariablesAndDerivedStore) {
+  auto r = from({{"OMPI_COMM_WORLD_RANK", "1"},
+                 {"OMPI_COMM_WORLD_SIZE", "2"},
+                 {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                 {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                 {"OMPI_MCA_ess_base_jobid", "77"},
+                 {"TMPDIR", "/scratch"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->rank, 1);
+  EXPECT_EQ(r->world_size, 2);
+  EXPECT_EQ(r->local_rank, 1);
+  EXPECT_EQ(r->store_dir, "/scratch/ddpsim-store-ompi-77");
+  EXPECT_EQ(r->bind_addr, "127.0.0.1");  // one host, default master address
+}
+
+TEST(RankFromEnv, TorchrunWinsAndBindAddressOverrides) {
+  auto r = from({{"RANK", "0"},
+                 {"WORLD_SIZE", "2"},
+                 {"OMPI_COMM_WORLD_RANK", "1"},
+                 {"OMPI_COMM_WORLD_SIZE", "2"},
+                 {"DDPSIM_BIND_ADDR", "10.1.0.2"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->rank, 0);
+  EXPECT_EQ(r->local_world_size, 2);  // defaults to one host
+  EXPECT_EQ(r->bind_addr, "10.1.0.2");
+}
+
+TEST(RankFromEnv, MalformedValuesAreErrors) {
+  EXPECT_THROW(from({{"RANK", "x"}, {"WORLD_SIZE", "2"}}), Error);
+  EXPECT_THROW(from({{"RANK", "2"}, {"WORLD_SIZE", "2"}}), Error);
+  EXPECT_THROW(from({{"RANK", "0"}, {"WORLD_SIZE", "0"}}), Error);
+  EXPECT_THROW(from({{"RANK", "1 "}, {"WORLD_SIZE", "2"}}), Error);
+}
+
+TEST(Vocabulary, BusBandwidthFactorsOfNcclTests) {
+  // PERFORMANCE.md of nccl-tests: 2(n-1)/n, (n-1)/n, (n-1)/n, 1.
+  EXPECT_DOUBLE_EQ(busbw_factor(Op::kAllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(Op::kReduceScatter, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busbw_factor(Op::kAllGather, 2), 0.5);
+  EXPECT_DOUBLE_EQ(busbw_factor(Op::kBroadcast, 16), 1.0);
+  EXPECT_EQ(op_from_name("reduce_scatter"), Op::kReduceScatter);
+  EXPECT_EQ(op_name(Op::kAllGather), "all_gather");
+  EXPECT_THROW(op_from_name("allreduce"), Error);
+}
+
+TEST(HalfFloat, KnownBitPatterns) {
+  // IEEE binary16: 1.0 = 0x3c00, largest finite 65504 = 0x7bff, smallest subnormal 2^-24 = 1.
+  EXPECT_EQ(float_to_half(1.0f, HalfType::kFloat16), 0x3c00);
+  EXPECT_EQ(float_to_half(-2.0f, HalfType::kFloat16), 0xc000);
+  EXPECT_EQ(float_to_half(65504.0f, HalfType::kFloat16), 0x7bff);
+  EXPECT_EQ(float_to_half(65520.0f, HalfType::kFloat16), 0x7c00);  // tie rounds to even: inf
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24), HalfType::kFloat16), 0x0001);
+  // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: to even (1.0); 1 + 3*2^-11 rounds up.
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11), HalfType::kFloat16), 0x3c00);
+  EXPECT_EQ(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11), HalfType::kFloat16), 0x3c02);
+  EXPECT_FLOAT_EQ(half_to_float(0x3555, HalfType::kFloat16), 0.333251953125f);
+  EXPECT_EQ(half_to_float(0x0001, HalfType::kFloat16), std::ldexp(1.0f, -24));
+  // bfloat16 keeps float32's exponent: 1.0 = 0x3f80; 1 + 2^-8 ties to even, 1 + 3*2^-8 up.
+  EXPECT_EQ(float_to_half(1.0f, HalfType::kBFloat16), 0x3f80);
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -8), HalfType::kBFloat16), 0x3f80);
+  EXPECT_EQ(float_to_half(1.0f + 3 * std::ldexp(1.0f, -8), HalfType::kBFloat16), 0x3f82);
+  EXPECT_EQ(half_to_float(0xc040, HalfType::kBFloat16), -3.0f);
+}
+
+LaunchResult launch(int n, const std::string& mode, double timeout_s = 60,
+                    std::vector<std::pair<std::string, std::string>> env = {}) {
+  LaunchOptions o;
+  o.timeout_s = timeout_s;
+  o.grace_s = 1;
+  o.extra_env = std::move(env);
+  o.extra_env.emplace_back("MODE", mode);
+  return launch_local_detailed(n, {DDPSIM_COMM_TEST_RANK}, o);
+}
+
+TEST(Launcher, AllRanksSucceed) {
+  auto r = launch(3, "ok");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.failed_rank, -1);
+  EXPECT_EQ(r.message, "");
+}
+
+TEST(Launcher, ForwardsOutputWithRankPrefix) {
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  auto r = launch(2, "print");
+  const std::string out = testing::internal::GetCapturedStdout();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(out.find("[rank 0] hello from 0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("[rank 1] hello from 1\n"), std::string::npos) << out;
+  EXPECT_NE(err.find("[rank 1] partial line from 1\n"), std::string::npos) << err;
+}
+
+TEST(Launcher, FailedRankIsNamedAndTheOthersAreStopped) {
+  // Rank 1 exits 3 while rank 0 sleeps forever: the launcher must stop rank 0 itself (a timeout
+  // would report 124 and no rank).
+  auto r = launch(2, "exit", 60, {{"FAIL_RANK", "1"}});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.failed_rank, 1);
+  EXPECT_NE(r.message.find("rank 1 exited with status 3"), std::string::npos) << r.message;
+}
+
+TEST(Launcher, KilledRankIsReportedAsSignal) {
+  auto r = launch(3, "kill", 60, {{"FAIL_RANK", "2"}});
+  EXPECT_EQ(r.exit_code, 128 + 9);
+  EXPECT_EQ(r.failed_rank, 2);
+  EXPECT_NE(r.message.find("rank 2 killed by signal 9"), std::string::npos) << r.message;
+}
+
+TEST(Launcher, TimeoutStopsHangingRanks) {
+  auto r = launch(2, "hang", 0.5);
+  EXPECT_EQ(r.exit_code, 124);
+  EXPECT_EQ(r.failed_rank, -1);
+  EXPECT_NE(r.message.find("ranks still running: 0,1"), std::string::npos) << r.message;
+}
+
+TEST(Gloo, FourCollectivesAreExactAcrossTwoProcesses) {
+  const auto out = std::filesystem::temp_directory_path() /
+                   ("ddpsim-comm-test-" + std::to_string(::getpid()) + ".json");
+  auto r = launch(2, "collectives", 120, {{"OUT", out.string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  std::ifstream f(out);
+  ASSERT_TRUE(f) << out;
+  const auto s = nlohmann::json::parse(f);
+  std::filesystem::remove(out);
+  EXPECT_EQ(s.at("backend"), "gloo");
+  EXPECT_EQ(s.at("ranks"), 2);
+  EXPECT_EQ(s.at("nodes"), 1);
+  EXPECT_EQ(s.at("transport"), "tcp");
+  for (const char* op : {"all_reduce", "reduce_scatter", "all_gather", "broadcast"}) {
+    const auto& rows = s.at("ops").at(op).at("rows");
+    // Sizes 8, 64, 512, 4096, 32768 B, each out of place and in place.
+    ASSERT_EQ(rows.size(), 10u) << op;
+    for (const auto& row : rows) {
+      EXPECT_EQ(row.at("wrong"), 0) << op << " " << row.dump();
+      const double t = row.at("time_us").get<double>();
+      const double algbw = row.at("algbw_gbytes_per_s").get<double>();
+      EXPECT_GT(t, 0);
+      EXPECT_LE(row.at("time_us_min").get<double>(), t);
+      EXPECT_GE(row.at("time_us_max").get<double>(), t);
+      EXPECT_NEAR(algbw, row.at("size_bytes").get<double>() / t * 1e-3, 1e-9 * algbw);
+      EXPECT_NEAR(row.at("busbw_gbytes_per_s").get<double>(),
+                  algbw * busbw_factor(op_from_name(op), 2), 1e-12);
+    }
+    // nccl-tests counts: 8 B is 2 floats for all-reduce, 1 per rank for all-gather.
+    EXPECT_EQ(rows[0].at("size_bytes"), 8);
+    EXPECT_EQ(rows[0].at("count"),
+              std::string(op) == "all_reduce" || std::string(op) == "broadcast" ? 2 : 1);
+  }
+}
+
+TEST(Gloo, DeadPeerGivesAnErrorNotAHang) {
+  // Rank 1 leaves cleanly right after the rendezvous; rank 0's all-reduce must throw
+  // ddpsim::Error naming the op (rank 0 then exits 0). A hang would end in the 60 s timeout.
+  auto r = launch(2, "peer_dies", 60);
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+}
+
+TEST(Gloo, SilentPeerTimesOut) {
+  // Rank 1 is alive but never joins the all-reduce: the context timeout (300 ms) must end
+  // rank 0's call with an error naming the op, long before rank 1 returns (900 ms).
+  auto r = launch(2, "peer_hangs", 60, {{"TIMEOUT_MS", "300"}});
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+}
+
+TEST(CollectivesDriver, SweepsAndWritesTheSection) {
+  const auto out = std::filesystem::temp_directory_path() /
+                   ("ddpsim-collectives-" + std::to_string(::getpid()) + ".json");
+  const std::string cmd = std::string(DDPSIM_COLLECTIVES_BIN) +
+                          " --nproc 2 --op all_reduce -b 8 -e 4K -f 8 -w 1 -n 2 --json " +
+                          out.string() + " > /dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::ifstream f(out);
+  ASSERT_TRUE(f);
+  const auto s = nlohmann::json::parse(f);
+  std::filesystem::remove(out);
+  EXPECT_EQ(s.at("ops").at("all_reduce").at("rows").size(), 8u);  // 8, 64, 512, 4096 B x 2
+  EXPECT_FALSE(s.at("ops").contains("broadcast"));
+}
+
+TEST(CollectivesDriver, BadArgumentsExitTwo) {
+  const std::string bin = DDPSIM_COLLECTIVES_BIN;
+  for (const std::string args : {"--op allreduce", "-b 1x", "--nproc 0", "-b 64 -e 8"}) {
+    const int status = std::system((bin + " " + args + " > /dev/null 2>&1").c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << args;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << args;
+  }
+}
+
+TEST(Nccl, FailsCleanlyWithoutAGpu) {
+  if (!nccl_built()) GTEST_SKIP() << "built without NCCL";
+  RankInfo me;
+  me.store_dir = std::filesystem::temp_directory_path().string();
+  try {
+    auto c = make_nccl(me, std::chrono::seconds(5));
+    GTEST_SKIP() << "a GPU is present: covered by the gpu-labelled runs";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA device"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ddpsim::comm

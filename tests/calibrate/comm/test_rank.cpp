@@ -1,0 +1,126 @@
+// ddpsim_comm_test_rank: the rank program the comm tests start through launch_local.
+//
+//   MODE=ok                 every rank exits 0
+//   MODE=exit  FAIL_RANK=R  rank R exits 3, the others sleep (the launcher must stop them)
+//   MODE=kill  FAIL_RANK=R  rank R kills itself with SIGKILL, the others sleep
+//   MODE=hang               every rank sleeps (the launcher's timeout must fire)
+//   MODE=print              every rank prints "hello from R" (output forwarding)
+//   MODE=collectives OUT=F  quick Gloo sweep of the four ops 8 B..64 KiB, section written to F
+//                           by rank 0; half-precision all-reduces checked; exit 1 on wrong values
+//   MODE=peer_dies          rank 1 leaves after a barrier (exit 0); rank 0's next
+//                           all-reduce must throw (not hang): exit 0 when it did, 1 otherwise
+//   MODE=peer_hangs TIMEOUT_MS=T  rank 1 stays silent for 3T; rank 0's all-reduce must time out
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "calibrate/comm/communicator.hpp"
+#include "calibrate/comm/rank.hpp"
+#include "calibrate/comm/sweep.hpp"
+#include "model/error.hpp"
+
+namespace {
+
+std::string env(const char* k) {
+  const char* v = std::getenv(k);
+  return v ? v : "";
+}
+
+[[noreturn]] void sleep_forever() {
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+int check_half(ddpsim::comm::Communicator& c) {
+  using ddpsim::comm::HalfType;
+  int bad = 0;
+  for (HalfType t : {HalfType::kFloat16, HalfType::kBFloat16}) {
+    // (rank+1) * 0.5: sums n(n+1)/4 are exact in both formats for small n.
+    std::vector<std::uint16_t> v(1000, ddpsim::comm::float_to_half(0.5f * (c.rank() + 1), t));
+    c.all_reduce_half(v.data(), v.size(), t);
+    const float want = 0.25f * c.size() * (c.size() + 1);
+    for (auto h : v) bad += ddpsim::comm::half_to_float(h, t) != want;
+  }
+  return bad;
+}
+
+}  // namespace
+
+int main() {
+  const auto me = ddpsim::comm::rank_from_env();
+  if (!me) {
+    std::fprintf(stderr, "no launcher variables\n");
+    return 2;
+  }
+  const std::string mode = env("MODE");
+  const int fail_rank = env("FAIL_RANK").empty() ? -1 : std::atoi(env("FAIL_RANK").c_str());
+  if (mode == "ok") return 0;
+  if (mode == "print") {
+    std::printf("hello from %d\n", me->rank);
+    std::fprintf(stderr, "partial line from %d", me->rank);  // no newline: still forwarded
+    return 0;
+  }
+  if (mode == "exit") {
+    if (me->rank == fail_rank) return 3;
+    sleep_forever();
+  }
+  if (mode == "kill") {
+    if (me->rank == fail_rank) ::kill(::getpid(), SIGKILL);
+    sleep_forever();
+  }
+  if (mode == "hang") sleep_forever();
+  try {
+    const int timeout_ms = env("TIMEOUT_MS").empty() ? 10000 : std::atoi(env("TIMEOUT_MS").c_str());
+    auto comm = ddpsim::comm::make_gloo(*me, std::chrono::milliseconds(timeout_ms));
+    if (mode == "collectives") {
+      ddpsim::comm::SweepOptions o;
+      o.max_bytes = 64 << 10;
+      o.step_factor = 8;
+      o.warmup = 1;
+      o.iters = 2;
+      auto section = ddpsim::comm::run_sweep(*comm, o, {});
+      const int bad_half = check_half(*comm);
+      if (me->rank == 0) ddpsim::comm::write_file_atomic(env("OUT"), section.dump(1));
+      comm->barrier();
+      return bad_half == 0 ? 0 : 1;
+    }
+    if (mode == "peer_hangs") {
+      comm->barrier();
+      if (me->rank == 1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(3 * timeout_ms));
+        return 0;
+      }
+      std::vector<float> v(1024, 1.0f);
+      try {
+        comm->all_reduce(v.data(), v.data(), v.size());
+      } catch (const ddpsim::Error& e) {
+        std::fprintf(stderr, "caught: %s\n", e.what());
+        return std::string(e.what()).find("all_reduce") != std::string::npos ? 0 : 1;
+      }
+      std::fprintf(stderr, "all_reduce with a silent peer did not time out\n");
+      return 1;
+    }
+    if (mode == "peer_dies") {
+      comm->barrier();  // both rendezvous are complete
+      if (me->rank == 1) return 0;
+      std::vector<float> v(1 << 16, 1.0f);
+      try {
+        for (int i = 0; i < 100; ++i) comm->all_reduce(v.data(), v.data(), v.size());
+      } catch (const ddpsim::Error& e) {
+        std::fprintf(stderr, "caught: %s\n", e.what());
+        return std::string(e.what()).find("all_reduce") != std::string::npos ? 0 : 1;
+      }
+      std::fprintf(stderr, "all_reduce with a dead peer did not fail\n");
+      return 1;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "unknown MODE '%s'\n", mode.c_str());
+  return 2;
+}
