@@ -1,7 +1,9 @@
 #include "model/alpha_beta_fit.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <string>
 
 #include "model/error.hpp"
@@ -89,6 +91,142 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& bytes, const std::vector<
   // line explains everything there is to explain.
   fit.r_squared = syy > 0 ? 1.0 - ss_res / syy : 1.0;
   return fit;
+}
+
+std::size_t PiecewiseFit::segment_for(double bytes) const {
+  DDPSIM_ASSERT(!segments.empty(), "PiecewiseFit without segments");
+  std::size_t i = 0;
+  while (i < breakpoints_bytes.size() && bytes >= breakpoints_bytes[i]) ++i;
+  return i;
+}
+
+double PiecewiseFit::rms_relative_error() const {
+  if (relative_residuals.empty()) return 0;
+  double sum = 0;
+  for (double r : relative_residuals) sum += r * r;
+  return std::sqrt(sum / static_cast<double>(relative_residuals.size()));
+}
+
+PiecewiseFit fit_piecewise_alpha_beta(const std::vector<double>& bytes,
+                                      const std::vector<double>& seconds,
+                                      const PiecewiseOptions& options) {
+  DDPSIM_ASSERT(bytes.size() == seconds.size(), "fit_piecewise: sizes and times differ in count");
+  // One line over everything first: it validates the points and is the k = 1 candidate.
+  const AlphaBetaFit whole = fit_alpha_beta(bytes, seconds, options.fit);
+  const std::size_t n = bytes.size();
+
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return bytes[a] < bytes[b]; });
+  std::vector<double> xs(n), ts(n), w(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    xs[i] = bytes[order[i]];
+    ts[i] = seconds[order[i]];
+    w[i] = options.fit.weighting == FitWeighting::kRelative ? 1.0 / (ts[i] * ts[i]) : 1.0;
+  }
+  double sw = 0, swt = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sw += w[i];
+    swt += w[i] * ts[i];
+  }
+  double ss_tot = 0;
+  for (std::size_t i = 0; i < n; ++i) ss_tot += w[i] * (ts[i] - swt / sw) * (ts[i] - swt / sw);
+
+  // cost[i][j]: weighted residual sum of squares of one line over sorted points [i, j), or
+  // infinity when that range may not be a segment (too few points, one size, or it would cut
+  // between equal sizes).
+  const double inf = std::numeric_limits<double>::infinity();
+  auto cut_ok = [&](std::size_t j) { return j == 0 || j == n || xs[j] != xs[j - 1]; };
+  std::vector<std::vector<double>> cost(n + 1, std::vector<double>(n + 1, inf));
+  std::vector<std::vector<AlphaBetaFit>> fits(n + 1, std::vector<AlphaBetaFit>(n + 1));
+  const std::size_t min_pts = std::max<std::size_t>(2, options.min_points);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!cut_ok(i)) continue;
+    for (std::size_t j = i + min_pts; j <= n; ++j) {
+      if (!cut_ok(j) || xs[j - 1] == xs[i]) continue;
+      std::vector<double> sx(xs.begin() + i, xs.begin() + j), st(ts.begin() + i, ts.begin() + j);
+      AlphaBetaFit f = fit_alpha_beta(sx, st, options.fit);
+      double ss = 0;
+      for (std::size_t q = i; q < j; ++q) {
+        const double r = f.predict(xs[q]) - ts[q];
+        ss += w[q] * r * r;
+      }
+      cost[i][j] = ss;
+      fits[i][j] = std::move(f);
+    }
+  }
+
+  // best[k][j]: least cost of splitting [0, j) into k segments; from[k][j]: where the last starts.
+  const int kmax = std::max(1, options.max_segments);
+  std::vector<std::vector<double>> best(kmax + 1, std::vector<double>(n + 1, inf));
+  std::vector<std::vector<std::size_t>> from(kmax + 1, std::vector<std::size_t>(n + 1, 0));
+  best[0][0] = 0;
+  for (int k = 1; k <= kmax; ++k) {
+    for (std::size_t j = 1; j <= n; ++j) {
+      for (std::size_t i = 0; i < j; ++i) {
+        if (best[k - 1][i] == inf || cost[i][j] == inf) continue;
+        const double c = best[k - 1][i] + cost[i][j];
+        if (c < best[k][j]) {
+          best[k][j] = c;
+          from[k][j] = i;
+        }
+      }
+    }
+  }
+
+  // Bayesian information criterion n ln(SS/n) + p ln n with p = 2k + (k - 1) parameters (two
+  // per line, one per breakpoint). SS is floored at a relative 1e-16 of the total so that exact
+  // fits (SS ~ 1e-30 from rounding) tie and the penalty picks the fewest segments.
+  const double nd = static_cast<double>(n);
+  const double floor_ss = 1e-16 * ss_tot + 1e-300;
+  int chosen = 1;
+  double chosen_bic = inf;
+  for (int k = 1; k <= kmax; ++k) {
+    if (best[k][n] == inf) continue;
+    const double bic =
+        nd * std::log(std::max(best[k][n], floor_ss) / nd) + (3.0 * k - 1.0) * std::log(nd);
+    if (bic < chosen_bic - 1e-9) {
+      chosen_bic = bic;
+      chosen = k;
+    }
+  }
+
+  PiecewiseFit p;
+  if (chosen == 1 || best[chosen][n] == inf) {
+    p.segments.push_back({xs.front(), xs.back(), 0, n, whole});
+  } else {
+    std::vector<std::pair<std::size_t, std::size_t>> ranges;
+    std::size_t j = n;
+    for (int k = chosen; k >= 1; --k) {
+      const std::size_t i = from[k][j];
+      ranges.emplace_back(i, j);
+      j = i;
+    }
+    std::reverse(ranges.begin(), ranges.end());
+    for (const auto& [i, e] : ranges) {
+      p.segments.push_back({xs[i], xs[e - 1], i, e - i, fits[i][e]});
+    }
+    for (std::size_t s = 0; s + 1 < p.segments.size(); ++s) {
+      p.breakpoints_bytes.push_back(
+          std::sqrt(p.segments[s].max_bytes * p.segments[s + 1].min_bytes));
+    }
+  }
+
+  // Residuals in input order, each from the segment its point was fitted in.
+  p.residuals.assign(n, 0);
+  p.relative_residuals.assign(n, 0);
+  double ss_res = 0;
+  for (const FitSegment& seg : p.segments) {
+    for (std::size_t q = seg.first_point; q < seg.first_point + seg.point_count; ++q) {
+      const double r = seg.fit.predict(xs[q]) - ts[q];
+      p.residuals[order[q]] = r;
+      p.relative_residuals[order[q]] = r / ts[q];
+      ss_res += w[q] * r * r;
+    }
+  }
+  p.r_squared = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
+  return p;
 }
 
 }  // namespace ddpsim::model

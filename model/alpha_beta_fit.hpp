@@ -18,8 +18,21 @@
 //   AlphaBetaFit f = fit_alpha_beta({1024, 1048576, 1073741824}, {45e-6, 51e-6, 8.2e-3});
 //   double alpha = f.a;            // seconds
 //   double bw = f.bandwidth();     // bytes/s = 1/b
+//
+// Collective libraries switch protocol or algorithm with the message size (NCCL: LL -> LL128 ->
+// Simple; Gloo: one algorithm per size class), so one line rarely fits a whole sweep.
+// fit_piecewise_alpha_beta fits up to `max_segments` independent lines over contiguous size
+// ranges; the breakpoints are the ones that minimise the total weighted squared residual (exact
+// search by dynamic programming over the sorted sizes), and the number of segments is the one
+// with the lowest Bayesian information criterion, so a split is kept only when it pays for its
+// extra parameters.
+//
+//   PiecewiseFit p = fit_piecewise_alpha_beta(sizes, times);
+//   double t = p.predict(3e6);               // seconds, from the segment that covers 3 MB
+//   p.segments.back().fit.bandwidth();       // bytes/s of the largest-size protocol
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace ddpsim::model {
@@ -61,5 +74,44 @@ struct AlphaBetaFit {
 /// two distinct sizes, or a size < 0, a time <= 0 or a non-finite value.
 AlphaBetaFit fit_alpha_beta(const std::vector<double>& bytes, const std::vector<double>& seconds,
                             const FitOptions& options = {});
+
+/// One segment of a piecewise fit: the line fitted to the points with sizes in
+/// [min_bytes, max_bytes] (the measured extent of the segment).
+struct FitSegment {
+  double min_bytes = 0;
+  double max_bytes = 0;
+  std::size_t first_point = 0;  ///< index into the size-sorted points
+  std::size_t point_count = 0;
+  AlphaBetaFit fit;
+};
+
+struct PiecewiseOptions {
+  FitOptions fit;
+  int max_segments = 3;        ///< 1 gives the plain fit_alpha_beta
+  std::size_t min_points = 3;  ///< per segment (and at least two distinct sizes)
+};
+
+struct PiecewiseFit {
+  std::vector<FitSegment> segments;  ///< in increasing size order
+  /// Sizes where the next segment takes over: the geometric mean of the last size of a segment
+  /// and the first of the next (segments.size() - 1 values). Sweeps are geometric, so this is
+  /// the midpoint on the log axis the sweep is measured on.
+  std::vector<double> breakpoints_bytes;
+  double r_squared = 0;  ///< over all points, same weights as the segments
+  /// Per point in INPUT order: predicted minus measured (seconds) and relative to measured.
+  std::vector<double> residuals;
+  std::vector<double> relative_residuals;
+
+  /// The segment whose range covers `bytes` (by breakpoints; below/above all: first/last).
+  std::size_t segment_for(double bytes) const;
+  double predict(double bytes) const { return segments[segment_for(bytes)].fit.predict(bytes); }
+  double rms_relative_error() const;
+};
+
+/// Piecewise alpha-beta fit (see the file comment). Throws ddpsim::Error as fit_alpha_beta when
+/// the points cannot determine one line. Equal sizes are never split across segments.
+PiecewiseFit fit_piecewise_alpha_beta(const std::vector<double>& bytes,
+                                      const std::vector<double>& seconds,
+                                      const PiecewiseOptions& options = {});
 
 }  // namespace ddpsim::model

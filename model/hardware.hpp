@@ -12,11 +12,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "model/workload.hpp"
 
 namespace ddpsim::model {
+
+class Profile;  // model/profile.hpp
 
 /// One accelerator.
 struct GpuSpec {
@@ -63,6 +66,10 @@ struct HardwareSpec {
   CollectiveTuning intra_tuning;  ///< NCCL-like behaviour inside a node
   CollectiveTuning inter_tuning;  ///< ... and across nodes
   std::string source;             ///< where the numbers come from (datasheets, nccl-tests row ids)
+  /// The calibration profile the spec was read from ("hardware.profile" or "preset":
+  /// "this-machine"); null for presets and explicit keys. Its measured GEMM and collective
+  /// tables refine what the fields above summarise (model/profile.hpp).
+  std::shared_ptr<const Profile> profile;
 };
 
 }  // namespace ddpsim::model

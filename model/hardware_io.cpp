@@ -1,9 +1,13 @@
 // Resolving a "hardware" section: system, GPU and link presets merged with the keys beside them.
+#include <unistd.h>
+
 #include <filesystem>
+#include <memory>
 
 #include "model/detail/json_io.hpp"
 #include "model/error.hpp"
 #include "model/paths.hpp"
+#include "model/profile.hpp"
 #include "model/scenario.hpp"
 #include "model/units.hpp"
 
@@ -54,6 +58,41 @@ LinkSpec parse_link(const json& o, bool nic, const std::string& file, const std:
   return l;
 }
 
+std::string this_host() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == 0) return "unknown";
+  return buf;
+}
+
+// "this-machine": results/profile-<hostname>.json in the scenario's folder or any folder above
+// it (a project tree keeps results/ at its root), then beside the data dir (an installed tree).
+std::string find_this_machine_profile(const std::string& file, const std::string& pointer) {
+  const std::string name = "profile-" + this_host() + ".json";
+  std::vector<std::filesystem::path> looked;
+  std::error_code ec;
+  auto dir = std::filesystem::absolute(std::filesystem::path(file), ec).parent_path();
+  for (int depth = 0; depth < 64 && !dir.empty(); ++depth) {
+    looked.push_back(dir / "results" / name);
+    if (dir == dir.parent_path()) break;
+    dir = dir.parent_path();
+  }
+  try {
+    looked.push_back(data_dir().parent_path() / "results" / name);
+  } catch (const Error&) {
+    // No data dir: the folders above the scenario are all there is to search.
+  }
+  for (const auto& p : looked) {
+    if (std::filesystem::is_regular_file(p, ec)) return p.string();
+  }
+  throw InputError(
+      file, pointer + "/preset",
+      "a calibration profile of this machine (results/" + name +
+          " beside or above the scenario, or beside the data dir); run `ddpsim "
+          "calibrate --out results/" +
+          name + "` first",
+      "\"this-machine\" but none was found (first looked at " + looked.front().string() + ")");
+}
+
 CollectiveTuning parse_tuning(const json& o, double latency_default_us) {
   CollectiveTuning c;
   c.ring_efficiency = get_or<double>(o, "ring_efficiency", 0.9);
@@ -75,16 +114,44 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
 
   json hw = section;
   std::string hw_file = file;
-  if (hw.contains("preset") && hw.at("preset").get<std::string>() == "this-machine") {
-    throw UnsupportedError(file + ": " + pointer +
-                           "/preset: \"this-machine\" needs a calibration profile of this "
-                           "machine, which `ddpsim calibrate` writes; calibration is not built in "
-                           "this version");
-  }
+  // A profile (named, or this machine's) replaces the preset: the hardware document is built
+  // from its measurements and the keys beside it override that, as they override a preset.
+  std::string profile_path;
+  const bool this_machine =
+      hw.contains("preset") && hw.at("preset").get<std::string>() == "this-machine";
   if (hw.contains("profile")) {
-    throw UnsupportedError(file + ": " + pointer +
-                           "/profile: calibration profiles are read once `ddpsim calibrate` "
-                           "exists; not in this version");
+    if (hw.contains("preset") || hw.contains("file")) {
+      throw InputError(
+          file, pointer + "/profile", "a profile alone (it replaces \"preset\" and \"file\")",
+          "a profile beside a " + std::string(hw.contains("file") ? "file" : "preset"));
+    }
+    profile_path = require_file(file, pointer + "/profile", hw.at("profile").get<std::string>());
+  } else if (this_machine) {
+    if (hw.contains("file")) {
+      throw InputError(file, pointer + "/file", "no file beside \"preset\": \"this-machine\"",
+                       "a file");
+    }
+    profile_path = find_this_machine_profile(file, pointer);
+  }
+  std::shared_ptr<const Profile> profile;
+  if (!profile_path.empty()) {
+    profile = std::make_shared<const Profile>(Profile::load(profile_path));
+    json base = hardware_json_from_profile(*profile, file, pointer);
+    json patch = hw;
+    patch.erase("profile");
+    patch.erase("preset");
+    // A part given by its own preset replaces the measured part (merging would let the
+    // measured keys override the preset the user asked for); other keys patch it.
+    for (auto it = patch.begin(); it != patch.end();) {
+      if (it->is_object() && it->contains("preset")) {
+        base[it.key()] = *it;
+        it = patch.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    base.merge_patch(patch);
+    hw = std::move(base);
   }
   if (hw.contains("file")) {
     const auto path = require_file(file, pointer + "/file", hw.at("file").get<std::string>());
@@ -156,6 +223,7 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
   const json coll = hw.value("collectives", json::object());
   s.intra_tuning = parse_tuning(coll.value("intra_node", json::object()), 3.4);
   s.inter_tuning = parse_tuning(coll.value("inter_node", json::object()), 14.0);
+  s.profile = std::move(profile);
   return s;
 }
 

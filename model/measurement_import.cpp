@@ -1,1 +1,630 @@
-// measurement_import.cpp: placeholder registered in CMake; filled by its owner this session.
+#include "model/measurement_import.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "model/error.hpp"
+#include "model/profile.hpp"
+#include "model/scenario.hpp"
+
+namespace ddpsim::model {
+
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> tokens(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  std::string t;
+  while (in >> t) out.push_back(t);
+  return out;
+}
+
+std::string line_ptr(std::size_t n) { return "line " + std::to_string(n); }
+
+// nccl-tests prints ncclDataType names ("float", "half", "bfloat16", ...); the profile says
+// "float32" like the sweeps of calibrate/comm.
+std::string dtype_of(const std::string& t) {
+  static const std::map<std::string, std::string> m = {
+      {"float", "float32"},     {"float32", "float32"}, {"half", "float16"}, {"float16", "float16"},
+      {"bfloat16", "bfloat16"}, {"double", "float64"},  {"int8", "int8"},    {"uint8", "uint8"},
+      {"int32", "int32"},       {"uint32", "uint32"},   {"int64", "int64"},  {"uint64", "uint64"}};
+  auto it = m.find(t);
+  return it == m.end() ? t : it->second;
+}
+
+// "all_reduce_perf" / "./build/all_reduce_perf" / "all_reduce" -> "all_reduce" when known.
+std::optional<std::string> op_from_program(std::string prog) {
+  prog = std::filesystem::path(prog).filename().string();
+  const std::string suffix = "_perf";
+  if (prog.size() > suffix.size() &&
+      prog.compare(prog.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    prog.resize(prog.size() - suffix.size());
+  }
+  if (parse_collective_op(prog)) return prog;
+  return std::nullopt;
+}
+
+// NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9, major*1000 + minor*100 + patch
+// before.
+std::string nccl_version_text(long code) {
+  if (code <= 0) return "unknown";
+  long major, minor, patch;
+  if (code >= 10000) {
+    major = code / 10000;
+    minor = code / 100 % 100;
+    patch = code % 100;
+  } else {
+    major = code / 1000;
+    minor = code / 100 % 10;
+    patch = code % 100;
+  }
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+std::optional<double> parse_number(const std::string& s) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used != s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// The row objects of a section, grouped by op.
+struct SectionBuilder {
+  json ops = json::object();
+  void add(const std::string& op, const std::string& dtype, const std::string& redop, json row) {
+    json& t = ops[op];
+    if (!t.contains("rows")) {
+      t["dtype"] = dtype;
+      t["redop"] = redop;
+      t["rows"] = json::array();
+    }
+    t["rows"].push_back(std::move(row));
+  }
+};
+
+json section(const SectionBuilder& b, int ranks, int nodes, const std::string& version,
+             const std::string& source) {
+  json s;
+  s["backend"] = "nccl";
+  s["version"] = version;
+  s["ranks"] = ranks;
+  s["nodes"] = nodes;
+  s["transport"] = "nccl";
+  s["source"] = source;
+  s["ops"] = b.ops;
+  return s;
+}
+
+}  // namespace
+
+json import_nccl_tests_log(const std::string& text, const std::string& file,
+                           const std::string& op_override) {
+  if (!op_override.empty() && !parse_collective_op(op_override)) {
+    throw InputError(file, "", "an op (all_reduce, reduce_scatter, all_gather, broadcast)",
+                     "\"" + op_override + "\"");
+  }
+  std::istringstream in(text);
+  std::string line;
+  std::size_t n = 0;
+  int threads = 0, gpus = 0, iters = 0;
+  int rank_lines = 0;
+  std::set<std::string> hosts;
+  std::string version = "unknown";
+  std::string op = op_override;
+  // Column positions of the current table header.
+  struct Group {
+    int time = -1, algbw = -1, busbw = -1, wrong = -1, imin = -1, imax = -1;
+  };
+  std::vector<Group> groups;
+  int c_size = -1, c_count = -1, c_type = -1, c_redop = -1;
+  std::size_t header_width = 0;
+  SectionBuilder b;
+  std::size_t rows = 0;
+
+  while (std::getline(in, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    auto t = tokens(line);
+    if (t.empty()) continue;
+    if (t[0] == "#" || t[0][0] == '#') {
+      // Strip the leading '#' (it may be glued to the first word).
+      if (t[0] == "#") {
+        t.erase(t.begin());
+      } else {
+        t[0] = t[0].substr(1);
+      }
+      if (t.empty()) continue;
+      if (t[0] == "nThread" && t.size() >= 4) {
+        threads = std::atoi(t[1].c_str());
+        gpus = std::atoi(t[3].c_str());
+        for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+          if (t[i] == "iters:" && (i == 0 || t[i - 1] != "agg") &&
+              (i == 0 || t[i - 1] != "warmup")) {
+            iters = std::atoi(t[i + 1].c_str());
+          }
+        }
+      } else if (t[0] == "Rank" && t.size() >= 2) {
+        ++rank_lines;
+        for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+          if (t[i] == "on") hosts.insert(t[i + 1]);
+        }
+      } else if (t[0] == "Collective" && t.size() >= 4 && t[1] == "test" && t[2] == "starting:") {
+        if (op_override.empty()) {
+          const auto o = op_from_program(t[3]);
+          if (!o) {
+            throw InputError(file, line_ptr(n),
+                             "a collective test (all_reduce_perf, reduce_scatter_perf, "
+                             "all_gather_perf, broadcast_perf)",
+                             "\"" + t[3] + "\"");
+          }
+          op = *o;
+        }
+      } else if (t[0] == "nccl-tests" && t.size() >= 3) {
+        for (const auto& w : t) {
+          if (w.rfind("nccl-library=", 0) == 0)
+            version = nccl_version_text(std::atol(w.c_str() + 13));
+        }
+      } else if (std::find(t.begin(), t.end(), "size") != t.end() &&
+                 std::find(t.begin(), t.end(), "busbw") != t.end()) {
+        groups.clear();
+        header_width = t.size();
+        for (std::size_t i = 0; i < t.size(); ++i) {
+          const std::string& w = t[i];
+          const int c = static_cast<int>(i);
+          if (w == "size") c_size = c;
+          if (w == "count") c_count = c;
+          if (w == "type") c_type = c;
+          if (w == "redop") c_redop = c;
+          if (w == "time" || w == "cputime") groups.push_back({c});
+          if (groups.empty()) continue;
+          if (w == "algbw") groups.back().algbw = c;
+          if (w == "busbw") groups.back().busbw = c;
+          if (w == "#wrong") groups.back().wrong = c;
+          if (w == "i_min") groups.back().imin = c;
+          if (w == "i_max") groups.back().imax = c;
+        }
+        if (c_size < 0 || groups.empty() || groups.size() > 2) {
+          throw InputError(file, line_ptr(n),
+                           "an nccl-tests column header (size count type redop root, then time "
+                           "algbw busbw #wrong for out-of-place and in-place)",
+                           line);
+        }
+      }
+      continue;
+    }
+    // A NCCL INFO line or other chatter between rows.
+    if (!parse_number(t[0])) {
+      const auto pos = line.find("NCCL version ");
+      if (pos != std::string::npos) {
+        const auto v = tokens(line.substr(pos + 13));
+        if (!v.empty()) version = v[0].substr(0, v[0].find('+'));
+      }
+      continue;
+    }
+    if (groups.empty()) {
+      throw InputError(file, line_ptr(n), "the column header before the first row", line);
+    }
+    if (op.empty()) {
+      throw InputError(file, line_ptr(n),
+                       "the op (a \"# Collective test starting: X_perf\" line, or pass --op)",
+                       "no such line before the first row");
+    }
+    // Rows of trace-replay runs leave the out-of-place group blank: fewer columns.
+    const std::size_t group_width =
+        groups.size() == 2 ? static_cast<std::size_t>(groups[1].time - groups[0].time) : 0;
+    std::size_t shift = 0;
+    std::vector<std::size_t> present = {0, 1};
+    if (groups.size() == 2 && t.size() + group_width <= header_width &&
+        t.size() >= 5 + group_width) {
+      present = {1};
+      shift = group_width;
+    } else if (groups.size() == 1) {
+      present = {0};
+    }
+    if (t.size() + shift < static_cast<std::size_t>(groups.back().busbw + 1) ||
+        t.size() < static_cast<std::size_t>(groups[0].time)) {
+      throw InputError(file, line_ptr(n),
+                       "a row with " + std::to_string(header_width) + " columns like the header",
+                       std::to_string(t.size()) + " columns");
+    }
+    // Columns of the groups after the first one move left by the blank group's width.
+    auto at = [&](int col) -> const std::string& {
+      const std::size_t c = static_cast<std::size_t>(col);
+      return t[col >= groups[0].time ? c - shift : c];
+    };
+    auto num = [&](int col, const char* what) {
+      const auto v = parse_number(at(col));
+      if (!v || *v < 0) {
+        throw InputError(file, line_ptr(n), std::string("a number >= 0 in column ") + what,
+                         "\"" + at(col) + "\"");
+      }
+      return *v;
+    };
+    const double size = num(c_size, "size");
+    if (size != std::floor(size)) {
+      throw InputError(file, line_ptr(n), "an integer size in bytes", at(c_size));
+    }
+    for (std::size_t g : present) {
+      const Group& gr = groups[g];
+      json row;
+      row["size_bytes"] = static_cast<std::int64_t>(size);
+      if (c_count >= 0) row["count"] = static_cast<std::int64_t>(num(c_count, "count"));
+      row["in_place"] = g == 1;
+      if (iters > 0) row["repeats"] = iters;
+      row["time_us"] = num(gr.time, "time");
+      if (gr.imin >= 0) row["time_us_min"] = num(gr.imin, "i_min");
+      if (gr.imax >= 0) row["time_us_max"] = num(gr.imax, "i_max");
+      row["algbw_gbytes_per_s"] = num(gr.algbw, "algbw");
+      row["busbw_gbytes_per_s"] = num(gr.busbw, "busbw");
+      if (gr.wrong >= 0 && at(gr.wrong) != "N/A") {
+        row["wrong"] = static_cast<std::int64_t>(num(gr.wrong, "#wrong"));
+      }
+      b.add(op, c_type >= 0 ? dtype_of(at(c_type)) : "float32", c_redop >= 0 ? at(c_redop) : "sum",
+            std::move(row));
+    }
+    ++rows;
+  }
+  if (rows == 0) {
+    throw InputError(file, "", "an nccl-tests log with a result table", "no table rows");
+  }
+  const int ranks = rank_lines > 0 ? rank_lines : std::max(1, threads * gpus);
+  const int nodes = std::max<int>(1, static_cast<int>(hosts.size()));
+  return section(b, ranks, nodes, version, "nccl-tests log " + file);
+}
+
+json import_nccl_tests_json(const json& doc, const std::string& file,
+                            const std::string& op_override) {
+  if (!doc.is_object() || !doc.contains("results") || !doc.at("results").is_array()) {
+    throw InputError(file, "/results", "nccl-tests -J output with a \"results\" array",
+                     doc.is_object() ? "none" : "not an object");
+  }
+  std::string op = op_override;
+  if (op.empty()) {
+    if (doc.contains("args") && doc.at("args").is_array() && !doc.at("args").empty() &&
+        doc.at("args")[0].is_string()) {
+      if (auto o = op_from_program(doc.at("args")[0].get<std::string>())) op = *o;
+    }
+  }
+  if (op.empty() || !parse_collective_op(op)) {
+    throw InputError(file, "/args/0",
+                     "the test program (all_reduce_perf, ...) or an explicit op (--op)",
+                     op.empty() ? "none" : "\"" + op + "\"");
+  }
+  const json cfg = doc.value("config", json::object());
+  int ranks = cfg.value("nthreads", 1) * cfg.value("ngpus", 1);
+  std::set<std::string> hosts;
+  if (cfg.contains("devices") && cfg.at("devices").is_array() && !cfg.at("devices").empty()) {
+    ranks = static_cast<int>(cfg.at("devices").size());
+    for (const json& d : cfg.at("devices")) {
+      if (d.contains("hostname") && d.at("hostname").is_string()) {
+        hosts.insert(d.at("hostname").get<std::string>());
+      }
+    }
+  }
+  const int iters = cfg.value("iterations", 0);
+  SectionBuilder b;
+  const json& res = doc.at("results");
+  for (std::size_t i = 0; i < res.size(); ++i) {
+    const json& r = res[i];
+    const std::string p = "/results/" + std::to_string(i);
+    if (!r.is_object() || !r.contains("size") || !r.at("size").is_number_unsigned()) {
+      throw InputError(file, p + "/size", "a size in bytes (integer >= 0)",
+                       r.is_object() && r.contains("size") ? r.at("size").dump() : "none");
+    }
+    int placed = 0;
+    for (const char* place : {"out_of_place", "in_place"}) {
+      if (!r.contains(place) || r.at(place).is_null()) continue;
+      const json& g = r.at(place);
+      const std::string gp = p + "/" + place;
+      auto need = [&](const char* k) {
+        if (!g.contains(k) || !g.at(k).is_number() || g.at(k).get<double>() < 0) {
+          throw InputError(file, gp + "/" + k, "a number >= 0",
+                           g.contains(k) ? g.at(k).dump() : "none");
+        }
+        return g.at(k).get<double>();
+      };
+      json row;
+      row["size_bytes"] = r.at("size").get<std::int64_t>();
+      if (r.contains("count") && r.at("count").is_number_unsigned()) {
+        row["count"] = r.at("count").get<std::int64_t>();
+      }
+      row["in_place"] = std::string(place) == "in_place";
+      if (iters > 0) row["repeats"] = iters;
+      row["time_us"] = g.contains("time") ? need("time") : need("cpu_time");
+      const std::string per_iter = std::string(place) + "_per_iter";
+      if (r.contains(per_iter) && r.at(per_iter).is_object()) {
+        const json& pi = r.at(per_iter);
+        if (pi.contains("min_us") && pi.at("min_us").is_number())
+          row["time_us_min"] = pi.at("min_us");
+        if (pi.contains("max_us") && pi.at("max_us").is_number())
+          row["time_us_max"] = pi.at("max_us");
+      }
+      row["algbw_gbytes_per_s"] = need("alg_bw");
+      row["busbw_gbytes_per_s"] = need("bus_bw");
+      if (g.contains("nwrong") && g.at("nwrong").is_number()) {
+        row["wrong"] = static_cast<std::int64_t>(g.at("nwrong").get<double>());
+      }
+      b.add(op, dtype_of(r.value("type", std::string("float"))),
+            r.value("redop", std::string("sum")), std::move(row));
+      ++placed;
+    }
+    if (placed == 0) {
+      throw InputError(file, p, "an out_of_place or in_place result", "neither");
+    }
+  }
+  if (b.ops.empty()) throw InputError(file, "/results", "at least one result", "none");
+  const long code = doc.contains("nccl_version") && doc.at("nccl_version").is_number_integer()
+                        ? doc.at("nccl_version").get<long>()
+                        : 0;
+  return section(b, std::max(1, ranks), std::max<int>(1, static_cast<int>(hosts.size())),
+                 nccl_version_text(code), "nccl-tests json " + file);
+}
+
+json import_nccl_tests_file(const std::string& path, const std::string& op) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(path, "", "a readable nccl-tests log or -J JSON file", "it cannot be opened");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    return import_nccl_tests_json(read_json_file(path), path, op);
+  }
+  return import_nccl_tests_log(text, path, op);
+}
+
+// ---- Kineto ----------------------------------------------------------------------------------
+
+namespace {
+
+struct Ev {
+  std::string name, cat, thread;  // thread: pid/tid as text
+  double ts = 0, dur = 0;         // microseconds
+  std::optional<long long> ext, corr, seq;
+  int parent = -1;  // innermost enclosing event on the same thread
+  int layer = -1;
+  bool backward = false;
+};
+
+std::optional<long long> int_arg(const json& args, const char* k) {
+  auto it = args.find(k);
+  if (it == args.end() || !it->is_number()) return std::nullopt;
+  return static_cast<long long>(it->get<double>());
+}
+
+bool is_region(const Ev& e) {
+  if (e.cat == "user_annotation") {
+    return e.name.rfind("ProfilerStep#", 0) != 0 && e.name.rfind("Optimizer.", 0) != 0;
+  }
+  return e.cat == "python_function" && e.name.rfind("nn.Module: ", 0) == 0;
+}
+
+bool is_op(const Ev& e) { return e.cat == "cpu_op" || e.cat == "Operator"; }
+
+std::string region_name(const Ev& e) {
+  return e.cat == "python_function" ? e.name.substr(std::string("nn.Module: ").size()) : e.name;
+}
+
+// Per thread, events sorted by start (longer first on ties) nest like brackets: a stack of the
+// open events gives each one its innermost enclosing event in O(n log n).
+void link_parents(std::vector<Ev>& evs) {
+  std::vector<int> order(evs.size());
+  for (std::size_t i = 0; i < evs.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const Ev& x = evs[a];
+    const Ev& y = evs[b];
+    if (x.thread != y.thread) return x.thread < y.thread;
+    if (x.ts != y.ts) return x.ts < y.ts;
+    return x.dur > y.dur;
+  });
+  std::vector<int> stack;
+  std::string thread;
+  for (int i : order) {
+    Ev& e = evs[i];
+    if (e.thread != thread) {
+      stack.clear();
+      thread = e.thread;
+    }
+    while (!stack.empty() && evs[stack.back()].ts + evs[stack.back()].dur < e.ts + e.dur) {
+      stack.pop_back();
+    }
+    e.parent = stack.empty() ? -1 : stack.back();
+    stack.push_back(i);
+  }
+}
+
+}  // namespace
+
+json import_kineto_trace(const json& trace, const std::string& file) {
+  const json* events = nullptr;
+  if (trace.is_object() && trace.contains("traceEvents")) events = &trace.at("traceEvents");
+  if (trace.is_array()) events = &trace;
+  if (events == nullptr || !events->is_array()) {
+    throw InputError(file, "/traceEvents", "a Chrome trace with a traceEvents array", "none");
+  }
+  std::vector<Ev> evs;      // CPU-side events (ops, annotations, runtime calls)
+  std::vector<Ev> kernels;  // GPU-side events
+  double span_begin = std::numeric_limits<double>::infinity(), span_end = -span_begin;
+  double step_begin = span_begin, step_end = span_end;
+  bool have_step = false;
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const json& e = (*events)[i];
+    if (!e.is_object() || e.value("ph", std::string()) != "X") continue;
+    const std::string p = "/traceEvents/" + std::to_string(i);
+    if (!e.contains("ts") || !e.at("ts").is_number() || !e.contains("dur") ||
+        !e.at("dur").is_number() || e.at("dur").get<double>() < 0) {
+      throw InputError(file, p, "a complete event (ph X) with numeric ts and dur >= 0",
+                       e.dump().substr(0, 60));
+    }
+    Ev v;
+    v.name = e.contains("name") && e.at("name").is_string() ? e.at("name").get<std::string>() : "";
+    v.cat = e.contains("cat") && e.at("cat").is_string() ? e.at("cat").get<std::string>() : "";
+    v.thread = (e.contains("pid") ? e.at("pid").dump() : "") + "/" +
+               (e.contains("tid") ? e.at("tid").dump() : "");
+    v.ts = e.at("ts").get<double>();
+    v.dur = e.at("dur").get<double>();
+    const json args =
+        e.contains("args") && e.at("args").is_object() ? e.at("args") : json::object();
+    v.ext = int_arg(args, "External id");
+    v.corr = int_arg(args, "correlation");
+    v.seq = int_arg(args, "Sequence number");
+    span_begin = std::min(span_begin, v.ts);
+    span_end = std::max(span_end, v.ts + v.dur);
+    if (v.cat == "user_annotation" && v.name.rfind("ProfilerStep#", 0) == 0) {
+      have_step = true;
+      step_begin = std::min(step_begin, v.ts);
+      step_end = std::max(step_end, v.ts + v.dur);
+    }
+    const bool gpu = v.cat == "kernel" || v.cat == "gpu_memcpy" || v.cat == "gpu_memset";
+    (gpu ? kernels : evs).push_back(std::move(v));
+  }
+  link_parents(evs);
+
+  // 1. Layers in order of first appearance (by start time).
+  std::vector<int> by_time(evs.size());
+  for (std::size_t i = 0; i < evs.size(); ++i) by_time[i] = static_cast<int>(i);
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [&](int a, int b) { return evs[a].ts < evs[b].ts; });
+  std::vector<std::string> layer_names;
+  std::map<std::string, int> layer_index;
+  for (int i : by_time) {
+    if (!is_region(evs[i])) continue;
+    const std::string name = region_name(evs[i]);
+    if (!layer_index.count(name)) {
+      layer_index[name] = static_cast<int>(layer_names.size());
+      layer_names.push_back(name);
+    }
+  }
+  if (layer_names.empty()) {
+    throw InputError(file, "/traceEvents",
+                     "layer regions: user_annotation events (record_function) or "
+                     "python_function \"nn.Module: X\" events (with_modules=True)",
+                     "none");
+  }
+  // Forward: the innermost region above an op. Walk in start order so parents come first.
+  std::map<long long, int> seq_layer;
+  for (int i : by_time) {
+    Ev& e = evs[i];
+    const int par = e.parent;
+    if (is_region(e)) {
+      e.layer = layer_index.at(region_name(e));
+    } else if (par >= 0) {
+      e.layer = evs[par].layer;
+      e.backward = evs[par].backward;
+    }
+    // 2. Backward: the autograd node of a forward op, found by its sequence number.
+    const std::string kEval = "autograd::engine::evaluate_function: ";
+    if (is_op(e) && e.name.rfind(kEval, 0) == 0 && e.seq && seq_layer.count(*e.seq)) {
+      e.layer = seq_layer.at(*e.seq);
+      e.backward = true;
+    } else if (is_op(e) && !e.backward && e.layer >= 0 && e.seq && !seq_layer.count(*e.seq)) {
+      seq_layer[*e.seq] = e.layer;
+    }
+  }
+
+  // 3. Times.
+  std::map<long long, const Ev*> op_by_ext;
+  std::map<long long, long long> ext_by_corr;
+  for (const Ev& e : evs) {
+    if (is_op(e) && e.ext && e.layer >= 0) op_by_ext[*e.ext] = &e;
+    if (e.cat == "cuda_runtime" && e.corr && e.ext) ext_by_corr[*e.corr] = *e.ext;
+  }
+  std::vector<double> fwd(layer_names.size(), 0), bwd(layer_names.size(), 0);
+  std::vector<long long> nf(layer_names.size(), 0), nb(layer_names.size(), 0);
+  double unattributed = 0;
+  auto credit = [&](const Ev& owner, double dur) {
+    (owner.backward ? bwd : fwd)[owner.layer] += dur;
+    ++(owner.backward ? nb : nf)[owner.layer];
+  };
+  for (const Ev& k : kernels) {
+    std::optional<long long> ext = k.ext;
+    if ((!ext || !op_by_ext.count(*ext)) && k.corr && ext_by_corr.count(*k.corr)) {
+      ext = ext_by_corr.at(*k.corr);
+    }
+    if (ext && op_by_ext.count(*ext)) {
+      credit(*op_by_ext.at(*ext), k.dur);
+    } else {
+      unattributed += k.dur;
+    }
+  }
+  if (kernels.empty()) {
+    // CPU-only trace: the outermost ops (no op above them) carry the time of what they call.
+    for (const Ev& e : evs) {
+      if (!is_op(e)) continue;
+      bool nested = false;
+      for (int p = e.parent; p >= 0; p = evs[p].parent) {
+        if (is_op(evs[p])) {
+          nested = true;
+          break;
+        }
+      }
+      if (nested) continue;
+      if (e.layer >= 0) {
+        credit(e, e.dur);
+      } else {
+        unattributed += e.dur;
+      }
+    }
+  }
+
+  json out;
+  out["source"] = "kineto trace " + file;
+  out["device"] = kernels.empty() ? "cpu" : "gpu";
+  out["rule"] = kernels.empty()
+                    ? "sum of the outermost CPU op durations in the layer's region (forward) or "
+                      "under the autograd evaluate_function with the forward op's Sequence "
+                      "number (backward)"
+                    : "sum of GPU kernel durations whose External id is an op in the layer's "
+                      "region (forward) or nested in the autograd evaluate_function with the "
+                      "forward op's Sequence number (backward)";
+  out["step_s"] = (have_step ? step_end - step_begin : span_end - span_begin) * 1e-6;
+  out["unattributed_s"] = unattributed * 1e-6;
+  json layers = json::array();
+  for (std::size_t i = 0; i < layer_names.size(); ++i) {
+    layers.push_back({{"name", layer_names[i]},
+                      {"forward_s", fwd[i] * 1e-6},
+                      {"backward_s", bwd[i] * 1e-6},
+                      {"forward_events", nf[i]},
+                      {"backward_events", nb[i]}});
+  }
+  out["layers"] = std::move(layers);
+  return out;
+}
+
+json import_kineto_file(const std::string& path) {
+  return import_kineto_trace(read_json_file(path), path);
+}
+
+json imported_profile(const json& collectives, const json& layer_times,
+                      const std::string& command) {
+  json p;
+  p["format"] = "ddpsim-profile";
+  p["format_version"] = 1;
+  p["context"] = {{"tool", "ddpsim-calibrate import"}, {"command", command}};
+  p["backend"] = "import";
+  if (!collectives.is_null()) {
+    json c = collectives;
+    add_collective_fits(c);
+    p["ranks"] = c.at("ranks");
+    p["collectives"] = std::move(c);
+  }
+  if (!layer_times.is_null()) p["layer_times"] = layer_times;
+  return p;
+}
+
+}  // namespace ddpsim::model
