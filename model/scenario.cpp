@@ -82,6 +82,18 @@ const char* strategy_name(Strategy s) {
   DDPSIM_ASSERT(false, "unknown strategy");
 }
 
+const char* fsdp_prefetch_name(FsdpPrefetch p) {
+  switch (p) {
+    case FsdpPrefetch::kBackwardPre:
+      return "backward_pre";
+    case FsdpPrefetch::kBackwardPost:
+      return "backward_post";
+    case FsdpPrefetch::kNone:
+      return "none";
+  }
+  return "?";
+}
+
 const char* algorithm_name(CollectiveAlgorithm a) {
   switch (a) {
     case CollectiveAlgorithm::kAuto:
@@ -280,6 +292,29 @@ void parse_plan(const json& doc, const std::string& file, Scenario& s) {
   } else {
     pc.comm_hook = {s.parallelism.comm_hook};
   }
+  if (pl.contains("strategy")) {
+    for (const json& v : pl.at("strategy")) {
+      pc.strategy.push_back(
+          parse_enum(v.get<std::string>(),
+                     {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3,
+                      Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid},
+                     strategy_name));
+    }
+  } else {
+    pc.strategy = {s.parallelism.strategy};
+  }
+  // A sharded strategy takes no PowerSGD / top-k hook: such pairs would only be rejected.
+  for (std::size_t i = 0; i < pc.strategy.size(); ++i) {
+    for (const CommHook& h : pc.comm_hook) {
+      if (is_sharded(pc.strategy[i]) &&
+          (h.kind == CommHook::Kind::kPowerSgd || h.kind == CommHook::Kind::kTopK)) {
+        throw InputError(file, "/plan/strategy/" + std::to_string(i),
+                         "ddp only, as the candidate hooks include \"" + h.text +
+                             "\" (a DDP communication hook)",
+                         std::string("\"") + strategy_name(pc.strategy[i]) + "\"");
+      }
+    }
+  }
   if (pl.contains("deadline_hours")) pc.deadline_hours = pl.at("deadline_hours").get<double>();
   if (pl.contains("budget_usd")) {
     pc.budget_usd = pl.at("budget_usd").get<double>();
@@ -304,7 +339,8 @@ void parse_plan(const json& doc, const std::string& file, Scenario& s) {
   const double total =
       static_cast<double>(pc.gpus.size()) * static_cast<double>(pc.per_gpu_batch.size()) *
       static_cast<double>(pc.grad_accumulation.size()) *
-      static_cast<double>(pc.bucket_cap_mb.size()) * static_cast<double>(pc.comm_hook.size());
+      static_cast<double>(pc.bucket_cap_mb.size()) * static_cast<double>(pc.comm_hook.size()) *
+      static_cast<double>(pc.strategy.size());
   if (total > 1e6) {
     throw InputError(file, "/plan", "at most 1,000,000 candidates in the Cartesian product",
                      fmt::format("{:.0f}", total));
@@ -376,6 +412,7 @@ Scenario parse_with(const json& doc, const std::string& file,
   if (t.contains("grad_reduce_dtype")) {
     s.training.grad_reduce_dtype = parse_dtype(t.at("grad_reduce_dtype").get<std::string>());
   }
+  s.training.activation_checkpointing = get_or<bool>(t, "activation_checkpointing", false);
   if (t.contains("single_gpu_step_s")) {
     s.training.single_gpu_step_s = t.at("single_gpu_step_s").get<double>();
   }
@@ -420,6 +457,12 @@ Scenario parse_with(const json& doc, const std::string& file,
   s.parallelism.find_unused_parameters = get_or<bool>(p, "find_unused_parameters", false);
   s.parallelism.gradient_as_bucket_view = get_or<bool>(p, "gradient_as_bucket_view", false);
   s.parallelism.static_graph = get_or<bool>(p, "static_graph", false);
+  s.parallelism.reduce_bucket_elements = get_or<double>(p, "reduce_bucket_size", 5e8);
+  s.parallelism.allgather_bucket_elements = get_or<double>(p, "allgather_bucket_size", 5e8);
+  s.parallelism.fsdp_prefetch =
+      parse_enum(get_or<std::string>(p, "fsdp_prefetch", "backward_pre"),
+                 {FsdpPrefetch::kBackwardPre, FsdpPrefetch::kBackwardPost, FsdpPrefetch::kNone},
+                 fsdp_prefetch_name);
 
   // Combinations that cannot run.
   const auto hook = s.parallelism.comm_hook.kind;
@@ -428,6 +471,25 @@ Scenario parse_with(const json& doc, const std::string& file,
         file, "/training/grad_reduce_dtype",
         "no grad_reduce_dtype together with a comm_hook (the hook sets the wire dtype)",
         std::string("\"") + dtype_name(*s.training.grad_reduce_dtype) + "\"");
+  }
+  if (is_sharded(s.parallelism.strategy) &&
+      (hook == CommHook::Kind::kPowerSgd || hook == CommHook::Kind::kTopK)) {
+    // PyTorch registers PowerSGD / top-k as DDP communication hooks; FSDP's register_comm_hook
+    // takes only the default all-reduce / fp16 / bf16 hooks, and DeepSpeed ZeRO has no hook.
+    throw InputError(file, "/parallelism/comm_hook",
+                     std::string("none, fp16 or bf16 with strategy \"") +
+                         strategy_name(s.parallelism.strategy) +
+                         "\" (PowerSGD and top-k are DDP communication hooks)",
+                     "\"" + s.parallelism.comm_hook.text + "\"");
+  }
+  if (s.parallelism.strategy == Strategy::kFsdpHybrid &&
+      s.cluster.gpus % s.cluster.gpus_per_node != 0) {
+    // HYBRID_SHARD shards within a node and replicates across nodes: PyTorch builds intra-node
+    // groups of gpus_per_node ranks, so the world size must be a multiple of it.
+    throw InputError(file, "/cluster/gpus_per_node",
+                     "a divisor of cluster.gpus (" + std::to_string(s.cluster.gpus) +
+                         ") with strategy \"fsdp_hybrid\" (it shards within a node)",
+                     std::to_string(s.cluster.gpus_per_node));
   }
   if (s.parallelism.algorithm == CollectiveAlgorithm::kNvls &&
       s.hardware.intra_tuning.nvls_efficiency <= 0) {

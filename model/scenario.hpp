@@ -32,11 +32,16 @@ enum class Engine { kAnalytic, kEvent };
 /// with mean 1 and coefficient of variation cv.
 enum class JitterDistribution { kNormal, kLogNormal };
 enum class LrScaling { kLinear, kSqrt, kNone };
+/// FSDP's backward_prefetch (BackwardPrefetch.BACKWARD_PRE / BACKWARD_POST / None).
+enum class FsdpPrefetch { kBackwardPre, kBackwardPost, kNone };
 
 const char* precision_name(Precision p);
 const char* optimizer_name(Optimizer o);
 const char* strategy_name(Strategy s);
 const char* algorithm_name(CollectiveAlgorithm a);
+const char* fsdp_prefetch_name(FsdpPrefetch p);  ///< "backward_pre", "backward_post", "none"
+/// True for every strategy but ddp (ZeRO-1/2/3 and the FSDP sharding strategies).
+inline bool is_sharded(Strategy s) { return s != Strategy::kDdp; }
 
 /// Dtype the GEMMs run in for a training precision (fp32 -> fp32; amp_bf16, bf16 -> bf16; ...).
 DType compute_dtype(Precision p);
@@ -75,6 +80,9 @@ struct TrainingConfig {
   Optimizer optimizer = Optimizer::kAdam;
   std::optional<DType> grad_reduce_dtype;
   std::optional<double> single_gpu_step_s;
+  /// Full activation checkpointing of every "transformer_block" layer: less activation memory,
+  /// one extra forward of each such layer during backward.
+  bool activation_checkpointing = false;
   std::optional<LrConfig> lr;
   std::optional<CriticalBatchTarget> critical_batch;
 };
@@ -90,6 +98,12 @@ struct ParallelismConfig {
   bool find_unused_parameters = false;
   bool gradient_as_bucket_view = false;
   bool static_graph = false;
+  /// DeepSpeed zero_optimization reduce_bucket_size / allgather_bucket_size, in ELEMENTS (code
+  /// default 5e8): ZeRO-1/2/3 gradient buckets and the ZeRO-1/2 post-step parameter all-gather.
+  double reduce_bucket_elements = 5e8;
+  double allgather_bucket_elements = 5e8;
+  /// FSDP backward_prefetch (default BACKWARD_PRE, as in PyTorch).
+  FsdpPrefetch fsdp_prefetch = FsdpPrefetch::kBackwardPre;
 };
 
 struct SimulationConfig {
@@ -117,6 +131,7 @@ struct PlanConfig {
   std::vector<double> bucket_cap_mb;
   bool bucket_cap_given = false;  ///< from /plan/bucket_cap_mb (no 1 MiB first bucket then)
   std::vector<CommHook> comm_hook;
+  std::vector<Strategy> strategy;  ///< default: [parallelism.strategy]
   std::optional<double> deadline_hours;
   std::optional<double> budget_usd;
   double memory_margin = 0.05;  ///< fits when memory <= (1 - margin) x capacity

@@ -241,6 +241,9 @@ std::vector<KeySpec> build_scenario_keys() {
                   "optimizer (its state bytes per parameter follow from the precision)"));
   t.push_back(str("/training/grad_reduce_dtype", nullptr, {"fp32", "fp16", "bf16"},
                   "dtype of the gradients on the wire (default: the gradients' dtype)"));
+  t.push_back(boolean("/training/activation_checkpointing", false,
+                      "full activation checkpointing of every transformer block: keeps only "
+                      "each block's input and recomputes the block's forward in backward"));
   t.push_back(number("/training/single_gpu_step_s", "s", nullptr, 0, true,
                      "a measured 1-GPU step time at per_gpu_batch; replaces the FLOP estimate"));
   t.push_back(obj("/training/lr", "learning-rate scaling with the global batch"));
@@ -284,6 +287,19 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(boolean("/parallelism/gradient_as_bucket_view", false,
                       "gradients are views into the buckets (no extra gradient copy in memory)"));
   t.push_back(boolean("/parallelism/static_graph", false, "DDP static_graph=True"));
+  t.push_back(number("/parallelism/reduce_bucket_size", "elements", 5e8, 1e6, false,
+                     "DeepSpeed ZeRO reduce_bucket_size: gradient elements per reduce bucket "
+                     "(zero1, zero2, zero3)",
+                     1e13));
+  t.push_back(number("/parallelism/allgather_bucket_size", "elements", 5e8, 1e6, false,
+                     "DeepSpeed ZeRO allgather_bucket_size: elements per all-gather of the "
+                     "updated parameters after the optimizer step (zero1, zero2)",
+                     1e13));
+  t.push_back(str("/parallelism/fsdp_prefetch", "backward_pre",
+                  {"backward_pre", "backward_post", "none"},
+                  "FSDP backward_prefetch: the next unit's all-gather is issued before the "
+                  "current unit's gradient compute (backward_pre), after it (backward_post) or "
+                  "behind its reduce-scatter (none)"));
 
   t.push_back(obj("/simulation", "which engine and how"));
   t.push_back(str("/simulation/engine", "analytic", {"analytic", "event"}, "prediction engine"));
@@ -351,6 +367,16 @@ std::vector<KeySpec> build_scenario_keys() {
     h.maximum = 100;
     t.push_back(h);
   }
+  {
+    KeySpec st = array("/plan/strategy", 1,
+                       "candidate data-parallel strategies (default: [parallelism.strategy])");
+    st.maximum = 7;
+    t.push_back(st);
+  }
+  t.push_back(str(
+      "/plan/strategy/*", nullptr,
+      {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"},
+      "a strategy"));
   t.push_back(
       pattern_str("/plan/comm_hook/*", nullptr,
                   "none|fp16|bf16|powersgd:[1-9][0-9]{0,3}|topk:(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)",

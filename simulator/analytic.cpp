@@ -9,6 +9,7 @@
 
 #include "model/error.hpp"
 #include "model/units.hpp"
+#include "simulator/sharded.hpp"
 
 namespace ddpsim::sim {
 
@@ -38,6 +39,20 @@ double optimizer_traffic_bytes(Optimizer o, Precision p) {
   DDPSIM_ASSERT(false, "unknown optimizer");
 }
 
+// Adds each transformer block's forward time to its backward (full activation checkpointing,
+// Korthikanti et al. 2022 sec. 5: the block's forward runs again before its backward); returns
+// the number of blocks.
+int add_recompute_impl(const model::Workload& w, std::vector<double>& bwd,
+                       const std::vector<double>& fwd) {
+  int count = 0;
+  for (std::size_t i = 0; i < w.layers.size() && i < bwd.size(); ++i) {
+    if (w.layers[i].kind != "transformer_block") continue;
+    bwd[i] += fwd[i];
+    ++count;
+  }
+  return count;
+}
+
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
 // Inverse of the standard normal CDF by bisection (monotone, exact to 1e-12).
@@ -59,6 +74,32 @@ double max_normal_quantile(int n, double q) {
 }
 
 }  // namespace
+
+const char* comm_kind_name(CommKind k) {
+  switch (k) {
+    case CommKind::kAllReduce:
+      return "all_reduce";
+    case CommKind::kReduceScatter:
+      return "reduce_scatter";
+    case CommKind::kAllGather:
+      return "all_gather";
+    case CommKind::kReduce:
+      return "reduce";
+  }
+  return "?";
+}
+
+const char* comm_phase_name(CommPhase p) {
+  switch (p) {
+    case CommPhase::kForward:
+      return "forward";
+    case CommPhase::kBackward:
+      return "backward";
+    case CommPhase::kOptimizer:
+      return "optimizer";
+  }
+  return "?";
+}
 
 double expected_max_std_normal(int n) {
   DDPSIM_ASSERT(n >= 1, "need at least one variable");
@@ -252,7 +293,13 @@ const model::CollectiveBandwidths& Predictor::bandwidths(int gpus) const {
 double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
                                   const model::TrainingConfig& t) const {
   const LayerTimes& lt = layer_times(batch, t);
-  return micro_batches * (lt.fwd_total + lt.bwd_total) + optimizer_time(t);
+  double recompute = 0;
+  if (t.activation_checkpointing) {
+    for (std::size_t i = 0; i < workload_->layers.size(); ++i) {
+      if (workload_->layers[i].kind == "transformer_block") recompute += lt.fwd[i];
+    }
+  }
+  return micro_batches * (lt.fwd_total + lt.bwd_total + recompute) + optimizer_time(t);
 }
 
 std::vector<PlannedBucket> Predictor::powersgd_buckets(const model::BucketPlan& plan,
@@ -379,13 +426,6 @@ std::vector<PlannedBucket> Predictor::topk_buckets(const model::BucketPlan& plan
 
 StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                          const model::ParallelismConfig& par) const {
-  const std::string where = file_.empty() ? std::string("<input>") : file_;
-  if (par.strategy != model::Strategy::kDdp) {
-    throw UnsupportedError(where + ": /parallelism/strategy: \"" +
-                           model::strategy_name(par.strategy) +
-                           "\" is not modelled in this version (ZeRO/FSDP arrive with the "
-                           "sharded-strategies issue); use \"ddp\"");
-  }
   StepPlan sp;
   sp.gpus = cluster.gpus;
   sp.grad_accumulation = training.grad_accumulation;
@@ -395,8 +435,33 @@ StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::Train
   const LayerTimes& lt = layer_times(training.per_gpu_batch, training);
   sp.layer_fwd_s = lt.fwd;
   sp.layer_bwd_s = lt.bwd;
+  if (training.activation_checkpointing) {
+    // Full checkpointing re-runs each checkpointed block's forward during its backward.
+    const int recomputed = add_recompute_impl(*workload_, sp.layer_bwd_s, sp.layer_fwd_s);
+    if (recomputed == 0) {
+      sp.warnings.push_back(
+          "activation_checkpointing: the workload has no transformer blocks; nothing is "
+          "recomputed or saved");
+    }
+  }
   sp.workload = workload_;  // a pointer copy: names for traces without copying strings per point
   sp.optimizer_s = optimizer_time(training);
+  sp.strategy = par.strategy;
+  if (model::is_sharded(par.strategy)) {
+    ShardedContext ctx;
+    ctx.workload = workload_.get();
+    ctx.hardware = &hw_;
+    ctx.cluster = cluster;
+    ctx.training = training;
+    ctx.parallelism = par;
+    const bool hybrid = par.strategy == model::Strategy::kFsdpHybrid;
+    ctx.group_bandwidths =
+        hybrid && cluster.gpus >= cluster.gpus_per_node ? bandwidths(cluster.gpus_per_node) : bw;
+    ctx.memory_bytes_per_s = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
+    ctx.file = file_;
+    plan_sharded(sp, ctx);
+    return sp;
+  }
 
   // Gradients on the wire.
   const DType gdt = model::grad_dtype(training.precision);
@@ -571,39 +636,62 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   // and mu (1 + cv x_q) at quantile q, where Phi(x_q)^n = q.
   const int n = cluster.gpus;
   const double mean_factor = jitter_cv > 0 ? 1.0 + jitter_cv * expected_max_std_normal(n) : 1.0;
-  Timeline tl = timeline(mean_factor, sp.buckets);
-  r.buckets = std::move(tl.buckets);
-  const double bwd_end = tl.bwd_end;
-  const double sync_end = std::max(bwd_end, tl.comm_free);
-  r.forward_time_s = k * tl.fwd_mb;
-  r.backward_time_s = k * tl.bwd_mb;
-  r.optimizer_time_s = opt;
-  r.comm_time_s = tl.comm_sum;
-  r.exposed_comm_s = sync_end - bwd_end;
-  r.step_time_s = sync_end + opt;
-  if (jitter_cv > 0 && n > 1) {
-    auto quantile_step = [&](double q) {
-      const Timeline t = timeline(1.0 + jitter_cv * max_normal_quantile(n, q), sp.buckets);
-      return std::max(t.bwd_end, t.comm_free) + opt;
-    };
-    r.p50_step_time_s = quantile_step(0.5);
-    r.p99_step_time_s = quantile_step(0.99);
-  } else if (jitter_cv > 0) {
-    // One rank: no maximum, the step is Normal itself.
-    r.p50_step_time_s = r.step_time_s;
-    r.p99_step_time_s =
-        r.step_time_s + jitter_cv * 2.3263478740408408 * (k * (fwd_total + bwd_total));
-  }
-  if (!sp.warmup_buckets.empty()) {
-    // PowerSGD before start_powerSGD_iter: the same timeline with plain all-reduce buckets.
-    const Timeline w = timeline(mean_factor, sp.warmup_buckets);
-    r.warmup_step_time_s = std::max(w.bwd_end, w.comm_free) + opt;
+  if (model::is_sharded(par.strategy)) {
+    // Sharded strategies: the gated FIFO layout of simulator/sharded.hpp.
+    const ShardedTimeline st = sharded_timeline(sp, mean_factor);
+    r.forward_time_s = st.forward_s;
+    r.backward_time_s = st.backward_s;
+    r.optimizer_time_s = st.optimizer_s;
+    r.comm_time_s = st.comm_sum_s;
+    r.step_time_s = st.step_s;
+    r.exposed_comm_s = st.exposed_comm_s();
+    r.buckets = st.collectives;
+    if (jitter_cv > 0 && n > 1) {
+      r.p50_step_time_s =
+          sharded_timeline(sp, 1.0 + jitter_cv * max_normal_quantile(n, 0.5)).step_s;
+      r.p99_step_time_s =
+          sharded_timeline(sp, 1.0 + jitter_cv * max_normal_quantile(n, 0.99)).step_s;
+    } else if (jitter_cv > 0) {
+      r.p50_step_time_s = r.step_time_s;
+      r.p99_step_time_s =
+          r.step_time_s + jitter_cv * 2.3263478740408408 * (k * (fwd_total + bwd_total));
+    }
+    r.first_step_time_s = r.step_time_s;  // no bucket rebuild outside DDP
+  } else {
+    Timeline tl = timeline(mean_factor, sp.buckets);
+    r.buckets = std::move(tl.buckets);
+    const double bwd_end = tl.bwd_end;
+    const double sync_end = std::max(bwd_end, tl.comm_free);
+    r.forward_time_s = k * tl.fwd_mb;
+    r.backward_time_s = k * tl.bwd_mb;
+    r.optimizer_time_s = opt;
+    r.comm_time_s = tl.comm_sum;
+    r.exposed_comm_s = sync_end - bwd_end;
+    r.step_time_s = sync_end + opt;
+    if (jitter_cv > 0 && n > 1) {
+      auto quantile_step = [&](double q) {
+        const Timeline t = timeline(1.0 + jitter_cv * max_normal_quantile(n, q), sp.buckets);
+        return std::max(t.bwd_end, t.comm_free) + opt;
+      };
+      r.p50_step_time_s = quantile_step(0.5);
+      r.p99_step_time_s = quantile_step(0.99);
+    } else if (jitter_cv > 0) {
+      // One rank: no maximum, the step is Normal itself.
+      r.p50_step_time_s = r.step_time_s;
+      r.p99_step_time_s =
+          r.step_time_s + jitter_cv * 2.3263478740408408 * (k * (fwd_total + bwd_total));
+    }
+    if (!sp.warmup_buckets.empty()) {
+      // PowerSGD before start_powerSGD_iter: the same timeline with plain all-reduce buckets.
+      const Timeline w = timeline(mean_factor, sp.warmup_buckets);
+      r.warmup_step_time_s = std::max(w.bwd_end, w.comm_free) + opt;
+    }
+    r.first_step_time_s =
+        cluster.gpus > 1 ? bwd_end + sp.first_iteration_allreduce_s + opt : r.step_time_s;
   }
   r.grad_bytes_total = sp.grad_bytes_total;
   r.model_flops_per_step =
       total_flops_per_sample_ * static_cast<double>(training.per_gpu_batch) * k;
-  r.first_step_time_s =
-      cluster.gpus > 1 ? bwd_end + sp.first_iteration_allreduce_s + opt : r.step_time_s;
 
   r.throughput_samples_per_s = static_cast<double>(r.global_batch) / r.step_time_s;
   // Weak scaling: per-GPU throughput at N over that at 1 GPU with the same per-GPU batch.
@@ -626,14 +714,18 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   mi.micro_batch = training.per_gpu_batch;
   mi.gradient_as_bucket_view = par.gradient_as_bucket_view;
   mi.comm_hook_bytes = sp.hook_memory_bytes;
+  mi.activation_checkpointing = training.activation_checkpointing;
+  mi.reduce_bucket_elements = par.reduce_bucket_elements;
+  mi.allgather_bucket_elements = par.allgather_bucket_elements;
   // The estimate walks the workload and formats its notes (~10 us); sweeps repeat the same
   // inputs, and under DDP the data-parallel size only matters as 1 (no Reducer, no NCCL) or more.
   const int dp_key =
       par.strategy == model::Strategy::kDdp ? std::min(cluster.gpus, 2) : cluster.gpus;
-  const auto mkey =
-      std::make_tuple(static_cast<int>(training.precision), static_cast<int>(training.optimizer),
-                      static_cast<int>(par.strategy), dp_key, cluster.gpus_per_node,
-                      training.per_gpu_batch, par.gradient_as_bucket_view, mi.comm_hook_bytes);
+  const auto mkey = std::make_tuple(
+      static_cast<int>(training.precision), static_cast<int>(training.optimizer),
+      static_cast<int>(par.strategy), dp_key, cluster.gpus_per_node, training.per_gpu_batch,
+      par.gradient_as_bucket_view, mi.comm_hook_bytes, mi.activation_checkpointing,
+      mi.reduce_bucket_elements, mi.allgather_bucket_elements);
   auto mit = memory_cache_.find(mkey);
   if (mit == memory_cache_.end()) {
     if (memory_cache_.size() >= 4096) memory_cache_.clear();

@@ -5,6 +5,10 @@
 //   communication stream in bucket order, each as soon as its last gradient is ready and the
 //   previous bucket has been launched (overlap), or all after the backward (overlap=false)
 //   + the exposed tail of communication + the optimizer step (a memory-bound pass).
+// Sharded strategies (ZeRO-1/2/3, FSDP) are planned by simulator/sharded.hpp into
+// StepPlan::schedule and laid out by sharded_timeline(): gated collectives on one FIFO stream,
+// compute ops that wait for the all-gathers they need. training.activation_checkpointing adds
+// each transformer block's forward to its backward (recomputation), for every strategy.
 // Compute: every GEMM at its real shape, roofline max(FLOPs / (peak x efficiency), bytes /
 // (HBM x efficiency)); element-wise ops memory-bound; or a measured single_gpu_step_s split
 // across layers by FLOPs. Collectives: simulator/collective.hpp on bandwidths derived from the
@@ -30,6 +34,16 @@
 
 namespace ddpsim::sim {
 
+/// The collective a planned communication runs (nccl-tests' names; kReduce is DeepSpeed's
+/// per-owner dist.reduce of a bucket slice).
+enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kReduce };
+/// "all_reduce", "reduce_scatter", "all_gather", "reduce".
+const char* comm_kind_name(CommKind k);
+/// The part of the step a collective belongs to.
+enum class CommPhase { kForward, kBackward, kOptimizer };
+/// "forward", "backward", "optimizer".
+const char* comm_phase_name(CommPhase p);
+
 struct BucketTiming {
   std::int64_t bytes = 0;       ///< bytes on the wire
   std::int64_t grad_bytes = 0;  ///< bytes of the gradients in the bucket (bucket cap counts these)
@@ -39,6 +53,12 @@ struct BucketTiming {
   double end_s = 0;
   double busbw_gbytes_per_s = 0;
   model::CollectiveAlgorithm algorithm = model::CollectiveAlgorithm::kRing;
+  CommKind kind = CommKind::kAllReduce;
+  CommPhase phase = CommPhase::kBackward;
+  /// NCCL calls it is made of: 1, or DeepSpeed ZeRO-1/2's one reduce per owning rank.
+  int calls = 1;
+  int layer = -1;        ///< the FSDP/ZeRO-3 unit (workload layer) it serves; -1 for buckets
+  int micro_batch = -1;  ///< 0-based micro-batch of the step; -1 after the optimizer or DDP
 };
 
 struct Prediction {
@@ -58,6 +78,8 @@ struct Prediction {
   /// With jitter (simulation.jitter_cv > 0): median and 99th percentile of the step time.
   std::optional<double> p50_step_time_s;
   std::optional<double> p99_step_time_s;
+  /// Event engine only (from its simulated steps): the 95th percentile.
+  std::optional<double> p95_step_time_s;
   std::vector<BucketTiming> buckets;
   double throughput_samples_per_s = 0;
   double weak_scaling_efficiency = 1;
@@ -135,6 +157,37 @@ struct Roofline {
   }
 };
 
+/// When a collective of a sharded schedule (StepPlan::schedule) occurs in a step.
+enum class CommScope {
+  kEveryMicroBatch,  ///< in each of the k micro-batches (ZeRO-2/3, FSDP)
+  kLastMicroBatch,   ///< in the last micro-batch only (ZeRO-1: at the accumulation boundary)
+  kAfterOptimizer,   ///< once, after the optimizer step; the step ends when it ends
+};
+
+/// Compute operations of one micro-batch are numbered 0 .. 2L-1 for L layers: forward of layer
+/// l is op l, backward of layer l is op 2L-1-l; op 2L stands for "after this micro-batch's
+/// backward" (the next micro-batch's first forward, or the optimizer). "Arriving" at op j means
+/// op j-1 has finished on that rank (op 0: the micro-batch has begun).
+inline int forward_op(int layer) { return layer; }
+inline int backward_op(int layer, int layers) { return 2 * layers - 1 - layer; }
+inline int micro_batch_end_op(int layers) { return 2 * layers; }
+
+/// One collective of a sharded strategy's step, as both engines schedule it: it launches on the
+/// single communication stream (FIFO, in StepPlan::schedule order, micro-batch by micro-batch)
+/// once every rank has arrived at `gate_op` and the previous collective has ended; compute op
+/// `block_op` cannot start on a rank before it has ended. kAfterOptimizer collectives ignore
+/// both: they launch after the optimizer and the step ends when they end.
+struct ScheduledCollective {
+  BucketTiming cost;        ///< bytes, grad_bytes, tensors, kind, phase, calls, layer, busbw
+  double collective_s = 0;  ///< the collective(s) alone
+  double overhead_s = 0;    ///< cast kernels of an fp16/bf16 reduce dtype, 0 otherwise
+  CommScope scope = CommScope::kEveryMicroBatch;
+  int gate_op = 0;   ///< [0, 2L]
+  int block_op = 0;  ///< [gate_op, 2L]; 2L = before the next micro-batch / the optimizer
+  std::string name;  ///< "all_gather fwd h.3", "reduce_scatter bucket 2", ...
+  double duration_s() const { return collective_s + overhead_s; }
+};
+
 /// Everything one data-parallel step is made of before any timeline is laid out: the input of
 /// the analytic timeline (Predictor::predict) and of the event-driven simulator, so that the two
 /// engines cost every piece identically and differ only in how they schedule it.
@@ -161,6 +214,14 @@ struct StepPlan {
   /// transient copy of one bucket; top-k: the gathered buffer of the largest bucket).
   double hook_memory_bytes = 0;
   std::vector<std::string> warnings;
+  /// Sharded strategies (every strategy but ddp; simulator/sharded.hpp plans them): the step's
+  /// collectives in launch (FIFO) order, micro-batch template first, kAfterOptimizer last.
+  /// Empty for ddp, whose gradient collectives are `buckets`, and on one GPU. When the strategy
+  /// is sharded, buckets, warmup_buckets, buffer_broadcast_s, used_map_allreduce_s and
+  /// first_iteration_allreduce_s are empty / 0.
+  model::Strategy strategy = model::Strategy::kDdp;
+  std::vector<ScheduledCollective> schedule;
+  int shard_group = 1;  ///< ranks each parameter/gradient/state is sharded over (1 for ddp)
 };
 
 class Predictor {
@@ -227,7 +288,9 @@ class Predictor {
   mutable std::map<int, model::CollectiveBandwidths> bw_cache_;     ///< by GPU count
   mutable std::map<int, model::CollectiveBandwidths> shape_cache_;  ///< by topology_shape_key
   /// Keyed by every MemoryInputs field predict() sets (the last: the comm hook's state bytes).
-  mutable std::map<std::tuple<int, int, int, int, int, std::int64_t, bool, double>, MemoryEstimate>
+  mutable std::map<
+      std::tuple<int, int, int, int, int, std::int64_t, bool, double, bool, double, double>,
+      MemoryEstimate>
       memory_cache_;
   // Workload constants used on every prediction (param_count() walks every tensor).
   double param_count_ = 0;

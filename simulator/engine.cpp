@@ -10,8 +10,47 @@ namespace ddpsim::sim {
 void Engine::schedule(SimTime at, Handler h, const char* what) {
   DDPSIM_ASSERT(at >= now_, "event scheduled in the past");
   DDPSIM_ASSERT(static_cast<bool>(h), "event without a handler");
-  heap_.push_back(Event{at, next_seq_++, what != nullptr ? what : "", std::move(h)});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[slot].handler = std::move(h);
+    slots_[slot].what = what != nullptr ? what : "";
+  } else {
+    DDPSIM_ASSERT(slots_.size() < 0xffffffffu, "too many pending events");
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.push_back(Slot{std::move(h), what != nullptr ? what : ""});
+  }
+  heap_.push_back(Key{at.count(), next_seq_++, slot});
+  sift_up(heap_.size() - 1);
+}
+
+void Engine::sift_up(std::size_t i) {
+  const Key k = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 4;
+    if (!before(k, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = k;
+}
+
+void Engine::sift_down(std::size_t i) {
+  const std::size_t n = heap_.size();
+  const Key k = heap_[i];
+  for (;;) {
+    const std::size_t first = 4 * i + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    const std::size_t last = std::min(first + 4, n);
+    for (std::size_t c = first + 1; c < last; ++c)
+      if (before(heap_[c], heap_[best])) best = c;
+    if (!before(heap_[best], k)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = k;
 }
 
 void Engine::schedule_in(SimTime delay, Handler h, const char* what) {
@@ -21,14 +60,19 @@ void Engine::schedule_in(SimTime delay, Handler h, const char* what) {
 
 bool Engine::step() {
   if (heap_.empty()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  // Move the event out before running it: the handler may push onto heap_ and reallocate it.
-  Event e = std::move(heap_.back());
+  const Key k = heap_.front();
+  heap_.front() = heap_.back();
   heap_.pop_back();
-  now_ = e.at;
+  if (!heap_.empty()) sift_down(0);
+  now_ = SimTime(k.at);
   ++processed_;
-  e.handler();
-  if (observer_ != nullptr) observer_->on_event(now_, e.what);
+  // Slots live in a deque: scheduling from the handler never moves this one, and the slot is
+  // freed only after the handler returns, so no new event can reuse it meanwhile.
+  Slot& s = slots_[k.slot];
+  s.handler();
+  s.handler = nullptr;
+  free_slots_.push_back(k.slot);
+  if (observer_ != nullptr) observer_->on_event(now_, s.what);
   return true;
 }
 
@@ -39,7 +83,7 @@ void Engine::run() {
 }
 
 void Engine::run_until(SimTime limit) {
-  while (!heap_.empty() && heap_.front().at <= limit) step();
+  while (!heap_.empty() && heap_.front().at <= limit.count()) step();
   if (limit > now_) now_ = limit;
   if (observer_ != nullptr) observer_->on_finish(now_);
 }

@@ -1,4 +1,5 @@
-// event_dp.hpp: data-parallel (DDP) training on the discrete-event engine (simulator/engine.hpp).
+// event_dp.hpp: data-parallel (DDP, ZeRO, FSDP) training on the discrete-event engine
+// (simulator/engine.hpp).
 //
 // Input: the StepPlan of Predictor::plan (simulator/analytic.hpp), so both engines cost every
 // piece identically and differ only in how they schedule it. Every rank has a compute stream
@@ -15,10 +16,23 @@
 //    PlannedBucket::duration_s(). find_unused_parameters' local_used_map all-reduce follows
 //    the buckets. With include_first_iteration, step 1 reduces one bucket of every gradient
 //    after the backward (plan.first_iteration_allreduce_s), as DDP's first iteration does.
+// Sharded strategies (plan.strategy != ddp; StepPlan::schedule, simulator/sharded.hpp) run a
+// second model with the same ranks, streams, jitter and straggler rules: per rank the compute
+// ops of the step in order (per micro-batch the forward layers, then the backward layers in
+// reverse; then the optimizer), op g starting once op g-1 has ended on that rank and every
+// collective blocking g (expand_schedule's `block`) has ended; the collectives (every
+// micro-batch's, then the post-optimizer ones) launch FIFO on the communication stream once
+// every rank has arrived at their gate op and the previous one has ended; a rank's step ends
+// when its optimizer and the collectives blocking the step end have ended. EventResult::buckets
+// then lists every collective of the last step, exposed_comm_s is the slowest rank's step time
+// minus its own compute, and the trace shows each collective by its ScheduledCollective::name.
+// Without jitter it reproduces sharded_timeline (the analytic layout) to within 1 ns per event.
 // Jitter: one std::mt19937_64 per rank seeded from (seed, rank), so a rank's samples do not
 // depend on the rank count or the event order; the same options give bit-identical results
 // (with the same standard library). Each layer duration is rounded to integer nanoseconds, so
 // with jitter 0 the step time equals the analytic one within 1 ns per event on the path.
+// Symmetric runs (no jitter, no straggler) simulate one rank, which stands for all of them
+// (the collectives are costed for plan.gpus ranks), so their cost does not grow with the ranks.
 // Cost: O(1) work per event, events ~ steps x ranks x (2 x layers x k + 1); a 1,024-rank,
 // 5-step gpt2-xl run takes tens of milliseconds. Memory: O(steps x ranks) for compute_end_s,
 // plus the timeline when record_timeline is set.
@@ -55,6 +69,12 @@ struct EventOptions {
   /// step; 0 keeps every rank.
   int timeline_max_ranks = 64;
   EngineObserver* observer = nullptr;  ///< not owned; gets on_progress once per finished step
+  /// Compute slowdown while a collective runs (>= 1; 1 = none): a compute kernel (one layer's
+  /// forward or backward, or the optimizer) that starts while a collective is in flight on the
+  /// communication stream takes this factor longer. No default is invented: 1.0 until a
+  /// calibration measures the overlap slowdown on the machine (proposed scenario key
+  /// simulation.interference).
+  double interference = 1.0;
 };
 
 enum class Stream { kCompute = 1, kComm = 2 };  ///< the Chrome-trace tid of each stream
@@ -77,18 +97,22 @@ struct EventResult {
   /// [step][rank]: when the rank's backward of that step ended, seconds from the step's start
   /// (the previous step's end).
   std::vector<std::vector<double>> compute_end_s;
-  /// The last step's DDP buckets (times from its start): ready = max over ranks, start, end.
+  /// The last step's DDP buckets, or every collective of a sharded step (times from its
+  /// start): ready = max over ranks, start, end.
   std::vector<BucketTiming> buckets;
   double mean_step_time_s = 0;
   double p50_step_time_s = 0;  ///< nearest-rank percentiles over the steps: with fewer than
   double p99_step_time_s = 0;  ///< 100 steps, p99 is the slowest step
+  double p95_step_time_s = 0;  ///< (p95 likewise with fewer than 20)
   // The last step, seen from its slowest rank (latest backward end):
   int slowest_rank = 0;
   double forward_time_s = 0;   ///< all micro-batches, incl. buffer broadcasts
   double backward_time_s = 0;  ///< all micro-batches
   double optimizer_time_s = 0;
-  double comm_time_s = 0;     ///< sum of the step's gradient collectives' durations
-  double exposed_comm_s = 0;  ///< last collective's end - latest backward end (>= 0)
+  double comm_time_s = 0;  ///< sum of the step's gradient collectives' durations
+  /// DDP: last collective's end - latest backward end (>= 0); sharded: the slowest rank's
+  /// last step minus its forward, backward and optimizer compute.
+  double exposed_comm_s = 0;
   std::uint64_t events_processed = 0;
   SimTime end_time{0};         ///< end of the simulation
   std::vector<Span> timeline;  ///< only with EventOptions::record_timeline

@@ -31,6 +31,7 @@ json point_json(const PlanPoint& p) {
           {"grad_accumulation", p.grad_accumulation},
           {"bucket_cap_mb", p.bucket_cap_mb},
           {"comm_hook", p.comm_hook},
+          {"strategy", model::strategy_name(p.strategy)},
           {"global_batch", p.global_batch},
           {"lr", optional_json(p.lr)},
           {"step_time_s", p.step_time_s},
@@ -73,6 +74,9 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
   }
   const double capacity = predictor.hardware().gpu.memory_bytes;
 
+  // A PlanConfig built in code may leave the strategy list empty: the scenario's own then.
+  const std::vector<model::Strategy> strategies =
+      pc.strategy.empty() ? std::vector<model::Strategy>{s.parallelism.strategy} : pc.strategy;
   std::vector<PlanPoint> feasible;
   std::size_t index = 0;
   for (const int gpus : pc.gpus) {
@@ -85,55 +89,66 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
         training.grad_accumulation = k;
         for (const double cap : pc.bucket_cap_mb) {
           for (const model::CommHook& hook : pc.comm_hook) {
-            model::ParallelismConfig par = s.parallelism;
-            if (pc.bucket_cap_given) {
-              par.bucket_cap_mb = cap;
-              par.bucket_cap_defaulted = false;
-            }
-            par.comm_hook = hook;
-            const Prediction pred =
-                predictor.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv);
-            ++r.candidates;
-            PlanPoint p;
-            p.index = index++;
-            p.gpus = gpus;
-            p.nodes = pred.nodes;
-            p.per_gpu_batch = b;
-            p.grad_accumulation = k;
-            p.bucket_cap_mb = par.bucket_cap_mb;
-            p.comm_hook = hook.text;
-            p.global_batch = pred.global_batch;
-            p.lr = pred.lr;
-            p.step_time_s = pred.step_time_s;
-            p.throughput_samples_per_s = pred.throughput_samples_per_s;
-            p.steps_to_target = pred.steps_to_target;
-            p.time_to_train_s = pred.time_to_train_s;
-            p.gpu_hours = pred.gpu_hours;
-            p.cost_usd = pred.cost_usd;
-            // GPU-hours per 1,000 steps: N GPUs busy for 1,000 steps of step_time_s seconds.
-            p.gpu_hours_per_1000_steps = pred.step_time_s * gpus * 1000.0 / 3600.0;
-            p.memory_per_gpu_bytes = pred.memory.total();
+            for (const model::Strategy strategy : strategies) {
+              model::ParallelismConfig par = s.parallelism;
+              if (pc.bucket_cap_given) {
+                par.bucket_cap_mb = cap;
+                par.bucket_cap_defaulted = false;
+              }
+              par.comm_hook = hook;
+              par.strategy = strategy;
+              if (strategy == model::Strategy::kFsdpHybrid && gpus % cluster.gpus_per_node != 0) {
+                // HYBRID_SHARD needs whole nodes: not a candidate at this size.
+                add_warning(r.warnings, fmt::format("fsdp_hybrid is not a candidate below one node "
+                                                    "({} GPUs per node)",
+                                                    cluster.gpus_per_node));
+                continue;
+              }
+              const Prediction pred =
+                  predictor.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv);
+              ++r.candidates;
+              PlanPoint p;
+              p.index = index++;
+              p.gpus = gpus;
+              p.nodes = pred.nodes;
+              p.per_gpu_batch = b;
+              p.grad_accumulation = k;
+              p.bucket_cap_mb = par.bucket_cap_mb;
+              p.comm_hook = hook.text;
+              p.strategy = strategy;
+              p.global_batch = pred.global_batch;
+              p.lr = pred.lr;
+              p.step_time_s = pred.step_time_s;
+              p.throughput_samples_per_s = pred.throughput_samples_per_s;
+              p.steps_to_target = pred.steps_to_target;
+              p.time_to_train_s = pred.time_to_train_s;
+              p.gpu_hours = pred.gpu_hours;
+              p.cost_usd = pred.cost_usd;
+              // GPU-hours per 1,000 steps: N GPUs busy for 1,000 steps of step_time_s seconds.
+              p.gpu_hours_per_1000_steps = pred.step_time_s * gpus * 1000.0 / 3600.0;
+              p.memory_per_gpu_bytes = pred.memory.total();
 
-            const char* reason = nullptr;
-            if (pc.max_global_batch && p.global_batch > *pc.max_global_batch) {
-              reason = "global_batch";
-            } else if (!fits(pred.memory, capacity, pc.memory_margin)) {
-              reason = "memory";
-            } else if (pc.deadline_hours && p.time_to_train_s &&
-                       *p.time_to_train_s > *pc.deadline_hours * 3600.0) {
-              reason = "deadline";
-            } else if (pc.budget_usd && p.cost_usd && *p.cost_usd > *pc.budget_usd) {
-              reason = "budget";
+              const char* reason = nullptr;
+              if (pc.max_global_batch && p.global_batch > *pc.max_global_batch) {
+                reason = "global_batch";
+              } else if (!fits(pred.memory, capacity, pc.memory_margin)) {
+                reason = "memory";
+              } else if (pc.deadline_hours && p.time_to_train_s &&
+                         *p.time_to_train_s > *pc.deadline_hours * 3600.0) {
+                reason = "deadline";
+              } else if (pc.budget_usd && p.cost_usd && *p.cost_usd > *pc.budget_usd) {
+                reason = "budget";
+              }
+              if (reason != nullptr) {
+                ++r.rejected[reason];
+                continue;
+              }
+              for (const std::string& w : pred.warnings) {
+                // The per-point "no target" note is replaced by the planner's own warning.
+                if (w.rfind("no training.target", 0) != 0) add_warning(r.warnings, w);
+              }
+              feasible.push_back(std::move(p));
             }
-            if (reason != nullptr) {
-              ++r.rejected[reason];
-              continue;
-            }
-            for (const std::string& w : pred.warnings) {
-              // The per-point "no target" note is replaced by the planner's own warning.
-              if (w.rfind("no training.target", 0) != 0) add_warning(r.warnings, w);
-            }
-            feasible.push_back(std::move(p));
           }
         }
       }
@@ -222,19 +237,19 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
     out += r.by_throughput ? "Pareto front of step time vs GPU-hours per 1,000 steps:\n"
                            : "Pareto front of time to train vs GPU-hours:\n";
     out += fmt::format(
-        "  {:>5} {:>5} {:>6} {:>4} {:>8} {:>12} {:>9} {:>10} {:>10} {:>12} {:>12} "
+        "  {:>5} {:>5} {:>6} {:>4} {:>8} {:>12} {:>18} {:>9} {:>10} {:>10} {:>12} {:>12} "
         "{:>11} {:>8}\n",
-        "gpus", "nodes", "micro", "acc", "cap_MiB", "hook", "g.batch", "step_ms",
+        "gpus", "nodes", "micro", "acc", "cap_MiB", "hook", "strategy", "g.batch", "step_ms",
         r.by_throughput ? "-" : "steps", r.by_throughput ? "-" : "hours",
         r.by_throughput ? "GPU-h/1k st" : "GPU-hours", "cost_usd", "mem_GiB");
     for (const PlanPoint& p : r.pareto) {
       const bool chosen = r.chosen && r.chosen->index == p.index;
       out += fmt::format(
-          "{} {:>5} {:>5} {:>6} {:>4} {:>8.4g} {:>12} {:>9} {:>10.2f} {:>10} {:>12} {:>12.2f} "
-          "{:>11} {:>8.1f}\n",
+          "{} {:>5} {:>5} {:>6} {:>4} {:>8.4g} {:>12} {:>18} {:>9} {:>10.2f} {:>10} {:>12} "
+          "{:>12.2f} {:>11} {:>8.1f}\n",
           chosen ? "*" : " ", p.gpus, p.nodes, p.per_gpu_batch, p.grad_accumulation,
-          p.bucket_cap_mb, p.comm_hook, p.global_batch, p.step_time_s * 1e3,
-          p.steps_to_target ? fmt::format("{:.0f}", *p.steps_to_target) : "-",
+          p.bucket_cap_mb, p.comm_hook, model::strategy_name(p.strategy), p.global_batch,
+          p.step_time_s * 1e3, p.steps_to_target ? fmt::format("{:.0f}", *p.steps_to_target) : "-",
           p.time_to_train_s ? fmt::format("{:.2f}", *p.time_to_train_s / 3600.0) : "-",
           p.gpu_hours_metric(), p.cost_usd ? fmt::format("{:.0f}", *p.cost_usd) : "-",
           p.memory_per_gpu_bytes / kGiB);
@@ -250,8 +265,9 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
     const PlanPoint& c = *r.chosen;
     out += fmt::format(
         "chosen (*): {} GPUs x per_gpu_batch {} x grad_accumulation {} (global "
-        "batch {}), bucket_cap_mb {:.4g}, comm_hook {}\n",
-        c.gpus, c.per_gpu_batch, c.grad_accumulation, c.global_batch, c.bucket_cap_mb, c.comm_hook);
+        "batch {}), bucket_cap_mb {:.4g}, comm_hook {}, strategy {}\n",
+        c.gpus, c.per_gpu_batch, c.grad_accumulation, c.global_batch, c.bucket_cap_mb, c.comm_hook,
+        model::strategy_name(c.strategy));
   } else {
     out += r.none_feasible_reason + "\n";
   }

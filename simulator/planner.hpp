@@ -2,7 +2,9 @@
 // and the Pareto front of time versus GPU-hours.
 //
 // Candidates are the Cartesian product of scenario.plan's lists (gpus x per_gpu_batch x
-// grad_accumulation x bucket_cap_mb x comm_hook), in that nesting order (comm_hook fastest).
+// grad_accumulation x bucket_cap_mb x comm_hook x strategy), in that nesting order (strategy
+// fastest); fsdp_hybrid is no candidate where gpus_per_node does not divide the GPU count (a
+// warning says so).
 // Each is predicted by ONE analytic Predictor (its caches make a product of thousands of points
 // take well under a second), then rejected for the FIRST reason that applies, in this order:
 //   "global_batch"  per_gpu_batch x grad_accumulation x gpus > plan.max_global_batch
@@ -50,6 +52,7 @@ struct PlanPoint {
   int grad_accumulation = 1;
   double bucket_cap_mb = 25;
   std::string comm_hook = "none";
+  model::Strategy strategy = model::Strategy::kDdp;
   std::int64_t global_batch = 1;
   std::optional<double> lr;
   double step_time_s = 0;

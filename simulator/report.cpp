@@ -81,21 +81,33 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
   if (p.p50_step_time_s) {
     r["p50_step_time_s"] = *p.p50_step_time_s;
     r["p99_step_time_s"] = *p.p99_step_time_s;
+    if (p.p95_step_time_s) r["p95_step_time_s"] = *p.p95_step_time_s;
     r["step_time_interval_s"] = {*p.p50_step_time_s, *p.p99_step_time_s};
   }
   // PowerSGD only: the step time while the hook still runs plain all-reduce.
   if (p.warmup_step_time_s) r["warmup_step_time_s"] = *p.warmup_step_time_s;
   r["bucket_count"] = p.buckets.size();
   json buckets = json::array();
+  const bool sharded = model::is_sharded(p.strategy);
   for (const BucketTiming& b : p.buckets) {
-    buckets.push_back({{"bytes", b.bytes},
-                       {"grad_bytes", b.grad_bytes},
-                       {"tensors", b.tensors},
-                       {"ready_s", b.ready_s},
-                       {"start_s", b.start_s},
-                       {"end_s", b.end_s},
-                       {"algorithm", model::algorithm_name(b.algorithm)},
-                       {"busbw_gbytes_per_s", b.busbw_gbytes_per_s}});
+    json bj = {{"bytes", b.bytes},
+               {"grad_bytes", b.grad_bytes},
+               {"tensors", b.tensors},
+               {"ready_s", b.ready_s},
+               {"start_s", b.start_s},
+               {"end_s", b.end_s},
+               {"algorithm", model::algorithm_name(b.algorithm)},
+               {"busbw_gbytes_per_s", b.busbw_gbytes_per_s}};
+    if (sharded) {
+      // Every collective of a sharded step; DDP buckets keep their original keys (all
+      // all-reduces of the backward).
+      bj["kind"] = comm_kind_name(b.kind);
+      bj["phase"] = comm_phase_name(b.phase);
+      bj["calls"] = b.calls;
+      bj["layer"] = b.layer >= 0 ? json(b.layer) : json(nullptr);
+      bj["micro_batch"] = b.micro_batch >= 0 ? json(b.micro_batch) : json(nullptr);
+    }
+    buckets.push_back(std::move(bj));
   }
   r["buckets"] = std::move(buckets);
   r["grad_bytes_per_step"] = p.grad_bytes_total;

@@ -1,1 +1,465 @@
-// sharded.cpp: placeholder registered in CMake; filled by its owner this session.
+#include "simulator/sharded.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "model/error.hpp"
+#include "simulator/collective.hpp"
+#include "simulator/memory.hpp"
+
+namespace ddpsim::sim {
+
+using model::CommHook;
+using model::Strategy;
+
+std::vector<DeepSpeedBucket> deepspeed_buckets(const model::Workload& w, double cap_elements) {
+  // Flat offsets in model.parameters() order: DeepSpeed flattens each parameter group in that
+  // order (bit16_groups_flat) and partitions the flat buffer into n equal parts.
+  std::vector<std::int64_t> offset(w.tensors.size(), -1);
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < w.tensors.size(); ++i) {
+    if (w.tensors[i].tied_to >= 0) continue;
+    offset[i] = total;
+    total += w.tensors[i].numel();
+  }
+  // Gradient hooks fire in reverse parameter order (the backward reaches layers in reverse).
+  // stage_1_and_2.py reduce_independent_p_g_buckets_and_remove_grad: "if
+  // self.elements_in_ipg_bucket + param.numel() > self.reduce_bucket_size:
+  // self.reduce_ipg_grads()", then the parameter joins the (new) bucket; stage3.py adds "and
+  // self.elements_in_ipg_bucket > 0", which the non-empty test below also covers.
+  std::vector<DeepSpeedBucket> out;
+  DeepSpeedBucket cur;
+  for (std::size_t i = w.tensors.size(); i-- > 0;) {
+    const model::ParamTensor& t = w.tensors[i];
+    if (t.tied_to >= 0 || t.numel() == 0) continue;
+    const std::int64_t e = t.numel();
+    if (cur.elements > 0 && static_cast<double>(cur.elements + e) > cap_elements) {
+      cur.trigger_layer = t.layer;
+      out.push_back(cur);
+      cur = DeepSpeedBucket{};
+    }
+    cur.elements += e;
+    ++cur.tensors;
+    cur.flat_begin = offset[i];  // walking down, the last tensor added has the lowest offset
+  }
+  if (cur.elements > 0) {
+    cur.trigger_layer = -1;  // the reduce epilogue at the end of the backward
+    out.push_back(cur);
+  }
+  return out;
+}
+
+std::vector<std::int64_t> owner_slices(std::int64_t flat_begin, std::int64_t elements,
+                                       std::int64_t total_elements, int ranks) {
+  DDPSIM_ASSERT(ranks >= 1 && elements >= 0, "bad slice request");
+  std::vector<std::int64_t> out;
+  if (elements == 0) return out;
+  // The flat buffer is padded to a multiple of n; partition p holds [p P, (p+1) P).
+  const std::int64_t part = (total_elements + ranks - 1) / ranks;
+  const std::int64_t end = flat_begin + elements;
+  for (std::int64_t p = flat_begin / part; p * part < end; ++p) {
+    const std::int64_t lo = std::max(flat_begin, p * part);
+    const std::int64_t hi = std::min(end, (p + 1) * part);
+    if (hi > lo) out.push_back(hi - lo);
+  }
+  return out;
+}
+
+std::vector<std::int64_t> allgather_chunks(std::int64_t total_elements, int ranks,
+                                           double allgather_bucket_elements) {
+  // runtime/utils.py all_gather_dp_groups: num_shards = max(1, partition.numel() *
+  // dp_world_size // allgather_bucket_size); shard_size = partition.numel() // num_shards; the
+  // last shard takes the remainder; each shard is one all_gather_into_tensor of n x shard
+  // elements. (The NCCL start-alignment trim of shard_size, 2-4 elements, is not modelled.)
+  std::vector<std::int64_t> out;
+  if (total_elements <= 0) return out;
+  const std::int64_t part = (total_elements + ranks - 1) / ranks;
+  const auto by_bucket = static_cast<std::int64_t>(
+      std::floor(static_cast<double>(part) * ranks / allgather_bucket_elements));
+  const std::int64_t shards = std::clamp<std::int64_t>(by_bucket, 1, part);
+  const std::int64_t shard = part / shards;
+  for (std::int64_t s = 0; s < shards; ++s) {
+    const std::int64_t e = s + 1 == shards ? part - s * shard : shard;
+    out.push_back(e * ranks);
+  }
+  return out;
+}
+
+double per_rank_traffic_bytes(CommKind kind, double bytes, int ranks) {
+  if (ranks <= 1) return 0.0;
+  const double n = ranks;
+  return (kind == CommKind::kAllReduce ? 2.0 : 1.0) * (n - 1.0) / n * bytes;
+}
+
+namespace {
+
+// One collective being assembled, with its place in the FIFO: sorted by (gate, priority, seq).
+struct Pending {
+  int gate = 0;
+  int priority = 0;
+  int seq = 0;
+  ScheduledCollective c;
+};
+
+}  // namespace
+
+void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
+  DDPSIM_ASSERT(ctx.workload != nullptr && ctx.hardware != nullptr, "incomplete context");
+  const model::Workload& w = *ctx.workload;
+  const model::HardwareSpec& hw = *ctx.hardware;
+  const model::ParallelismConfig& par = ctx.parallelism;
+  const model::TrainingConfig& tr = ctx.training;
+  const Strategy strategy = par.strategy;
+  DDPSIM_ASSERT(model::is_sharded(strategy), "plan_sharded is for the sharded strategies");
+  const std::string where = ctx.file.empty() ? std::string("<input>") : ctx.file;
+  const auto hook = par.comm_hook.kind;
+  if (hook == CommHook::Kind::kPowerSgd || hook == CommHook::Kind::kTopK) {
+    throw InputError(where, "/parallelism/comm_hook",
+                     std::string("none, fp16 or bf16 with strategy \"") +
+                         model::strategy_name(strategy) +
+                         "\" (PowerSGD and top-k are DDP communication hooks)",
+                     "\"" + par.comm_hook.text + "\"");
+  }
+  const int n = ctx.cluster.gpus;
+  const int gpn = ctx.cluster.gpus_per_node;
+  const bool hybrid = strategy == Strategy::kFsdpHybrid;
+  if (hybrid && n % gpn != 0) {
+    throw InputError(where, "/cluster/gpus_per_node",
+                     "a divisor of cluster.gpus (" + std::to_string(n) +
+                         ") with strategy \"fsdp_hybrid\" (it shards within a node)",
+                     std::to_string(gpn));
+  }
+  const int shard = hybrid ? gpn : n;  // ranks one parameter is sharded over
+  const int replicas = hybrid ? n / gpn : 1;
+  sp.strategy = strategy;
+  sp.shard_group = shard;
+  sp.optimizer_s /= shard;  // each rank steps its 1/shard of the parameters
+  sp.buckets.clear();
+  sp.warmup_buckets.clear();
+  sp.buffer_broadcast_s = 0;
+  sp.used_map_allreduce_s = 0;
+  sp.first_iteration_allreduce_s = 0;
+  sp.schedule.clear();
+
+  const int L = static_cast<int>(w.layers.size());
+  const int end_op = micro_batch_end_op(L);
+  const StateBytesPerParam bpp = state_bytes_per_param(tr.optimizer, tr.precision);
+  const double param_bytes = bpp.params;
+  const model::DType gdt = model::grad_dtype(tr.precision);
+  model::DType wire = tr.grad_reduce_dtype.value_or(gdt);
+  double cast_bytes_per_element = 0;
+  if (hook == CommHook::Kind::kFp16 || hook == CommHook::Kind::kBf16) {
+    // FSDP MixedPrecision(reduce_dtype=...) / the fp16/bf16 hooks: cast down (read g, write
+    // h), reduce, cast back (read h, write g), as the DDP hooks in analytic.cpp.
+    const model::DType hdt =
+        hook == CommHook::Kind::kFp16 ? model::DType::kFp16 : model::DType::kBf16;
+    if (model::dtype_bytes(gdt) > model::dtype_bytes(hdt)) {
+      cast_bytes_per_element = 2.0 * (model::dtype_bytes(gdt) + model::dtype_bytes(hdt));
+    }
+    wire = hdt;
+  }
+  const double grad_bytes = model::dtype_bytes(gdt);
+  const double wire_bytes = model::dtype_bytes(wire);
+  sp.wire_scale = wire_bytes / grad_bytes;
+
+  std::vector<std::int64_t> layer_elements(static_cast<std::size_t>(L), 0);
+  std::vector<int> layer_tensors(static_cast<std::size_t>(L), 0);
+  std::int64_t total = 0;
+  for (const model::ParamTensor& t : w.tensors) {
+    if (t.tied_to >= 0) continue;
+    layer_elements[static_cast<std::size_t>(t.layer)] += t.numel();
+    ++layer_tensors[static_cast<std::size_t>(t.layer)];
+    total += t.numel();
+  }
+  const int k = sp.grad_accumulation;
+  const bool per_micro = strategy != Strategy::kZero1;
+  sp.grad_bytes_total = static_cast<double>(total) * grad_bytes * (per_micro ? k : 1);
+  if (n <= 1) return;  // one GPU: nothing to gather or reduce (equals ddp)
+
+  const model::CollectiveBandwidths& bw = ctx.group_bandwidths;
+  std::map<std::pair<int, double>, CollectiveCost> memo;
+  auto cost = [&](Collective c, double bytes, model::CollectiveAlgorithm a) {
+    auto [it, inserted] = memo.try_emplace({static_cast<int>(c) * 8 + static_cast<int>(a), bytes});
+    if (inserted) it->second = collective_cost(c, bw, hw, bytes, a);
+    return it->second;
+  };
+  std::vector<Pending> pending;
+  auto add = [&](int gate, int priority, ScheduledCollective c) {
+    DDPSIM_ASSERT(c.scope == CommScope::kAfterOptimizer ||
+                      (0 <= c.gate_op && c.gate_op <= c.block_op && c.block_op <= end_op),
+                  "a collective blocking an op before its gate");
+    const int seq = static_cast<int>(pending.size());
+    pending.push_back({gate, priority, seq, std::move(c)});
+  };
+  auto make = [&](CommKind kind, CommPhase phase, double bytes, const CollectiveCost& cc,
+                  CommScope scope, int gate, int block, std::string name) {
+    ScheduledCollective c;
+    c.cost.kind = kind;
+    c.cost.phase = phase;
+    c.cost.bytes = static_cast<std::int64_t>(std::llround(bytes));
+    c.cost.algorithm = cc.algorithm;
+    c.cost.busbw_gbytes_per_s = cc.busbw_gbytes_per_s;
+    c.collective_s = cc.time_s;
+    c.scope = scope;
+    c.gate_op = gate;
+    c.block_op = block;
+    c.name = std::move(name);
+    return c;
+  };
+  const double mem_rate = ctx.memory_bytes_per_s;
+  const auto gradient_overhead = [&](std::int64_t elements) {
+    return cast_bytes_per_element * static_cast<double>(elements) / mem_rate;
+  };
+
+  const bool zero12 = strategy == Strategy::kZero1 || strategy == Strategy::kZero2;
+  if (zero12) {
+    const CommScope scope = per_micro ? CommScope::kEveryMicroBatch : CommScope::kLastMicroBatch;
+    const auto buckets = deepspeed_buckets(w, par.reduce_bucket_elements);
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      const DeepSpeedBucket& b = buckets[i];
+      // average_tensor: one dist.reduce per rank owning a slice of the bucket. NCCL's Reduce
+      // is the mirror image of its ring Broadcast (ring only, nccl-tests bus factor 1), so each
+      // costs as a Broadcast of the slice: (n-1) latency steps + slice / B.
+      double time = 0;
+      const auto slices = owner_slices(b.flat_begin, b.elements, total, n);
+      for (std::int64_t e : slices) {
+        time += cost(Collective::kBroadcast, static_cast<double>(e) * wire_bytes,
+                     model::CollectiveAlgorithm::kRing)
+                    .time_s;
+      }
+      CollectiveCost cc;
+      cc.time_s = time;
+      cc.algorithm = model::CollectiveAlgorithm::kRing;
+      const double bytes = static_cast<double>(b.elements) * wire_bytes;
+      // Reported like a reduce-scatter of the bucket (the same bytes on the wire).
+      cc.busbw_gbytes_per_s =
+          time > 0 ? bytes / time * bus_factor(Collective::kReduceScatter, n) / 1e9 : 0.0;
+      const int gate = (!sp.overlap || b.trigger_layer < 0)
+                           ? end_op
+                           : backward_op(b.trigger_layer, L) + 1;  // its backward has ended
+      ScheduledCollective c = make(CommKind::kReduce, CommPhase::kBackward, bytes, cc, scope, gate,
+                                   end_op, fmt::format("reduce bucket {}", i));
+      c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(b.elements) * grad_bytes);
+      c.cost.tensors = b.tensors;
+      c.cost.calls = static_cast<int>(slices.size());
+      c.overhead_s = gradient_overhead(b.elements);
+      add(gate, 0, std::move(c));
+    }
+    // The optimizer updated this rank's partition; every rank gathers all partitions.
+    const auto chunks = allgather_chunks(total, n, par.allgather_bucket_elements);
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      const double bytes = static_cast<double>(chunks[i]) * param_bytes;
+      const CollectiveCost cc = cost(Collective::kAllGather, bytes, par.algorithm);
+      add(end_op + 1, 0,
+          make(CommKind::kAllGather, CommPhase::kOptimizer, bytes, cc, CommScope::kAfterOptimizer,
+               0, 0, fmt::format("all_gather params {}", i)));
+    }
+  } else {
+    // Units: the layers with parameters, in forward order.
+    std::vector<int> units;
+    for (int l = 0; l < L; ++l) {
+      if (layer_elements[static_cast<std::size_t>(l)] > 0) units.push_back(l);
+    }
+    const int U = static_cast<int>(units.size());
+    auto unit_name = [&](int i) { return w.layers[static_cast<std::size_t>(units[i])].name; };
+    auto unit_elements = [&](int i) { return layer_elements[static_cast<std::size_t>(units[i])]; };
+    auto gather = [&](int i, bool fwd, int gate, int priority) {
+      const double bytes = static_cast<double>(unit_elements(i)) * param_bytes;
+      const CollectiveCost cc = cost(Collective::kAllGather, bytes, par.algorithm);
+      const int block = fwd ? forward_op(units[i]) : backward_op(units[i], L);
+      ScheduledCollective c =
+          make(CommKind::kAllGather, fwd ? CommPhase::kForward : CommPhase::kBackward, bytes, cc,
+               CommScope::kEveryMicroBatch, gate, block,
+               fmt::format("all_gather {} {}", fwd ? "fwd" : "bwd", unit_name(i)));
+      c.cost.layer = units[i];
+      c.cost.tensors = layer_tensors[static_cast<std::size_t>(units[i])];
+      add(gate, priority, std::move(c));
+    };
+    // Cross-node ring of one GPU per node (HYBRID_SHARD's replica group): each GPU's rail, no
+    // faster than a flat ring over every GPU gets across the network.
+    model::CollectiveBandwidths cross = sp.bandwidths;
+    if (hybrid && replicas > 1) {
+      cross.gpus = replicas;
+      cross.nodes = replicas;
+      cross.gpus_per_node = 1;
+      cross.channels = 1;
+      cross.ring_bus = std::min(sp.bandwidths.inter_node_per_gpu, sp.bandwidths.ring_bus);
+      cross.intra_node_bus = cross.ring_bus;
+      cross.inter_node_per_gpu = cross.ring_bus;
+      cross.nvls_bus = 0;
+    }
+    auto reduce_scatter = [&](int i, int gate, int priority) {
+      const std::int64_t e = unit_elements(i);
+      const double bytes = static_cast<double>(e) * wire_bytes;
+      const CollectiveCost cc = cost(Collective::kReduceScatter, bytes, par.algorithm);
+      ScheduledCollective c = make(CommKind::kReduceScatter, CommPhase::kBackward, bytes, cc,
+                                   CommScope::kEveryMicroBatch, gate, end_op,
+                                   fmt::format("reduce_scatter {}", unit_name(i)));
+      c.cost.layer = units[i];
+      c.cost.tensors = layer_tensors[static_cast<std::size_t>(units[i])];
+      c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(e) * grad_bytes);
+      c.overhead_s = gradient_overhead(e);
+      add(gate, priority, std::move(c));
+      if (hybrid && replicas > 1) {
+        // The reduce-scattered shard (1/g of the unit) is all-reduced across the nodes.
+        const double shard_bytes = bytes / shard;
+        const CollectiveCost xc =
+            collective_cost(Collective::kAllReduce, cross, hw, shard_bytes, par.algorithm);
+        ScheduledCollective a = make(CommKind::kAllReduce, CommPhase::kBackward, shard_bytes, xc,
+                                     CommScope::kEveryMicroBatch, gate, end_op,
+                                     fmt::format("all_reduce shard {}", unit_name(i)));
+        a.cost.layer = units[i];
+        add(gate, priority, std::move(a));
+      }
+    };
+    // Forward: unit i is gathered once unit i-2 is freed (limit_all_gathers), i.e. on arrival
+    // at unit i-1's forward; unit 0 at the start of the micro-batch.
+    for (int i = 0; i < U; ++i) gather(i, true, i == 0 ? 0 : forward_op(units[i - 1]), 0);
+
+    const bool regather = strategy != Strategy::kFsdpShardGradOp;  // SHARD_GRAD_OP keeps them
+    const model::FsdpPrefetch prefetch =
+        strategy == Strategy::kZero3 ? model::FsdpPrefetch::kBackwardPre : par.fsdp_prefetch;
+    const bool zero3 = strategy == Strategy::kZero3;
+    auto bwd_arrival = [&](int i) { return backward_op(units[i], L); };
+    auto bwd_done = [&](int i) { return backward_op(units[i], L) + 1; };
+    // Backward, highest unit first. Priorities break gate ties: gradient collectives (0) go
+    // before prefetched gathers (1) except under backward_post, whose gather is issued
+    // before the reduce-scatter of the unit that just finished (emitted in that order).
+    if (U > 0 && regather) gather(U - 1, false, bwd_arrival(U - 1), 1);
+    for (int i = U - 1; i >= 0; --i) {
+      if (regather && i > 0) {
+        switch (prefetch) {
+          case model::FsdpPrefetch::kBackwardPre:
+            gather(i - 1, false, bwd_arrival(i), 1);
+            break;
+          case model::FsdpPrefetch::kBackwardPost:
+            gather(i - 1, false, bwd_done(i), -1);
+            break;
+          case model::FsdpPrefetch::kNone:
+            break;  // issued by unit i-1's own pre-backward hook, below
+        }
+      }
+      if (!zero3) reduce_scatter(i, bwd_done(i), 0);
+      if (regather && i > 0 && prefetch == model::FsdpPrefetch::kNone) {
+        gather(i - 1, false, bwd_arrival(i - 1), 1);
+      }
+    }
+    if (zero3) {
+      // stage3.py reduces DeepSpeed ipg buckets with a coalesced reduce-scatter.
+      const auto buckets = deepspeed_buckets(w, par.reduce_bucket_elements);
+      for (std::size_t i = 0; i < buckets.size(); ++i) {
+        const DeepSpeedBucket& b = buckets[i];
+        const double bytes = static_cast<double>(b.elements) * wire_bytes;
+        const CollectiveCost cc = cost(Collective::kReduceScatter, bytes, par.algorithm);
+        const int gate =
+            (!sp.overlap || b.trigger_layer < 0) ? end_op : backward_op(b.trigger_layer, L) + 1;
+        ScheduledCollective c = make(CommKind::kReduceScatter, CommPhase::kBackward, bytes, cc,
+                                     CommScope::kEveryMicroBatch, gate, end_op,
+                                     fmt::format("reduce_scatter bucket {}", i));
+        c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(b.elements) * grad_bytes);
+        c.cost.tensors = b.tensors;
+        c.overhead_s = gradient_overhead(b.elements);
+        add(gate, 0, std::move(c));
+      }
+    } else if (!sp.overlap) {
+      // overlap = false: the gradient collectives wait for the end of the backward.
+      for (Pending& p : pending) {
+        if (p.c.cost.phase == CommPhase::kBackward && p.c.cost.kind != CommKind::kAllGather) {
+          p.gate = p.c.gate_op = end_op;
+        }
+      }
+    }
+    sp.warnings.push_back(fmt::format(
+        "{}: {} units (the workload's layers with parameters), prefetch {}; gradients are "
+        "reduced in every micro-batch (no no_sync)",
+        model::strategy_name(strategy), U,
+        zero3 ? "of the next layer (stage3_prefetch_bucket_size not modelled)"
+              : model::fsdp_prefetch_name(prefetch)));
+  }
+  std::stable_sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
+    return std::tie(a.gate, a.priority, a.seq) < std::tie(b.gate, b.priority, b.seq);
+  });
+  sp.schedule.reserve(pending.size());
+  for (Pending& p : pending) sp.schedule.push_back(std::move(p.c));
+}
+
+std::vector<ScheduleInstance> expand_schedule(const StepPlan& sp) {
+  const int L = static_cast<int>(sp.layer_fwd_s.size());
+  const int per = micro_batch_end_op(L);
+  const int k = sp.grad_accumulation;
+  const int end = per * k + 1;
+  std::vector<ScheduleInstance> out;
+  for (int m = 0; m < k; ++m) {
+    for (std::size_t i = 0; i < sp.schedule.size(); ++i) {
+      const ScheduledCollective& c = sp.schedule[i];
+      if (c.scope == CommScope::kAfterOptimizer) continue;
+      if (c.scope == CommScope::kLastMicroBatch && m + 1 != k) continue;
+      out.push_back({static_cast<int>(i), m, m * per + c.gate_op, m * per + c.block_op});
+    }
+  }
+  for (std::size_t i = 0; i < sp.schedule.size(); ++i) {
+    if (sp.schedule[i].scope == CommScope::kAfterOptimizer) {
+      out.push_back({static_cast<int>(i), -1, end, end});
+    }
+  }
+  return out;
+}
+
+ShardedTimeline sharded_timeline(const StepPlan& sp, double f) {
+  const int L = static_cast<int>(sp.layer_fwd_s.size());
+  const int per = micro_batch_end_op(L);
+  const int k = sp.grad_accumulation;
+  const int opt = per * k;
+  const int end = opt + 1;
+  const std::vector<ScheduleInstance> inst = expand_schedule(sp);
+  ShardedTimeline out;
+  out.collectives.reserve(inst.size());
+  auto duration = [&](int g) {
+    if (g == opt) return sp.optimizer_s;
+    const int j = g % per;
+    return f * (j < L ? sp.layer_fwd_s[static_cast<std::size_t>(j)]
+                      : sp.layer_bwd_s[static_cast<std::size_t>(per - 1 - j)]);
+  };
+  std::vector<double> block_end(static_cast<std::size_t>(end) + 1, 0.0);
+  double t = 0, comm_free = 0;
+  std::size_t ci = 0;
+  for (int g = 0; g <= end; ++g) {
+    // Every collective gated here launches in FIFO order once the stream is free.
+    for (; ci < inst.size() && inst[ci].gate == g; ++ci) {
+      const ScheduledCollective& c = sp.schedule[static_cast<std::size_t>(inst[ci].index)];
+      BucketTiming bt = c.cost;
+      bt.micro_batch = inst[ci].micro_batch;
+      bt.ready_s = t;
+      bt.start_s = std::max(t, comm_free);
+      bt.end_s = bt.start_s + c.duration_s();
+      comm_free = bt.end_s;
+      out.comm_sum_s += c.duration_s();
+      auto& b = block_end[static_cast<std::size_t>(inst[ci].block)];
+      b = std::max(b, bt.end_s);
+      out.collectives.push_back(bt);
+    }
+    DDPSIM_ASSERT(ci == inst.size() || inst[ci].gate > g, "schedule gates out of order");
+    if (g == end) {
+      out.step_s = std::max(t, block_end[static_cast<std::size_t>(end)]);
+      break;
+    }
+    if (g == opt) out.backward_end_s = t;
+    const double d = duration(g);
+    if (g == opt) {
+      out.optimizer_s += d;
+    } else if (g % per < L) {
+      out.forward_s += d;
+    } else {
+      out.backward_s += d;
+    }
+    t = std::max(t, block_end[static_cast<std::size_t>(g)]) + d;
+  }
+  return out;
+}
+
+}  // namespace ddpsim::sim

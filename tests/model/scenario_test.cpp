@@ -105,6 +105,51 @@ TEST(ScenarioTest, ExplicitHardwareWithoutSystemPreset) {
   expect_error_at(d, "/hardware/inter_node/bandwidth_gbps", "missing NIC rate");
 }
 
+TEST(ScenarioTest, ShardedStrategyKeys) {
+  // Defaults: DeepSpeed's code defaults (5e8 elements), FSDP's BACKWARD_PRE, no checkpointing,
+  // and the plan searches the scenario's own strategy.
+  Scenario s = parse_scenario(base_doc(), "min.json");
+  EXPECT_DOUBLE_EQ(s.parallelism.reduce_bucket_elements, 5e8);
+  EXPECT_DOUBLE_EQ(s.parallelism.allgather_bucket_elements, 5e8);
+  EXPECT_EQ(s.parallelism.fsdp_prefetch, FsdpPrefetch::kBackwardPre);
+  EXPECT_FALSE(s.training.activation_checkpointing);
+  EXPECT_EQ(s.plan.strategy, (std::vector<Strategy>{Strategy::kDdp}));
+  json d = base_doc();
+  d["parallelism"] = {{"strategy", "zero2"},
+                      {"reduce_bucket_size", 2e8},
+                      {"allgather_bucket_size", 3e8},
+                      {"fsdp_prefetch", "backward_post"}};
+  d["training"]["activation_checkpointing"] = true;
+  d["plan"] = {{"strategy", {"ddp", "zero3", "fsdp_hybrid"}}};
+  s = parse_scenario(d, "s.json");
+  EXPECT_EQ(s.parallelism.strategy, Strategy::kZero2);
+  EXPECT_DOUBLE_EQ(s.parallelism.reduce_bucket_elements, 2e8);
+  EXPECT_DOUBLE_EQ(s.parallelism.allgather_bucket_elements, 3e8);
+  EXPECT_EQ(s.parallelism.fsdp_prefetch, FsdpPrefetch::kBackwardPost);
+  EXPECT_TRUE(s.training.activation_checkpointing);
+  EXPECT_EQ(s.plan.strategy,
+            (std::vector<Strategy>{Strategy::kDdp, Strategy::kZero3, Strategy::kFsdpHybrid}));
+  EXPECT_STREQ(fsdp_prefetch_name(FsdpPrefetch::kNone), "none");
+  // Sharded strategies take no PowerSGD / top-k hook; HYBRID_SHARD needs whole nodes.
+  d = base_doc();
+  d["parallelism"] = {{"strategy", "fsdp_full_shard"}, {"comm_hook", "powersgd:2"}};
+  expect_error_at(d, "/parallelism/comm_hook", "PowerSGD with FSDP");
+  d["parallelism"] = {{"strategy", "fsdp_full_shard"}, {"comm_hook", "bf16"}};
+  EXPECT_NO_THROW(parse_scenario(d, "ok.json"));
+  d = base_doc();
+  d["cluster"]["gpus"] = 4;
+  d["parallelism"] = {{"strategy", "fsdp_hybrid"}};
+  expect_error_at(d, "/cluster/gpus_per_node", "hybrid on half a node");
+  d["cluster"]["gpus"] = 16;
+  EXPECT_NO_THROW(parse_scenario(d, "ok.json"));
+  d = base_doc();
+  d["parallelism"] = {{"reduce_bucket_size", 10}};
+  expect_error_at(d, "/parallelism/reduce_bucket_size", "a bucket of 10 elements");
+  d = base_doc();
+  d["plan"] = {{"strategy", {"ddp", "zero1"}}, {"comm_hook", {"topk:0.1"}}};
+  expect_error_at(d, "/plan/strategy/1", "a sharded candidate beside a top-k hook");
+}
+
 TEST(ScenarioTest, ImpossibleCombinationsAreRejected) {
   json d = base_doc();
   d["cluster"]["gpus"] = 12;  // above one node of 8 but not a multiple

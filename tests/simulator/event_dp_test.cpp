@@ -3,16 +3,19 @@
 #include "simulator/event_dp.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <regex>
 #include <set>
 
 #include "model/builders.hpp"
+#include "model/error.hpp"
 #include "model/scenario.hpp"
 #include "simulator/trace.hpp"
 #include "tests/simulator/round_machine.hpp"
@@ -299,6 +302,93 @@ TEST(EventDpTest, TraceKeepsTheFirstRanksAndTheSlowest) {
   for (const Span& s : e.timeline) ranks.insert(s.rank);
   EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3, 77}));
   EXPECT_EQ(e.slowest_rank, 77);
+}
+
+TEST(EventDpTest, SymmetricRanksAreSimulatedOnce) {
+  // No jitter, no straggler: one rank stands for all, so the events do not grow with the ranks.
+  // A straggler of slowdown 1e-12 changes no duration (all round to the same nanoseconds) but
+  // forces the rank-by-rank run: both must give identical results.
+  const Predictor p(layers(4), round_machine());
+  const StepPlan plan = p.plan({64, 8}, fp32_adam(), {});
+  EventOptions o;
+  o.steps = 3;
+  const EventResult once = simulate_event(plan, o);
+  o.straggler_rank = 5;
+  o.straggler_slowdown = 1e-12;
+  const EventResult all = simulate_event(plan, o);
+  EXPECT_EQ(once.step_time_s, all.step_time_s);
+  EXPECT_EQ(once.compute_end_s, all.compute_end_s);
+  EXPECT_EQ(once.exposed_comm_s, all.exposed_comm_s);
+  EXPECT_EQ(once.ranks, 64);
+  EXPECT_LT(once.events_processed * 32, all.events_processed);
+  // Its trace still shows every kept rank.
+  o = EventOptions{};
+  o.record_timeline = true;
+  o.timeline_max_ranks = 3;
+  std::set<int> ranks;
+  for (const Span& s : simulate_event(plan, o).timeline) ranks.insert(s.rank);
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2}));
+}
+
+TEST(EventDpTest, InterferenceSlowsKernelsThatOverlapACollective) {
+  // Hand-made plan, 2 ranks: two layers of 1 s forward and 1 s backward, one bucket ready after
+  // layer 1's backward taking 0.5 s, no optimizer. Forward 0-2, backward of layer 1 2-3, the
+  // bucket 3-3.5; layer 0's backward starts at 3 while it runs: 1 s, or 1.2 s with an
+  // interference factor of 1.2 (the whole kernel: the factor applies to kernels that start
+  // during a collective). Step: 4.0 s, 4.2 s.
+  StepPlan plan;
+  plan.gpus = 2;
+  plan.layer_fwd_s = {1.0, 1.0};
+  plan.layer_bwd_s = {1.0, 1.0};
+  PlannedBucket b;
+  b.cost.bytes = 1000;
+  b.collective_s = 0.5;
+  b.ready_layer = 1;
+  plan.buckets = {b};
+  EventOptions o;
+  EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 4.0, 1e-9);
+  o.interference = 1.2;
+  EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 4.2, 1e-9);
+  // A bucket that only starts after the backward overlaps nothing.
+  plan.buckets[0].ready_layer = 0;
+  EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 4.5, 1e-9);
+}
+
+TEST(EventDpTest, PercentilesFromTwoHundredSteps) {
+  const Predictor p(layers(4), round_machine());
+  EventOptions o;
+  o.steps = 200;
+  o.jitter_cv = 0.1;
+  const EventResult e = simulate_event(p.plan({8, 8}, fp32_adam(), {}), o);
+  std::vector<double> sorted = e.step_time_s;
+  std::sort(sorted.begin(), sorted.end());
+  // Nearest rank: p50 is the 100th of 200, p95 the 190th, p99 the 198th.
+  EXPECT_EQ(e.p50_step_time_s, sorted[99]);
+  EXPECT_EQ(e.p95_step_time_s, sorted[189]);
+  EXPECT_EQ(e.p99_step_time_s, sorted[197]);
+  EXPECT_LT(e.p50_step_time_s, e.p95_step_time_s);
+  EXPECT_LT(e.p95_step_time_s, e.p99_step_time_s);
+}
+
+TEST(EventDpTest, UnwritableTracePathNamesThePathAndLeavesNothing) {
+  const Predictor p(layers(2), round_machine());
+  EventOptions o;
+  o.record_timeline = true;
+  const EventResult e = simulate_event(p.plan({2, 8}, fp32_adam(), {}), o);
+  // A path below a regular file cannot be created, even by root.
+  const std::string file =
+      (std::filesystem::temp_directory_path() / ("ddpsim-not-a-dir-" + std::to_string(::getpid())))
+          .string();
+  write_chrome_trace(file, e.timeline);  // writable: a plain file now
+  const std::string bad = file + "/trace.json";
+  try {
+    write_chrome_trace(bad, e.timeline);
+    ADD_FAILURE() << "no error for an unwritable trace path";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find(bad), std::string::npos) << err.what();
+  }
+  EXPECT_TRUE(std::filesystem::is_regular_file(file));  // nothing partial beside or below it
+  std::filesystem::remove(file);
 }
 
 }  // namespace

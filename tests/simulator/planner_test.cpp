@@ -139,6 +139,40 @@ TEST(PlannerTest, ACandidateThatDoesNotFitIsRejectedForMemory) {
   EXPECT_EQ(make_plan(s).rejected.at("memory"), 4u);
 }
 
+TEST(PlannerTest, SearchesStrategiesAndNamesThemOnTheFront) {
+  // Memory just below DDP's need at 8 GPUs: only the sharded strategies fit there, and every
+  // point of the front carries its strategy into the JSON and the table.
+  model::Scenario s = small_scenario();
+  s.plan.gpus = {8};
+  s.plan.strategy = {model::Strategy::kDdp, model::Strategy::kZero3, model::Strategy::kFsdpHybrid};
+  const Predictor probe(s);
+  model::ClusterConfig c = s.cluster;
+  c.gpus = 8;
+  model::ParallelismConfig par;
+  const double ddp = probe.predict(c, s.training, par).memory.total();
+  par.strategy = model::Strategy::kZero3;
+  const double zero3 = probe.predict(c, s.training, par).memory.total();
+  ASSERT_LT(zero3, ddp);
+  s.hardware.gpu.memory_bytes = (zero3 + ddp) / 2 / (1 - s.plan.memory_margin);
+  const PlanResult r = make_plan(s);
+  EXPECT_EQ(r.candidates, 3u);
+  EXPECT_EQ(r.rejected.at("memory"), 1u);
+  ASSERT_TRUE(r.chosen);
+  EXPECT_NE(r.chosen->strategy, model::Strategy::kDdp);
+  const json doc = plan_json(s, r);
+  for (const json& p : doc["plan"]["pareto"]) {
+    EXPECT_TRUE(p["strategy"] == "zero3" || p["strategy"] == "fsdp_hybrid") << p.dump();
+  }
+  EXPECT_NE(plan_table(s, r).find(model::strategy_name(r.chosen->strategy)), std::string::npos);
+  // Below one node HYBRID_SHARD is no candidate, and a warning says so.
+  s.plan.gpus = {2};
+  const PlanResult small = make_plan(s);
+  EXPECT_EQ(small.candidates, 2u);
+  bool warned = false;
+  for (const std::string& w : small.warnings) warned |= w.find("fsdp_hybrid") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
 TEST(PlannerTest, DominanceIsStrictAndDuplicatesKeepTheFirst) {
   model::Scenario s = small_scenario();
   // N = 1 with 2 micro-batches: global batch 2, 1000 (1 + 4) = 5000 steps of ~12.06 ms = ~60.3 s
