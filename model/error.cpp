@@ -34,10 +34,9 @@ InputError::InputError(const std::string& file, const std::string& pointer,
       got_(got) {}
 
 namespace detail {
-void assert_fail(const char* expr, const std::string& msg, std::source_location where) {
-  std::fprintf(stderr, "ddpsim: internal error: %s:%u: %s: assertion `%s` failed: %s\n",
-               where.file_name(), static_cast<unsigned>(where.line()), where.function_name(), expr,
-               msg.c_str());
+void assert_fail(const char* expr, const std::string& msg, SourceLocation where) {
+  std::fprintf(stderr, "ddpsim: internal error: %s:%u: %s: assertion `%s` failed: %s\n", where.file,
+               where.line, where.function, expr, msg.c_str());
   std::abort();
 }
 }  // namespace detail

@@ -10,7 +10,6 @@
 //   DDPSIM_ASSERT(bucket.bytes > 0, "empty bucket");
 #pragma once
 
-#include <source_location>
 #include <stdexcept>
 #include <string>
 
@@ -51,8 +50,19 @@ class UnsupportedError : public Error {
 };
 
 namespace detail {
+/// Where an assertion failed. std::source_location would do, but clang 14 (the fuzzing
+/// compiler) cannot build libstdc++ 12's <source_location>; the builtins work in both compilers.
+struct SourceLocation {
+  const char* file = "";
+  unsigned line = 0;
+  const char* function = "";
+  static SourceLocation current(const char* f = __builtin_FILE(), unsigned l = __builtin_LINE(),
+                                const char* fn = __builtin_FUNCTION()) {
+    return {f, l, fn};
+  }
+};
 [[noreturn]] void assert_fail(const char* expr, const std::string& msg,
-                              std::source_location where = std::source_location::current());
+                              SourceLocation where = SourceLocation::current());
 }  // namespace detail
 
 }  // namespace ddpsim
