@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
   ddpsim::exec::ExecOverrides ov;
   int nproc = 0, steps = 0, batch = 0, accum = 0, warmup = 1;
   double lr = 0, timeout_s = 30, launch_timeout_s = 3600;
-  std::string overlap;
+  std::string overlap, noise = "true";
+  double noise_ema = 0.95;
   app.add_option("scenario", scenario_path, "scenario JSON (model.mlp)")->required();
   app.add_option("--nproc", nproc, "ranks (default: cluster.gpus)")->check(CLI::Range(1, 64));
   app.add_option("--steps", steps, "measured steps (default: simulation.steps)")
@@ -84,6 +85,12 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--loss", loss, "mse | cross_entropy")
       ->check(CLI::IsMember({"mse", "cross_entropy"}));
+  app.add_option("--noise-scale", noise,
+                 "measure the gradient noise scale B_simple (true|false, default true)")
+      ->check(CLI::IsMember({"true", "false"}));
+  app.add_option("--noise-ema", noise_ema,
+                 "EMA factor smoothing the noise-scale estimates (default 0.95)")
+      ->check(CLI::Range(0.0, 0.999999));
   app.add_option("--out", out_path, "results JSON (predict's keys, per-step arrays)");
   app.add_option("--trace", trace_path, "Chrome trace of the measured run (one pid per rank)");
   app.add_option("--dump-params", dump_path, "final parameters of rank 0, raw float32");
@@ -103,6 +110,8 @@ int main(int argc, char** argv) {
   if (!overlap.empty()) ov.overlap = overlap == "true";
   if (lr > 0) ov.lr = lr;
   ov.warmup_steps = warmup;
+  ov.noise_scale = noise == "true";
+  ov.noise_ema_beta = noise_ema;
   ov.loss = loss == "mse" ? ddpsim::exec::Loss::kMse : ddpsim::exec::Loss::kCrossEntropy;
 
   ddpsim::exec::ExecConfig cfg;
@@ -166,6 +175,23 @@ int main(int argc, char** argv) {
           1e3 * res.at("optimizer_time_s").get<double>(), 1e3 * res.at("comm_time_s").get<double>(),
           static_cast<int>(res.at("bucket_count").get<int>()), res.at("loss_first").get<double>(),
           res.at("loss_last").get<double>());
+      const auto& ns = res.at("noise_scale");
+      if (ns.at("estimable").get<bool>() && !ns.at("b_simple").is_null()) {
+        std::printf(
+            "gradient noise scale B_simple %.4g samples (EMA %.3g over %zu steps; B_small %lld, "
+            "B_big %lld); extra all_gather of %d bytes per rank: median %.3f ms/step (%.2f%% of a "
+            "step), norms %.3f ms/step\n",
+            ns.at("b_simple").get<double>(), cfg.noise_ema_beta, ns.at("steps").size(),
+            static_cast<long long>(cfg.rank_batch()), static_cast<long long>(cfg.global_batch()),
+            ns.at("collective").at("bytes_per_rank").get<int>(),
+            1e3 * ns.at("collective").at("median_time_s").get<double>(),
+            100 * ns.at("collective").at("median_fraction_of_step").get<double>(),
+            1e3 * ns.at("norm_median_time_s").get<double>());
+      } else if (cfg.noise_scale) {
+        std::printf("gradient noise scale: not estimable (%s)\n",
+                    ns.contains("reason") ? ns.at("reason").get<std::string>().c_str()
+                                          : "the smoothed |G|^2 estimate is not positive");
+      }
       if (!out_path.empty()) ddpsim::comm::write_file_atomic(out_path, doc.dump(2) + "\n");
       if (!trace_path.empty()) {
         ddpsim::comm::write_file_atomic(

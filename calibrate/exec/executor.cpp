@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <numeric>
 #include <set>
 
+#include "calibrate/exec/noise_scale.hpp"
 #include "model/error.hpp"
 
 namespace ddpsim::exec {
@@ -53,6 +55,47 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// After the step's timed interval: the averaged gradient's squared norm (every rank holds it
+// after DDP's all-reduce; under ZeRO-1 each rank holds one shard of it, and the shards' squares
+// add up), then one all_gather of every rank's float64 norms. Gathered, not all-reduced: the
+// communicator reduces float32 only, and tr(Sigma) comes from the difference |G_small|^2 -
+// |G_big|^2, which float32 sums would round away when the noise is small against the signal;
+// the gather moves the bits unchanged and each rank adds them in double.
+void measure_noise(const ExecConfig& c, comm::Communicator& comm, Mlp& net,
+                   const std::vector<float>& shard_g, double local_sq, Clock::duration norm_time,
+                   StepRecord& sr, RankRecord& rec) {
+  const int n = comm.size();
+  const auto t0 = Clock::now();
+  const double big_part = c.zero1 ? squared_norm(shard_g.data(), shard_g.size())
+                                  : squared_norm(net.grads().data(), net.grads().size());
+  const auto t1 = Clock::now();
+  sr.noise_norm_s = secs(norm_time + (t1 - t0));
+  sr.g_local_sq = local_sq;
+  if (n == 1) {
+    sr.g_small_sq = local_sq;
+    sr.g_big_sq = big_part;
+    return;
+  }
+  const std::size_t per_rank = c.zero1 ? 2 : 1;  // doubles
+  double mine[2] = {local_sq, big_part};
+  std::vector<float> send(2 * per_rank), recv(2 * per_rank * static_cast<std::size_t>(n));
+  std::memcpy(send.data(), mine, per_rank * sizeof(double));
+  comm.all_gather(send.data(), recv.data(), send.size());
+  const auto t2 = Clock::now();
+  std::vector<double> all(per_rank * static_cast<std::size_t>(n));
+  std::memcpy(all.data(), recv.data(), all.size() * sizeof(double));
+  double small_sum = 0, big_sum = 0;
+  for (int r = 0; r < n; ++r) {
+    small_sum += all[static_cast<std::size_t>(r) * per_rank];
+    if (c.zero1) big_sum += all[static_cast<std::size_t>(r) * per_rank + 1];
+  }
+  sr.g_small_sq = small_sum / n;
+  sr.g_big_sq = c.zero1 ? big_sum : big_part;
+  sr.noise_comm_s = secs(t2 - t1);
+  rec.spans.push_back({2, static_cast<int>(rec.steps.size()), "all_gather noise-scale norms", "",
+                       static_cast<std::int64_t>(per_rank * sizeof(double)), ns_of(t1), ns_of(t2)});
 }
 
 }  // namespace
@@ -161,6 +204,12 @@ ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o
   c.warmup_steps = o.warmup_steps;
   c.loss = o.loss;
   c.seed = s.simulation.seed;
+  c.noise_scale = o.noise_scale;
+  c.noise_ema_beta = o.noise_ema_beta;
+  if (!(c.noise_ema_beta >= 0 && c.noise_ema_beta < 1)) {
+    throw Error(
+        fmt::format("the noise-scale EMA factor must be in [0, 1), got {}", c.noise_ema_beta));
+  }
   if (c.per_gpu_batch < 1 || c.grad_accumulation < 1 || c.steps < 1 || c.warmup_steps < 0) {
     refuse("batch, accumulation and steps must be >= 1");
   }
@@ -269,8 +318,8 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
     StepRecord sr;
     const auto t_step = Clock::now();
     sr.start_ns = ns_of(t_step);
-    Clock::duration fwd{0}, bwd{0};
-    double loss_sum = 0;
+    Clock::duration fwd{0}, bwd{0}, noise_norm{0};
+    double loss_sum = 0, local_sq = 0;
     for (int mb = 0; mb < k; ++mb) {
       const bool sync = mb == k - 1;  // no_sync() for the first k-1 micro-batches
       if (sync && !c.zero1) red.prepare();
@@ -294,6 +343,16 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
       fwd += tb0 - tf0;
       t_prev = tb0;
       net.backward(dy.data(), b, /*accumulate=*/mb > 0, [&](int l) {
+        if (sync && c.noise_scale) {
+          // This rank's (accumulated) gradient of layer l, before layer_ready hands it to the
+          // reducer, whose communication thread copies the average back over it.
+          const auto tn = Clock::now();
+          for (int t = net.first_tensor(l); t < net.first_tensor(l) + net.tensors_of_layer(); ++t) {
+            local_sq += squared_norm(net.grads().data() + net.offset(t),
+                                     static_cast<std::size_t>(net.numel(t)));
+          }
+          noise_norm += Clock::now() - tn;
+        }
         if (sync && !c.zero1) red.layer_ready(l);
         const auto t = Clock::now();
         rec.spans.push_back({1, step, fmt::format("bwd fc{}", l), fmt::format("fc{}", l), -1,
@@ -369,6 +428,7 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
       rec.spans.push_back({2, step, fmt::format("allreduce bucket {}", bi), "", bt.bytes,
                            ns_of(bt.start), ns_of(bt.end)});
     }
+    if (c.noise_scale) measure_noise(c, comm, net, shard_g, local_sq, noise_norm, sr, rec);
     rec.steps.push_back(std::move(sr));
   }
   comm.barrier();
@@ -388,12 +448,92 @@ json rank_record_json(const RankRecord& r) {
                      {"exposed_comm_s", s.exposed_comm_s},
                      {"loss", s.loss},
                      {"lr", s.lr},
+                     {"g_local_sq", s.g_local_sq},
+                     {"g_small_sq", s.g_small_sq},
+                     {"g_big_sq", s.g_big_sq},
+                     {"noise_norm_s", s.noise_norm_s},
+                     {"noise_comm_s", s.noise_comm_s},
                      {"buckets", s.buckets}});
   }
   for (const auto& s : r.spans) {
     spans.push_back({s.stream, s.step, s.name, s.layer, s.bytes, s.start_ns, s.end_ns});
   }
   return {{"rank", r.rank}, {"steps", steps}, {"spans", spans}};
+}
+
+json noise_scale_json(const ExecConfig& c, const json& steps) {
+  json out = {{"method",
+               "McCandlish et al. 2018, An Empirical Model of Large-Batch Training "
+               "(arXiv:1812.06162), appendix A.1: unbiased two-batch estimators, B_small = "
+               "samples per rank per step, B_big = global batch"},
+              {"unit", "samples"},
+              {"units",
+               {{"b_small", "samples"},
+                {"b_big", "samples"},
+                {"b_simple", "samples"},
+                {"g_local_sq", "squared L2 norm of dLoss/dparameters"},
+                {"g_small_sq", "squared L2 norm of dLoss/dparameters"},
+                {"g_big_sq", "squared L2 norm of dLoss/dparameters"},
+                {"g_sq", "squared L2 norm of dLoss/dparameters"},
+                {"trace_sigma", "squared L2 norm of dLoss/dparameters x samples"},
+                {"time_s", "seconds"}}},
+              {"b_small", c.rank_batch()},
+              {"b_big", c.global_batch()},
+              {"ema_beta", c.noise_ema_beta}};
+  if (!c.noise_scale) {
+    out["estimable"] = false;
+    out["reason"] = "not measured (--noise-scale false)";
+    return out;
+  }
+  out["estimable"] = c.ranks > 1;
+  if (c.ranks == 1) {
+    out["reason"] =
+        "1 rank: B_big = B_small, and the two-batch estimator needs B_big > B_small (run on 2 or "
+        "more ranks)";
+  }
+  std::optional<NoiseScaleTracker> tracker;
+  if (c.ranks > 1) {
+    tracker.emplace(static_cast<double>(c.rank_batch()), static_cast<double>(c.global_batch()),
+                    c.noise_ema_beta);
+  }
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  json rows = json::array();
+  std::vector<double> comm_s, norm_s, frac;
+  NoiseStep last;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const json& s = steps[i];
+    json row = {{"step", i + 1},
+                {"g_local_sq", s.at("g_local_sq")},
+                {"g_small_sq", s.at("g_small_sq")},
+                {"g_big_sq", s.at("g_big_sq")},
+                {"norm_time_s", s.at("noise_norm_s")},
+                {"collective_time_s", s.at("noise_comm_s")}};
+    if (tracker) {
+      last = tracker->add(s.at("g_small_sq").get<double>(), s.at("g_big_sq").get<double>());
+      row["g_sq"] = last.raw.g_sq;
+      row["trace_sigma"] = last.raw.trace_sigma;
+      row["b_simple"] = opt(last.b_simple_raw);
+      row["g_sq_ema"] = last.ema.g_sq;
+      row["trace_sigma_ema"] = last.ema.trace_sigma;
+      row["b_simple_ema"] = opt(last.b_simple_ema);
+    }
+    if (static_cast<int>(i) >= c.warmup_steps) {
+      comm_s.push_back(s.at("noise_comm_s").get<double>());
+      norm_s.push_back(s.at("noise_norm_s").get<double>());
+      frac.push_back(s.at("noise_comm_s").get<double>() / s.at("step_time_s").get<double>());
+    }
+    rows.push_back(row);
+  }
+  out["b_simple"] = tracker ? opt(last.b_simple_ema) : json(nullptr);
+  out["g_sq_ema"] = tracker ? json(last.ema.g_sq) : json(nullptr);
+  out["trace_sigma_ema"] = tracker ? json(last.ema.trace_sigma) : json(nullptr);
+  out["collective"] = {{"op", c.ranks > 1 ? "all_gather" : "none"},
+                       {"bytes_per_rank", c.ranks > 1 ? (c.zero1 ? 16 : 8) : 0},
+                       {"median_time_s", median(comm_s)},
+                       {"median_fraction_of_step", median(frac)}};
+  out["norm_median_time_s"] = median(norm_s);
+  out["steps"] = rows;
+  return out;
 }
 
 json results_json(const ExecConfig& c, const std::vector<json>& ranks, const json& context) {
@@ -406,6 +546,10 @@ json results_json(const ExecConfig& c, const std::vector<json>& ranks, const jso
   for (std::size_t i = 0; i < steps.size(); ++i) {
     json row = steps[i];
     row.erase("start_ns");
+    for (const char* key :
+         {"g_local_sq", "g_small_sq", "g_big_sq", "noise_norm_s", "noise_comm_s"}) {
+      row.erase(key);  // reported in the noise_scale block
+    }
     row["step"] = i + 1;
     const bool warm = static_cast<int>(i) < c.warmup_steps;
     row["warmup"] = warm;
@@ -447,6 +591,7 @@ json results_json(const ExecConfig& c, const std::vector<json>& ranks, const jso
   res["loss_first"] = steps.front().at("loss");
   res["loss_last"] = steps.back().at("loss");
   res["steps"] = step_rows;
+  res["noise_scale"] = noise_scale_json(c, steps);
   return {{"context", context},
           {"scenario", c.scenario_file},
           {"name", c.scenario_name},

@@ -11,7 +11,9 @@
 // optimizer. Learning rate: training.lr scaled to the global batch (linear/sqrt/none) with its
 // linear warmup, or --lr; default 0.05 for SGD/momentum, 1e-3 for Adam/AdamW.
 //
-// Strategies: ddp, and zero1 (see ExecConfig::zero1).
+// Strategies: ddp, and zero1 (see ExecConfig::zero1). Each step also measures the gradient
+// noise scale B_simple from the per-rank and averaged gradients (ExecConfig::noise_scale,
+// noise_scale.hpp; the results' "noise_scale" block, README.md).
 // Refused up front with the reason (ddpsim::UnsupportedError): models other than "mlp",
 // other sharded strategies, precisions other than fp32, PowerSGD/top-k hooks, sweeps, and runs
 // whose memory (all ranks on this host) exceeds 80% of MemAvailable.
@@ -46,6 +48,8 @@ struct ExecOverrides {
   std::optional<double> lr;
   int warmup_steps = 1;  ///< steps run but left out of the medians (step 1 uses one bucket)
   Loss loss = Loss::kMse;
+  bool noise_scale = true;       ///< measure the gradient noise scale (noise_scale.hpp)
+  double noise_ema_beta = 0.95;  ///< its EMA factor, [0, 1)
 };
 
 struct ExecConfig {
@@ -73,6 +77,16 @@ struct ExecConfig {
   int steps = 5;         ///< measured steps
   int warmup_steps = 1;  ///< extra steps before them
   std::uint64_t seed = 1;
+  /// Gradient noise scale (noise_scale.hpp): each rank's squared gradient norm is taken in the
+  /// backward callback of the synchronising micro-batch (before the reducer can overwrite the
+  /// layer with the average), the averaged gradient's after the step's timed interval, then one
+  /// all_gather of the float64 norms (8 bytes per rank, 16 under ZeRO-1) — also outside the
+  /// timed interval, and timed on its own. The per-rank norm does add to backward_time_s.
+  bool noise_scale = true;
+  double noise_ema_beta = 0.95;
+
+  /// Samples per rank per step (the noise scale's B_small).
+  std::int64_t rank_batch() const { return per_gpu_batch * grad_accumulation; }
 
   std::int64_t global_batch() const { return per_gpu_batch * grad_accumulation * ranks; }
   int total_steps() const { return steps + warmup_steps; }
@@ -100,6 +114,10 @@ struct StepRecord {
   std::int64_t start_ns = 0;
   double step_time_s = 0, forward_time_s = 0, backward_time_s = 0, optimizer_time_s = 0,
          comm_time_s = 0, exposed_comm_s = 0, loss = 0, lr = 0;
+  /// Squared gradient norms: this rank's own gradient (before the all-reduce), their mean over
+  /// the ranks (|G_small|^2) and the averaged gradient's (|G_big|^2); the time spent on the two
+  /// norms and on the all_gather of them, seconds. Zero when noise_scale is off.
+  double g_local_sq = 0, g_small_sq = 0, g_big_sq = 0, noise_norm_s = 0, noise_comm_s = 0;
   nlohmann::json buckets = nlohmann::json::array();  ///< [{bytes, ready_s, start_s, end_s}]
 };
 struct RankRecord {
@@ -117,6 +135,9 @@ nlohmann::json rank_record_json(const RankRecord& r);
 /// The results document from every rank's record (index = rank), `context` added as is.
 nlohmann::json results_json(const ExecConfig& c, const std::vector<nlohmann::json>& ranks,
                             const nlohmann::json& context);
+/// The results' "noise_scale" block (README.md) from rank 0's step records (rank_record_json's
+/// "steps"): per step the squared norms, the raw estimates and their EMAs; B_simple in samples.
+nlohmann::json noise_scale_json(const ExecConfig& c, const nlohmann::json& steps);
 /// Chrome trace text in simulator/trace.hpp's layout (pid = rank, tid 1 compute, tid 2
 /// communication, ts/dur in microseconds with three decimals), time 0 = rank 0's first step.
 std::string chrome_trace_text(const std::vector<nlohmann::json>& ranks,
