@@ -1,0 +1,99 @@
+#include "gui/app/chart_export.hpp"
+
+#include <QChartView>
+#include <QImage>
+#include <QPainter>
+#ifdef DDPSIM_GUI_HAVE_SVG
+#include <QSvgGenerator>
+#endif
+#include <filesystem>
+
+#include "gui/app/timeline_view.hpp"
+#include "simulator/report.hpp"
+
+namespace ddpsim::gui {
+
+namespace {
+
+void renderInto(QWidget* view, QPainter& p, const QRect& target) {
+  if (auto* chart = qobject_cast<QChartView*>(view)) {
+    chart->render(&p, QRectF(target), chart->viewport()->rect());
+  } else if (auto* timeline = qobject_cast<TimelineView*>(view)) {
+    timeline->paintTo(p, target);
+  } else {
+    view->render(&p);
+  }
+}
+
+// Results files are written atomically: to PATH.tmp, then renamed over PATH.
+bool commit(const QString& tmp, const QString& path, QString* error) {
+  std::error_code ec;
+  std::filesystem::rename(tmp.toStdString(), path.toStdString(), ec);
+  if (ec) {
+    std::filesystem::remove(tmp.toStdString(), ec);
+    if (error) *error = QStringLiteral("cannot write %1").arg(path);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool svgExportAvailable() {
+#ifdef DDPSIM_GUI_HAVE_SVG
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool exportView(QWidget* view, const QString& path, QString* error) {
+  const QSize size = view->size();
+  if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
+#ifdef DDPSIM_GUI_HAVE_SVG
+    QSvgGenerator gen;
+    const QString tmp = path + QStringLiteral(".tmp");
+    gen.setFileName(tmp);
+    gen.setSize(size);
+    gen.setViewBox(QRect(QPoint(0, 0), size));
+    gen.setTitle(QStringLiteral("ddpsim"));
+    QPainter p;
+    if (!p.begin(&gen)) {
+      if (error) *error = QStringLiteral("cannot write %1").arg(path);
+      return false;
+    }
+    renderInto(view, p, QRect(QPoint(0, 0), size));
+    p.end();
+    return commit(tmp, path, error);
+#else
+    if (error) *error = QStringLiteral("SVG export is not built (install qt6-svg-dev and rebuild)");
+    return false;
+#endif
+  }
+  QImage image(size * 2, QImage::Format_ARGB32_Premultiplied);
+  image.setDevicePixelRatio(2);
+  image.fill(Qt::white);
+  {
+    QPainter p(&image);
+    p.setRenderHint(QPainter::Antialiasing);
+    renderInto(view, p, QRect(QPoint(0, 0), size));
+  }
+  const QString tmp = path + QStringLiteral(".tmp");
+  if (!image.save(tmp, "PNG")) {
+    if (error) *error = QStringLiteral("cannot write %1").arg(path);
+    return false;
+  }
+  return commit(tmp, path, error);
+}
+
+bool writeTextFile(const QString& path, const QString& text, QString* error) {
+  try {
+    sim::write_file_atomic(path.toStdString(), text.toStdString());
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ddpsim::gui

@@ -1,0 +1,382 @@
+#include "gui/app/charts.hpp"
+
+#include <QAreaSeries>
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QPen>
+#include <QScatterSeries>
+#include <QStackedBarSeries>
+#include <QValueAxis>
+#include <algorithm>
+#include <cmath>
+
+#include "gui/models/series.hpp"
+
+namespace ddpsim::gui {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Colour-blind-safe palette (Okabe-Ito).
+const QColor kBlue(0, 114, 178);
+const QColor kOrange(230, 159, 0);
+const QColor kGreen(0, 158, 115);
+const QColor kVermillion(213, 94, 0);
+const QColor kSky(86, 180, 233);
+const QColor kPurple(204, 121, 167);
+const QColor kYellow(240, 228, 66);
+const QColor kGrey(150, 150, 150);
+
+QString elide(const std::string& s, int n = 140) {
+  QString q = QString::fromStdString(s);
+  return q.size() > n ? q.left(n - 1) + QChar(0x2026) : q;
+}
+
+QLogValueAxis* gpuAxisFor(const SweepResult& r) {
+  auto* x = new QLogValueAxis;
+  x->setBase(2);
+  x->setLabelFormat(QStringLiteral("%g"));
+  x->setTitleText(QStringLiteral("GPUs"));
+  int lo = 1, hi = 2;
+  if (!r.points.empty()) {
+    lo = r.points.front().gpus;
+    hi = std::max(r.points.back().gpus, lo * 2);
+  }
+  x->setRange(lo / 1.25, hi * 1.25);
+  x->setMinorTickCount(0);
+  return x;
+}
+
+QLineSeries* lineOf(const QList<QPointF>& pts, const QString& name, const QColor& c,
+                    Qt::PenStyle style = Qt::SolidLine, qreal width = 2) {
+  auto* s = new QLineSeries;
+  s->setName(name);
+  s->append(pts);
+  QPen pen(c);
+  pen.setWidthF(width);
+  pen.setStyle(style);
+  s->setPen(pen);
+  return s;
+}
+
+void attach(QChart* chart, QAbstractSeries* s, QAbstractAxis* x, QAbstractAxis* y) {
+  chart->addSeries(s);
+  s->attachAxis(x);
+  s->attachAxis(y);
+}
+
+double maxY(const QList<QPointF>& pts) {
+  double m = 0;
+  for (const QPointF& p : pts) m = std::max(m, p.y());
+  return m;
+}
+
+QList<QPointF> positive(const QList<QPointF>& pts) {
+  QList<QPointF> out;
+  for (const QPointF& p : pts) {
+    if (p.y() > 0 && std::isfinite(p.y())) out.append(p);
+  }
+  return out;
+}
+
+QLogValueAxis* logAxis(const QList<QPointF>& a, const QList<QPointF>& b, const QString& title) {
+  double lo = 1e300, hi = 0;
+  for (const auto* l : {&a, &b}) {
+    for (const QPointF& p : *l) {
+      if (p.y() > 0) {
+        lo = std::min(lo, p.y());
+        hi = std::max(hi, p.y());
+      }
+    }
+  }
+  auto* y = new QLogValueAxis;
+  y->setBase(10);
+  y->setLabelFormat(QStringLiteral("%g"));
+  y->setTitleText(title);
+  if (hi > 0) {
+    y->setRange(std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi))));
+  }
+  y->setMinorTickCount(8);
+  return y;
+}
+
+QString firstError(const SweepResult& r) {
+  if (!r.error.empty()) return elide(r.error);
+  for (const StepPoint& p : r.points) {
+    if (!p.ok()) return elide(p.error);
+  }
+  return {};
+}
+
+bool anyOk(const SweepResult& r) {
+  return std::any_of(r.points.begin(), r.points.end(), [](const StepPoint& p) { return p.ok(); });
+}
+
+void setTitle(QChart* chart, const QString& title, const SweepResult& r) {
+  QString t = title;
+  if (!r.name.empty()) t += QStringLiteral(" \u2014 ") + elide(r.name, 80);
+  const QString err = firstError(r);
+  if (!err.isEmpty())
+    t += QStringLiteral("<br><font color=\"#c0392b\">") + err.toHtmlEscaped() +
+         QStringLiteral("</font>");
+  chart->setTitle(t);
+}
+
+void buildStep(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
+  setTitle(chart, QStringLiteral("Step time vs GPUs (%1)").arg(QString::fromStdString(r.strategy)),
+           r);
+  if (!anyOk(r)) return;
+  auto* x = gpuAxisFor(r);
+  auto* y = new QValueAxis;
+  y->setTitleText(QStringLiteral("time per step (ms)"));
+  y->setLabelFormat(QStringLiteral("%.0f"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+
+  struct Part {
+    StepComponent c;
+    const char* name;
+    QColor colour;
+  };
+  const Part parts[] = {{StepComponent::kCompute, "compute (forward + backward)", kBlue},
+                        {StepComponent::kExposedComm, "exposed communication", kOrange},
+                        {StepComponent::kOptimizer, "optimizer", kGreen},
+                        {StepComponent::kOther, "other", kGrey}};
+  QLineSeries* below = nullptr;
+  double top = 0;
+  for (const Part& part : parts) {
+    if (part.c == StepComponent::kOther && maxY(stepSeries(r, part.c)) < 1e-6) continue;
+    auto* upper = new QLineSeries;
+    upper->append(stackedStepSeries(r, part.c));
+    auto* area = new QAreaSeries(upper, below ? lineOf(below->points(), {}, part.colour) : nullptr);
+    upper->setParent(area);
+    if (area->lowerSeries()) area->lowerSeries()->setParent(area);
+    area->setName(QString::fromLatin1(part.name));
+    area->setColor(part.colour);
+    area->setBorderColor(part.colour.darker(120));
+    attach(chart, area, x, y);
+    below = upper;
+    top = std::max(top, maxY(upper->points()));
+  }
+  if (o.pinned && anyOk(*o.pinned)) {
+    const QList<QPointF> pinned = stepTimeSeries(*o.pinned);
+    attach(chart,
+           lineOf(pinned, QStringLiteral("pinned: ") + o.pinnedLabel, Qt::black, Qt::DashLine), x,
+           y);
+    top = std::max(top, maxY(pinned));
+  }
+  if (!o.measured.empty()) {
+    auto* m = new QScatterSeries;
+    m->setName(QStringLiteral("measured (results/validation-*.json)"));
+    m->setColor(kVermillion);
+    m->setMarkerSize(9);
+    for (const MeasuredPoint& p : o.measured) {
+      m->append(p.gpus, 1e3 * p.stepTimeS);
+      top = std::max(top, 1e3 * p.stepTimeS);
+    }
+    attach(chart, m, x, y);
+  }
+  y->setRange(0, top * 1.08);
+  y->applyNiceNumbers();
+}
+
+void buildScaling(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
+  setTitle(chart, QStringLiteral("Scaling efficiency and throughput vs GPUs"), r);
+  if (!anyOk(r)) return;
+  auto* x = gpuAxisFor(r);
+  auto* y = new QValueAxis;
+  y->setTitleText(QStringLiteral("scaling efficiency (%)"));
+  y->setLabelFormat(QStringLiteral("%.0f"));
+  const QList<QPointF> thr = throughputSeries(r);
+  QList<QPointF> pinnedThr;
+  if (o.pinned) pinnedThr = positive(throughputSeries(*o.pinned));
+  auto* y2 = logAxis(positive(thr), pinnedThr, QStringLiteral("throughput (samples/s)"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  chart->addAxis(y2, Qt::AlignRight);
+  const QList<QPointF> weak = weakEfficiencySeries(r);
+  const QList<QPointF> strong = strongEfficiencySeries(r);
+  attach(chart,
+         lineOf(weak, QStringLiteral("weak scaling efficiency (per-GPU batch fixed)"), kBlue), x,
+         y);
+  attach(chart,
+         lineOf(strong, QStringLiteral("strong scaling efficiency (global batch fixed)"), kPurple),
+         x, y);
+  attach(chart, lineOf(positive(thr), QStringLiteral("throughput"), kGreen, Qt::SolidLine, 2.5), x,
+         y2);
+  double top = std::max(maxY(weak), maxY(strong));
+  if (o.pinned && anyOk(*o.pinned)) {
+    const QList<QPointF> pw = weakEfficiencySeries(*o.pinned);
+    attach(chart, lineOf(pw, QStringLiteral("pinned: weak efficiency"), kBlue, Qt::DashLine), x, y);
+    attach(chart, lineOf(pinnedThr, QStringLiteral("pinned: throughput"), kGreen, Qt::DashLine), x,
+           y2);
+    top = std::max(top, maxY(pw));
+  }
+  y->setRange(0, std::max(105.0, top * 1.05));
+}
+
+void buildMemory(QChart* chart, const SweepResult& r, const ChartOverlay&) {
+  QString title = QStringLiteral("Memory per GPU by strategy at %1 GPUs").arg(r.currentGpus);
+  setTitle(chart, title, r);
+  if (!r.error.empty() || r.memory.empty()) return;
+  struct Part {
+    const char* name;
+    double StrategyMemory::*field;
+    QColor colour;
+  };
+  const Part parts[] = {{"parameters", &StrategyMemory::paramsBytes, kBlue},
+                        {"gradients", &StrategyMemory::gradsBytes, kSky},
+                        {"optimizer states", &StrategyMemory::optimizerBytes, kGreen},
+                        {"activations", &StrategyMemory::activationBytes, kOrange},
+                        {"buffers", &StrategyMemory::bufferBytes, kPurple},
+                        {"CUDA context + NCCL", &StrategyMemory::runtimeBytes, kGrey},
+                        {"fragmentation", &StrategyMemory::fragmentationBytes, kYellow}};
+  auto* bars = new QStackedBarSeries;
+  QStringList categories;
+  double top = r.capacityBytes / kGiB;
+  for (const StrategyMemory& m : r.memory) {
+    QString label = QString::fromStdString(m.strategy);
+    if (m.strategy == r.strategy) label += QStringLiteral(" (current)");
+    if (!m.error.empty()) label += QStringLiteral(" (n/a)");
+    categories << label;
+    top = std::max(top, m.totalBytes() / kGiB);
+  }
+  for (const Part& part : parts) {
+    auto* set = new QBarSet(QString::fromLatin1(part.name));
+    set->setColor(part.colour);
+    set->setBorderColor(part.colour.darker(130));
+    for (const StrategyMemory& m : r.memory)
+      set->append(m.error.empty() ? m.*part.field / kGiB : 0);
+    bars->append(set);
+  }
+  bars->setBarWidth(0.6);
+  auto* x = new QBarCategoryAxis;
+  x->append(categories);
+  auto* y = new QValueAxis;
+  y->setTitleText(QStringLiteral("memory per GPU (GiB)"));
+  y->setRange(0, top * 1.1);
+  y->applyNiceNumbers();
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  attach(chart, bars, x, y);
+  // The capacity line spans the whole category axis: a hidden value axis from -0.5 to n - 0.5.
+  auto* xLine = new QValueAxis;
+  xLine->setRange(-0.5, static_cast<double>(r.memory.size()) - 0.5);
+  xLine->setVisible(false);
+  chart->addAxis(xLine, Qt::AlignTop);
+  auto* cap = lineOf({QPointF(-0.5, r.capacityBytes / kGiB),
+                      QPointF(static_cast<double>(r.memory.size()) - 0.5, r.capacityBytes / kGiB)},
+                     QStringLiteral("GPU memory (%1 GiB)").arg(r.capacityBytes / kGiB, 0, 'f', 1),
+                     kVermillion, Qt::DashLine, 2.5);
+  attach(chart, cap, xLine, y);
+}
+
+void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
+  setTitle(chart, QStringLiteral("Time to train and cost vs GPUs, with the planner's Pareto front"),
+           r);
+  if (!anyOk(r)) return;
+  const bool target = !r.plan.byThroughput;
+  const QString timeLabel = timeToTrainLabel(r);
+  const QList<QPointF> time = positive(timeToTrainSeries(r));
+  const QList<QPointF> cost = positive(costSeries(r));
+  QList<QPointF> front, chosen;
+  // Plan metrics are seconds: time to train (charted in hours) or, without a target, step time.
+  const double scale = target ? 1.0 / 3600.0 : 1.0;
+  for (const PlanPointView& p : r.plan.pareto) front.append(QPointF(p.gpus, p.timeMetric * scale));
+  if (r.plan.chosen) chosen.append(QPointF(r.plan.chosen->gpus, r.plan.chosen->timeMetric * scale));
+  QList<QPointF> pinned;
+  if (o.pinned && anyOk(*o.pinned)) pinned = positive(timeToTrainSeries(*o.pinned));
+  auto* x = gpuAxisFor(r);
+  auto* y = logAxis(time, front + pinned, timeLabel);
+  auto* y2 = logAxis(cost, {}, costLabel(r));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  chart->addAxis(y2, Qt::AlignRight);
+  attach(chart, lineOf(time, timeLabel, kBlue), x, y);
+  attach(chart, lineOf(cost, costLabel(r), kGreen), x, y2);
+  if (!pinned.isEmpty()) {
+    attach(chart, lineOf(pinned, QStringLiteral("pinned: ") + timeLabel, kBlue, Qt::DashLine), x,
+           y);
+  }
+  if (!front.isEmpty()) {
+    auto* f = new QScatterSeries;
+    f->setName(QStringLiteral("planner Pareto front (%1 of %2 feasible)")
+                   .arg(r.plan.pareto.size())
+                   .arg(r.plan.feasible));
+    f->setColor(kOrange);
+    f->setMarkerSize(10);
+    f->append(front);
+    attach(chart, f, x, y);
+  }
+  if (!chosen.isEmpty()) {
+    auto* c = new QScatterSeries;
+    c->setName(QStringLiteral("chosen: %1 GPUs x %2 per GPU")
+                   .arg(r.plan.chosen->gpus)
+                   .arg(r.plan.chosen->perGpuBatch));
+    c->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    c->setColor(kVermillion);
+    c->setMarkerSize(15);
+    c->append(chosen);
+    attach(chart, c, x, y);
+  }
+}
+
+}  // namespace
+
+QString chartKindName(ChartKind k) {
+  switch (k) {
+    case ChartKind::kStep:
+      return QStringLiteral("step");
+    case ChartKind::kScaling:
+      return QStringLiteral("scaling");
+    case ChartKind::kMemory:
+      return QStringLiteral("memory");
+    case ChartKind::kCost:
+      return QStringLiteral("cost");
+    case ChartKind::kTimeline:
+      return QStringLiteral("timeline");
+  }
+  return {};
+}
+
+std::optional<ChartKind> chartKindFromName(const QString& name) {
+  for (ChartKind k : {ChartKind::kStep, ChartKind::kScaling, ChartKind::kMemory, ChartKind::kCost,
+                      ChartKind::kTimeline}) {
+    if (chartKindName(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+void clearChart(QChart* chart) {
+  chart->removeAllSeries();
+  for (QAbstractAxis* a : chart->axes()) {
+    chart->removeAxis(a);
+    delete a;
+  }
+}
+
+void buildChart(ChartKind k, QChart* chart, const SweepResult& r, const ChartOverlay& overlay) {
+  clearChart(chart);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  switch (k) {
+    case ChartKind::kStep:
+      buildStep(chart, r, overlay);
+      break;
+    case ChartKind::kScaling:
+      buildScaling(chart, r, overlay);
+      break;
+    case ChartKind::kMemory:
+      buildMemory(chart, r, overlay);
+      break;
+    case ChartKind::kCost:
+      buildCost(chart, r, overlay);
+      break;
+    case ChartKind::kTimeline:
+      break;
+  }
+}
+
+}  // namespace ddpsim::gui

@@ -1,0 +1,80 @@
+// ddpsim-gui [SCENARIO.json] [--screenshot FILE.png [--tab NAME]]: the planner window
+// (scenarios/default.json when no scenario is given and the data folder has one). --screenshot
+// waits for the first redraw, saves the window as the display server shows it (QScreen grab;
+// on the offscreen platform, the widget's own rendering) and exits: scripts/gui-screenshot.sh.
+#include <QApplication>
+#include <QChartView>
+#include <QFileInfo>
+#include <QScreen>
+#include <QTabWidget>
+#include <QTimer>
+#include <cstdio>
+#include <filesystem>
+
+#include "gui/app/main_window.hpp"
+#include "model/paths.hpp"
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("ddpsim-gui"));
+  QApplication::setApplicationVersion(QStringLiteral(DDPSIM_VERSION));
+  QStringList args = QApplication::arguments();
+  args.removeFirst();
+  QString path, screenshot, tab;
+  for (int i = 0; i < args.size(); ++i) {
+    if (args[i] == QStringLiteral("--screenshot") && i + 1 < args.size()) {
+      screenshot = args[++i];
+    } else if (args[i] == QStringLiteral("--tab") && i + 1 < args.size()) {
+      tab = args[++i];
+    } else if (args[i] == QStringLiteral("--help") || args[i] == QStringLiteral("-h")) {
+      std::printf("usage: ddpsim-gui [SCENARIO.json] [--screenshot FILE.png [--tab NAME]]\n");
+      return 0;
+    } else if (!args[i].startsWith(QLatin1Char('-')) && path.isEmpty()) {
+      path = args[i];
+    } else {
+      std::fprintf(stderr,
+                   "ddpsim-gui: unexpected argument '%s' (usage: ddpsim-gui "
+                   "[SCENARIO.json] [--screenshot FILE.png [--tab NAME]])\n",
+                   qPrintable(args[i]));
+      return 2;
+    }
+  }
+  const bool explicitPath = !path.isEmpty();
+  if (path.isEmpty()) {
+    try {
+      const auto def = ddpsim::model::data_dir() / "default.json";
+      if (std::filesystem::exists(def)) path = QString::fromStdString(def.string());
+    } catch (const std::exception&) {
+      // No data folder: start with an empty document.
+    }
+  }
+  ddpsim::gui::MainWindow w;
+  if (!path.isEmpty() && !w.openFile(path) && explicitPath) {
+    std::fprintf(stderr, "ddpsim-gui: %s\n", qPrintable(w.statusText()));
+    return 2;
+  }
+  if (!tab.isEmpty()) {
+    for (int i = 0; i < w.tabs()->count(); ++i) {
+      if (w.tabs()->tabText(i).remove(QLatin1Char('&')).startsWith(tab, Qt::CaseInsensitive)) {
+        w.tabs()->setCurrentIndex(i);
+      }
+    }
+  }
+  w.show();
+  if (!screenshot.isEmpty()) {
+    QObject::connect(&w, &ddpsim::gui::MainWindow::redrawn, &w, [&] {
+      // Let the redraw reach the display before grabbing it.
+      QTimer::singleShot(700, &w, [&] {
+        if (w.runner()->latestGeneration() != w.lastResult()->generation) return;
+        const bool offscreen = QGuiApplication::platformName() == QStringLiteral("offscreen");
+        const QPixmap shot = offscreen ? w.grab() : w.screen()->grabWindow(w.winId());
+        const bool ok = shot.save(screenshot, "PNG");
+        std::printf("ddpsim-gui: %s %s (%dx%d, platform %s)\n", ok ? "wrote" : "cannot write",
+                    qPrintable(screenshot), shot.width(), shot.height(),
+                    qPrintable(QGuiApplication::platformName()));
+        QApplication::exit(ok ? 0 : 1);
+      });
+    });
+  }
+  return app.exec();
+}

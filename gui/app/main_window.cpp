@@ -1,0 +1,350 @@
+#include "gui/app/main_window.hpp"
+
+#include <QAction>
+#include <QChartView>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "gui/app/chart_export.hpp"
+#include "gui/app/scenario_panel.hpp"
+#include "gui/app/timeline_view.hpp"
+
+namespace ddpsim::gui {
+
+namespace {
+
+constexpr ChartKind kChartKinds[] = {ChartKind::kStep, ChartKind::kScaling, ChartKind::kMemory,
+                                     ChartKind::kCost};
+
+const StepPoint* pointAt(const SweepResult& r, int gpus) {
+  for (const StepPoint& p : r.points) {
+    if (p.gpus == gpus && p.ok()) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  m_clock.start();
+  buildUi();
+  buildMenus();
+  connect(&m_doc, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
+  connect(m_panel, &ScenarioPanel::maxGpusChanged, this, &MainWindow::requestSweep);
+  connect(&m_runner, &SweepRunner::finished, this, &MainWindow::applyResult);
+  updateTitle();
+}
+
+MainWindow::~MainWindow() { m_runner.waitForDone(); }
+
+void MainWindow::buildUi() {
+  m_panel = new ScenarioPanel(&m_doc);
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(m_panel);
+  scroll->setWidgetResizable(true);
+  scroll->setMinimumWidth(380);
+  auto* dock = new QDockWidget(tr("Scenario"), this);
+  dock->setObjectName(QStringLiteral("scenarioDock"));
+  dock->setWidget(scroll);
+  dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+  m_tabs = new QTabWidget;
+  const char* titles[] = {"Step time", "Scaling", "Memory", "Time && cost"};
+  for (int i = 0; i < 4; ++i) {
+    auto* chart = new QChart;
+    chart->setAnimationOptions(QChart::NoAnimation);
+    m_views[i] = new QChartView(chart);
+    m_views[i]->setRenderHint(QPainter::Antialiasing);
+    m_views[i]->setObjectName(chartKindName(kChartKinds[i]) + QStringLiteral("Chart"));
+    m_tabs->addTab(m_views[i], tr(titles[i]));
+  }
+  auto* timelinePage = new QWidget;
+  auto* tl = new QVBoxLayout(timelinePage);
+  auto* buttons = new QHBoxLayout;
+  auto* zoomIn = new QPushButton(tr("Zoom in"));
+  auto* zoomOut = new QPushButton(tr("Zoom out"));
+  auto* reset = new QPushButton(tr("Whole step"));
+  buttons->addWidget(zoomIn);
+  buttons->addWidget(zoomOut);
+  buttons->addWidget(reset);
+  buttons->addWidget(new QLabel(tr("wheel: zoom at the cursor; drag: pan; double-click: reset")));
+  buttons->addStretch(1);
+  m_timeline = new TimelineView;
+  m_timeline->setObjectName(QStringLiteral("timeline"));
+  tl->addLayout(buttons);
+  tl->addWidget(m_timeline, 1);
+  connect(zoomIn, &QPushButton::clicked, m_timeline, &TimelineView::zoomIn);
+  connect(zoomOut, &QPushButton::clicked, m_timeline, &TimelineView::zoomOut);
+  connect(reset, &QPushButton::clicked, m_timeline, &TimelineView::resetZoom);
+  m_tabs->addTab(timelinePage, tr("Timeline"));
+
+  m_tableView = new QTableView;
+  m_tableView->setModel(&m_table);
+  m_tableView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_tabs->addTab(m_tableView, tr("Table"));
+
+  auto* comparePage = new QWidget;
+  auto* cl = new QVBoxLayout(comparePage);
+  m_compareLabel =
+      new QLabel(tr("Compare > Pin current scenario, then edit or open another: the "
+                    "charts overlay the pinned one (dashed) and this table lists "
+                    "the differences."));
+  m_compareLabel->setWordWrap(true);
+  m_compare = new QTableWidget(0, 3);
+  m_compare->setObjectName(QStringLiteral("compareTable"));
+  m_compare->setHorizontalHeaderLabels({tr("key / metric"), tr("pinned"), tr("current")});
+  m_compare->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  cl->addWidget(m_compareLabel);
+  cl->addWidget(m_compare, 1);
+  m_tabs->addTab(comparePage, tr("Compare"));
+  setCentralWidget(m_tabs);
+
+  m_status = new QLabel;
+  m_status->setObjectName(QStringLiteral("statusMessage"));
+  m_timing = new QLabel;
+  statusBar()->addWidget(m_status, 1);
+  statusBar()->addPermanentWidget(m_timing);
+  resize(1500, 920);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open scenario…"), QKeySequence::Open, this, [this] {
+    const QString p =
+        QFileDialog::getOpenFileName(this, tr("Open scenario"), {}, tr("JSON (*.json)"));
+    if (!p.isEmpty()) openFile(p);
+  });
+  file->addAction(tr("&Save"), QKeySequence::Save, this, [this] {
+    QString p = m_doc.filePath();
+    if (p.isEmpty())
+      p = QFileDialog::getSaveFileName(this, tr("Save scenario"), {}, tr("JSON (*.json)"));
+    if (!p.isEmpty()) saveFile(p);
+  });
+  file->addAction(tr("Save &as…"), QKeySequence::SaveAs, this, [this] {
+    const QString p = QFileDialog::getSaveFileName(this, tr("Save scenario"), m_doc.filePath(),
+                                                   tr("JSON (*.json)"));
+    if (!p.isEmpty()) saveFile(p);
+  });
+  file->addSeparator();
+  const auto exportCurrent = [this](const QString& suffix) {
+    const int tab = m_tabs->currentIndex();
+    if (tab > 4) {
+      showStatus(tr("choose a chart tab to export"), true);
+      return;
+    }
+    const QString p =
+        QFileDialog::getSaveFileName(this, tr("Export chart"), currentChartFile(suffix),
+                                     suffix.toUpper() + QStringLiteral(" (*.") + suffix + ")");
+    if (!p.isEmpty()) exportChart(tab < 4 ? kChartKinds[tab] : ChartKind::kTimeline, p);
+  };
+  file->addAction(tr("Export chart as &PNG…"), this, [exportCurrent] { exportCurrent("png"); });
+  QAction* svg =
+      file->addAction(tr("Export chart as S&VG…"), this, [exportCurrent] { exportCurrent("svg"); });
+  svg->setEnabled(svgExportAvailable());
+  file->addAction(tr("Export table as &CSV…"), this, [this] {
+    const QString p = QFileDialog::getSaveFileName(this, tr("Export table"),
+                                                   QStringLiteral("sweep.csv"), tr("CSV (*.csv)"));
+    if (!p.isEmpty()) exportTableCsv(p);
+  });
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  QMenu* compare = menuBar()->addMenu(tr("&Compare"));
+  compare->addAction(tr("&Pin current scenario"), this, &MainWindow::pinCurrent);
+  compare->addAction(tr("&Clear pin"), this, &MainWindow::clearPin);
+}
+
+QString MainWindow::currentChartFile(const QString& suffix) const {
+  const int tab = m_tabs->currentIndex();
+  const QString kind = tab < 4 ? chartKindName(kChartKinds[tab]) : QStringLiteral("timeline");
+  return kind + QLatin1Char('.') + suffix;
+}
+
+QChartView* MainWindow::chartView(ChartKind kind) const {
+  for (int i = 0; i < 4; ++i) {
+    if (kChartKinds[i] == kind) return m_views[i];
+  }
+  return nullptr;
+}
+
+QWidget* MainWindow::viewFor(ChartKind kind) const {
+  if (kind == ChartKind::kTimeline) return m_timeline;
+  return chartView(kind);
+}
+
+QString MainWindow::statusText() const { return m_status->text(); }
+
+void MainWindow::showStatus(const QString& text, bool error) {
+  m_status->setText(text);
+  m_status->setStyleSheet(error ? QStringLiteral("color: #c0392b;") : QString());
+}
+
+bool MainWindow::openFile(const QString& path) {
+  QString err;
+  if (!m_doc.load(path, &err)) {
+    showStatus(err, true);
+    return false;
+  }
+  m_panel->setMaxGpus(defaultMaxGpus(m_doc.json()));
+  return true;
+}
+
+bool MainWindow::saveFile(const QString& path) {
+  QString err;
+  if (!m_doc.save(path, &err)) {
+    showStatus(err, true);
+    return false;
+  }
+  showStatus(tr("saved %1").arg(path), false);
+  return true;
+}
+
+bool MainWindow::exportChart(ChartKind kind, const QString& path) {
+  QString err;
+  QWidget* v = viewFor(kind);
+  if (!v->isVisible()) {
+    // A hidden tab has no laid-out size: render at the visible tab's size.
+    v->resize(m_tabs->currentWidget()->size());
+  }
+  if (!exportView(v, path, &err)) {
+    showStatus(err, true);
+    return false;
+  }
+  showStatus(tr("exported %1").arg(path), false);
+  return true;
+}
+
+bool MainWindow::exportTableCsv(const QString& path) {
+  QString err;
+  if (!writeTextFile(path, m_table.toCsv(), &err)) {
+    showStatus(err, true);
+    return false;
+  }
+  showStatus(tr("exported %1").arg(path), false);
+  return true;
+}
+
+void MainWindow::onDocumentChanged() {
+  updateTitle();
+  if (!m_doc.isValid()) {
+    showStatus(m_doc.issueMessage(), true);
+    return;
+  }
+  showStatus(QString(), false);
+  requestSweep();
+}
+
+void MainWindow::requestSweep() {
+  if (!m_doc.isValid()) return;
+  SweepRequest req;
+  req.doc = m_doc.json();
+  req.file = m_doc.anchorPath();
+  req.maxGpus = m_panel->maxGpus();
+  m_requestNs = m_clock.nsecsElapsed();
+  m_runner.request(std::move(req));
+}
+
+void MainWindow::applyResult(const SweepResultPtr& result) {
+  m_result = result;
+  if (m_measuredFor != result->name) {
+    m_measured = readMeasured(defaultResultsDir(), result->name);
+    m_measuredFor = result->name;
+  }
+  ChartOverlay overlay;
+  overlay.pinned = m_pinned;
+  overlay.pinnedLabel = m_pinnedLabel;
+  overlay.measured = m_measured;
+  for (int i = 0; i < 4; ++i) buildChart(kChartKinds[i], m_views[i]->chart(), *result, overlay);
+  m_timeline->setTimeline(result->timeline);
+  m_table.setResult(result);
+  updateCompare();
+  if (!result->error.empty()) showStatus(QString::fromStdString(result->error), true);
+  m_lastRedrawMs = static_cast<double>(m_clock.nsecsElapsed() - m_requestNs) * 1e-6;
+  m_timing->setText(tr("%1 GPU counts: computed in %2 ms, redrawn %3 ms after the edit")
+                        .arg(result->points.size())
+                        .arg(result->computeMs, 0, 'f', 1)
+                        .arg(m_lastRedrawMs, 0, 'f', 1));
+  emit redrawn(m_lastRedrawMs);
+}
+
+void MainWindow::pinCurrent() {
+  if (!m_result) return;
+  m_pinned = m_result;
+  m_pinnedDoc = m_doc.json();
+  m_pinnedLabel = QString::fromStdString(m_result->name.empty() ? "pinned" : m_result->name);
+  if (m_pinnedLabel.size() > 40) m_pinnedLabel = m_pinnedLabel.left(39) + QChar(0x2026);
+  applyResult(m_result);
+}
+
+void MainWindow::clearPin() {
+  m_pinned.reset();
+  m_pinnedDoc = nlohmann::json();
+  if (m_result) applyResult(m_result);
+}
+
+void MainWindow::updateCompare() {
+  m_compare->setRowCount(0);
+  if (!m_pinned || !m_result) return;
+  const auto add = [this](const QString& key, const QString& a, const QString& b) {
+    const int row = m_compare->rowCount();
+    m_compare->insertRow(row);
+    m_compare->setItem(row, 0, new QTableWidgetItem(key));
+    m_compare->setItem(row, 1, new QTableWidgetItem(a));
+    m_compare->setItem(row, 2, new QTableWidgetItem(b));
+  };
+  for (const JsonDifference& d : jsonDiff(m_pinnedDoc, m_doc.json())) {
+    add(QString::fromStdString(d.pointer), QString::fromStdString(d.left),
+        QString::fromStdString(d.right));
+  }
+  const int gpus = m_result->currentGpus;
+  const StepPoint* a = pointAt(*m_pinned, gpus);
+  const StepPoint* b = pointAt(*m_result, gpus);
+  const auto fmt = [](const StepPoint* p, double (*f)(const StepPoint&), int decimals) {
+    return p ? QString::number(f(*p), 'f', decimals) : QStringLiteral("n/a");
+  };
+  add(tr("step time at %1 GPUs (ms)").arg(gpus),
+      fmt(
+          a, [](const StepPoint& p) { return 1e3 * p.stepTimeS; }, 2),
+      fmt(
+          b, [](const StepPoint& p) { return 1e3 * p.stepTimeS; }, 2));
+  add(tr("exposed communication at %1 GPUs (ms)").arg(gpus),
+      fmt(
+          a, [](const StepPoint& p) { return 1e3 * p.exposedCommS; }, 2),
+      fmt(
+          b, [](const StepPoint& p) { return 1e3 * p.exposedCommS; }, 2));
+  add(tr("throughput at %1 GPUs (samples/s)").arg(gpus),
+      fmt(
+          a, [](const StepPoint& p) { return p.throughputSamplesPerS; }, 1),
+      fmt(
+          b, [](const StepPoint& p) { return p.throughputSamplesPerS; }, 1));
+  add(tr("memory per GPU at %1 GPUs (GiB)").arg(gpus),
+      fmt(
+          a, [](const StepPoint& p) { return p.memoryBytes / (1024.0 * 1024 * 1024); }, 2),
+      fmt(
+          b, [](const StepPoint& p) { return p.memoryBytes / (1024.0 * 1024 * 1024); }, 2));
+}
+
+void MainWindow::updateTitle() {
+  QString title = QStringLiteral("ddpsim planner");
+  const nlohmann::json name = m_doc.value(QStringLiteral("/name"));
+  if (name.is_string())
+    title += QStringLiteral(" \u2014 ") + QString::fromStdString(name.get<std::string>());
+  if (!m_doc.filePath().isEmpty())
+    title += QStringLiteral(" [") + QFileInfo(m_doc.filePath()).fileName() + "]";
+  if (m_doc.isModified()) title += QLatin1Char('*');
+  setWindowTitle(title);
+}
+
+}  // namespace ddpsim::gui

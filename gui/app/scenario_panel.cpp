@@ -1,0 +1,515 @@
+#include "gui/app/scenario_panel.hpp"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <cmath>
+#include <filesystem>
+
+#include "gui/models/scenario_document.hpp"
+#include "model/paths.hpp"
+#include "model/scenario.hpp"
+
+namespace ddpsim::gui {
+
+namespace {
+
+using json = nlohmann::json;
+
+QStringList presetNames(const char* sub) {
+  QStringList out;
+  try {
+    const std::filesystem::path dir = model::data_dir() / sub;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.is_regular_file() && e.path().extension() == ".json") {
+        out << QString::fromStdString(e.path().stem().string());
+      }
+    }
+  } catch (const std::exception&) {
+    // No data folder: the preset lists stay empty and files can still be chosen.
+  }
+  out.sort();
+  return out;
+}
+
+QString helpFor(const QString& pointer) {
+  const model::KeySpec* k = model::scenario_keys().find(pointer.toStdString());
+  if (!k) return {};
+  QString h = QString::fromStdString(k->help);
+  if (!k->unit.empty()) h += QStringLiteral(" [") + QString::fromStdString(k->unit) + "]";
+  return pointer + QStringLiteral(": ") + h;
+}
+
+QGroupBox* group(const QString& title, QFormLayout*& form) {
+  auto* box = new QGroupBox(title);
+  form = new QFormLayout(box);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  return box;
+}
+
+template <typename W>
+W* named(W* w, const char* name) {
+  w->setObjectName(QString::fromLatin1(name));
+  return w;
+}
+
+int exponentOf(int gpus) { return static_cast<int>(std::lround(std::log2(std::max(1, gpus)))); }
+
+}  // namespace
+
+ScenarioPanel::ScenarioPanel(ScenarioDocument* document, QWidget* parent)
+    : QWidget(parent), m_doc(document) {
+  build();
+  connect(m_doc, &ScenarioDocument::changed, this, &ScenarioPanel::refresh);
+  refresh();
+}
+
+void ScenarioPanel::bind(const QString& pointer, QWidget* w) {
+  m_fields.insert(pointer, w);
+  w->setProperty("ddpsimPointer", pointer);
+  w->setProperty("ddpsimHelp", helpFor(pointer));
+  w->setToolTip(helpFor(pointer));
+}
+
+QWidget* ScenarioPanel::field(const QString& pointer) const { return m_fields.value(pointer); }
+
+QString ScenarioPanel::fieldPointerFor(const QString& errorPointer) const {
+  QString best;
+  for (auto it = m_fields.constBegin(); it != m_fields.constEnd(); ++it) {
+    const QString& p = it.key();
+    const bool prefix = errorPointer == p || errorPointer.startsWith(p + QLatin1Char('/'));
+    if (prefix && p.size() > best.size()) best = p;
+  }
+  return best;
+}
+
+QString ScenarioPanel::issueText() const { return m_issue->text(); }
+
+int ScenarioPanel::maxGpus() const { return 1 << m_maxGpus->value(); }
+
+void ScenarioPanel::setMaxGpus(int gpus) { m_maxGpus->setValue(exponentOf(gpus)); }
+
+void ScenarioPanel::build() {
+  auto* outer = new QVBoxLayout(this);
+  QFormLayout* f = nullptr;
+
+  // Model.
+  auto* modelBox = group(tr("Model"), f);
+  m_modelLabel = named(new QLabel, "modelLabel");
+  m_modelLabel->setWordWrap(true);
+  f->addRow(tr("current"), m_modelLabel);
+  m_modelPreset = named(new QComboBox, "modelPreset");
+  m_modelPreset->addItem(tr("(not a preset)"));
+  m_modelPreset->addItems(presetNames("models"));
+  f->addRow(tr("zoo preset"), m_modelPreset);
+  auto* hfRow = new QHBoxLayout;
+  m_hfConfig = named(new QLineEdit, "hfConfig");
+  m_hfConfig->setReadOnly(true);
+  auto* hfButton = named(new QPushButton(tr("Open…")), "hfConfigButton");
+  hfRow->addWidget(m_hfConfig);
+  hfRow->addWidget(hfButton);
+  f->addRow(tr("HF config.json"), hfRow);
+  m_mlpWidths = named(new QLineEdit, "mlpWidths");
+  m_mlpWidths->setPlaceholderText(tr("e.g. 1024, 4096, 1024"));
+  f->addRow(tr("MLP widths"), m_mlpWidths);
+  bind("/model", m_modelPreset);
+  bind("/model/preset", m_modelPreset);
+  bind("/model/hf_config", m_hfConfig);
+  bind("/model/mlp", m_mlpWidths);
+  outer->addWidget(modelBox);
+
+  // Hardware.
+  auto* hwBox = group(tr("Hardware"), f);
+  m_hardwarePreset = named(new QComboBox, "hardwarePreset");
+  m_hardwarePreset->addItem(tr("(not a preset)"));
+  m_hardwarePreset->addItems(presetNames("hardware"));
+  f->addRow(tr("system preset"), m_hardwarePreset);
+  auto* profRow = new QHBoxLayout;
+  m_profile = named(new QLineEdit, "profile");
+  m_profile->setReadOnly(true);
+  auto* profButton = named(new QPushButton(tr("Open…")), "profileButton");
+  profRow->addWidget(m_profile);
+  profRow->addWidget(profButton);
+  f->addRow(tr("calibration profile"), profRow);
+  bind("/hardware", m_hardwarePreset);
+  bind("/hardware/preset", m_hardwarePreset);
+  bind("/hardware/profile", m_profile);
+  outer->addWidget(hwBox);
+
+  // Cluster.
+  auto* clusterBox = group(tr("Cluster"), f);
+  m_gpus = named(new QSpinBox, "clusterGpus");
+  m_gpus->setRange(0, 1 << 20);
+  f->addRow(tr("GPUs (memory, timeline)"), m_gpus);
+  m_gpusPerNode = named(new QSpinBox, "gpusPerNode");
+  m_gpusPerNode->setRange(0, 1024);
+  m_gpusPerNode->setSpecialValueText(tr("(system preset)"));
+  f->addRow(tr("GPUs per node"), m_gpusPerNode);
+  auto* maxRow = new QHBoxLayout;
+  m_maxGpus = named(new QSlider(Qt::Horizontal), "maxGpus");
+  m_maxGpus->setRange(0, 12);
+  m_maxGpus->setPageStep(1);
+  m_maxGpus->setTickPosition(QSlider::TicksBelow);
+  m_maxGpusLabel = new QLabel;
+  m_maxGpusLabel->setMinimumWidth(48);
+  maxRow->addWidget(m_maxGpus);
+  maxRow->addWidget(m_maxGpusLabel);
+  f->addRow(tr("max GPUs (sweep)"), maxRow);
+  m_maxGpus->setToolTip(tr("The largest GPU count of the charts' sweep (not saved in the file)"));
+  bind("/cluster/gpus", m_gpus);
+  bind("/cluster/gpus_per_node", m_gpusPerNode);
+  outer->addWidget(clusterBox);
+
+  // Strategy and knobs.
+  auto* parBox = group(tr("Strategy and knobs"), f);
+  m_strategy = named(new QComboBox, "strategy");
+  m_strategy->addItems(
+      {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"});
+  f->addRow(tr("strategy"), m_strategy);
+  auto* bucketRow = new QHBoxLayout;
+  m_bucketCap = named(new QSlider(Qt::Horizontal), "bucketCap");
+  m_bucketCap->setRange(1, 256);
+  m_bucketLabel = new QLabel;
+  m_bucketLabel->setMinimumWidth(80);
+  bucketRow->addWidget(m_bucketCap);
+  bucketRow->addWidget(m_bucketLabel);
+  f->addRow(tr("bucket cap (MiB)"), bucketRow);
+  m_accumulation = named(new QSpinBox, "gradAccumulation");
+  m_accumulation->setRange(0, 4096);
+  f->addRow(tr("grad accumulation"), m_accumulation);
+  m_commHook = named(new QComboBox, "commHook");
+  m_commHook->setEditable(true);
+  m_commHook->addItems({"none", "fp16", "bf16", "powersgd:1", "powersgd:4", "topk:0.01"});
+  m_commHook->setInsertPolicy(QComboBox::NoInsert);
+  f->addRow(tr("comm hook"), m_commHook);
+  m_precision = named(new QComboBox, "precision");
+  m_precision->addItems({"fp32", "amp_bf16", "amp_fp16", "bf16", "fp16"});
+  f->addRow(tr("precision"), m_precision);
+  m_optimizer = named(new QComboBox, "optimizer");
+  m_optimizer->addItems({"sgd", "momentum", "adam", "adamw"});
+  f->addRow(tr("optimizer"), m_optimizer);
+  bind("/parallelism/strategy", m_strategy);
+  bind("/parallelism/bucket_cap_mb", m_bucketCap);
+  bind("/training/grad_accumulation", m_accumulation);
+  bind("/parallelism/comm_hook", m_commHook);
+  bind("/training/precision", m_precision);
+  bind("/training/optimizer", m_optimizer);
+  outer->addWidget(parBox);
+
+  // Training.
+  auto* trainBox = group(tr("Training"), f);
+  m_perGpuBatch = named(new QSpinBox, "perGpuBatch");
+  m_perGpuBatch->setRange(0, 1 << 20);
+  f->addRow(tr("per-GPU batch"), m_perGpuBatch);
+  m_lrRule = named(new QComboBox, "lrRule");
+  m_lrRule->addItems({tr("(no LR rule)"), "linear", "sqrt", "none"});
+  f->addRow(tr("LR rule"), m_lrRule);
+  m_lrBase = named(new QDoubleSpinBox, "lrBase");
+  m_lrBase->setDecimals(6);
+  m_lrBase->setRange(0, 100);
+  m_lrBase->setValue(0.1);
+  f->addRow(tr("base LR"), m_lrBase);
+  m_lrBaseBatch = named(new QSpinBox, "lrBaseBatch");
+  m_lrBaseBatch->setRange(0, 1 << 30);
+  m_lrBaseBatch->setValue(256);
+  f->addRow(tr("at global batch"), m_lrBaseBatch);
+  m_target = named(new QCheckBox(tr("train to a target (critical batch)")), "targetEnabled");
+  f->addRow(m_target);
+  m_bNoise = named(new QDoubleSpinBox, "bNoise");
+  m_bNoise->setRange(0, 1e9);
+  m_bNoise->setDecimals(2);
+  m_bNoise->setValue(1000);
+  f->addRow(tr("B_noise (samples)"), m_bNoise);
+  m_sMin = named(new QDoubleSpinBox, "sMin");
+  m_sMin->setRange(0, 1e12);
+  m_sMin->setDecimals(0);
+  m_sMin->setValue(20000);
+  f->addRow(tr("S_min (steps)"), m_sMin);
+  m_price = named(new QDoubleSpinBox, "gpuHourUsd");
+  m_price->setRange(0, 1000);
+  m_price->setDecimals(2);
+  m_price->setSpecialValueText(tr("(no price)"));
+  f->addRow(tr("USD per GPU-hour"), m_price);
+  bind("/training/per_gpu_batch", m_perGpuBatch);
+  bind("/training/lr", m_lrRule);
+  bind("/training/lr/scaling", m_lrRule);
+  bind("/training/lr/base", m_lrBase);
+  bind("/training/lr/base_batch", m_lrBaseBatch);
+  bind("/training/target", m_target);
+  bind("/training/target/critical_batch/b_noise", m_bNoise);
+  bind("/training/target/critical_batch/s_min", m_sMin);
+  bind("/pricing/gpu_hour_usd", m_price);
+  outer->addWidget(trainBox);
+
+  m_issue = named(new QLabel, "issueLabel");
+  m_issue->setWordWrap(true);
+  m_issue->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_issue->setStyleSheet(QStringLiteral("color: #c0392b;"));
+  outer->addWidget(m_issue);
+  outer->addStretch(1);
+
+  // Edits write into the document; refresh() (on changed) re-reads every field.
+  connect(m_modelPreset, &QComboBox::textActivated, this, &ScenarioPanel::setModelPreset);
+  connect(hfButton, &QPushButton::clicked, this, &ScenarioPanel::chooseHfConfig);
+  connect(m_mlpWidths, &QLineEdit::editingFinished, this, &ScenarioPanel::setMlpWidths);
+  connect(m_hardwarePreset, &QComboBox::textActivated, this, &ScenarioPanel::setHardwarePreset);
+  connect(profButton, &QPushButton::clicked, this, &ScenarioPanel::chooseProfile);
+  connect(m_gpus, &QSpinBox::valueChanged, this,
+          [this](int v) { setNumber("/cluster/gpus", v, true); });
+  connect(m_gpusPerNode, &QSpinBox::valueChanged, this, [this](int v) {
+    if (m_refreshing) return;
+    if (v == 0) {
+      m_doc->removeValue("/cluster/gpus_per_node");
+    } else {
+      setNumber("/cluster/gpus_per_node", v, true);
+    }
+  });
+  connect(m_maxGpus, &QSlider::valueChanged, this, [this](int e) {
+    m_maxGpusLabel->setText(QString::number(1 << e));
+    if (!m_refreshing) emit maxGpusChanged(1 << e);
+  });
+  connect(m_strategy, &QComboBox::textActivated, this,
+          [this](const QString& s) { m_doc->setValue("/parallelism/strategy", s.toStdString()); });
+  connect(m_bucketCap, &QSlider::valueChanged, this, [this](int v) {
+    m_bucketLabel->setText(QStringLiteral("%1 MiB").arg(v));
+    setNumber("/parallelism/bucket_cap_mb", v, true);
+  });
+  connect(m_accumulation, &QSpinBox::valueChanged, this,
+          [this](int v) { setNumber("/training/grad_accumulation", v, true); });
+  connect(m_commHook, &QComboBox::textActivated, this, [this](const QString& s) {
+    if (!m_refreshing) m_doc->setValue("/parallelism/comm_hook", s.trimmed().toStdString());
+  });
+  connect(m_precision, &QComboBox::textActivated, this,
+          [this](const QString& s) { m_doc->setValue("/training/precision", s.toStdString()); });
+  connect(m_optimizer, &QComboBox::textActivated, this,
+          [this](const QString& s) { m_doc->setValue("/training/optimizer", s.toStdString()); });
+  connect(m_perGpuBatch, &QSpinBox::valueChanged, this,
+          [this](int v) { setNumber("/training/per_gpu_batch", v, true); });
+  connect(m_lrRule, &QComboBox::activated, this, &ScenarioPanel::setLrRule);
+  connect(m_lrBase, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    if (m_lrRule->currentIndex() > 0) setNumber("/training/lr/base", v, false);
+  });
+  connect(m_lrBaseBatch, &QSpinBox::valueChanged, this, [this](int v) {
+    if (m_lrRule->currentIndex() > 0) setNumber("/training/lr/base_batch", v, true);
+  });
+  connect(m_target, &QCheckBox::toggled, this, &ScenarioPanel::setTarget);
+  connect(m_bNoise, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    if (m_target->isChecked()) setNumber("/training/target/critical_batch/b_noise", v, false);
+  });
+  connect(m_sMin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    if (m_target->isChecked()) setNumber("/training/target/critical_batch/s_min", v, false);
+  });
+  connect(m_price, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    if (m_refreshing) return;
+    if (v == 0) {
+      m_doc->removeValue("/pricing/gpu_hour_usd");
+      if (m_doc->value("/pricing").is_object() && m_doc->value("/pricing").empty()) {
+        m_doc->removeValue("/pricing");
+      }
+    } else {
+      setNumber("/pricing/gpu_hour_usd", v, false);
+    }
+  });
+  m_maxGpus->setValue(6);
+}
+
+void ScenarioPanel::setNumber(const QString& pointer, double v, bool integer) {
+  if (m_refreshing) return;
+  if (integer) {
+    m_doc->setValue(pointer, static_cast<std::int64_t>(std::llround(v)));
+  } else {
+    m_doc->setValue(pointer, v);
+  }
+}
+
+void ScenarioPanel::setModelPreset(const QString& name) {
+  if (m_refreshing || m_modelPreset->currentIndex() == 0) return;
+  json model = m_doc->value("/model");
+  // Keep seq_len and other keys beside the model source; replace the source itself.
+  if (!model.is_object()) model = json::object();
+  for (const char* k : {"preset", "file", "hf_config", "mlp", "layers"}) model.erase(k);
+  model["preset"] = name.toStdString();
+  m_doc->setValue("/model", model);
+}
+
+void ScenarioPanel::setMlpWidths() {
+  if (m_refreshing) return;
+  json widths = json::array();
+  const QStringList parts =
+      m_mlpWidths->text().split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts);
+  if (parts.isEmpty()) return;
+  for (const QString& p : parts) {
+    bool ok = false;
+    const qlonglong v = p.toLongLong(&ok);
+    if (ok) {
+      widths.push_back(v);
+    } else {
+      widths.push_back(p.toStdString());  // the validator names the bad element
+    }
+  }
+  if (m_doc->value("/model/mlp/widths") == widths) return;
+  m_doc->setValue("/model", json{{"mlp", {{"widths", widths}}}});
+}
+
+QString ScenarioPanel::relativeToScenario(const QString& path) const {
+  if (m_doc->filePath().isEmpty()) return path;
+  return QFileInfo(m_doc->filePath()).absoluteDir().relativeFilePath(path);
+}
+
+void ScenarioPanel::chooseHfConfig() {
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Hugging Face config.json"), {}, tr("JSON (*.json)"));
+  if (path.isEmpty()) return;
+  m_doc->setValue("/model", json{{"hf_config", relativeToScenario(path).toStdString()}});
+}
+
+void ScenarioPanel::setHardwarePreset(const QString& name) {
+  if (m_refreshing || m_hardwarePreset->currentIndex() == 0) return;
+  const json hw = m_doc->value("/hardware");
+  if (hw.is_object() && hw.contains("preset")) {
+    m_doc->setValue("/hardware/preset", name.toStdString());  // keeps the overrides beside it
+  } else {
+    m_doc->setValue("/hardware", json{{"preset", name.toStdString()}});
+  }
+}
+
+void ScenarioPanel::chooseProfile() {
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Calibration profile"), {}, tr("JSON (*.json)"));
+  if (path.isEmpty()) return;
+  m_doc->setValue("/hardware", json{{"profile", relativeToScenario(path).toStdString()}});
+}
+
+void ScenarioPanel::setLrRule() {
+  if (m_refreshing) return;
+  if (m_lrRule->currentIndex() == 0) {
+    m_doc->removeValue("/training/lr");
+    return;
+  }
+  json lr = m_doc->value("/training/lr");
+  if (!lr.is_object()) {
+    lr = json{{"base", m_lrBase->value()}, {"base_batch", m_lrBaseBatch->value()}};
+  }
+  lr["scaling"] = m_lrRule->currentText().toStdString();
+  m_doc->setValue("/training/lr", lr);
+}
+
+void ScenarioPanel::setTarget() {
+  if (m_refreshing) return;
+  if (!m_target->isChecked()) {
+    m_doc->removeValue("/training/target");
+    return;
+  }
+  m_doc->setValue(
+      "/training/target",
+      json{{"critical_batch", {{"b_noise", m_bNoise->value()}, {"s_min", m_sMin->value()}}}});
+}
+
+void ScenarioPanel::refresh() {
+  m_refreshing = true;
+  const json& d = m_doc->json();
+  const auto at = [&](const char* p) {
+    const json::json_pointer ptr(p);
+    return d.contains(ptr) ? d.at(ptr) : json();
+  };
+  const auto setCombo = [](QComboBox* c, const json& v, int fallback) {
+    const int i = v.is_string() ? c->findText(QString::fromStdString(v.get<std::string>())) : -1;
+    c->setCurrentIndex(i >= 0 ? i : fallback);
+  };
+  const auto intOr = [](const json& v, int fallback) {
+    return v.is_number() ? static_cast<int>(v.get<double>()) : fallback;
+  };
+
+  const json model = at("/model");
+  m_modelLabel->setText(model.is_null() ? tr("(none)")
+                                        : QString::fromStdString(model.dump()).left(160));
+  setCombo(m_modelPreset, at("/model/preset"), 0);
+  m_hfConfig->setText(at("/model/hf_config").is_string()
+                          ? QString::fromStdString(at("/model/hf_config").get<std::string>())
+                          : QString());
+  QStringList widths;
+  if (at("/model/mlp/widths").is_array()) {
+    for (const json& w : at("/model/mlp/widths")) {
+      widths << (w.is_string() ? QString::fromStdString(w.get<std::string>())
+                               : QString::fromStdString(w.dump()));
+    }
+  }
+  m_mlpWidths->setText(widths.join(QStringLiteral(", ")));
+  setCombo(m_hardwarePreset, at("/hardware/preset"), 0);
+  m_profile->setText(at("/hardware/profile").is_string()
+                         ? QString::fromStdString(at("/hardware/profile").get<std::string>())
+                         : QString());
+  m_gpus->setValue(intOr(at("/cluster/gpus"), 0));
+  m_gpusPerNode->setValue(intOr(at("/cluster/gpus_per_node"), 0));
+  setCombo(m_strategy, at("/parallelism/strategy"), 0);
+  const json cap = at("/parallelism/bucket_cap_mb");
+  m_bucketCap->setValue(cap.is_number() ? static_cast<int>(std::lround(cap.get<double>())) : 25);
+  m_bucketLabel->setText(cap.is_number() ? QStringLiteral("%1 MiB").arg(cap.get<double>())
+                                         : tr("25 MiB (default)"));
+  m_accumulation->setValue(intOr(at("/training/grad_accumulation"), 1));
+  const json hook = at("/parallelism/comm_hook");
+  m_commHook->setCurrentText(hook.is_string() ? QString::fromStdString(hook.get<std::string>())
+                                              : QStringLiteral("none"));
+  setCombo(m_precision, at("/training/precision"), 0);
+  setCombo(m_optimizer, at("/training/optimizer"), 2);
+  m_perGpuBatch->setValue(intOr(at("/training/per_gpu_batch"), 0));
+  const json lr = at("/training/lr");
+  if (lr.is_object()) {
+    const json s = lr.contains("scaling") ? lr.at("scaling") : json("linear");
+    setCombo(m_lrRule, s, 1);
+    if (lr.contains("base") && lr.at("base").is_number())
+      m_lrBase->setValue(lr.at("base").get<double>());
+    m_lrBaseBatch->setValue(intOr(lr.contains("base_batch") ? lr.at("base_batch") : json(), 0));
+  } else {
+    m_lrRule->setCurrentIndex(0);
+  }
+  const json target = at("/training/target/critical_batch");
+  m_target->setChecked(target.is_object());
+  if (target.is_object()) {
+    if (target.contains("b_noise") && target.at("b_noise").is_number()) {
+      m_bNoise->setValue(target.at("b_noise").get<double>());
+    }
+    if (target.contains("s_min") && target.at("s_min").is_number()) {
+      m_sMin->setValue(target.at("s_min").get<double>());
+    }
+  }
+  const json price = at("/pricing/gpu_hour_usd");
+  m_price->setValue(price.is_number() ? price.get<double>() : 0.0);
+  m_refreshing = false;
+  markIssue();
+}
+
+void ScenarioPanel::markIssue() {
+  for (QWidget* w : m_fields) {
+    w->setStyleSheet({});
+    w->setToolTip(w->property("ddpsimHelp").toString());
+    w->setProperty("ddpsimError", QVariant());
+  }
+  if (m_doc->isValid()) {
+    m_issue->clear();
+    return;
+  }
+  const QString message = m_doc->issueMessage();
+  m_issue->setText(message);
+  const QString pointer = fieldPointerFor(m_doc->issuePointer());
+  if (QWidget* w = m_fields.value(pointer)) {
+    w->setStyleSheet(QStringLiteral("border: 2px solid #c0392b;"));
+    w->setToolTip(message);
+    w->setProperty("ddpsimError", message);
+  }
+}
+
+}  // namespace ddpsim::gui

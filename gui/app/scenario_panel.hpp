@@ -1,0 +1,94 @@
+// scenario_panel.hpp: the form that edits a ScenarioDocument. Every field is bound to one JSON
+// pointer; editing a field writes that value into the document (which revalidates), and a
+// validation problem is shown at the field whose pointer is the longest prefix of the error's
+// pointer (red frame, the validator's one-line message as tooltip) and under the form.
+//
+//   ScenarioPanel panel(&document);
+//   panel.field("/training/per_gpu_batch");   // the QSpinBox bound to that key
+#pragma once
+
+#include <QMap>
+#include <QWidget>
+
+class QComboBox;
+class QSpinBox;
+class QDoubleSpinBox;
+class QSlider;
+class QLineEdit;
+class QLabel;
+class QCheckBox;
+
+namespace ddpsim::gui {
+
+class ScenarioDocument;
+
+class ScenarioPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ScenarioPanel(ScenarioDocument* document, QWidget* parent = nullptr);
+
+  /// The largest GPU count of the sweep (a view setting, not saved in the scenario).
+  int maxGpus() const;
+  void setMaxGpus(int gpus);
+  /// The widget bound to exactly `pointer`, or null.
+  QWidget* field(const QString& pointer) const;
+  /// The registered pointer that is the longest prefix of `errorPointer` ("" if none).
+  QString fieldPointerFor(const QString& errorPointer) const;
+  /// The message under the form ("" when the document is valid).
+  QString issueText() const;
+
+ public slots:
+  /// Re-reads every field from the document and re-marks the validation problem.
+  void refresh();
+
+ signals:
+  void maxGpusChanged(int gpus);
+
+ private:
+  void build();
+  void bind(const QString& pointer, QWidget* w);
+  void markIssue();
+  void setNumber(const QString& pointer, double v, bool integer);
+  void setModelPreset(const QString& name);
+  void setHardwarePreset(const QString& name);
+  void setMlpWidths();
+  void chooseHfConfig();
+  void chooseProfile();
+  void setLrRule();
+  void setTarget();
+  QString relativeToScenario(const QString& path) const;
+
+  ScenarioDocument* m_doc;
+  QMap<QString, QWidget*> m_fields;
+  bool m_refreshing = false;
+
+  QLabel* m_modelLabel = nullptr;
+  QComboBox* m_modelPreset = nullptr;
+  QLineEdit* m_hfConfig = nullptr;
+  QLineEdit* m_mlpWidths = nullptr;
+  QComboBox* m_hardwarePreset = nullptr;
+  QLineEdit* m_profile = nullptr;
+  QSpinBox* m_gpus = nullptr;
+  QSpinBox* m_gpusPerNode = nullptr;
+  QSlider* m_maxGpus = nullptr;
+  QLabel* m_maxGpusLabel = nullptr;
+  QComboBox* m_strategy = nullptr;
+  QSlider* m_bucketCap = nullptr;
+  QLabel* m_bucketLabel = nullptr;
+  QSpinBox* m_accumulation = nullptr;
+  QComboBox* m_commHook = nullptr;
+  QComboBox* m_precision = nullptr;
+  QComboBox* m_optimizer = nullptr;
+  QSpinBox* m_perGpuBatch = nullptr;
+  QComboBox* m_lrRule = nullptr;
+  QDoubleSpinBox* m_lrBase = nullptr;
+  QSpinBox* m_lrBaseBatch = nullptr;
+  QCheckBox* m_target = nullptr;
+  QDoubleSpinBox* m_bNoise = nullptr;
+  QDoubleSpinBox* m_sMin = nullptr;
+  QDoubleSpinBox* m_price = nullptr;
+  QLabel* m_issue = nullptr;
+};
+
+}  // namespace ddpsim::gui

@@ -1,0 +1,56 @@
+// timeline_view.hpp: one simulated step per rank lane (compute: forward and backward layers,
+// optimizer; communication: each bucket's collective), from the event simulator. Zoom with the
+// mouse wheel (around the cursor) or zoomIn()/zoomOut(), pan by dragging, double-click resets.
+//
+//   TimelineView v;
+//   v.setTimeline(result.timeline);
+//   v.setVisibleRange(0.0, 0.010);   // seconds from the step start
+#pragma once
+
+#include <QWidget>
+
+#include "gui/models/sweep_engine.hpp"
+
+namespace ddpsim::gui {
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit TimelineView(QWidget* parent = nullptr);
+
+  void setTimeline(const TimelineData& timeline);
+  const ddpsim::gui::TimelineData& timeline() const { return m_timeline; }
+  /// The visible time window in seconds; the full step after setTimeline() or resetZoom().
+  double visibleStart() const { return m_start; }
+  double visibleEnd() const { return m_end; }
+  void setVisibleRange(double startS, double endS);
+  /// Paints the view into `rect` of any painter (PNG and SVG export use this).
+  void paintTo(QPainter& p, const QRect& rect) const;
+
+  QSize sizeHint() const override { return {900, 420}; }
+
+ public slots:
+  void zoomIn();
+  void zoomOut();
+  void resetZoom();
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+
+ private:
+  void zoomAround(double centreS, double factor);
+  double fullEnd() const;
+
+  TimelineData m_timeline;
+  double m_start = 0;
+  double m_end = 1;
+  int m_dragX = -1;
+  double m_dragStart = 0;
+};
+
+}  // namespace ddpsim::gui

@@ -1,0 +1,84 @@
+// scenario_document.hpp: the scenario being edited, held as its JSON document.
+//
+// The document is the source of truth: widgets write values at JSON pointers, the document is
+// validated by the project's own parser (model::parse_scenario, the same code the CLI runs), and
+// the one-line ddpsim::InputError message is kept with its JSON pointer so the window can mark
+// the field. Load and save read and write the files the CLI reads; saving an unedited document
+// gives the same JSON value that was loaded (keys and values untouched, 2-space indent).
+//
+//   ScenarioDocument doc;
+//   QString err;
+//   if (!doc.load("scenarios/default.json", &err)) ...;
+//   doc.setValue("/parallelism/bucket_cap_mb", 50);   // emits changed(), revalidates
+//   if (!doc.isValid()) qDebug() << doc.issuePointer() << doc.issueMessage();
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace ddpsim::gui {
+
+/// One changed leaf between two documents (see jsonDiff).
+struct JsonDifference {
+  std::string pointer;  ///< RFC 6901 pointer of the leaf ("/cluster/gpus")
+  std::string left;     ///< the value in the first document, compact JSON; "(absent)" if none
+  std::string right;
+};
+
+/// Leaves that differ between `left` and `right` (objects are walked key by key; arrays and
+/// scalars compare as whole values), in key order. Equal documents give an empty list.
+std::vector<JsonDifference> jsonDiff(const nlohmann::json& left, const nlohmann::json& right);
+
+class ScenarioDocument : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit ScenarioDocument(QObject* parent = nullptr);
+
+  /// Reads `path` (strict JSON). On a syntax or I/O error returns false with the one-line
+  /// message in *error and keeps the previous document. A document that parses but does not
+  /// validate is loaded (so the fields can show it) and isValid() is false.
+  bool load(const QString& path, QString* error);
+  /// Writes the document atomically (temp file + rename), 2-space indented with a final newline.
+  bool save(const QString& path, QString* error);
+  /// Replaces the document; `path` names it in messages and anchors relative file references.
+  void setDocument(const nlohmann::json& doc, const QString& path);
+
+  const nlohmann::json& json() const { return m_doc; }
+  QString filePath() const { return m_path; }
+  /// The path used for validation messages and relative references (filePath() or a name in
+  /// the working directory for an unsaved document).
+  std::string anchorPath() const;
+
+  /// The value at `pointer`, or null when absent.
+  nlohmann::json value(const QString& pointer) const;
+  /// Sets the value at `pointer`, creating objects on the way; emits changed() when it differs.
+  void setValue(const QString& pointer, const nlohmann::json& value);
+  /// Removes the key at `pointer` if present; emits changed() when something was removed.
+  void removeValue(const QString& pointer);
+
+  bool isValid() const { return m_valid; }
+  bool isModified() const { return m_modified; }
+  /// JSON pointer of the validation problem ("" when valid or when the error names none).
+  QString issuePointer() const { return m_issuePointer; }
+  /// The validator's one-line message ("FILE: /pointer: expected ..., got ...").
+  QString issueMessage() const { return m_issueMessage; }
+
+ signals:
+  /// The document changed (after an edit, a load or setDocument); validation is already done.
+  void changed();
+
+ private:
+  void revalidate();
+
+  nlohmann::json m_doc = nlohmann::json::object();
+  QString m_path;
+  bool m_valid = false;
+  bool m_modified = false;
+  QString m_issuePointer;
+  QString m_issueMessage;
+};
+
+}  // namespace ddpsim::gui

@@ -1,0 +1,36 @@
+// series.hpp: the (x, y) series the charts draw, taken from a SweepResult (Qt Core only, so the
+// tests check exactly what the window and ddpsim-plot draw). x is GPUs; y units are in the names.
+//
+//   QList<QPointF> exposed = stepSeries(result, StepComponent::kExposedComm);  // ms, stacked
+#pragma once
+
+#include <QList>
+#include <QPointF>
+
+#include "gui/models/sweep_engine.hpp"
+
+namespace ddpsim::gui {
+
+enum class StepComponent { kCompute, kExposedComm, kOptimizer, kOther };
+
+/// Milliseconds of one component per GPU count, for the points that were predicted.
+QList<QPointF> stepSeries(const SweepResult& r, StepComponent c);
+/// Cumulative milliseconds up to and including `c` (compute, + exposed, + optimizer, + other):
+/// the upper edge of the stacked area of `c`.
+QList<QPointF> stackedStepSeries(const SweepResult& r, StepComponent c);
+/// Step time in milliseconds.
+QList<QPointF> stepTimeSeries(const SweepResult& r);
+/// Scaling efficiency in percent (weak: per-GPU throughput at N over that at 1 at a fixed
+/// per-GPU batch; strong: T_1 / (N T_N) at a fixed global batch).
+QList<QPointF> weakEfficiencySeries(const SweepResult& r);
+QList<QPointF> strongEfficiencySeries(const SweepResult& r);
+QList<QPointF> throughputSeries(const SweepResult& r);  ///< samples/s
+/// Time to train in hours when the scenario has a target, else step time in seconds.
+QList<QPointF> timeToTrainSeries(const SweepResult& r);
+/// Cost in USD when priced and targeted, else GPU-hours (or GPU-hours per 1,000 steps).
+QList<QPointF> costSeries(const SweepResult& r);
+/// What timeToTrainSeries and costSeries hold, for axis titles.
+QString timeToTrainLabel(const SweepResult& r);
+QString costLabel(const SweepResult& r);
+
+}  // namespace ddpsim::gui

@@ -1,0 +1,171 @@
+// sweep_engine.hpp: everything the charts show, computed from one scenario document.
+//
+// computeSweep() predicts the scenario at every GPU count of gpuAxis() with ONE analytic
+// Predictor (its caches make a 64-point sweep take milliseconds), and, at the scenario's own
+// cluster.gpus: the memory per GPU of every strategy, the planner's Pareto front and the event
+// simulator's timeline of one step. Every point and view catches ddpsim::Error on its own and
+// keeps the message, so a strategy or engine this build does not model shows its message
+// instead of failing the sweep (memory falls back to simulator/memory.hpp's estimate, which
+// covers every strategy). No Qt here: the window, ddpsim-plot and the tests share it.
+//
+//   SweepRequest req;
+//   req.doc = model::read_json_file("scenarios/default.json");
+//   req.file = "scenarios/default.json";
+//   req.maxGpus = 512;
+//   SweepResult r = computeSweep(req);   // r.points[i].stepTimeS, r.memory, r.plan, ...
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simulator/analytic.hpp"
+
+namespace ddpsim::gui {
+
+/// One GPU count of the sweep. Times in seconds, memory in bytes.
+struct StepPoint {
+  int gpus = 1;
+  int nodes = 1;
+  std::int64_t globalBatch = 0;
+  std::string error;  ///< non-empty: this point could not be predicted (the message)
+  double stepTimeS = 0;
+  double computeS = 0;      ///< forward + backward, all micro-batches
+  double exposedCommS = 0;  ///< communication not hidden behind the backward
+  double optimizerS = 0;
+  double otherS = 0;  ///< step - (compute + exposed + optimizer), >= 0
+  double commS = 0;   ///< all collectives, hidden or not
+  double throughputSamplesPerS = 0;
+  double weakEfficiency = 0;
+  double strongEfficiency = 0;
+  double memoryBytes = 0;
+  bool fitsInMemory = true;
+  std::optional<double> timeToTrainS;
+  std::optional<double> gpuHours;
+  std::optional<double> costUsd;
+  double gpuHoursPer1000Steps = 0;
+  bool ok() const { return error.empty(); }
+};
+
+/// Memory per GPU of one strategy at the scenario's cluster.gpus, bytes per component.
+struct StrategyMemory {
+  std::string strategy;  ///< "ddp", "zero1", ...
+  std::string error;     ///< non-empty: no estimate (the message)
+  std::string source;    ///< "predictor" or "memory model" (the step is not modelled yet)
+  double paramsBytes = 0, gradsBytes = 0, optimizerBytes = 0, activationBytes = 0, bufferBytes = 0,
+         runtimeBytes = 0, fragmentationBytes = 0;
+  double totalBytes() const {
+    return paramsBytes + gradsBytes + optimizerBytes + activationBytes + bufferBytes +
+           runtimeBytes + fragmentationBytes;
+  }
+};
+
+struct PlanPointView {
+  int gpus = 1;
+  std::int64_t perGpuBatch = 1;
+  std::int64_t globalBatch = 1;
+  double timeMetric = 0;      ///< time to train (s), or step time (s) when planning by throughput
+  double gpuHoursMetric = 0;  ///< GPU-hours, or GPU-hours per 1,000 steps
+  std::optional<double> costUsd;
+};
+
+struct PlanView {
+  std::string error;  ///< non-empty: the planner failed (the message)
+  bool byThroughput = false;
+  std::size_t candidates = 0, feasible = 0;
+  std::vector<PlanPointView> pareto;
+  std::optional<PlanPointView> chosen;
+  std::string noneFeasibleReason;
+};
+
+/// One busy interval on a lane of the timeline (times in seconds from the step start).
+struct TimelineSpan {
+  int lane = 0;  ///< 2 * rank_index + (0 compute, 1 communication)
+  double startS = 0, endS = 0;
+  std::string name;  ///< "fwd h.3", "allreduce bucket 2", "optimizer", ...
+  enum class Kind { kForward, kBackward, kOptimizer, kCollective, kOther } kind = Kind::kOther;
+  int bucket = -1;  ///< bucket index for collectives (colour), else -1
+};
+
+struct TimelineData {
+  std::string error;
+  int gpus = 1;
+  std::vector<int> ranks;  ///< the ranks shown, lanes 2i (compute) and 2i+1 (communication)
+  double stepTimeS = 0;
+  std::vector<TimelineSpan> spans;
+};
+
+/// A measured step time (results/validation-*.json).
+struct MeasuredPoint {
+  int gpus = 1;
+  double stepTimeS = 0;
+  std::string source;  ///< file name
+};
+
+struct SweepRequest {
+  nlohmann::json doc;  ///< the scenario document (validated or not)
+  std::string file;    ///< its path: names it in errors, anchors relative references
+  int maxGpus = 64;    ///< the largest GPU count of the sweep
+  int maxPoints = 64;  ///< at most this many GPU counts
+  bool withMemory = true;
+  bool withPlan = true;
+  bool withTimeline = true;
+  int timelineRanks = 4;  ///< ranks drawn on the timeline (plus the slowest one)
+  std::uint64_t generation = 0;
+};
+
+struct SweepResult {
+  std::uint64_t generation = 0;
+  std::string error;  ///< non-empty: the scenario itself is invalid (nothing else is filled)
+  std::string name;
+  std::string strategy;
+  int currentGpus = 1;       ///< the scenario's cluster.gpus (memory, timeline)
+  double capacityBytes = 0;  ///< memory of one GPU
+  std::vector<StepPoint> points;
+  std::vector<StrategyMemory> memory;
+  PlanView plan;
+  TimelineData timeline;
+  double computeMs = 0;  ///< wall time of computeSweep
+};
+
+/// GPU counts of a sweep up to `maxGpus`: the powers of two below gpus_per_node, then multiples
+/// of gpus_per_node (every one when they fit in `maxPoints`, else a geometric selection that
+/// keeps the first and the last), in increasing order. maxGpus below 1 gives {1}.
+std::vector<int> gpuAxis(int maxGpus, int gpusPerNode, int maxPoints = 64);
+
+/// The sweep's default upper end for a document: the largest cluster.gpus of its sweep or plan
+/// section, else max(64, cluster.gpus).
+int defaultMaxGpus(const nlohmann::json& doc);
+
+/// Caches the Predictor between calls for an unchanged model + hardware (+ file). Thread-safe:
+/// one computation holds it at a time.
+class PredictorCache {
+ public:
+  std::shared_ptr<const sim::Predictor> get(const model::Scenario& s, const std::string& key);
+
+ private:
+  std::mutex mutex_;
+  std::string key_;
+  std::shared_ptr<const sim::Predictor> predictor_;
+};
+
+/// Computes every view for `req` (see the file comment). Never throws for bad input: a document
+/// that does not validate gives a result with `error` set.
+SweepResult computeSweep(const SweepRequest& req, PredictorCache* cache = nullptr);
+
+/// Measured step times from every results/validation-*.json in `resultsDir`: each JSON object
+/// with a numeric "gpus" and a numeric "step_time_s" inside a "measured" object (or a
+/// "measured_step_time_s"), else a numeric "step_time_s" of its own when no "measured" or
+/// "predicted" key names it otherwise. Files that do not parse are skipped; `scenarioName`,
+/// when the file names a scenario ("scenario": {"name"} or "scenario_name"), must match it.
+std::vector<MeasuredPoint> readMeasured(const std::string& resultsDir,
+                                        const std::string& scenarioName);
+
+/// The results/ folder beside the scenarios/ data folder (model::data_dir()), or "" if none.
+std::string defaultResultsDir();
+
+}  // namespace ddpsim::gui

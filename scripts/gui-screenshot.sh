@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Regenerates results/gui/: the main window for scenarios/default.json under Xvfb (a real X
+# server; falls back to Qt's offscreen platform when xvfb-run is missing or fails, and says so)
+# and every chart from ddpsim-plot (headless), as PNG plus one SVG.
+#   scripts/gui-screenshot.sh [BUILD_DIR]        (default: build)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+bin="$build/simulator"
+out="$root/results/gui"
+for tool in ddpsim-gui ddpsim-plot; do
+  [[ -x "$bin/$tool" ]] || { echo "gui-screenshot: $bin/$tool not built (cmake --build $build --target $tool)" >&2; exit 2; }
+done
+mkdir -p "$out"
+
+shot="$out/main-window.png"
+if command -v xvfb-run >/dev/null &&
+   xvfb-run -a -s "-screen 0 1600x1000x24" "$bin/ddpsim-gui" "$root/scenarios/default.json" \
+     --screenshot "$shot"; then
+  echo "gui-screenshot: main window grabbed from Xvfb"
+else
+  echo "gui-screenshot: Xvfb unavailable or failed; grabbing with QT_QPA_PLATFORM=offscreen"
+  QT_QPA_PLATFORM=offscreen "$bin/ddpsim-gui" "$root/scenarios/default.json" --screenshot "$shot"
+fi
+
+scenario="$root/scenarios/default.json"
+for chart in step scaling memory timeline; do
+  "$bin/ddpsim-plot" "$scenario" --chart "$chart" --out "$out/$chart.png"
+done
+"$bin/ddpsim-plot" "$root/scenarios/examples/plan-gpt2-xl.json" --chart cost --out "$out/cost.png"
+"$bin/ddpsim-plot" "$scenario" --chart step --out "$out/step.svg"
+ls -l "$out"

@@ -1,0 +1,313 @@
+// QTest of the Qt-Core models library: the document (validation at the field's pointer, exact
+// round trip), the sweep engine against the simulator it wraps, the background runner's
+// latest-wins rule, the chart series and the CSV table, and the measured-points reader.
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+
+#include "gui/models/results_table_model.hpp"
+#include "gui/models/scenario_document.hpp"
+#include "gui/models/series.hpp"
+#include "gui/models/sweep_engine.hpp"
+#include "gui/models/sweep_runner.hpp"
+#include "model/scenario.hpp"
+#include "simulator/analytic.hpp"
+#include "simulator/memory.hpp"
+
+using namespace ddpsim::gui;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kScenarios = DDPSIM_SCENARIO_DIR;
+
+SweepRequest defaultRequest(int maxGpus = 64) {
+  SweepRequest r;
+  r.file = kScenarios + "/default.json";
+  r.doc = ddpsim::model::read_json_file(r.file);
+  r.maxGpus = maxGpus;
+  return r;
+}
+
+void writeFile(const QString& path, const std::string& text) {
+  std::ofstream(path.toStdString()) << text;
+}
+
+}  // namespace
+
+class ModelsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void gpuAxisListsEveryNodeCountWhenItFits() {
+    // 64 GPUs of 8 per node: 1, 2, 4 (part of a node), then 8, 16, ..., 64 (1 to 8 nodes).
+    const std::vector<int> expected = {1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64};
+    QCOMPARE(gpuAxis(64, 8), expected);
+    QCOMPARE(gpuAxis(4, 8), (std::vector<int>{1, 2, 4}));
+    QCOMPARE(gpuAxis(6, 8), (std::vector<int>{1, 2, 4, 6}));
+  }
+
+  void gpuAxisThinsGeometricallyToMaxPoints() {
+    const std::vector<int> a = gpuAxis(4096, 8, 64);
+    QVERIFY(a.size() <= 64);
+    QCOMPARE(a.front(), 1);
+    QCOMPARE(a.back(), 4096);
+    for (std::size_t i = 1; i < a.size(); ++i) {
+      QVERIFY(a[i] > a[i - 1]);
+      if (a[i] >= 8) QCOMPARE(a[i] % 8, 0);  // every count above a node is whole nodes
+    }
+  }
+
+  void defaultMaxGpusFollowsTheSweep() {
+    QCOMPARE(defaultMaxGpus(ddpsim::model::read_json_file(kScenarios + "/default.json")), 1024);
+    QCOMPARE(defaultMaxGpus(json{{"cluster", {{"gpus", 32}}}}), 64);
+    QCOMPARE(defaultMaxGpus(json{{"cluster", {{"gpus", 256}}}}), 256);
+  }
+
+  void roundTripIsExactForEveryShippedScenario() {
+    QTemporaryDir tmp;
+    QStringList files = {QString::fromStdString(kScenarios + "/default.json")};
+    for (const auto& e : std::filesystem::directory_iterator(kScenarios + "/examples")) {
+      if (e.is_regular_file() && e.path().extension() == ".json") {
+        files << QString::fromStdString(e.path().string());
+      }
+    }
+    for (const QString& f : files) {
+      ScenarioDocument doc;
+      QString err;
+      QVERIFY2(doc.load(f, &err), qPrintable(err));
+      const QString out = tmp.filePath(QStringLiteral("out.json"));
+      QVERIFY2(doc.save(out, &err), qPrintable(err));
+      QCOMPARE(ddpsim::model::read_json_file(out.toStdString()),
+               ddpsim::model::read_json_file(f.toStdString()));
+    }
+  }
+
+  void validationNamesThePointer() {
+    ScenarioDocument doc;
+    QString err;
+    QVERIFY(doc.load(QString::fromStdString(kScenarios + "/default.json"), &err));
+    QVERIFY(doc.isValid());
+    QSignalSpy changed(&doc, &ScenarioDocument::changed);
+    doc.setValue("/training/per_gpu_batch", 0);
+    QCOMPARE(changed.count(), 1);
+    QVERIFY(!doc.isValid());
+    QCOMPARE(doc.issuePointer(), QStringLiteral("/training/per_gpu_batch"));
+    QVERIFY(doc.issueMessage().contains(QStringLiteral("/training/per_gpu_batch")));
+    QVERIFY(doc.issueMessage().contains(QStringLiteral("default.json")));
+    doc.setValue("/training/per_gpu_batch", 4);
+    QVERIFY(doc.isValid());
+    QVERIFY(doc.isModified());
+    // Setting an equal value is not a change.
+    doc.setValue("/training/per_gpu_batch", 4);
+    QCOMPARE(changed.count(), 2);
+    // Nested keys are created on the way and removed again.
+    doc.setValue("/pricing/gpu_hour_usd", 2.5);
+    QCOMPARE(doc.value("/pricing/gpu_hour_usd"), json(2.5));
+    doc.removeValue("/pricing");
+    QVERIFY(doc.value("/pricing").is_null());
+    // A preset name the zoo does not have is the validator's error at /model/preset.
+    doc.setValue("/model/preset", std::string("gpt-17"));
+    QVERIFY(!doc.isValid());
+    QVERIFY(doc.issuePointer().startsWith(QStringLiteral("/model")));
+  }
+
+  void jsonDiffListsChangedLeaves() {
+    const json a = {{"cluster", {{"gpus", 8}}}, {"name", "a"}, {"x", {1, 2}}};
+    const json b = {
+        {"cluster", {{"gpus", 16}, {"gpus_per_node", 4}}}, {"name", "a"}, {"x", {1, 3}}};
+    const auto d = jsonDiff(a, b);
+    QCOMPARE(d.size(), std::size_t{3});
+    QCOMPARE(d[0].pointer, std::string("/cluster/gpus"));
+    QCOMPARE(d[0].left, std::string("8"));
+    QCOMPARE(d[0].right, std::string("16"));
+    QCOMPARE(d[1].pointer, std::string("/cluster/gpus_per_node"));
+    QCOMPARE(d[1].left, std::string("(absent)"));
+    QCOMPARE(d[2].pointer, std::string("/x"));
+    QVERIFY(jsonDiff(a, a).empty());
+  }
+
+  void sweepAgreesWithThePredictor() {
+    const SweepRequest req = defaultRequest(64);
+    const SweepResult r = computeSweep(req);
+    QVERIFY2(r.error.empty(), r.error.c_str());
+    const std::vector<int> axis = gpuAxis(64, 8);
+    QCOMPARE(r.points.size(), axis.size());
+    const ddpsim::model::Scenario s = ddpsim::model::parse_scenario(req.doc, req.file);
+    const ddpsim::sim::Predictor p(s);
+    for (std::size_t i = 0; i < axis.size(); ++i) {
+      QVERIFY2(r.points[i].ok(), r.points[i].error.c_str());
+      QCOMPARE(r.points[i].gpus, axis[i]);
+      ddpsim::model::ClusterConfig c = s.cluster;
+      c.gpus = axis[i];
+      const auto pred = p.predict(c, s.training, s.parallelism, s.gpu_hour_usd);
+      QCOMPARE(r.points[i].stepTimeS, pred.step_time_s);
+      QCOMPARE(r.points[i].exposedCommS, pred.exposed_comm_s);
+      QCOMPARE(r.points[i].computeS, pred.forward_time_s + pred.backward_time_s);
+      QCOMPARE(r.points[i].memoryBytes, pred.memory.total());
+    }
+    // One GPU: no communication exposed, efficiency 100% both ways.
+    QCOMPARE(r.points[0].exposedCommS, 0.0);
+    QCOMPARE(r.points[0].weakEfficiency, 1.0);
+    QCOMPARE(r.capacityBytes, s.hardware.gpu.memory_bytes);
+  }
+
+  void memoryCoversEveryStrategy() {
+    const SweepResult r = computeSweep(defaultRequest(8));
+    QCOMPARE(r.memory.size(), std::size_t{7});
+    QCOMPARE(r.memory[0].strategy, std::string("ddp"));
+    QCOMPARE(r.memory[0].source, std::string("predictor"));
+    // DDP at the scenario's 8 GPUs is the prediction's memory.
+    const StepPoint* at8 = nullptr;
+    for (const StepPoint& p : r.points) {
+      if (p.gpus == 8) at8 = &p;
+    }
+    QVERIFY(at8);
+    QCOMPARE(r.memory[0].totalBytes(), at8->memoryBytes);
+    for (const StrategyMemory& m : r.memory) QVERIFY2(m.error.empty(), m.error.c_str());
+    // ZeRO sharding (memory.hpp): ZeRO-1 shards the optimizer states over 8 GPUs, so they are
+    // 1/8 of DDP's; ZeRO-3 shards parameters as well.
+    QCOMPARE(r.memory[1].strategy, std::string("zero1"));
+    QVERIFY(qFuzzyCompare(r.memory[1].optimizerBytes * 8, r.memory[0].optimizerBytes));
+    QVERIFY(r.memory[3].paramsBytes < r.memory[0].paramsBytes);
+  }
+
+  void everyStrategyGivesPointsOrMessages() {
+    // Strategies the step model does not cover yet give a message per point, never a throw.
+    for (const char* st :
+         {"zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"}) {
+      SweepRequest req = defaultRequest(16);
+      req.doc["parallelism"]["strategy"] = st;
+      const SweepResult r = computeSweep(req);
+      QVERIFY2(r.error.empty(), r.error.c_str());
+      QCOMPARE(r.strategy, std::string(st));
+      for (const StepPoint& p : r.points) {
+        QVERIFY(p.ok() ? p.stepTimeS > 0 : !p.error.empty());
+      }
+      QVERIFY(r.timeline.error.empty() ? !r.timeline.spans.empty() : true);
+      QCOMPARE(r.memory.size(), std::size_t{7});
+    }
+  }
+
+  void timelineMatchesTheAnalyticStep() {
+    const SweepResult r = computeSweep(defaultRequest(8));
+    QVERIFY2(r.timeline.error.empty(), r.timeline.error.c_str());
+    QCOMPARE(r.timeline.gpus, 8);
+    QVERIFY(!r.timeline.spans.empty());
+    QVERIFY(r.timeline.ranks.size() >= 4);
+    // event_dp.hpp: with no jitter the event step equals the analytic one within 1 ns per event.
+    double analytic = 0;
+    for (const StepPoint& p : r.points) {
+      if (p.gpus == 8) analytic = p.stepTimeS;
+    }
+    QVERIFY(std::abs(r.timeline.stepTimeS - analytic) < 1e-6);
+    bool collective = false;
+    for (const TimelineSpan& s : r.timeline.spans) {
+      QVERIFY(s.endS >= s.startS);
+      QVERIFY(s.lane >= 0 && s.lane < static_cast<int>(2 * r.timeline.ranks.size()));
+      collective |= s.kind == TimelineSpan::Kind::kCollective && s.bucket >= 0;
+    }
+    QVERIFY(collective);
+  }
+
+  void planHasAFrontAndAChoice() {
+    SweepRequest req;
+    req.file = kScenarios + "/examples/plan-gpt2-xl.json";
+    req.doc = ddpsim::model::read_json_file(req.file);
+    req.maxGpus = 1024;
+    const SweepResult r = computeSweep(req);
+    QVERIFY2(r.plan.error.empty(), r.plan.error.c_str());
+    QVERIFY(!r.plan.pareto.empty());
+    QVERIFY(r.plan.chosen.has_value());
+    QVERIFY(!r.plan.byThroughput);
+    // The Cartesian product of the plan's candidate lists (8 GPU counts x 3 batches x ...).
+    std::size_t product = 1;
+    for (const auto& [key, list] : req.doc.at("plan").items()) {
+      if (list.is_array()) product *= list.size();
+    }
+    QVERIFY(product >= 24);
+    QCOMPARE(r.plan.candidates, product);
+    QCOMPARE(costLabel(r), QStringLiteral("cost to train (USD)"));
+  }
+
+  void invalidDocumentGivesTheMessage() {
+    SweepRequest req = defaultRequest();
+    req.doc["training"]["per_gpu_batch"] = 0;
+    const SweepResult r = computeSweep(req);
+    QVERIFY(r.error.find("/training/per_gpu_batch") != std::string::npos);
+    QVERIFY(r.points.empty());
+  }
+
+  void seriesStackToTheStepTime() {
+    const SweepResult r = computeSweep(defaultRequest(64));
+    const QList<QPointF> top = stackedStepSeries(r, StepComponent::kOther);
+    const QList<QPointF> step = stepTimeSeries(r);
+    QCOMPARE(top.size(), step.size());
+    for (int i = 0; i < top.size(); ++i) {
+      QCOMPARE(top[i].x(), step[i].x());
+      QVERIFY(std::abs(top[i].y() - step[i].y()) <= 1e-9 * step[i].y());
+    }
+    QCOMPARE(weakEfficiencySeries(r).front().y(), 100.0);
+  }
+
+  void tableAndCsv() {
+    auto r = std::make_shared<const SweepResult>(computeSweep(defaultRequest(64)));
+    ResultsTableModel m;
+    m.setResult(r);
+    QCOMPARE(m.rowCount(), static_cast<int>(r->points.size()));
+    const QStringList lines = m.toCsv().trimmed().split(QLatin1Char('\n'));
+    QCOMPARE(lines.size(), m.rowCount() + 1);
+    QVERIFY(lines[0].startsWith(QStringLiteral("gpus,nodes,global_batch,step_time_s")));
+    QVERIFY(lines[1].startsWith(QStringLiteral("1,1,4,")));  // 1 GPU, 1 node, batch 4
+    const QStringList cells = lines[2].split(QLatin1Char(','));
+    QCOMPARE(cells[3].toDouble(), r->points[1].stepTimeS);  // full precision in the CSV
+    QCOMPARE(m.data(m.index(0, 0)).toString(), QStringLiteral("1"));
+  }
+
+  void runnerDeliversOnlyTheLatest() {
+    SweepRunner runner;
+    QSignalSpy spy(&runner, &SweepRunner::finished);
+    const int n = 12;
+    for (int i = 1; i <= n; ++i) {
+      SweepRequest req = defaultRequest(64);
+      req.doc["parallelism"]["bucket_cap_mb"] = i;
+      QCOMPARE(runner.request(req), static_cast<quint64>(i));
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(
+        spy.count() >= 1 && spy.last().at(0).value<SweepResultPtr>()->generation == n, 30000);
+    runner.waitForDone();
+    QCoreApplication::processEvents();
+    // Every request was either skipped before starting, dropped on arrival or delivered, and
+    // only the latest was delivered.
+    QCOMPARE(static_cast<quint64>(spy.count()) + runner.skippedJobs() + runner.droppedResults(),
+             static_cast<quint64>(n));
+    for (const auto& args : spy)
+      QCOMPARE(args.at(0).value<SweepResultPtr>()->generation, quint64(n));
+  }
+
+  void measuredPointsAreRead() {
+    QTemporaryDir dir;
+    writeFile(dir.filePath("validation-a.json"),
+              R"({"scenario": {"name": "S"}, "results": [
+                   {"gpus": 8, "measured": {"step_time_s": 0.5}, "predicted": {"step_time_s": 0.4}},
+                   {"gpus": 16, "step_time_s": 0.7}]})");
+    writeFile(dir.filePath("validation-b.json"),
+              R"({"scenario_name": "other", "results": [{"gpus": 8, "step_time_s": 9}]})");
+    writeFile(dir.filePath("validation-c.json"), "{not json");
+    writeFile(dir.filePath("other.json"), R"({"gpus": 4, "step_time_s": 1})");
+    writeFile(dir.filePath("validation-d.json"),
+              R"({"predicted": [{"gpus": 2, "step_time_s": 3}]})");
+    const auto pts = readMeasured(dir.path().toStdString(), "S");
+    QCOMPARE(pts.size(), std::size_t{2});
+    QCOMPARE(pts[0].gpus, 8);
+    QCOMPARE(pts[0].stepTimeS, 0.5);
+    QCOMPARE(pts[1].gpus, 16);
+    QCOMPARE(pts[1].stepTimeS, 0.7);
+    QCOMPARE(pts[0].source, std::string("validation-a.json"));
+  }
+};
+
+QTEST_GUILESS_MAIN(ModelsTest)
+#include "models_test.moc"
