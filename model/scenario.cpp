@@ -433,6 +433,9 @@ Scenario parse_with(const json& doc, const std::string& file,
     s.training.critical_batch =
         CriticalBatchTarget{cb.at("b_noise").get<double>(), cb.at("s_min").get<double>()};
   }
+  if (t.contains("target") && t.at("target").contains("steps_multiplier")) {
+    s.training.target_steps_multiplier = t.at("target").at("steps_multiplier").get<double>();
+  }
 
   const json p = doc.value("parallelism", json::object());
   s.parallelism.strategy =
@@ -512,6 +515,25 @@ Scenario parse_with(const json& doc, const std::string& file,
           : JitterDistribution::kNormal;
   s.simulation.straggler_rank = get_or<int>(sim, "straggler_rank", -1);
   s.simulation.straggler_slowdown = get_or<double>(sim, "straggler_slowdown", 0.0);
+  s.simulation.interference = get_or<double>(sim, "interference", 1.0);
+  s.simulation.local_sgd_period = get_or<int>(sim, "local_sgd_period", 1);
+  s.simulation.staleness = get_or<int>(sim, "staleness", 0);
+  s.simulation.trace_ranks = get_or<int>(sim, "trace_ranks", 64);
+  if (s.simulation.local_sgd_period > 1 && s.simulation.staleness > 0) {
+    throw InputError(file, "/simulation/staleness",
+                     "0 together with simulation.local_sgd_period > 1 (one relaxation at a time)",
+                     std::to_string(s.simulation.staleness));
+  }
+  if ((s.simulation.local_sgd_period > 1 || s.simulation.staleness > 0) &&
+      s.parallelism.strategy != Strategy::kDdp) {
+    // Both modes replace DDP's per-step gradient all-reduce; ZeRO/FSDP shard the state that
+    // a local step would need in full.
+    throw InputError(
+        file, s.simulation.staleness > 0 ? "/simulation/staleness" : "/simulation/local_sgd_period",
+        "parallelism.strategy \"ddp\" (local SGD and stale-synchronous training "
+        "keep a full replica per rank)",
+        std::string("\"") + strategy_name(s.parallelism.strategy) + "\"");
+  }
 
   if (doc.contains("pricing") && doc.at("pricing").contains("gpu_hour_usd")) {
     s.gpu_hour_usd = doc.at("pricing").at("gpu_hour_usd").get<double>();

@@ -85,6 +85,9 @@ struct TrainingConfig {
   bool activation_checkpointing = false;
   std::optional<LrConfig> lr;
   std::optional<CriticalBatchTarget> critical_batch;
+  /// training.target.steps_multiplier: steps to the target under local SGD or stale-synchronous
+  /// training relative to synchronous SGD (user-given; nothing is invented when absent).
+  std::optional<double> target_steps_multiplier;
 };
 
 struct ParallelismConfig {
@@ -114,6 +117,13 @@ struct SimulationConfig {
   JitterDistribution jitter_distribution = JitterDistribution::kNormal;
   int straggler_rank = -1;        ///< -1: none (event engine only)
   double straggler_slowdown = 0;  ///< 0.10: that rank's compute takes 10% longer
+  /// Compute slowdown while a collective runs (>= 1; 1 = none; measure it with calibration).
+  double interference = 1.0;
+  /// Local SGD: parameters are averaged every local_sgd_period steps (1 = synchronous DDP).
+  int local_sgd_period = 1;
+  /// Stale-synchronous parallel: a rank may run this many steps ahead (0 = synchronous).
+  int staleness = 0;
+  int trace_ranks = 64;  ///< --trace: at most this many ranks (plus the slowest) are written
 };
 
 enum class PlanObjective { kTime, kCost, kGpuHours };

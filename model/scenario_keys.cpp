@@ -261,6 +261,11 @@ std::vector<KeySpec> build_scenario_keys() {
                               true, "gradient noise scale B_noise")));
   t.push_back(required(number("/training/target/critical_batch/s_min", "steps", nullptr, 0, true,
                               "steps needed at infinite batch")));
+  t.push_back(number("/training/target/steps_multiplier", "", nullptr, 0, true,
+                     "steps to the target with simulation.local_sgd_period > 1 or "
+                     "simulation.staleness > 0, relative to synchronous SGD (measure it: without "
+                     "it those runs report step time only)",
+                     1e6));
 
   t.push_back(obj("/parallelism", "data-parallel strategy and its knobs"));
   t.push_back(str(
@@ -316,6 +321,21 @@ std::vector<KeySpec> build_scenario_keys() {
                       1e7));
   t.push_back(number("/simulation/straggler_slowdown", "", 0.0, 0, false,
                      "event engine: 0.10 makes the straggler's every kernel 10% longer", 100));
+  t.push_back(number("/simulation/interference", "", 1.0, 1, false,
+                     "event engine: compute slowdown while a collective runs (1: none); measure "
+                     "it with calibration",
+                     100));
+  t.push_back(integer("/simulation/local_sgd_period", "steps", 1, 1,
+                      "event engine, ddp: local SGD (Lin et al. 2020) averages the parameters "
+                      "every H steps and skips the gradient all-reduce in between (1: "
+                      "synchronous)",
+                      1e6));
+  t.push_back(integer("/simulation/staleness", "steps", 0, 0,
+                      "event engine, ddp: stale-synchronous parallel (Ho et al. 2013), a rank "
+                      "may run this many steps ahead of the slowest (0: synchronous)",
+                      1e6));
+  t.push_back(integer("/simulation/trace_ranks", "ranks", 64, 1,
+                      "--trace: the first trace_ranks ranks (plus the slowest) are written", 1e7));
 
   {
     KeySpec s = obj("/sweep",

@@ -27,6 +27,23 @@
 // then lists every collective of the last step, exposed_comm_s is the slowest rank's step time
 // minus its own compute, and the trace shows each collective by its ScheduledCollective::name.
 // Without jitter it reproduces sharded_timeline (the analytic layout) to within 1 ns per event.
+// Relaxed synchronisation (DDP plans; a third model, selected by local_sgd_period > 1 or
+// staleness > 0; the convergence penalty of both is NOT modelled: see target_steps_multiplier):
+//  - local SGD, period H (Lin et al. 2020, "Don't Use Large Mini-Batches, Use Local SGD", ICLR):
+//    steps without a sync run forward, backward and optimizer with no collective at all; on
+//    every H-th step (steps H-1, 2H-1, ... 0-based) the ranks average their parameters after the
+//    optimizer (PyTorch's PeriodicModelAverager): one all-reduce that starts when the last rank's
+//    optimizer ends and lasts the sum of the plan's bucket durations (DDP buckets hold every
+//    gradient, i.e. as many elements as the parameters, in the same wire dtype); the step ends
+//    on every rank when it ends. Buffer broadcasts stay a collective before every forward.
+//    No jitter: mean step time over H steps = compute x (1 + slowdown) + allreduce / H.
+//  - stale-synchronous parallel, staleness s (Ho et al. 2013, "More Effective Distributed ML
+//    via a Stale Synchronous Parallel Parameter Server", NIPS): after its backward a rank sends
+//    its gradients on its own communication stream (FIFO, same duration as above: the
+//    parameter-server push/pull moves the same bytes) and runs its optimizer at once; it may
+//    start step k only when every rank's exchange of step k-s-1 has ended, so the fastest rank
+//    is at most s steps ahead of the slowest. No buffer broadcast (the ranks read the server's
+//    state). step_time_s[k] = the last rank's end of step k minus that of step k-1.
 // Jitter: one std::mt19937_64 per rank seeded from (seed, rank), so a rank's samples do not
 // depend on the rank count or the event order; the same options give bit-identical results
 // (with the same standard library). Each layer duration is rounded to integer nanoseconds, so
@@ -46,6 +63,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +93,15 @@ struct EventOptions {
   /// calibration measures the overlap slowdown on the machine (proposed scenario key
   /// simulation.interference).
   double interference = 1.0;
+  /// Local SGD (Lin et al. 2020), DDP plans only: > 1 averages the parameters every
+  /// local_sgd_period steps (see "Relaxed synchronisation" above); 1 = synchronous DDP.
+  int local_sgd_period = 1;
+  /// Stale-synchronous parallel (Ho et al. 2013), DDP plans only: > 0 lets a rank start step k
+  /// once every rank's gradient exchange of step k - staleness - 1 has ended; 0 = synchronous.
+  int staleness = 0;
+  /// training.target.steps_multiplier: with local_sgd_period > 1 or staleness > 0,
+  /// apply_event_result scales the time to train by it; without it that time is dropped.
+  std::optional<double> target_steps_multiplier;
 };
 
 enum class Stream { kCompute = 1, kComm = 2 };  ///< the Chrome-trace tid of each stream

@@ -54,24 +54,28 @@ std::string chrome_trace_text(const std::vector<Span>& spans, const nlohmann::js
                {"name", "process_name"},
                {"pid", r},
                {"tid", 0},
+               {"ts", 0},
                {"args", {{"name", "rank " + std::to_string(r)}}}}
               .dump());
       add(json{{"ph", "M"},
                {"name", "process_sort_index"},
                {"pid", r},
                {"tid", 0},
+               {"ts", 0},
                {"args", {{"sort_index", r}}}}
               .dump());
       add(json{{"ph", "M"},
                {"name", "thread_name"},
                {"pid", r},
                {"tid", 1},
+               {"ts", 0},
                {"args", {{"name", "compute"}}}}
               .dump());
       add(json{{"ph", "M"},
                {"name", "thread_name"},
                {"pid", r},
                {"tid", 2},
+               {"ts", 0},
                {"args", {{"name", "communication"}}}}
               .dump());
     }
@@ -86,7 +90,30 @@ std::string chrome_trace_text(const std::vector<Span>& spans, const nlohmann::js
                       json(s.name).dump(), cat, s.rank, static_cast<int>(s.stream), micros(s.start),
                       micros(s.end - s.start), args.dump()));
     }
-    out += "\n], \"displayTimeUnit\": \"ms\", \"otherData\": " + metadata.dump() + "}\n";
+    // Bytes in flight on each rank's communication stream: a counter that steps to a
+    // collective's bytes when it starts and back to 0 when it ends (the stream is serial, so
+    // at most one collective is in flight per rank). At equal times the 0 comes first, so
+    // back-to-back collectives read as the next one's bytes.
+    std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> counters;
+    for (const Span& s : spans) {
+      if (s.stream != Stream::kComm || s.bytes < 0) continue;
+      counters[s.rank].emplace_back(s.start, s.bytes);
+      counters[s.rank].emplace_back(s.end, 0);
+    }
+    for (auto& [rank, points] : counters) {
+      std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second < b.second;
+      });
+      for (const auto& [t, bytes] : points) {
+        add(
+            fmt::format("{{\"ph\": \"C\", \"name\": \"comm bytes in flight\", \"pid\": {}, "
+                        "\"tid\": {}, \"ts\": {}, \"args\": {{\"bytes\": {}}}}}",
+                        rank, static_cast<int>(Stream::kComm), micros(t), bytes));
+      }
+    }
+    json meta = metadata;
+    if (meta.is_object() && !meta.contains("ranks")) meta["ranks"] = ranks;
+    out += "\n], \"displayTimeUnit\": \"ms\", \"otherData\": " + meta.dump() + "}\n";
     return out;
   }
 }

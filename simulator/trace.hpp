@@ -5,6 +5,9 @@
 // stream (thread_name metadata rows); one "X" (complete) event per Span with ts and dur in
 // microseconds written with three decimals (nanosecond precision, as Kineto writes them);
 // args carry the step, the layer name (compute) or the bytes on the wire (collectives).
+// Per rank a "C" (counter) series "comm bytes in flight" on tid 2: the bytes of the collective
+// running on its communication stream (0 between collectives). otherData gets "ranks": the
+// ranks shown, ascending (unless the caller's metadata already has that key).
 // Spans on one (rank, stream) never overlap (simulate_event keeps each stream serial; this is
 // checked with DDPSIM_ASSERT). Which ranks appear is decided by the caller: simulate_event keeps
 // the first EventOptions::timeline_max_ranks (64) ranks plus the slowest one by default.

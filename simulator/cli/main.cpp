@@ -85,6 +85,11 @@ int run_predict(const std::string& path, const std::string& engine_opt, const st
     o.straggler_rank = p.simulation.straggler_rank;
     o.straggler_slowdown = p.simulation.straggler_slowdown;
     o.record_timeline = !trace.empty();
+    o.interference = p.simulation.interference;
+    o.local_sgd_period = p.simulation.local_sgd_period;
+    o.staleness = p.simulation.staleness;
+    o.target_steps_multiplier = p.training.target_steps_multiplier;
+    o.timeline_max_ranks = p.simulation.trace_ranks;
     const sim::EventResult r = sim::simulate_event(plan, o);
     sim::apply_event_result(pred, r, o);
     if (p.simulation.straggler_rank >= p.cluster.gpus) {
@@ -107,7 +112,8 @@ int run_predict(const std::string& path, const std::string& engine_opt, const st
                                {"steps", o.steps},
                                {"jitter_cv", o.jitter_cv},
                                {"seed", o.seed},
-                               {"ranks_shown", "the first 64 ranks and the slowest one"}});
+                               {"ranks_shown", "the first " + std::to_string(o.timeline_max_ranks) +
+                                                   " ranks and the slowest one"}});
     }
     predictions.push_back(std::move(pred));
   }

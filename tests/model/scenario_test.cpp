@@ -74,6 +74,44 @@ TEST(ScenarioTest, MinimalScenarioGetsDocumentedDefaults) {
   EXPECT_DOUBLE_EQ(s.hardware.inter_node.bandwidth, 25e9);
 }
 
+TEST(ScenarioTest, RelaxedSynchronisationAndTraceKeys) {
+  // Defaults keep the synchronous engine: interference 1, H = 1, s = 0, 64 traced ranks.
+  Scenario s = parse_scenario(base_doc(), "min.json");
+  EXPECT_DOUBLE_EQ(s.simulation.interference, 1.0);
+  EXPECT_EQ(s.simulation.local_sgd_period, 1);
+  EXPECT_EQ(s.simulation.staleness, 0);
+  EXPECT_EQ(s.simulation.trace_ranks, 64);
+  EXPECT_FALSE(s.training.target_steps_multiplier.has_value());
+  json d = base_doc();
+  d["simulation"] = {{"interference", 1.15}, {"local_sgd_period", 8}, {"trace_ranks", 4}};
+  d["training"]["target"] = {{"steps_multiplier", 1.3}};
+  s = parse_scenario(d, "r.json");
+  EXPECT_DOUBLE_EQ(s.simulation.interference, 1.15);
+  EXPECT_EQ(s.simulation.local_sgd_period, 8);
+  EXPECT_EQ(s.simulation.trace_ranks, 4);
+  EXPECT_DOUBLE_EQ(*s.training.target_steps_multiplier, 1.3);
+  d["simulation"] = {{"staleness", 3}};
+  EXPECT_EQ(parse_scenario(d, "r.json").simulation.staleness, 3);
+
+  auto bad = [&](const json& sim, const std::string& ptr, const std::string& why) {
+    json b = base_doc();
+    b["simulation"] = sim;
+    expect_error_at(b, ptr, why);
+  };
+  bad({{"interference", 0.9}}, "/simulation/interference", "a speed-up is not interference");
+  bad({{"local_sgd_period", 0}}, "/simulation/local_sgd_period", "H >= 1");
+  bad({{"staleness", -1}}, "/simulation/staleness", "s >= 0");
+  bad({{"trace_ranks", 0}}, "/simulation/trace_ranks", "at least one rank");
+  bad({{"local_sgd_period", 2}, {"staleness", 1}}, "/simulation/staleness", "one at a time");
+  json z = base_doc();
+  z["parallelism"] = {{"strategy", "zero2"}};
+  z["simulation"] = {{"local_sgd_period", 4}};
+  expect_error_at(z, "/simulation/local_sgd_period", "local SGD keeps a full replica");
+  json m = base_doc();
+  m["training"]["target"] = {{"steps_multiplier", 0}};
+  expect_error_at(m, "/training/target/steps_multiplier", "a ratio > 0");
+}
+
 TEST(ScenarioTest, KeysBesideAPresetOverrideIt) {
   json d = base_doc();
   d["hardware"] = json::parse(R"({"preset": "dgx-h100", "inter_node": {"bandwidth_gbps": 800},

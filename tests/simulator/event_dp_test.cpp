@@ -260,6 +260,11 @@ TEST(EventDpTest, ChromeTraceIsValidAndNeverOverlaps) {
       }
       continue;
     }
+    if (ev.at("ph") == "C") {
+      EXPECT_EQ(ev.at("tid"), 2);
+      EXPECT_GE(ev.at("args").at("bytes").get<std::int64_t>(), 0);
+      continue;
+    }
     ASSERT_EQ(ev.at("ph"), "X");
     const int tid = ev.at("tid").get<int>();
     EXPECT_TRUE(tid == 1 || tid == 2);
@@ -352,6 +357,193 @@ TEST(EventDpTest, InterferenceSlowsKernelsThatOverlapACollective) {
   // A bucket that only starts after the backward overlaps nothing.
   plan.buckets[0].ready_layer = 0;
   EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 4.5, 1e-9);
+}
+
+// A hand-made DDP plan: two layers of 1 ms forward and 2 ms backward, a 0.1 ms optimizer and one
+// bucket of 0.5 ms ready after layer 0's backward: 6.1 ms of compute per step.
+StepPlan relaxed_plan(int gpus) {
+  StepPlan plan;
+  plan.gpus = gpus;
+  plan.layer_fwd_s = {1e-3, 1e-3};
+  plan.layer_bwd_s = {2e-3, 2e-3};
+  plan.optimizer_s = 0.1e-3;
+  PlannedBucket b;
+  b.cost.bytes = 8000000;
+  b.collective_s = 0.5e-3;
+  b.ready_layer = 0;
+  plan.buckets = {b};
+  return plan;
+}
+
+TEST(EventDpTest, LocalSgdAveragesEveryHStepsByHand) {
+  // Rank 1 is 25% slower: 7.625 ms per step. With H = 4 the steps without a sync have no
+  // collective, and the average (0.5 ms, the bucket's duration) starts when the slow rank's
+  // 4th optimizer ends: step times 7.625, 7.625, 7.625, 8.125 ms, mean = 7.625 + 0.5 / 4 =
+  // 7.75 ms (synchronous DDP with the bucket after the backward: 7.625 + 0.5 per step).
+  const StepPlan plan = relaxed_plan(2);
+  EventOptions o;
+  o.steps = 8;
+  o.straggler_rank = 1;
+  o.straggler_slowdown = 0.25;
+  o.local_sgd_period = 4;
+  const EventResult e = simulate_event(plan, o);
+  const std::vector<double> want = {7.625e-3, 7.625e-3, 7.625e-3, 8.125e-3,
+                                    7.625e-3, 7.625e-3, 7.625e-3, 8.125e-3};
+  ASSERT_EQ(e.step_time_s.size(), want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    EXPECT_NEAR(e.step_time_s[k], want[k], 1e-12) << "step " << k;
+  }
+  EXPECT_NEAR(e.mean_step_time_s, 7.75e-3, 1e-12);
+  // Between averages the fast rank runs ahead: its 2nd backward ends at 6.1 + 6 = 12.1 ms,
+  // 4.475 ms after the slow rank's first step ended (7.625 ms).
+  EXPECT_NEAR(e.compute_end_s[1][0], 4.475e-3, 1e-12);
+  EXPECT_NEAR(e.comm_time_s, 0.5e-3, 1e-12);  // the last step averages
+  EXPECT_EQ(e.slowest_rank, 1);
+  // H = 1 is synchronous DDP (the DpModel): the bucket is ready after layer 0's backward, i.e.
+  // at the end of the slow rank's backward, so the 0.5 ms are exposed every step.
+  o.local_sgd_period = 1;
+  EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 7.625e-3 + 0.5e-3, 1e-12);
+}
+
+TEST(EventDpTest, StalenessLetsFastRanksRunExactlySStepsAhead) {
+  // Rank 1 is twice as slow (12.2 ms per step, backward ends 12 ms in); every exchange lasts
+  // 0.5 ms after the rank's backward. Rank 0 (6.1 ms per step) may start step k once rank 1's
+  // exchange of step k-3 has ended (s = 2): S0(k) = max(S0(k-1) + 6.1, 12.2 (k-3) + 12.5) ms.
+  const StepPlan plan = relaxed_plan(2);
+  EventOptions o;
+  o.steps = 10;
+  o.straggler_rank = 1;
+  o.straggler_slowdown = 1.0;
+  o.staleness = 2;
+  o.record_timeline = true;
+  const EventResult e = simulate_event(plan, o);
+  // (rank, step) -> its first forward's start (the plan has no workload: layers are "layer")
+  std::map<std::pair<int, int>, double> step_start;
+  for (const Span& sp : e.timeline) {
+    if (sp.name == "fwd layer" && !step_start.count({sp.rank, sp.step})) {
+      step_start[{sp.rank, sp.step}] = to_seconds(sp.start);
+    }
+  }
+  double s0 = 0;
+  for (int k = 0; k < o.steps; ++k) {
+    if (k > 0) s0 += 6.1e-3;
+    if (k >= 3) s0 = std::max(s0, 12.2e-3 * (k - 3) + 12.5e-3);
+    EXPECT_NEAR(step_start.at({0, k}), s0, 1e-12) << "step " << k;
+    EXPECT_NEAR(step_start.at({1, k}), 12.2e-3 * k, 1e-12) << "step " << k;
+  }
+  // When rank 0 starts step k (k >= 4) rank 1 is in step k-2: exactly s steps behind, never
+  // more.
+  int max_ahead = 0;
+  for (int k = 0; k < o.steps; ++k) {
+    const double t = step_start.at({0, k});
+    int slow_step = 0;
+    for (int j = 0; j < o.steps; ++j) {
+      if (step_start.at({1, j}) <= t) slow_step = j;
+    }
+    max_ahead = std::max(max_ahead, k - slow_step);
+    if (k >= 4) {
+      EXPECT_EQ(k - slow_step, 2) << "step " << k;
+    }
+  }
+  EXPECT_EQ(max_ahead, 2);
+  // With a permanent straggler the step time is still the slow rank's (12.2 ms).
+  EXPECT_NEAR(e.mean_step_time_s, 12.2e-3, 1e-12);
+}
+
+TEST(EventDpTest, RelaxedSynchronisationPaysOffUnderJitter) {
+  // Same seeds, 8 ranks, cv 0.2 per layer: every rank draws the same samples in every mode
+  // (interference 1), so start times can only move earlier when a constraint is dropped:
+  // more staleness is never slower, and local SGD beats synchronous DDP here because it waits
+  // for the slowest rank once per 4 steps and pays the 0.5 ms average once per 4 steps.
+  const StepPlan plan = relaxed_plan(8);
+  EventOptions o;
+  o.steps = 40;
+  o.jitter_cv = 0.2;
+  o.seed = 11;
+  const double ddp = simulate_event(plan, o).mean_step_time_s;
+  o.local_sgd_period = 4;
+  const double local = simulate_event(plan, o).mean_step_time_s;
+  o.local_sgd_period = 1;
+  o.staleness = 1;
+  const double s1 = simulate_event(plan, o).mean_step_time_s;
+  o.staleness = 4;
+  const double s4 = simulate_event(plan, o).mean_step_time_s;
+  EXPECT_LT(local, ddp);
+  EXPECT_LT(s4, s1);
+  // Symmetric (no noise): local SGD is compute + average / H exactly.
+  EventOptions q;
+  q.steps = 4;
+  q.local_sgd_period = 4;
+  EXPECT_NEAR(simulate_event(plan, q).mean_step_time_s, 6.1e-3 + 0.5e-3 / 4, 1e-12);
+}
+
+TEST(EventDpTest, RelaxedModesReportStepTimeOnlyWithoutAMultiplier) {
+  Prediction p;
+  p.step_time_s = 1.0;
+  p.global_batch = 8;
+  p.time_to_train_s = 100.0;
+  p.gpu_hours = 2.0;
+  EventResult r;
+  r.mean_step_time_s = 0.5;
+  EventOptions o;
+  o.staleness = 2;
+  Prediction a = p;
+  apply_event_result(a, r, o);
+  EXPECT_FALSE(a.time_to_train_s.has_value());
+  EXPECT_FALSE(a.gpu_hours.has_value());
+  EXPECT_TRUE(std::any_of(a.warnings.begin(), a.warnings.end(), [](const std::string& w) {
+    return w.find("step time only") != std::string::npos;
+  }));
+  // With a user-given multiplier 1.5: 100 s x (0.5 / 1) x 1.5 = 75 s.
+  o.target_steps_multiplier = 1.5;
+  Prediction b = p;
+  apply_event_result(b, r, o);
+  ASSERT_TRUE(b.time_to_train_s.has_value());
+  EXPECT_NEAR(*b.time_to_train_s, 75.0, 1e-12);
+  EXPECT_NEAR(*b.gpu_hours, 1.5, 1e-12);
+}
+
+TEST(EventDpTest, TraceHasByteCountersAndNamesItsRanks) {
+  // SSP with jitter on 6 ranks, 3 shown: every event has ph/ts/pid/tid, complete events on one
+  // thread never overlap, each rank's counter steps to the exchange's bytes and back to 0.
+  const StepPlan plan = relaxed_plan(6);
+  EventOptions o;
+  o.steps = 5;
+  o.jitter_cv = 0.1;
+  o.staleness = 1;
+  o.straggler_rank = 5;
+  o.straggler_slowdown = 0.5;
+  o.record_timeline = true;
+  o.timeline_max_ranks = 3;
+  const EventResult e = simulate_event(plan, o);
+  const nlohmann::json j = chrome_trace_json(e.timeline);
+  EXPECT_EQ(j.at("otherData").at("ranks"), (nlohmann::json{0, 1, 2, 5}));
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> lanes;
+  std::map<int, std::vector<std::int64_t>> counters;
+  for (const auto& ev : j.at("traceEvents")) {
+    for (const char* k : {"ph", "ts", "pid", "tid"}) {
+      ASSERT_TRUE(ev.contains(k)) << ev.dump();
+    }
+    if (ev.at("ph") == "X") {
+      const double ts = ev.at("ts").get<double>();
+      lanes[{ev.at("pid").get<int>(), ev.at("tid").get<int>()}].emplace_back(
+          ts, ts + ev.at("dur").get<double>());
+    } else if (ev.at("ph") == "C") {
+      counters[ev.at("pid").get<int>()].push_back(ev.at("args").at("bytes").get<std::int64_t>());
+    }
+  }
+  for (auto& [lane, v] : lanes) {
+    std::sort(v.begin(), v.end());
+    // ts and dur are exact microseconds with 3 decimals; their double sum may differ by 1 ulp.
+    for (std::size_t i = 1; i < v.size(); ++i) EXPECT_GE(v[i].first, v[i - 1].second - 1e-6);
+  }
+  ASSERT_EQ(counters.size(), 4u);
+  for (const auto& [rank, values] : counters) {
+    ASSERT_EQ(values.size(), 2u * o.steps) << "rank " << rank;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      EXPECT_EQ(values[i], i % 2 == 0 ? 8000000 : 0) << "rank " << rank;
+    }
+  }
 }
 
 TEST(EventDpTest, PercentilesFromTwoHundredSteps) {
