@@ -73,6 +73,61 @@ double max_normal_quantile(int n, double q) {
   return normal_quantile(std::pow(q, 1.0 / static_cast<double>(n)));
 }
 
+// The DDP timeline of one step when every rank's compute takes `f` times its nominal time.
+struct Timeline {
+  std::vector<BucketTiming> buckets;
+  double fwd_mb = 0, bwd_mb = 0, bwd_end = 0, comm_free = 0, comm_sum = 0;
+};
+Timeline ddp_timeline(const StepPlan& sp, double f, const std::vector<PlannedBucket>& buckets) {
+  const int k = sp.grad_accumulation;
+  double fwd_total = 0, bwd_total = 0;
+  for (double t : sp.layer_fwd_s) fwd_total += t;
+  for (double t : sp.layer_bwd_s) bwd_total += t;
+  const std::size_t nl = sp.layer_bwd_s.size();
+  std::vector<double> done(nl + 1, 0.0);
+  for (std::size_t i = nl; i-- > 0;) done[i] = done[i + 1] + sp.layer_bwd_s[i];
+  Timeline tl;
+  tl.fwd_mb = f * fwd_total + sp.buffer_broadcast_s;
+  tl.bwd_mb = f * bwd_total;
+  // Backward of the last micro-batch starts here; layer i's backward ends at bwd_start +
+  // the backward times of layers i..L-1 (backward runs from the last layer down).
+  const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
+  tl.bwd_end = bwd_start + tl.bwd_mb;
+  tl.comm_free = sp.overlap ? 0.0 : tl.bwd_end;
+  tl.buckets.reserve(buckets.size());
+  for (const PlannedBucket& pb : buckets) {
+    BucketTiming bt = pb.cost;
+    bt.ready_s = bwd_start + f * done[static_cast<std::size_t>(pb.ready_layer)];
+    bt.start_s = std::max(bt.ready_s, tl.comm_free);
+    bt.end_s = bt.start_s + pb.duration_s();
+    tl.comm_free = bt.end_s;
+    tl.comm_sum += pb.duration_s();
+    tl.buckets.push_back(bt);
+  }
+  if (sp.used_map_allreduce_s > 0) {
+    tl.comm_free = std::max(tl.comm_free, tl.bwd_end) + sp.used_map_allreduce_s;
+    tl.comm_sum += sp.used_map_allreduce_s;
+  }
+  return tl;
+}
+
+void add_note(MeasuredSources& m, const std::string& note) {
+  m.extrapolated = true;
+  if (std::find(m.notes.begin(), m.notes.end(), note) == m.notes.end()) m.notes.push_back(note);
+}
+
+double pick(const model::Estimate& e, Predictor::Bound b) {
+  switch (b) {
+    case Predictor::Bound::kLow:
+      return e.low_s;
+    case Predictor::Bound::kHigh:
+      return e.high_s;
+    case Predictor::Bound::kMedian:
+      break;
+  }
+  return e.time_s;
+}
+
 }  // namespace
 
 const char* comm_kind_name(CommKind k) {
@@ -181,7 +236,60 @@ Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::Har
 
 Predictor::Predictor(const model::Scenario& s) : Predictor(s.workload, s.hardware, s.file) {}
 
+std::optional<double> Predictor::profile_optimizer_s(const model::TrainingConfig& t,
+                                                     Bound bound) const {
+  // calibrate times one fused Adam update in fp32 (7 x 4 bytes per element, kernel
+  // "adam_fp32"); its time per element times the parameter count is the optimizer step of an
+  // fp32 Adam/AdamW model. Other optimizers or precisions use the measured memory bandwidth.
+  if (!hw_.profile || t.precision != Precision::kFp32 ||
+      (t.optimizer != Optimizer::kAdam && t.optimizer != Optimizer::kAdamW)) {
+    return std::nullopt;
+  }
+  const nlohmann::json& doc = hw_.profile->document();
+  const auto kernels = doc.find("kernels");
+  if (kernels == doc.end() || !kernels->is_array()) return std::nullopt;
+  for (const nlohmann::json& k : *kernels) {
+    if (k.value("name", "") != "adam_fp32" || k.value("elements", 0.0) <= 0) continue;
+    const char* key =
+        bound == Bound::kLow    ? (k.contains("time_p10_s") ? "time_p10_s" : "time_min_s")
+        : bound == Bound::kHigh ? (k.contains("time_p90_s") ? "time_p90_s" : "time_max_s")
+                                : "time_s";
+    const double time = k.value(key, k.value("time_s", 0.0));
+    if (time <= 0) continue;
+    return param_count_ * time / k.at("elements").get<double>();
+  }
+  return std::nullopt;
+}
+
+std::optional<double> Predictor::profile_collective_s(model::CollectiveOp op, double bytes,
+                                                      int gpus, Bound bound,
+                                                      MeasuredSources* m) const {
+  if (!hw_.profile || gpus < 2) return std::nullopt;
+  const model::CollectiveTable* t = hw_.profile->collective(op);
+  if (t == nullptr) {
+    if (m != nullptr) {
+      add_note(*m, fmt::format("the profile has no {} table: the alpha-beta model costs it",
+                               model::collective_op_name(op)));
+    }
+    return std::nullopt;
+  }
+  if (t->ranks != gpus) {
+    // Rescaling a 2-rank table to thousands of ranks is the model's job (its topology), not
+    // the table's: keep the model and say so.
+    if (m != nullptr) {
+      add_note(*m, fmt::format("the profile's {} was measured on {} ranks, the scenario has {}: "
+                               "the alpha-beta model costs it",
+                               model::collective_op_name(op), t->ranks, gpus));
+    }
+    return std::nullopt;
+  }
+  const model::Estimate e = hw_.profile->collective_time_s(op, bytes, gpus);
+  if (e.extrapolated && m != nullptr) add_note(*m, e.note);
+  return pick(e, bound);
+}
+
 double Predictor::optimizer_time(const model::TrainingConfig& t) const {
+  if (auto measured = profile_optimizer_s(t, Bound::kMedian)) return *measured;
   const double bytes = param_count_ * optimizer_traffic_bytes(t.optimizer, t.precision);
   return bytes / (hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency);
 }
@@ -196,11 +304,13 @@ Roofline Predictor::roofline(DType dt) const {
 }
 
 const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
-                                                    const model::TrainingConfig& t) const {
+                                                    const model::TrainingConfig& t,
+                                                    Bound bound) const {
   const DType dt = model::compute_dtype(t.precision);
   const double measured = t.single_gpu_step_s.value_or(0.0);
-  const auto key = std::make_tuple(batch, static_cast<int>(dt), measured,
-                                   static_cast<int>(t.optimizer), static_cast<int>(t.precision));
+  const auto key =
+      std::make_tuple(batch, static_cast<int>(dt), measured, static_cast<int>(t.optimizer),
+                      static_cast<int>(t.precision), static_cast<int>(bound));
   if (auto it = layer_cache_.find(key); it != layer_cache_.end()) return it->second;
 
   LayerTimes lt;
@@ -238,10 +348,25 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         lt.bwd[i] = 2.0 * lt.fwd[i];
       }
       for (const model::Gemm& g : l.gemms) {
-        const model::GemmShape s = g.at_batch(batch);
-        const double bytes = elem * static_cast<double>(s.count) *
-                             static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
-        const double time = roof.time_s(s.flops(), bytes);
+        ++lt.gemms_total;
+        double time = 0;
+        // A GEMM the profile timed (its family, interpolated to this batch) replaces the
+        // roofline; the profile's roofline (its best GEMM rate) covers the rest.
+        std::optional<model::Estimate> e;
+        if (hw_.profile) e = hw_.profile->gemm_time_s(g, dt, batch);
+        if (e) {
+          ++lt.gemms_measured;
+          time = pick(*e, bound);
+          if (e->extrapolated &&
+              std::find(lt.notes.begin(), lt.notes.end(), e->note) == lt.notes.end()) {
+            lt.notes.push_back(e->note);
+          }
+        } else {
+          const model::GemmShape s = g.at_batch(batch);
+          const double bytes = elem * static_cast<double>(s.count) *
+                               static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+          time = roof.time_s(s.flops(), bytes);
+        }
         (g.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
       }
       for (const model::ElementwiseOp& e : l.elementwise) {
@@ -288,6 +413,12 @@ const model::CollectiveBandwidths& Predictor::bandwidths(int gpus) const {
   bw.nodes = gpus <= bw.gpus_per_node ? 1 : gpus / bw.gpus_per_node;
   if (bw_cache_.size() >= 4096) bw_cache_.clear();
   return bw_cache_.emplace(gpus, bw).first->second;
+}
+
+double Predictor::steady_step_s(const StepPlan& sp, double f) const {
+  if (model::is_sharded(sp.strategy)) return sharded_timeline(sp, f).step_s;
+  const Timeline tl = ddp_timeline(sp, f, sp.buckets);
+  return std::max(tl.bwd_end, tl.comm_free) + sp.optimizer_s;
 }
 
 double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
@@ -426,13 +557,117 @@ std::vector<PlannedBucket> Predictor::topk_buckets(const model::BucketPlan& plan
 
 StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                          const model::ParallelismConfig& par) const {
+  return plan(cluster, training, par, Bound::kMedian);
+}
+
+StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
+                         const model::ParallelismConfig& par, Bound bound) const {
+  StepPlan sp = plan_model(cluster, training, par, bound);
+  if (!hw_.profile) return sp;
+  // Which pieces the profile measured (MeasuredSources); collectives it swept at this rank count
+  // replace the alpha-beta costs planned above.
+  MeasuredSources m;
+  m.profile = hw_.profile->file();
+  const LayerTimes& lt = layer_times(training.per_gpu_batch, training, bound);
+  m.gemms_measured = lt.gemms_measured;
+  m.gemms_total = lt.gemms_total;
+  for (const std::string& n : lt.notes) add_note(m, n);
+  if (training.single_gpu_step_s) {
+    m.notes.push_back("training.single_gpu_step_s replaces the profile's GEMM times");
+  }
+  if (auto opt = profile_optimizer_s(training, bound)) {
+    sp.optimizer_s = *opt;
+    m.optimizer = "profile_kernel";
+  } else {
+    m.optimizer = hw_.profile->memory_bandwidth_bytes_per_s("triad") ||
+                          hw_.profile->memory_bandwidth_bytes_per_s("copy") ||
+                          hw_.profile->memory_bandwidth_bytes_per_s("d2d_copy")
+                      ? "profile_bandwidth"
+                      : "model";
+  }
+  const int n = cluster.gpus;
+  auto lookup = [&](model::CollectiveOp op, double bytes) -> std::optional<double> {
+    ++m.collectives_total;
+    auto t = profile_collective_s(op, bytes, n, bound, &m);
+    if (t) ++m.collectives_measured;
+    return t;
+  };
+  if (n > 1) {
+    if (!model::is_sharded(par.strategy)) {
+      const bool plain = par.comm_hook.kind == CommHook::Kind::kNone ||
+                         par.comm_hook.kind == CommHook::Kind::kFp16 ||
+                         par.comm_hook.kind == CommHook::Kind::kBf16;
+      if (plain) {
+        // DDP buckets: one all-reduce of the bucket's wire bytes each (nccl-tests' size S).
+        std::map<std::int64_t, std::optional<double>> by_size;
+        for (PlannedBucket& b : sp.buckets) {
+          auto [it, inserted] = by_size.try_emplace(b.cost.bytes);
+          if (inserted) {
+            it->second = lookup(model::CollectiveOp::kAllReduce, static_cast<double>(b.cost.bytes));
+          }
+          if (!it->second) continue;
+          b.collective_s = *it->second;
+          b.cost.busbw_gbytes_per_s =
+              *it->second > 0 ? static_cast<double>(b.cost.bytes) / *it->second *
+                                    model::busbw_factor(model::CollectiveOp::kAllReduce, n) / 1e9
+                              : 0.0;
+        }
+        if (sp.first_iteration_allreduce_s > 0) {
+          if (auto t =
+                  lookup(model::CollectiveOp::kAllReduce, sp.grad_bytes_total * sp.wire_scale)) {
+            sp.first_iteration_allreduce_s = *t;
+          }
+        }
+      } else {
+        m.notes.push_back(fmt::format("comm_hook {}: its collectives stay on the alpha-beta model",
+                                      par.comm_hook.text));
+      }
+      if (sp.buffer_broadcast_s > 0) {
+        if (auto t = lookup(model::CollectiveOp::kBroadcast, buffer_bytes_)) {
+          sp.buffer_broadcast_s = *t;
+        }
+      }
+    } else if (par.strategy == model::Strategy::kFsdpHybrid) {
+      m.notes.push_back(
+          "hybrid_shard: its intra- and inter-node groups stay on the alpha-beta "
+          "model (the profile measured one group of all ranks)");
+    } else {
+      // Sharded schedules: each single-call all-gather / reduce-scatter / all-reduce of
+      // nccl-tests size cost.bytes (DeepSpeed's per-owner reduces stay on the model).
+      for (ScheduledCollective& c : sp.schedule) {
+        if (c.cost.calls != 1 || c.cost.kind == CommKind::kReduce) continue;
+        const model::CollectiveOp op =
+            c.cost.kind == CommKind::kAllGather       ? model::CollectiveOp::kAllGather
+            : c.cost.kind == CommKind::kReduceScatter ? model::CollectiveOp::kReduceScatter
+                                                      : model::CollectiveOp::kAllReduce;
+        if (auto t = lookup(op, static_cast<double>(c.cost.bytes))) {
+          c.collective_s = *t;
+          c.cost.busbw_gbytes_per_s =
+              *t > 0 ? static_cast<double>(c.cost.bytes) / *t * model::busbw_factor(op, n) / 1e9
+                     : 0.0;
+        }
+      }
+    }
+  }
+  m.collectives = m.collectives_total == 0                        ? "none"
+                  : m.collectives_measured == m.collectives_total ? "profile"
+                  : m.collectives_measured == 0                   ? "model"
+                                                                  : "partial";
+  for (const std::string& note : m.notes) sp.warnings.push_back("profile: " + note);
+  sp.measured = std::move(m);
+  return sp;
+}
+
+StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
+                               const model::TrainingConfig& training,
+                               const model::ParallelismConfig& par, Bound bound) const {
   StepPlan sp;
   sp.gpus = cluster.gpus;
   sp.grad_accumulation = training.grad_accumulation;
   sp.overlap = par.overlap;
   sp.bandwidths = bandwidths(cluster.gpus);
   const model::CollectiveBandwidths& bw = sp.bandwidths;
-  const LayerTimes& lt = layer_times(training.per_gpu_batch, training);
+  const LayerTimes& lt = layer_times(training.per_gpu_batch, training, bound);
   sp.layer_fwd_s = lt.fwd;
   sp.layer_bwd_s = lt.bwd;
   if (training.activation_checkpointing) {
@@ -596,39 +831,8 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   double fwd_total = 0, bwd_total = 0;
   for (double t : sp.layer_fwd_s) fwd_total += t;
   for (double t : sp.layer_bwd_s) bwd_total += t;
-  const std::size_t nl = sp.layer_bwd_s.size();
-  std::vector<double> done(nl + 1, 0.0);
-  for (std::size_t i = nl; i-- > 0;) done[i] = done[i + 1] + sp.layer_bwd_s[i];
-
-  // The timeline of one step when every rank's compute takes `f` times its nominal time.
-  struct Timeline {
-    std::vector<BucketTiming> buckets;
-    double fwd_mb = 0, bwd_mb = 0, bwd_end = 0, comm_free = 0, comm_sum = 0;
-  };
   auto timeline = [&](double f, const std::vector<PlannedBucket>& buckets) {
-    Timeline tl;
-    tl.fwd_mb = f * fwd_total + sp.buffer_broadcast_s;
-    tl.bwd_mb = f * bwd_total;
-    // Backward of the last micro-batch starts here; layer i's backward ends at bwd_start +
-    // the backward times of layers i..L-1 (backward runs from the last layer down).
-    const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
-    tl.bwd_end = bwd_start + tl.bwd_mb;
-    tl.comm_free = sp.overlap ? 0.0 : tl.bwd_end;
-    tl.buckets.reserve(buckets.size());
-    for (const PlannedBucket& pb : buckets) {
-      BucketTiming bt = pb.cost;
-      bt.ready_s = bwd_start + f * done[static_cast<std::size_t>(pb.ready_layer)];
-      bt.start_s = std::max(bt.ready_s, tl.comm_free);
-      bt.end_s = bt.start_s + pb.duration_s();
-      tl.comm_free = bt.end_s;
-      tl.comm_sum += pb.duration_s();
-      tl.buckets.push_back(bt);
-    }
-    if (sp.used_map_allreduce_s > 0) {
-      tl.comm_free = std::max(tl.comm_free, tl.bwd_end) + sp.used_map_allreduce_s;
-      tl.comm_sum += sp.used_map_allreduce_s;
-    }
-    return tl;
+    return ddp_timeline(sp, f, buckets);
   };
 
   // Stragglers: a synchronous step waits for the slowest rank. With per-rank compute time
@@ -688,6 +892,12 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     }
     r.first_step_time_s =
         cluster.gpus > 1 ? bwd_end + sp.first_iteration_allreduce_s + opt : r.step_time_s;
+  }
+  if (sp.measured) {
+    // The same layout on the low and high ends of every measured interval.
+    r.measured = sp.measured;
+    r.step_time_low_s = steady_step_s(plan(cluster, training, par, Bound::kLow), mean_factor);
+    r.step_time_high_s = steady_step_s(plan(cluster, training, par, Bound::kHigh), mean_factor);
   }
   r.grad_bytes_total = sp.grad_bytes_total;
   r.model_flops_per_step =

@@ -13,6 +13,15 @@
 // (HBM x efficiency)); element-wise ops memory-bound; or a measured single_gpu_step_s split
 // across layers by FLOPs. Collectives: simulator/collective.hpp on bandwidths derived from the
 // cluster graph (model/cluster.hpp).
+// With a calibration profile (HardwareSpec::profile, model/profile.hpp) the measured numbers
+// replace the model's where the profile has them: every GEMM whose family it timed
+// (Profile::gemm_time_s at the GEMM's shape, dtype and micro-batch; the others stay on the
+// roofline of the profile's best GEMM rate), every collective whose op it swept at the
+// scenario's rank count (Profile::collective_time_s at nccl-tests' size; another rank count
+// keeps the alpha-beta model, with a warning), and the optimizer from the measured Adam kernel
+// (else from the measured memory bandwidth). Prediction::measured says which came from where;
+// Prediction::step_time_low_s/high_s lay the same step out on the low and high ends of every
+// measured interval (p10/p90 GEMMs, min/max collectives and kernels).
 //
 //   Predictor p(scenario);                 // caches buckets, per-batch layer times, topologies
 //   Prediction r = p.predict(scenario.cluster, scenario.training, scenario.parallelism);
@@ -28,6 +37,7 @@
 
 #include "model/bucketing.hpp"
 #include "model/cluster.hpp"
+#include "model/profile.hpp"
 #include "model/scenario.hpp"
 #include "simulator/collective.hpp"
 #include "simulator/memory.hpp"
@@ -61,6 +71,20 @@ struct BucketTiming {
   int micro_batch = -1;  ///< 0-based micro-batch of the step; -1 after the optimizer or DDP
 };
 
+/// Which numbers of a prediction came from the calibration profile.
+struct MeasuredSources {
+  std::string profile;     ///< the profile file
+  int gemms_measured = 0;  ///< GEMMs of one micro-batch timed by the profile
+  int gemms_total = 0;     ///< all GEMMs of one micro-batch
+  /// "profile" (every collective looked up), "partial", "model", or "none" (one GPU)
+  std::string collectives;
+  int collectives_measured = 0;
+  int collectives_total = 0;       ///< distinct collective sizes costed in the plan
+  std::string optimizer;           ///< "profile_kernel" (adam_fp32), "profile_bandwidth" or "model"
+  bool extrapolated = false;       ///< a lookup left the measured range (batch or size)
+  std::vector<std::string> notes;  ///< why (deduplicated)
+};
+
 struct Prediction {
   int gpus = 1;
   int nodes = 1;
@@ -80,6 +104,12 @@ struct Prediction {
   std::optional<double> p99_step_time_s;
   /// Event engine only (from its simulated steps): the 95th percentile.
   std::optional<double> p95_step_time_s;
+  /// With a calibration profile: the step laid out at the low / high end of every measured
+  /// interval (the profile's spread, not a distribution of the step).
+  std::optional<double> step_time_low_s;
+  std::optional<double> step_time_high_s;
+  /// Set when the hardware carries a calibration profile.
+  std::optional<MeasuredSources> measured;
   std::vector<BucketTiming> buckets;
   double throughput_samples_per_s = 0;
   double weak_scaling_efficiency = 1;
@@ -222,6 +252,8 @@ struct StepPlan {
   model::Strategy strategy = model::Strategy::kDdp;
   std::vector<ScheduledCollective> schedule;
   int shard_group = 1;  ///< ranks each parameter/gradient/state is sharded over (1 for ddp)
+  /// Set when the hardware carries a calibration profile: which costs above were measured.
+  std::optional<MeasuredSources> measured;
 };
 
 class Predictor {
@@ -239,6 +271,13 @@ class Predictor {
   StepPlan plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                 const model::ParallelismConfig& parallelism) const;
 
+  /// Which end of a profile's measured interval a plan is costed at.
+  enum class Bound { kMedian, kLow, kHigh };
+  /// plan() at one end of the profile's intervals (kMedian is plan(); without a profile the
+  /// three are equal).
+  StepPlan plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
+                const model::ParallelismConfig& parallelism, Bound bound) const;
+
   const model::Workload& workload() const { return *workload_; }
   const model::HardwareSpec& hardware() const { return hw_; }
 
@@ -248,8 +287,22 @@ class Predictor {
     std::vector<double> bwd;
     double fwd_total = 0;
     double bwd_total = 0;
+    int gemms_measured = 0;  ///< GEMMs timed by the profile (of gemms_total)
+    int gemms_total = 0;
+    std::vector<std::string> notes;  ///< extrapolated GEMM lookups
   };
-  const LayerTimes& layer_times(std::int64_t batch, const model::TrainingConfig& t) const;
+  const LayerTimes& layer_times(std::int64_t batch, const model::TrainingConfig& t,
+                                Bound bound = Bound::kMedian) const;
+  /// The profile's time for collective `op` of nccl-tests size `bytes` on `gpus` ranks at
+  /// `bound`; nullopt (and a note in `m`) when there is no profile, no table for `op`, or the
+  /// table was measured on another rank count.
+  std::optional<double> profile_collective_s(model::CollectiveOp op, double bytes, int gpus,
+                                             Bound bound, MeasuredSources* m) const;
+  /// plan() without the profile's collective and optimizer replacements (GEMMs at `bound`).
+  StepPlan plan_model(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
+                      const model::ParallelismConfig& parallelism, Bound bound) const;
+  /// The optimizer step from the profile's adam_fp32 kernel (Adam/AdamW in fp32 only).
+  std::optional<double> profile_optimizer_s(const model::TrainingConfig& t, Bound bound) const;
   /// The roofline for kernels computing in `dt` (falls back to HBM-bound only when the GPU
   /// lists no peak for `dt`).
   Roofline roofline(model::DType dt) const;
@@ -273,6 +326,8 @@ class Predictor {
                                           int gpus, const model::ParallelismConfig& par,
                                           double& hook_memory_bytes) const;
   double optimizer_time(const model::TrainingConfig& t) const;
+  /// The steady step time of a plan with compute scaled by `f` (both layouts of predict()).
+  double steady_step_s(const StepPlan& sp, double f) const;
   /// Step time on one GPU for `micro_batches` micro-batches of `batch` (no communication).
   double single_gpu_time(std::int64_t batch, int micro_batches,
                          const model::TrainingConfig& t) const;
@@ -283,7 +338,7 @@ class Predictor {
   std::vector<double> layer_fwd_flops_;
   std::vector<double> layer_bwd_flops_;
   double total_flops_per_sample_ = 0;
-  mutable std::map<std::tuple<std::int64_t, int, double, int, int>, LayerTimes> layer_cache_;
+  mutable std::map<std::tuple<std::int64_t, int, double, int, int, int>, LayerTimes> layer_cache_;
   mutable std::map<std::tuple<int, std::int64_t, bool, bool, bool, bool>, CachedPlan> bucket_cache_;
   mutable std::map<int, model::CollectiveBandwidths> bw_cache_;     ///< by GPU count
   mutable std::map<int, model::CollectiveBandwidths> shape_cache_;  ///< by topology_shape_key

@@ -84,6 +84,24 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
     if (p.p95_step_time_s) r["p95_step_time_s"] = *p.p95_step_time_s;
     r["step_time_interval_s"] = {*p.p50_step_time_s, *p.p99_step_time_s};
   }
+  if (p.step_time_low_s && p.step_time_high_s) {
+    // A calibrated profile: the step at the low and high ends of the measured intervals; the
+    // step itself, laid out on the medians, is the p50.
+    r["step_time_interval_s"] = {*p.step_time_low_s, *p.step_time_high_s};
+    if (!p.p50_step_time_s) r["p50_step_time_s"] = p.step_time_s;
+  }
+  if (p.measured) {
+    const MeasuredSources& m = *p.measured;
+    r["measured"] = {{"profile", m.profile},
+                     {"gemms_measured", m.gemms_measured},
+                     {"gemms_total", m.gemms_total},
+                     {"collectives", m.collectives},
+                     {"collectives_measured", m.collectives_measured},
+                     {"collectives_total", m.collectives_total},
+                     {"optimizer", m.optimizer},
+                     {"extrapolated", m.extrapolated},
+                     {"notes", m.notes}};
+  }
   // PowerSGD only: the step time while the hook still runs plain all-reduce.
   if (p.warmup_step_time_s) r["warmup_step_time_s"] = *p.warmup_step_time_s;
   r["bucket_count"] = p.buckets.size();

@@ -406,17 +406,17 @@ int dispatch(const std::string& verb, int argc, char** argv) {
     std::fprintf(stderr, "ddpsim: cannot run %s\n", name.c_str());
     return 1;
   }
+  // What each optional part needs; a build without it says how to get it.
   static const std::vector<std::pair<std::string, std::string>> known = {
-      {"calibrate", "the calibration issue (OpenBLAS/cuBLAS GEMMs, Gloo/NCCL sweeps)"},
-      {"exec", "the executor issue (a real DDP run over Gloo or NCCL)"},
-      {"validate", "the executor issue (predict, run, compare)"},
-      {"plot", "the GUI issue (Qt Charts rendered headless)"},
-      {"gui", "the GUI issue (Qt6 Widgets + Charts)"}};
+      {"calibrate", "OpenBLAS (apt-get install libopenblas-dev libgloo-dev, then rebuild)"},
+      {"exec", "OpenBLAS and Gloo (apt-get install libopenblas-dev libgloo-dev, then rebuild)"},
+      {"validate", "OpenBLAS and Gloo (apt-get install libopenblas-dev libgloo-dev, then rebuild)"},
+      {"plot", "Qt 6 (apt-get install qt6-base-dev qt6-charts-dev qt6-svg-dev, then rebuild)"},
+      {"gui", "Qt 6 (apt-get install qt6-base-dev qt6-charts-dev qt6-svg-dev, then rebuild)"}};
   for (const auto& [k, what] : known) {
     if (k == verb) {
       std::fprintf(stderr,
-                   "ddpsim: '%s' is not built in this version (ddpsim-%s not found beside %s); "
-                   "it arrives with %s\n",
+                   "ddpsim: '%s' is not built (ddpsim-%s not found beside %s); it needs %s\n",
                    verb.c_str(), verb.c_str(), self.string().c_str(), what.c_str());
       return 2;
     }
