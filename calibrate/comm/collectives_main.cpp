@@ -81,7 +81,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // One line, like every other input error (CLI11's own exit() adds a second line).
+    std::fprintf(stderr, "ddpsim-collectives: %s\n", e.what());
+    return 2;
   }
 
   ddpsim::comm::SweepOptions so;

@@ -348,7 +348,13 @@ int main(int argc, char** argv) {
   app.add_option("--steps", o.steps, "measured steps per point (default: simulation.steps)")
       ->check(CLI::Range(1, 100000));
   app.add_option("--out", o.out, "validation JSON (default results/validation-<host>-<date>.json)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "ddpsim-validate: %s\n", e.what());
+    return 2;
+  }
   try {
     return run(o);
   } catch (const InputError& e) {
