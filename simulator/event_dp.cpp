@@ -15,6 +15,47 @@ namespace ddpsim::sim {
 
 namespace {
 
+/// What every model reports the same way once its steps are simulated: each step's time (from
+/// the previous step's end; the first from t = 0), per-rank compute ends relative to that step's
+/// start, the mean and the nearest-rank p50/p95/p99, and the slowest rank's forward, backward and
+/// optimizer times of the last step (`last_times`, per rank). Returns the start of the last step.
+SimTime fill_step_statistics(EventResult& out, int ranks, const std::vector<int>& opt_done,
+                             const std::vector<SimTime>& step_end,
+                             const std::vector<std::vector<SimTime>>& compute_end,
+                             const std::vector<std::array<double, 3>>& last_times) {
+  const std::size_t steps = step_end.size();
+  DDPSIM_ASSERT(steps > 0, "no simulated step");
+  SimTime prev{0};
+  out.compute_end_s.resize(steps);
+  for (std::size_t s = 0; s < steps; ++s) {
+    DDPSIM_ASSERT(opt_done[s] == ranks, "a step did not finish on every rank");
+    out.step_time_s.push_back(to_seconds(step_end[s] - prev));
+    out.compute_end_s[s].reserve(compute_end[s].size());
+    for (SimTime t : compute_end[s]) out.compute_end_s[s].push_back(to_seconds(t - prev));
+    if (s + 1 < steps) prev = step_end[s];
+  }
+  double sum = 0;
+  for (double t : out.step_time_s) sum += t;
+  out.mean_step_time_s = sum / static_cast<double>(steps);
+  std::vector<double> sorted = out.step_time_s;
+  std::sort(sorted.begin(), sorted.end());
+  auto nearest_rank = [&](double q) {
+    const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(steps)));
+    return sorted[std::clamp<std::size_t>(i, 1, steps) - 1];
+  };
+  out.p50_step_time_s = nearest_rank(0.50);
+  out.p95_step_time_s = nearest_rank(0.95);
+  out.p99_step_time_s = nearest_rank(0.99);
+  const auto& last_compute = compute_end[steps - 1];
+  const auto slowest = std::max_element(last_compute.begin(), last_compute.end());
+  out.slowest_rank = static_cast<int>(slowest - last_compute.begin());
+  const auto& lf = last_times[static_cast<std::size_t>(out.slowest_rank)];
+  out.forward_time_s = lf[0];
+  out.backward_time_s = lf[1];
+  out.optimizer_time_s = lf[2];
+  return prev;
+}
+
 // A collective of the gradient phase: a DDP bucket, the local_used_map all-reduce or the
 // first iteration's single bucket.
 struct PlannedCollective {
@@ -379,37 +420,9 @@ class DpModel {
     out.ranks = n_;
     out.events_processed = engine_.events_processed();
     out.end_time = engine_.now();
-    const auto steps = static_cast<std::size_t>(o_.steps);
-    SimTime prev{0};
-    out.compute_end_s.resize(steps);
-    for (std::size_t s = 0; s < steps; ++s) {
-      DDPSIM_ASSERT(opt_done_[s] == n_, "a step did not finish on every rank");
-      out.step_time_s.push_back(to_seconds(step_end_[s] - prev));
-      out.compute_end_s[s].reserve(static_cast<std::size_t>(n_));
-      for (SimTime t : compute_end_[s]) out.compute_end_s[s].push_back(to_seconds(t - prev));
-      if (s + 1 < steps) prev = step_end_[s];
-    }
-    const SimTime last_start = prev;
-    double sum = 0;
-    for (double t : out.step_time_s) sum += t;
-    out.mean_step_time_s = sum / static_cast<double>(steps);
-    std::vector<double> sorted = out.step_time_s;
-    std::sort(sorted.begin(), sorted.end());
-    auto nearest_rank = [&](double q) {
-      const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(steps)));
-      return sorted[std::clamp<std::size_t>(i, 1, steps) - 1];
-    };
-    out.p50_step_time_s = nearest_rank(0.50);
-    out.p95_step_time_s = nearest_rank(0.95);
-    out.p99_step_time_s = nearest_rank(0.99);
-
-    const auto& last_compute = compute_end_[steps - 1];
-    const auto slowest = std::max_element(last_compute.begin(), last_compute.end());
-    out.slowest_rank = static_cast<int>(slowest - last_compute.begin());
-    const auto& lf = last_fwd_[static_cast<std::size_t>(out.slowest_rank)];
-    out.forward_time_s = lf[0];
-    out.backward_time_s = lf[1];
-    out.optimizer_time_s = lf[2];
+    const SimTime last_start =
+        fill_step_statistics(out, n_, opt_done_, step_end_, compute_end_, last_fwd_);
+    const SimTime slowest_end = compute_end_.back()[static_cast<std::size_t>(out.slowest_rank)];
     DDPSIM_ASSERT(done_step_ == o_.steps - 1, "the last step's collectives did not finish");
     const auto& cs = current();
     for (std::size_t i = 0; i < cs.size(); ++i) {
@@ -422,7 +435,7 @@ class DpModel {
       bt.end_s = to_seconds(st.end - last_start);
       out.buckets.push_back(bt);
     }
-    out.exposed_comm_s = std::max(0.0, to_seconds(comm_end_ - *slowest));
+    out.exposed_comm_s = std::max(0.0, to_seconds(comm_end_ - slowest_end));
 
     if (o_.record_timeline) out.timeline = std::move(timeline_);
     return out;
@@ -685,35 +698,9 @@ class ShardedModel {
     out.ranks = n_;
     out.events_processed = engine_.events_processed();
     out.end_time = engine_.now();
-    const auto steps = static_cast<std::size_t>(o_.steps);
-    SimTime prev{0};
-    out.compute_end_s.resize(steps);
-    for (std::size_t s = 0; s < steps; ++s) {
-      DDPSIM_ASSERT(opt_done_[s] == n_, "a step did not finish on every rank");
-      out.step_time_s.push_back(to_seconds(step_end_[s] - prev));
-      for (SimTime t : compute_end_[s]) out.compute_end_s[s].push_back(to_seconds(t - prev));
-      if (s + 1 < steps) prev = step_end_[s];
-    }
-    const SimTime last_start = prev;
-    double sum = 0;
-    for (double t : out.step_time_s) sum += t;
-    out.mean_step_time_s = sum / static_cast<double>(steps);
-    std::vector<double> sorted = out.step_time_s;
-    std::sort(sorted.begin(), sorted.end());
-    auto nearest_rank = [&](double q) {
-      const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(steps)));
-      return sorted[std::clamp<std::size_t>(i, 1, steps) - 1];
-    };
-    out.p50_step_time_s = nearest_rank(0.50);
-    out.p95_step_time_s = nearest_rank(0.95);
-    out.p99_step_time_s = nearest_rank(0.99);
-    const auto& last_compute = compute_end_[steps - 1];
-    const auto slowest = std::max_element(last_compute.begin(), last_compute.end());
-    out.slowest_rank = static_cast<int>(slowest - last_compute.begin());
+    const SimTime last_start =
+        fill_step_statistics(out, n_, opt_done_, step_end_, compute_end_, last_);
     const auto& lf = last_[static_cast<std::size_t>(out.slowest_rank)];
-    out.forward_time_s = lf[0];
-    out.backward_time_s = lf[1];
-    out.optimizer_time_s = lf[2];
     if (!inst_.empty()) {
       DDPSIM_ASSERT(done_step_ == o_.steps - 1, "the last step's collectives did not finish");
       for (std::size_t i = 0; i < inst_.size(); ++i) {
@@ -1008,34 +995,8 @@ class RelaxedModel {
     out.ranks = n_;
     out.events_processed = engine_.events_processed();
     out.end_time = engine_.now();
-    const auto steps = static_cast<std::size_t>(o_.steps);
-    SimTime prev{0};
-    out.compute_end_s.resize(steps);
-    for (std::size_t s = 0; s < steps; ++s) {
-      DDPSIM_ASSERT(opt_done_[s] == n_, "a step did not finish on every rank");
-      out.step_time_s.push_back(to_seconds(step_end_[s] - prev));
-      for (SimTime t : compute_end_[s]) out.compute_end_s[s].push_back(to_seconds(t - prev));
-      if (s + 1 < steps) prev = step_end_[s];
-    }
-    double sum = 0;
-    for (double t : out.step_time_s) sum += t;
-    out.mean_step_time_s = sum / static_cast<double>(steps);
-    std::vector<double> sorted = out.step_time_s;
-    std::sort(sorted.begin(), sorted.end());
-    auto nearest_rank = [&](double q) {
-      const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(steps)));
-      return sorted[std::clamp<std::size_t>(i, 1, steps) - 1];
-    };
-    out.p50_step_time_s = nearest_rank(0.50);
-    out.p95_step_time_s = nearest_rank(0.95);
-    out.p99_step_time_s = nearest_rank(0.99);
-    const auto& last_compute = compute_end_[steps - 1];
-    const auto slowest = std::max_element(last_compute.begin(), last_compute.end());
-    out.slowest_rank = static_cast<int>(slowest - last_compute.begin());
+    fill_step_statistics(out, n_, opt_done_, step_end_, compute_end_, last_);
     const auto& lf = last_[static_cast<std::size_t>(out.slowest_rank)];
-    out.forward_time_s = lf[0];
-    out.backward_time_s = lf[1];
-    out.optimizer_time_s = lf[2];
     // The last step's collectives: SSP's exchange, or the average when that step syncs.
     if (ssp_ || sync_step(o_.steps - 1)) out.comm_time_s = to_seconds(exchange_);
     out.exposed_comm_s = std::max(0.0, out.step_time_s.back() - lf[0] - lf[1] - lf[2]);
