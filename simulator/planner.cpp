@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "model/error.hpp"
 #include "model/units.hpp"
 #include "simulator/memory.hpp"
 #include "simulator/report.hpp"
@@ -41,7 +42,81 @@ json point_json(const PlanPoint& p) {
           {"gpu_hours", optional_json(p.gpu_hours)},
           {"cost_usd", optional_json(p.cost_usd)},
           {"gpu_hours_per_1000_steps", p.gpu_hours_per_1000_steps},
-          {"memory_per_gpu_bytes", p.memory_per_gpu_bytes}};
+          {"memory_per_gpu_bytes", p.memory_per_gpu_bytes},
+          {"limited_by", p.limited_by.empty() ? json(nullptr) : json(p.limited_by)},
+          {"step_time_sensitivity_pct", p.sensitivity_pct}};
+}
+
+// The scenario with one hardware figure improved by 10% (see PlanPoint::sensitivity_pct).
+model::Scenario improved(const model::Scenario& s, const std::string& figure) {
+  model::Scenario v = s;
+  model::HardwareSpec& h = v.hardware;
+  if (figure == "network_bandwidth") {
+    for (model::LinkSpec* l : {&h.intra_node, &h.pcie, &h.inter_node}) l->bandwidth *= 1.1;
+  } else if (figure == "network_latency") {
+    for (model::LinkSpec* l : {&h.intra_node, &h.pcie, &h.inter_node}) l->latency *= 0.9;
+    for (model::CollectiveTuning* t : {&h.intra_tuning, &h.inter_tuning}) {
+      t->latency *= 0.9;
+      t->nvls_latency *= 0.9;
+    }
+  } else if (figure == "gpu_flops") {
+    for (auto& [dtype, flops] : h.gpu.peak_flops) flops *= 1.1;
+  } else {
+    DDPSIM_ASSERT(figure == "hbm_bandwidth", "unknown hardware figure");
+    h.gpu.memory_bandwidth *= 1.1;
+  }
+  return v;
+}
+
+// Fills sensitivity_pct and limited_by of every front point (and the chosen one).
+void annotate_front(const model::Scenario& s, PlanResult& r, double usable_bytes) {
+  static const std::pair<const char*, const char*> kFigures[] = {
+      {"gpu_flops", "compute"},
+      {"hbm_bandwidth", "memory bandwidth"},
+      {"network_bandwidth", "network bandwidth"},
+      {"network_latency", "latency"}};
+  const model::PlanConfig& pc = s.plan;
+  for (const auto& [figure, label] : kFigures) {
+    const Predictor p(improved(s, figure));
+    for (PlanPoint& pt : r.pareto) {
+      model::ClusterConfig cluster = s.cluster;
+      cluster.gpus = pt.gpus;
+      model::TrainingConfig training = s.training;
+      training.per_gpu_batch = pt.per_gpu_batch;
+      training.grad_accumulation = pt.grad_accumulation;
+      model::ParallelismConfig par = s.parallelism;
+      if (pc.bucket_cap_given) {
+        par.bucket_cap_mb = pt.bucket_cap_mb;
+        par.bucket_cap_defaulted = false;
+      }
+      par.comm_hook = pc.comm_hook[pt.hook_index];
+      par.strategy = pt.strategy;
+      const double t =
+          p.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv).step_time_s;
+      pt.sensitivity_pct[figure] = (t - pt.step_time_s) / pt.step_time_s * 100.0;
+    }
+  }
+  for (PlanPoint& pt : r.pareto) {
+    if (s.training.critical_batch &&
+        static_cast<double>(pt.global_batch) >= s.training.critical_batch->b_noise) {
+      pt.limited_by = "statistical efficiency";
+    } else if (pt.memory_per_gpu_bytes > 0.9 * usable_bytes) {
+      pt.limited_by = "memory";
+    } else {
+      // The figure whose improvement shortens the step most (most negative change).
+      const char* best = kFigures[0].second;
+      double best_pct = 0;
+      for (const auto& [figure, label] : kFigures) {
+        const double pct = pt.sensitivity_pct.at(figure);
+        if (pct < best_pct) {
+          best_pct = pct;
+          best = label;
+        }
+      }
+      pt.limited_by = best;
+    }
+    if (r.chosen && r.chosen->index == pt.index) r.chosen = pt;
+  }
 }
 
 // The order of the front and of ties: time, GPU-hours, fewer GPUs, smaller global batch,
@@ -115,6 +190,7 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
               p.grad_accumulation = k;
               p.bucket_cap_mb = par.bucket_cap_mb;
               p.comm_hook = hook.text;
+              p.hook_index = static_cast<std::size_t>(&hook - pc.comm_hook.data());
               p.strategy = strategy;
               p.global_batch = pred.global_batch;
               p.lr = pred.lr;
@@ -191,6 +267,8 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
   r.chosen = *std::min_element(
       r.pareto.begin(), r.pareto.end(),
       [&](const PlanPoint& a, const PlanPoint& b) { return choice_key(a) < choice_key(b); });
+  r.dominated = r.feasible - r.pareto.size();
+  annotate_front(s, r, (1.0 - pc.memory_margin) * capacity);
   return r;
 }
 
@@ -205,6 +283,7 @@ json plan_json(const model::Scenario& s, const PlanResult& r) {
   plan["candidates"] = r.candidates;
   plan["feasible"] = r.feasible;
   plan["rejected"] = r.rejected;
+  plan["dominated"] = r.dominated;
   plan["objective"] = model::objective_name(pc.objective);
   plan["mode"] = r.by_throughput ? "throughput" : "time_to_train";
   plan["constraints"] = {
@@ -255,12 +334,28 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
           p.memory_per_gpu_bytes / kGiB);
     }
   }
+  if (!r.pareto.empty()) {
+    out += "What limits each front point, and step time change when one figure improves by 10%:\n";
+    out += fmt::format("  {:>5} {:>18} {:>24} {:>10} {:>10} {:>10} {:>10}\n", "gpus", "strategy",
+                       "limited by", "flops", "hbm", "net_bw", "latency");
+    for (const PlanPoint& p : r.pareto) {
+      auto pct = [&](const char* f) {
+        const auto it = p.sensitivity_pct.find(f);
+        return it == p.sensitivity_pct.end() ? std::string("-")
+                                             : fmt::format("{:+.2f}%", it->second);
+      };
+      out += fmt::format("  {:>5} {:>18} {:>24} {:>10} {:>10} {:>10} {:>10}\n", p.gpus,
+                         model::strategy_name(p.strategy), p.limited_by, pct("gpu_flops"),
+                         pct("hbm_bandwidth"), pct("network_bandwidth"), pct("network_latency"));
+    }
+  }
   std::string rejected;
   for (const auto& [reason, n] : r.rejected) {
     rejected += fmt::format("{}{} {}", rejected.empty() ? "" : ", ", reason, n);
   }
-  out += fmt::format("{} candidates, {} feasible, {} on the Pareto front; rejected: {}\n",
-                     r.candidates, r.feasible, r.pareto.size(), rejected);
+  out += fmt::format(
+      "{} candidates, {} feasible, {} on the Pareto front, {} dominated by it; rejected: {}\n",
+      r.candidates, r.feasible, r.pareto.size(), r.dominated, rejected);
   if (r.chosen) {
     const PlanPoint& c = *r.chosen;
     out += fmt::format(

@@ -26,6 +26,9 @@
 // of the front. The chosen point minimises the objective (time, cost or GPU-hours; cost orders
 // like GPU-hours, as one price applies to all), then the other front metric (so it is always on
 // the front), then fewer GPUs, then a smaller global batch, then enumeration order.
+// Every front point then gets what limits it and the sensitivity of its step time to each
+// hardware figure (PlanPoint::sensitivity_pct, limited_by): four more Predictors on the scenario
+// with one figure improved by 10%, each predicting only the front.
 //
 //   PlanResult r = make_plan(scenario);   // or make_plan(scenario, predictor)
 //   nlohmann::json doc = plan_json(scenario, r);
@@ -63,6 +66,17 @@ struct PlanPoint {
   std::optional<double> cost_usd;
   double gpu_hours_per_1000_steps = 0;  ///< step_time_s x gpus x 1000 / 3600
   double memory_per_gpu_bytes = 0;
+  std::size_t hook_index = 0;  ///< position of comm_hook in plan.comm_hook (to re-predict)
+  /// Front points only (make_plan fills them after the choice): the relative change of step time,
+  /// in percent (negative = faster), when one hardware figure improves by 10% while everything
+  /// else stays: "network_bandwidth" (every link's bandwidth x 1.1), "network_latency" (every
+  /// link's and algorithm's latency x 0.9), "gpu_flops" (peak x 1.1), "hbm_bandwidth" (x 1.1).
+  std::map<std::string, double> sensitivity_pct;
+  /// What limits the point, the first that applies: "statistical efficiency" (global batch at
+  /// or above B_noise: steps cannot fall below S_min, E = E_min (1 + B/B_noise) samples), "memory"
+  /// (over 90% of the usable memory: no larger micro-batch fits), else the hardware figure with
+  /// the largest sensitivity ("compute", "memory bandwidth", "network bandwidth", "latency").
+  std::string limited_by;
   /// The two metrics the front is built on: time to train and GPU-hours with a target, else
   /// time per step and GPU-hours per 1,000 steps.
   double time_metric() const { return time_to_train_s ? *time_to_train_s : step_time_s; }
@@ -75,6 +89,7 @@ struct PlanResult {
   /// Rejected candidates per reason ("global_batch", "memory", "deadline", "budget"); every
   /// reason is present, 0 when none.
   std::map<std::string, std::size_t> rejected;
+  std::size_t dominated = 0;      ///< feasible but beaten on both metrics by a front point
   bool by_throughput = false;     ///< no training.target: metrics are per step / per 1,000 steps
   std::vector<PlanPoint> pareto;  ///< by increasing time (then GPU-hours)
   std::optional<PlanPoint> chosen;

@@ -81,6 +81,37 @@ TEST(PlannerTest, EveryNOnTheFrontWhenTimeFallsAndGpuHoursRise) {
   for (const auto& [reason, n] : r.rejected) EXPECT_EQ(n, 0u) << reason;
 }
 
+// Sensitivity on one GPU, by hand: no collective, so the network figures change nothing (0%
+// exactly). The step is forward 2 ms + backward 4 ms of FLOP-bound compute at 1e12 FLOP/s plus a
+// memory-bound Adam pass: +10% FLOP/s makes the 6 ms of compute 6/1.1 ms, i.e. the step changes
+// by (6/1.1 - 6) / step; +10% HBM bandwidth shortens only the optimizer, by opt/1.1 - opt.
+// The 1-GPU point (global batch 1 < B_noise 8, little memory) is limited by compute; the 8-GPU
+// point (global batch 8 = B_noise) by statistical efficiency.
+TEST(PlannerTest, FrontPointsSayWhatLimitsThemAndHowStepTimeRespondsToEachFigure) {
+  model::Scenario s = small_scenario();
+  const PlanResult r = make_plan(s);
+  ASSERT_EQ(front_gpus(r), (std::vector<int>{8, 4, 2, 1}));
+  const PlanPoint& one = r.pareto.back();
+  const Prediction base = Predictor(s).predict({1, 8}, s.training, s.parallelism);
+  const double step = base.step_time_s;
+  EXPECT_DOUBLE_EQ(one.step_time_s, step);
+  const double compute = base.forward_time_s + base.backward_time_s;
+  EXPECT_NEAR(compute, 6e-3, 1e-12);
+  EXPECT_NEAR(one.sensitivity_pct.at("gpu_flops"), (compute / 1.1 - compute) / step * 100, 1e-9);
+  EXPECT_NEAR(one.sensitivity_pct.at("hbm_bandwidth"),
+              (base.optimizer_time_s / 1.1 - base.optimizer_time_s) / step * 100, 1e-9);
+  EXPECT_EQ(one.sensitivity_pct.at("network_bandwidth"), 0.0);
+  EXPECT_EQ(one.sensitivity_pct.at("network_latency"), 0.0);
+  EXPECT_EQ(one.limited_by, "compute");
+  EXPECT_EQ(r.pareto.front().limited_by, "statistical efficiency");
+  // On 8 GPUs the all-reduces exist: better links can only help (or change nothing).
+  EXPECT_LE(r.pareto.front().sensitivity_pct.at("network_bandwidth"), 0.0);
+  EXPECT_EQ(r.dominated, r.feasible - r.pareto.size());
+  const json doc = plan_json(s, r);
+  EXPECT_EQ(doc["plan"]["chosen"]["limited_by"], r.chosen->limited_by);
+  EXPECT_TRUE(doc["plan"]["pareto"][0]["step_time_sensitivity_pct"].contains("gpu_flops"));
+}
+
 TEST(PlannerTest, ObjectivePicksTheCheapestOrTheFastest) {
   model::Scenario s = small_scenario();
   s.plan.objective = model::PlanObjective::kGpuHours;
