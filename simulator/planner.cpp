@@ -136,10 +136,15 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
     add_warning(r.warnings,
                 "no training.target.critical_batch: planning by throughput (time per step and "
                 "GPU-hours per 1,000 steps), not time to train");
-    if (pc.deadline_hours) {
-      add_warning(r.warnings, "plan.deadline_hours ignored: it needs training.target");
+    // A deadline or a budget bounds the time to train, which needs steps to target.
+    if (pc.deadline_hours || pc.budget_usd) {
+      throw InputError(s.file, "/training/target",
+                       std::string("a training target (\"critical_batch\": {\"b_noise\", "
+                                   "\"s_min\"}): plan.") +
+                           (pc.deadline_hours ? "deadline_hours" : "budget_usd") +
+                           " limits the time to train, which needs steps to target",
+                       "no target");
     }
-    if (pc.budget_usd) add_warning(r.warnings, "plan.budget_usd ignored: it needs training.target");
   }
   if (!s.sweep.empty()) {
     add_warning(r.warnings, "the scenario's sweep is ignored by plan (it plans over /plan)");

@@ -17,8 +17,9 @@
 // Metrics. With training.target.critical_batch (McCandlish et al. 2018), steps to target
 // S = S_min (1 + B_noise / B) for the global batch B, time to train T = S x step time and
 // GPU-hours = T x N / 3600: the planner trades time against GPU-hours. Without a target it plans
-// by throughput: time per step and GPU-hours per 1,000 steps (step x N x 1000 / 3600), says so
-// in a warning, and cannot apply deadline_hours or budget_usd (a warning says they were ignored).
+// by throughput: time per step and GPU-hours per 1,000 steps (step x N x 1000 / 3600) and says so
+// in a warning; a deadline_hours or budget_usd without a target is an InputError naming
+// /training/target (they bound the time to train, which needs steps to target).
 //
 // Pareto front over the feasible points on (time, GPU-hours): a point is on it unless another is
 // at least as good in both and strictly better in one. Points equal in both keep the first in

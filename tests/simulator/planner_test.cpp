@@ -112,6 +112,20 @@ TEST(PlannerTest, FrontPointsSayWhatLimitsThemAndHowStepTimeRespondsToEachFigure
   EXPECT_TRUE(doc["plan"]["pareto"][0]["step_time_sensitivity_pct"].contains("gpu_flops"));
 }
 
+// A deadline or a budget bounds the time to train: without a target there is nothing to bound.
+TEST(PlannerTest, DeadlineWithoutTargetIsAnInputErrorAtTheTarget) {
+  model::Scenario s = small_scenario();
+  s.training.critical_batch.reset();
+  s.plan.deadline_hours = 1;
+  try {
+    (void)make_plan(s);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/training/target");
+    EXPECT_NE(std::string(e.what()).find("deadline_hours"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PlannerTest, ObjectivePicksTheCheapestOrTheFastest) {
   model::Scenario s = small_scenario();
   s.plan.objective = model::PlanObjective::kGpuHours;
