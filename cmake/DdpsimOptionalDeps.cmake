@@ -65,7 +65,12 @@ set(_blas_found OFF)
 if(NOT DDPSIM_WITH_BLAS STREQUAL "OFF")
   set(BLA_VENDOR OpenBLAS)
   find_package(BLAS QUIET)
-  if(BLAS_FOUND)
+  # cblas.h of the OpenBLAS build (the Debian alternative may point at another BLAS); BLAS::BLAS
+  # and DDPSIM_OPENBLAS_INCLUDE_DIR serve calibrate/ and calibrate/exec alike.
+  find_path(DDPSIM_OPENBLAS_INCLUDE_DIR cblas.h
+            PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas
+                  /usr/include/x86_64-linux-gnu /usr/include NO_DEFAULT_PATH)
+  if(BLAS_FOUND AND DDPSIM_OPENBLAS_INCLUDE_DIR)
     set(_blas_found ON)
   endif()
 endif()
