@@ -5,10 +5,16 @@
 //       extrapolation), the four collectives with fits, the memory bandwidth, and reads as
 //       hardware;
 //   calibrate_checks remeasure PROFILE            re-times the profile's largest GEMMs with the
-//       same kernel and checks each median lands within 10% of the recorded one (or inside its
-//       recorded min..max widened by 10%), three attempts per shape on a shared machine.
+//       same kernel, with as many sibling processes running it as the profile had ranks (it was
+//       recorded with all ranks at once), and checks each median lands within 10% of the
+//       recorded one (or inside its recorded p10..p90 widened by 10%), five attempts per shape.
 // Exit 0 when every check holds, 1 otherwise (with one line per failure); remeasure exits 77
-// (skipped) when the load average exceeds the core count.
+// (skipped) when the load average exceeds the core count or when most rows' own re-measured
+// p10..p90 is wider than 20% of the median (too noisy to judge 10%).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -96,6 +102,34 @@ double load_average() {
   return l;
 }
 
+// Keeps `n` sibling processes running the same GEMM until stopped: the profile was recorded
+// with every rank timing the same shape at once (calibrate_main.cpp, "all ranks at once"), so
+// a fair re-measurement loads the machine the same way (shared caches and memory bus).
+class Siblings {
+ public:
+  Siblings(int n, const model::GemmShape& shape) {
+    for (int i = 0; i < n; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        calib::TimingOptions o;
+        o.repeats = 1000000;
+        o.budget_s = 3600;
+        for (;;) (void)calib::time_sgemm(shape, o);
+      }
+      if (pid > 0) pids_.push_back(pid);
+    }
+  }
+  ~Siblings() {
+    for (pid_t pid : pids_) kill(pid, SIGKILL);
+    for (pid_t pid : pids_) waitpid(pid, nullptr, 0);
+  }
+  Siblings(const Siblings&) = delete;
+  Siblings& operator=(const Siblings&) = delete;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
 int remeasure(const std::string& profile_path) {
   // On a machine busier than its core count, a rank's GEMM time says more about the other jobs
   // than about the kernel: the comparison would be noise either way, so it is skipped (77).
@@ -119,27 +153,50 @@ int remeasure(const std::string& profile_path) {
     fail("no GEMM row of at least 0.2 ms to re-measure");
     return 1;
   }
+  const int siblings = std::max(0, std::min(p.ranks(), static_cast<int>(cores)) - 1);
+  std::printf("re-measuring with %d sibling process(es) busy, as the %d-rank profile was\n",
+              siblings, p.ranks());
   calib::TimingOptions o;
-  o.repeats = 9;
-  o.budget_s = 1.0;
+  o.repeats = 15;
+  o.budget_s = 1.5;
+  int noisy = 0;
   for (const model::ProfileGemm* g : rows) {
+    Siblings busy(siblings, g->shape);
     bool ok = false;
-    double best_dev = 1e9;
+    double best_dev = 1e9, best_spread = 1e9;
     // Medians are compared; a re-measured median inside the recorded p10..p90 (widened by
     // 10%) also passes, since the recorded median itself carries that spread.
-    for (int attempt = 0; attempt < 3 && !ok; ++attempt) {
-      const double t = calib::time_sgemm(g->shape, o).median_s;
+    for (int attempt = 0; attempt < 5 && !ok; ++attempt) {
+      const calib::Stats st = calib::time_sgemm(g->shape, o);
+      const double t = st.median_s;
       const double dev = std::fabs(t - g->time_s) / g->time_s;
       best_dev = std::min(best_dev, dev);
+      best_spread = std::min(best_spread, (st.p90_s - st.p10_s) / st.median_s);
       ok = dev <= 0.10 || (t >= g->low_s * 0.9 && t <= g->high_s * 1.1);
     }
-    std::printf("%ldx%ldx%ld: recorded %.4f ms, closest re-measurement %.1f%% away: %s\n",
-                static_cast<long>(g->shape.m), static_cast<long>(g->shape.n),
-                static_cast<long>(g->shape.k), g->time_s * 1e3, best_dev * 100,
-                ok ? "ok" : "FAILED");
-    if (!ok) fail("re-measured GEMM outside 10% of the profile");
+    // A re-measurement whose own p10..p90 is wider than the tolerance cannot judge a 10%
+    // agreement either way: that row is reported as noise, not as a failure.
+    const bool too_noisy = !ok && best_spread > 0.20;
+    std::printf(
+        "%ldx%ldx%ld: recorded %.4f ms, closest re-measurement %.1f%% away "
+        "(its p10..p90 %.1f%% of the median): %s\n",
+        static_cast<long>(g->shape.m), static_cast<long>(g->shape.n), static_cast<long>(g->shape.k),
+        g->time_s * 1e3, best_dev * 100, best_spread * 100,
+        ok          ? "ok"
+        : too_noisy ? "too noisy to judge"
+                    : "FAILED");
+    if (too_noisy) {
+      ++noisy;
+    } else if (!ok) {
+      fail("re-measured GEMM outside 10% of the profile");
+    }
   }
-  return failures ? 1 : 0;
+  if (failures) return 1;
+  if (noisy * 2 > static_cast<int>(rows.size())) {
+    std::printf("skipped: %d of %zu rows too noisy to judge on this machine\n", noisy, rows.size());
+    return 77;
+  }
+  return 0;
 }
 
 }  // namespace
