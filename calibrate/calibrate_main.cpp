@@ -4,6 +4,14 @@
 //                    [--out results/profile-<host>.json]
 //   ddpsim-calibrate import nccl-tests LOG|JSON [--op all_reduce] [--out P.json]
 //   ddpsim-calibrate import kineto TRACE.json [--out P.json]
+//   ddpsim-calibrate check-fit PROFILE SWEEP.json [--op all_reduce] [--above 64K]
+//                    [--tolerance 0.1]     does the profile's fit predict a second sweep?
+//
+// The collective sweep goes from 8 B to 256 MiB by factors of 2 (4 MiB with --quick), with
+// fewer timed calls above 16 MiB (sweep.hpp). Every collective result is checked: a row with
+// wrong elements fails the calibration (exit 1, naming op, size and count); nothing is fitted.
+// On the CPU backend with 2+ ranks the profile also gets "interference": the GEMM slowdown
+// while an all-reduce runs on a communication thread (calibrate/interference.hpp).
 //
 // Without launcher variables it starts --nproc copies of itself (calibrate/comm launch_local, a
 // one-host torchrun); under torchrun/mpirun it is the rank it is given. Every rank times the
@@ -25,6 +33,7 @@
 
 #include "calibrate/context.hpp"
 #include "calibrate/cpu_kernels.hpp"
+#include "calibrate/fit_check.hpp"
 #include "calibrate/gemm_plan.hpp"
 #include "calibrate/timing.hpp"
 #include "model/error.hpp"
@@ -39,6 +48,7 @@
 #include "calibrate/comm/launcher.hpp"
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
+#include "calibrate/interference.hpp"
 #endif
 
 namespace {
@@ -66,7 +76,7 @@ std::string self_exe() {
 }
 
 // "8", "64K", "16M", "1G" (powers of 1024, as nccl-tests reads -e).
-std::int64_t parse_size(const std::string& s) {
+std::int64_t parse_size(const std::string& s, const char* option = "--max-bytes") {
   std::size_t pos = 0;
   long long v = -1;
   try {
@@ -81,7 +91,7 @@ std::int64_t parse_size(const std::string& s) {
   if (unit == "M" || unit == "m") mult = std::int64_t{1} << 20;
   if (unit == "G" || unit == "g") mult = std::int64_t{1} << 30;
   if (v < 8 || mult == 0) {
-    throw InputError("command line", "--max-bytes", "a size of at least 8 such as 64K, 16M, 1G",
+    throw InputError("command line", option, "a size of at least 8 such as 64K, 16M, 1G",
                      "\"" + s + "\"");
   }
   return v * mult;
@@ -150,7 +160,24 @@ int run_calibration(Options o, int argc, char** argv) {
     for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
     comm::LaunchOptions lo;
     lo.timeout_s = o.quick ? 600 : 7200;
-    return comm::launch_local(o.nproc, args, lo) == 0 ? 0 : 1;
+    // A failed run leaves no profile of its own: rank 0 may have written one just before another
+    // rank failed, or have been stopped mid-write (its temporary file). An earlier run's profile
+    // at the same path is kept.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto before =
+        fs::exists(o.out, ec) ? fs::last_write_time(o.out, ec) : fs::file_time_type::min();
+    const int rc = comm::launch_local(o.nproc, args, lo);
+    if (rc != 0) {
+      const fs::path out(o.out);
+      if (fs::exists(out, ec) && fs::last_write_time(out, ec) != before) fs::remove(out, ec);
+      const std::string tmp_prefix = out.filename().string() + ".tmp.";
+      for (const auto& e :
+           fs::directory_iterator(out.has_parent_path() ? out.parent_path() : ".", ec)) {
+        if (e.path().filename().string().rfind(tmp_prefix, 0) == 0) fs::remove(e.path(), ec);
+      }
+    }
+    return rc == 0 ? 0 : 1;
   }
   std::unique_ptr<comm::Communicator> c;
   if (me) {
@@ -327,7 +354,7 @@ int run_calibration(Options o, int argc, char** argv) {
   }
 
   // 4. Collectives.
-  json collectives;
+  json collectives, interference;
 #ifdef DDPSIM_HAVE_GLOO
   if (c && o.collectives) {
     comm::SweepOptions so;
@@ -339,7 +366,35 @@ int run_calibration(Options o, int argc, char** argv) {
       say(lead, "collective sweep over " + c->backend() + " " + c->version() + "\n" +
                     comm::format_header());
     collectives = comm::run_sweep(*c, so, [&](const std::string& line) { say(lead, line); });
-    if (lead) model::add_collective_fits(collectives);
+    if (lead) {
+      // A timing of a collective that computed the wrong result is not a measurement of it.
+      comm::verify_sweep(collectives);
+      model::add_collective_fits(collectives);
+    }
+  }
+  // 5. Interference: GEMM time alone and while all-reduces run on a communication thread.
+  if (c && o.collectives && o.backend == "cpu") {
+    calib::InterferenceOptions io;
+    // The scenario's largest GEMM under a cap (the same choice on every rank), so a phase
+    // holds tens of calls; the collective is DDP's default 25 MiB bucket (4 MiB quick).
+    const double cap = o.quick ? 1e8 : 5e8;
+    double best = 0;
+    for (const calib::PlannedGemm& g : plan) {
+      if (g.shape.flops() <= cap && g.shape.flops() > best) {
+        best = g.shape.flops();
+        io.gemm = g.shape;
+      }
+    }
+    io.collective_bytes = o.quick ? (std::int64_t{4} << 20) : (std::int64_t{25} << 20);
+    io.rounds = o.quick ? 3 : 5;
+    io.window_s = o.quick ? 0.25 : 1.0;
+    say(lead, "interference: " + shape_text(io.gemm) + " GEMM alone and during " +
+                  std::to_string(io.collective_bytes >> 20) + " MiB all-reduces");
+    interference = calib::measure_interference(*c, io);
+    if (lead) {
+      say(lead, "interference factor " + std::to_string(interference["factor"].get<double>()) +
+                    " (ratio " + std::to_string(interference["ratio"].get<double>()) + ")");
+    }
   }
 #endif
 
@@ -372,6 +427,7 @@ int run_calibration(Options o, int argc, char** argv) {
     if (!bandwidth.empty()) doc["memory_bandwidth"] = bandwidth;
     if (!kernels.empty()) doc["kernels"] = kernels;
     if (!collectives.is_null()) doc["collectives"] = collectives;
+    if (!interference.is_null()) doc["interference"] = interference;
     // The writer checks its own output against the reader before anyone else reads it.
     (void)model::Profile::from_json(doc, o.out);
     calib::write_file_atomic(o.out, doc.dump(2) + "\n");
@@ -434,6 +490,20 @@ int main(int argc, char** argv) {
   auto* kt = imp->add_subcommand("kineto", "a PyTorch profiler (Kineto) trace of one step");
   kt->add_option("file", kt_file, "the Chrome-trace JSON")->required();
   kt->add_option("--out", kt_out, "profile to write (default: stdout)");
+  auto* cf = app.add_subcommand(
+      "check-fit",
+      "predict a second, independent collective sweep (ddpsim-collectives --size-offset 1.5 "
+      "--json) with the profile's fit; exit 1 when a size above --above is off by more than "
+      "--tolerance");
+  std::string cf_profile, cf_sweep, cf_op = "all_reduce", cf_above = "64K";
+  double cf_tol = 0.10;
+  cf->add_option("profile", cf_profile, "the profile whose fit predicts")->required();
+  cf->add_option("sweep", cf_sweep, "the second sweep: a collectives section or a profile")
+      ->required();
+  cf->add_option("--op", cf_op, "the collective to check")
+      ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast"}));
+  cf->add_option("--above", cf_above, "judge sizes above this (K/M/G)");
+  cf->add_option("--tolerance", cf_tol, "largest relative error")->check(CLI::Range(0.0, 10.0));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -457,6 +527,14 @@ int main(int argc, char** argv) {
       }
       emit(p.document(), nt_out);
       return 0;
+    }
+    if (cf->parsed()) {
+      const model::Profile p = model::Profile::load(cf_profile);
+      const calib::FitCheck r = calib::check_fit(
+          p, model::read_json_file(cf_sweep), cf_sweep, *model::parse_collective_op(cf_op),
+          static_cast<double>(parse_size(cf_above, "--above")), cf_tol);
+      std::printf("%s", calib::format_fit_check(r).c_str());
+      return r.judged > 0 && r.failures == 0 ? 0 : 1;
     }
     if (kt->parsed()) {
       json doc = model::imported_profile(nullptr, model::import_kineto_file(kt_file), o.command);

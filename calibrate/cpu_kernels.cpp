@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 // OpenBLAS extensions (declared in OpenBLAS's cblas.h; repeated so another cblas.h also works).
@@ -38,25 +39,34 @@ void fill(std::vector<float>& v, unsigned seed) {
 
 }  // namespace
 
-Stats time_sgemm(const model::GemmShape& s, const TimingOptions& o) {
+std::function<void()> make_sgemm_call(const model::GemmShape& s) {
+  struct Operands {
+    std::vector<float> a, b, c;
+  };
   const std::size_t m = static_cast<std::size_t>(s.m), n = static_cast<std::size_t>(s.n),
                     k = static_cast<std::size_t>(s.k), count = static_cast<std::size_t>(s.count);
-  std::vector<float> a(m * k * count), b(k * n * count), c(m * n * count);
-  fill(a, 1);
-  fill(b, 2);
+  auto ops = std::make_shared<Operands>();
+  ops->a.resize(m * k * count);
+  ops->b.resize(k * n * count);
+  ops->c.resize(m * n * count);
+  fill(ops->a, 1);
+  fill(ops->b, 2);
   // Row-major leading dimensions: the stored row length of each operand.
   const int lda = s.trans_a ? static_cast<int>(m) : static_cast<int>(k);
   const int ldb = s.trans_b ? static_cast<int>(k) : static_cast<int>(n);
   const int ldc = static_cast<int>(n);
-  auto call = [&] {
+  return [ops, s, m, n, k, count, lda, ldb, ldc] {
     for (std::size_t i = 0; i < count; ++i) {
       cblas_sgemm(CblasRowMajor, s.trans_a ? CblasTrans : CblasNoTrans,
                   s.trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                  static_cast<int>(k), 1.0f, a.data() + i * m * k, lda, b.data() + i * k * n, ldb,
-                  0.0f, c.data() + i * m * n, ldc);
+                  static_cast<int>(k), 1.0f, ops->a.data() + i * m * k, lda,
+                  ops->b.data() + i * k * n, ldb, 0.0f, ops->c.data() + i * m * n, ldc);
     }
   };
-  return time_calls(call, o);
+}
+
+Stats time_sgemm(const model::GemmShape& s, const TimingOptions& o) {
+  return time_calls(make_sgemm_call(s), o);
 }
 
 double stream_bytes(StreamKernel k, std::size_t elements) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include "calibrate/timing.hpp"
@@ -27,6 +28,9 @@ std::string blas_config();
 /// trans_a; B is [k,n], or [n,k] when trans_b), `count` independent instances on separate
 /// operands. Operands are allocated and filled once, outside the timing.
 Stats time_sgemm(const model::GemmShape& shape, const TimingOptions& o);
+/// The same GEMM as a callable that owns its operands (allocated and filled here), for callers
+/// that time it themselves (the interference measurement).
+std::function<void()> make_sgemm_call(const model::GemmShape& shape);
 
 enum class StreamKernel { kCopy, kTriad };
 /// STREAM's copy (c = a) or triad (a = b + s*c) over `elements` floats per array. Bytes per call

@@ -147,6 +147,8 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num(r + "/time_us", "us", 0, false, "median time of one call", true));
   t.push_back(num(r + "/time_us_min", "us", 0, false, "fastest call"));
   t.push_back(num(r + "/time_us_max", "us", 0, false, "slowest call"));
+  t.push_back(num(r + "/time_us_p10", "us", 0, false, "10th percentile of the calls"));
+  t.push_back(num(r + "/time_us_p90", "us", 0, false, "90th percentile of the calls"));
   t.push_back(num(r + "/algbw_gbytes_per_s", "GB/s", 0, false, "size / time"));
   t.push_back(num(r + "/busbw_gbytes_per_s", "GB/s", 0, false, "algbw x nccl-tests factor"));
   t.push_back(integer(r + "/wrong", "elements", 0, "elements that differed from the expected"));
@@ -177,6 +179,46 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num(f + "/residuals/*/time_us", "us", 0, false, "measured", true));
   t.push_back(num(f + "/residuals/*/fit_us", "us", -1e300, false, "fitted", true));
   t.push_back(num(f + "/residuals/*/relative", "", -1e300, false, "(fit - measured) / measured"));
+
+  const std::string in = "/interference";
+  t.push_back(key(in, KeyType::kObject,
+                  "compute slowdown of a GEMM while a collective runs on a communication thread"));
+  {
+    KeySpec fk =
+        num(in + "/factor", "", 1, false,
+            "max(1, ratio): the slowdown the simulator applies (simulation.interference)", true);
+    fk.maximum = 100;
+    t.push_back(fk);
+  }
+  t.push_back(num(in + "/ratio", "", 0, true,
+                  "median concurrent GEMM time / median alone (< 1 only by noise)"));
+  t.push_back(choice(in + "/op", {"all_reduce", "reduce_scatter", "all_gather", "broadcast"},
+                     "the collective that ran concurrently", true));
+  t.push_back(
+      integer(in + "/collective_bytes", "bytes", 1, "message size of that collective", true));
+  t.push_back(integer(in + "/ranks", "processes", 1, "ranks that measured concurrently"));
+  t.push_back(key(in + "/method", KeyType::kString, "how it was measured"));
+  t.push_back(key(in + "/gemm", KeyType::kObject, "the GEMM timed", true));
+  for (const char* d : {"m", "n", "k"}) {
+    t.push_back(integer(in + "/gemm/" + d, "", 1, "GEMM extent", true));
+  }
+  t.push_back(integer(in + "/gemm/count", "", 1, "independent instances (default 1)"));
+  t.push_back(key(in + "/gemm/transa", KeyType::kBoolean, "A is stored transposed"));
+  t.push_back(key(in + "/gemm/transb", KeyType::kBoolean, "B is stored transposed"));
+  t.push_back(choice(in + "/gemm/dtype", dtypes, "operand dtype"));
+  t.push_back(key(in + "/per_rank_ratio", KeyType::kArray, "each rank's own ratio"));
+  t.push_back(num(in + "/per_rank_ratio/*", "", 0, true, "concurrent median / alone median"));
+  t.push_back(key(in + "/alone", KeyType::kObject, "GEMM with no collective in flight", true));
+  add_spread(t, in + "/alone");
+  t.push_back(key(in + "/concurrent", KeyType::kObject,
+                  "the same GEMM while the collective runs on another thread", true));
+  add_spread(t, in + "/concurrent");
+  t.push_back(num(in + "/concurrent/overlap_fraction", "", 0, false,
+                  "share of the concurrent GEMMs that ran entirely while a collective was in "
+                  "flight"));
+  t.push_back(integer(in + "/collectives_completed", "", 0,
+                      "collectives the communication thread finished during the concurrent "
+                      "phase"));
 
   t.push_back(key("/layer_times", KeyType::kObject, "per-layer times from a profiler trace"));
   t.push_back(key("/layer_times/source", KeyType::kString, "the trace file"));
@@ -427,6 +469,17 @@ Profile Profile::from_json(json doc, const std::string& file) {
                          "an op name (all_reduce, reduce_scatter, all_gather, broadcast)",
                          "\"" + name + "\"");
       }
+      // A row whose result was checked and found wrong timed a broken collective: such a
+      // table is refused, never fitted around (calibration fails before writing one).
+      const json& all_rows = table.at("rows");
+      for (std::size_t i = 0; i < all_rows.size(); ++i) {
+        const std::int64_t w = get<std::int64_t>(all_rows[i], "wrong", 0);
+        if (w > 0) {
+          throw InputError(file, ptr + "/rows/" + std::to_string(i) + "/wrong",
+                           "0 (a collective that returned wrong elements is not a measurement)",
+                           std::to_string(w));
+        }
+      }
       auto [rows, in_place] = fitted_rows(table.at("rows"));
       std::vector<double> sizes;
       for (const json* r : rows) sizes.push_back(r->at("size_bytes").get<double>());
@@ -497,6 +550,35 @@ Profile Profile::from_json(json doc, const std::string& file) {
       }
       p.collectives_.push_back(std::move(t));
     }
+  }
+
+  if (doc.contains("interference")) {
+    const json& in = doc.at("interference");
+    const double alone = in.at("alone").at("time_s").get<double>();
+    const double conc = in.at("concurrent").at("time_s").get<double>();
+    const double factor = in.at("factor").get<double>();
+    // The factor is data (it may be edited), but it must agree with the measured ratio it came
+    // from when that is given, and the ratio with the two medians.
+    if (in.contains("ratio")) {
+      const double ratio = in.at("ratio").get<double>();
+      if (std::abs(ratio - conc / alone) > 1e-3 * (conc / alone)) {
+        throw InputError(file, "/interference/ratio",
+                         "concurrent/time_s / alone/time_s = " + std::to_string(conc / alone),
+                         std::to_string(ratio));
+      }
+    }
+    for (const char* part : {"alone", "concurrent"}) {
+      const json& s = in.at(part);
+      const double t = s.at("time_s").get<double>();
+      const double lo = get<double>(s, "time_p10_s", get<double>(s, "time_min_s", t));
+      const double hi = get<double>(s, "time_p90_s", get<double>(s, "time_max_s", t));
+      if (lo > t * (1 + 1e-9) || hi < t * (1 - 1e-9)) {
+        throw InputError(file, std::string("/interference/") + part,
+                         "a spread around the median (low <= time_s <= high)",
+                         std::to_string(lo) + " .. " + std::to_string(hi));
+      }
+    }
+    p.interference_ = factor;
   }
 
   if (doc.contains("layer_times")) {
@@ -730,13 +812,25 @@ json hardware_json_from_profile(const Profile& p, const std::string& file,
     // Ring all-reduce: t = 2(n-1) alpha + 2(n-1)/n S / B. The largest-size segment gives the
     // bus bandwidth, the smallest-size segment the per-step latency.
     const int n = ar->ranks;
-    const FitSegment& big = ar->fit.segments.back();
+    // A segment fitted to noisy latency-bound rows can come out with beta = 0; then the
+    // largest segment with a per-byte cost gives the bandwidth, else the largest row itself
+    // (its bus bandwidth, nccl-tests' definition).
     const FitSegment& small = ar->fit.segments.front();
-    if (big.fit.b <= 0) {
-      throw InputError(file, where, "an all_reduce fit with a per-byte cost > 0",
-                       "beta = 0 in " + p.file());
+    double busbw_gbytes = 0;
+    for (auto it = ar->fit.segments.rbegin(); it != ar->fit.segments.rend(); ++it) {
+      if (it->fit.b > 0) {
+        busbw_gbytes = busbw_factor(CollectiveOp::kAllReduce, n) / it->fit.b / 1e9;
+        break;
+      }
     }
-    const double busbw_gbytes = busbw_factor(CollectiveOp::kAllReduce, n) / big.fit.b / 1e9;
+    if (!(busbw_gbytes > 0) && !ar->rows.empty() && ar->rows.back().time_s > 0) {
+      const CollectiveRow& r = ar->rows.back();
+      busbw_gbytes = busbw_factor(CollectiveOp::kAllReduce, n) * r.size_bytes / r.time_s / 1e9;
+    }
+    if (!(busbw_gbytes > 0) || !std::isfinite(busbw_gbytes)) {
+      throw InputError(file, where, "an all_reduce fit or row with a per-byte cost > 0",
+                       "no bandwidth in " + p.file());
+    }
     const double step_us = small.fit.a / ring_steps(CollectiveOp::kAllReduce, n) * 1e6;
     const json& coll = p.document().at("collectives");
     const std::string lname = "measured " + coll.value("backend", std::string("collectives")) +

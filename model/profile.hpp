@@ -9,9 +9,15 @@
 //                      time_min_s/time_max_s and time_p10_s/time_p90_s (spread), gflops
 //   "memory_bandwidth" STREAM-style copy/triad (CPU) or device-to-device copy (GPU), GB/s
 //   "collectives"      the nccl-tests-style table of calibrate/comm's run_sweep or of an
-//                      imported nccl-tests log, plus a "fit" per op (add_collective_fits)
+//                      imported nccl-tests log, plus a "fit" per op (add_collective_fits);
+//                      a row with "wrong" > 0 (its result was checked and found wrong) is
+//                      refused (InputError at that row's /wrong), never fitted
 //   "kernels"          memory-bound kernels (Adam update, casts), time and GB/s
 //   "layer_times"      per-layer forward/backward times imported from a PyTorch profiler trace
+//   "interference"     compute slowdown while a collective runs: each rank timed a GEMM alone
+//                      and then while an all-reduce ran on a communication thread (as the
+//                      executor's comm thread does); factor = max(1, median concurrent / median
+//                      alone), the raw ratio beside it ("ratio", may be < 1 by noise)
 // Times in the file are seconds (`*_s`) except the collective rows, which keep nccl-tests'
 // microseconds (`time_us`). Inside this API every time is seconds and every size bytes.
 //
@@ -132,6 +138,9 @@ class Profile {
   /// Median bandwidth of a "memory_bandwidth" kernel ("triad", "copy", "d2d_copy"), bytes/s.
   std::optional<double> memory_bandwidth_bytes_per_s(const std::string& kernel) const;
   const std::vector<LayerTime>& layer_times() const { return layer_times_; }
+  /// The measured compute slowdown while a collective is in flight ("interference"/"factor",
+  /// >= 1: the default of simulation.interference); nullopt when the profile did not measure it.
+  std::optional<double> interference_factor() const { return interference_; }
 
  private:
   std::string file_;
@@ -140,6 +149,7 @@ class Profile {
   std::vector<ProfileGemm> gemms_;
   std::vector<CollectiveTable> collectives_;
   std::vector<LayerTime> layer_times_;
+  std::optional<double> interference_;
 };
 
 /// The key table of the profile format (validation and documentation).

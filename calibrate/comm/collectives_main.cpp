@@ -1,6 +1,9 @@
 // ddpsim-collectives: an nccl-tests-style sweep of one or all collectives over Gloo or NCCL.
 //
 //   ddpsim-collectives --nproc 2 --op all_reduce -b 8 -e 256M -f 2 [--json OUT.json]
+//   ddpsim-collectives --nproc 2 --op all_reduce -b 8 -e 4M --size-offset 1.5 --json second.json
+//       (12, 24, 48, ... B: the geometric midpoints of the first sweep's sizes, the independent
+//       sweep `ddpsim-calibrate check-fit PROFILE second.json` predicts)
 //
 // Without launcher variables in the environment it starts --nproc copies of itself through
 // launch_local (a one-host torchrun); under torchrun/mpirun it runs as the rank it is given.
@@ -61,6 +64,7 @@ int main(int argc, char** argv) {
   std::int64_t factor = 2;
   int warmup = 5, iters = 20, root = 0;
   double timeout_s = 60;
+  double size_offset = 1.0;
   bool quick = false, no_in_place = false;
   app.add_option("--nproc", nproc, "ranks to start on this host (ignored under torchrun/mpirun)")
       ->check(CLI::Range(1, 256));
@@ -75,6 +79,9 @@ int main(int argc, char** argv) {
   app.add_option("-r,--root", root, "broadcast root")->check(CLI::NonNegativeNumber);
   app.add_option("--timeout-s", timeout_s, "per-collective timeout and launcher limit x10")
       ->check(CLI::PositiveNumber);
+  app.add_option("--size-offset", size_offset,
+                 "first size = minbytes x this (1.5: midpoints between the powers of two)")
+      ->check(CLI::Range(1.0, 1024.0));
   app.add_flag("--quick", quick, "sizes up to 4 MiB, 2 warmup and 5 timed calls");
   app.add_flag("--no-in-place", no_in_place, "only out-of-place rows");
   app.add_option("--json", json_out, "write the profile's collectives section here (atomically)");
@@ -95,6 +102,9 @@ int main(int argc, char** argv) {
     if (so.min_bytes < 4 || so.max_bytes < so.min_bytes) {
       throw ddpsim::Error("expected 4 <= minbytes <= maxbytes, got " + minb + " and " + maxb);
     }
+    so.step_factor = factor;
+    so.size_offset = size_offset;
+    (void)ddpsim::comm::sweep_sizes(so);  // bad combinations are refused before ranks start
   } catch (const ddpsim::Error& e) {
     std::fprintf(stderr, "ddpsim-collectives: %s\n", e.what());
     return 2;
@@ -157,6 +167,12 @@ int main(int argc, char** argv) {
       }
       std::printf("# Out of bounds values : %lld %s\n", static_cast<long long>(wrong),
                   wrong == 0 ? "OK" : "FAILED");
+      std::fflush(stdout);
+      try {
+        ddpsim::comm::verify_sweep(section);
+      } catch (const ddpsim::Error& e) {
+        std::fprintf(stderr, "ddpsim-collectives: %s\n", e.what());
+      }
     }
     comm->barrier();
     return wrong == 0 ? 0 : 1;

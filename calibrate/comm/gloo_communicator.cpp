@@ -17,7 +17,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "calibrate/comm/communicator.hpp"
@@ -84,8 +87,23 @@ class GlooCommunicator : public Communicator {
       ctx->setTimeout(timeout);
       gloo::rendezvous::FileStore file_store(info.store_dir);
       gloo::rendezvous::PrefixStore store(prefix, file_store);
+      // Each rank's host and pid, so that an error can say which peer died or stopped.
+      const std::string me = fmt::format("{} {}", attr.hostname, ::getpid());
+      store.set(fmt::format("pid{}", rank_), std::vector<char>(me.begin(), me.end()));
       ctx->connectFullMesh(store, device_);
       context_ = ctx;
+      host_ = attr.hostname;
+      peers_.assign(static_cast<std::size_t>(size_), 0);
+      for (int r = 0; r < size_; ++r) {
+        if (r == rank_) continue;
+        const std::vector<char> v = store.get(fmt::format("pid{}", r));
+        const std::string text(v.begin(), v.end());
+        const auto sp = text.rfind(' ');
+        if (sp != std::string::npos && text.substr(0, sp) == host_) {
+          peers_[static_cast<std::size_t>(r)] =
+              static_cast<pid_t>(std::atoll(text.c_str() + sp + 1));
+        }
+      }
     } catch (const std::exception& e) {
       throw Error(fmt::format("gloo rendezvous of rank {} of {} in {} failed: {}", rank_, size_,
                               info.store_dir, e.what()));
@@ -213,8 +231,10 @@ class GlooCommunicator : public Communicator {
     try {
       f();
     } catch (const std::exception& e) {
-      // Gloo's message carries the peer's address; with two ranks the peer is the other one.
-      std::string peer = size_ == 2 ? fmt::format("peer rank {}", 1 - rank_) : "a peer";
+      // Gloo's message carries the peer's address; name the rank: the peers on this host that
+      // are gone or stopped, else with two ranks the other one.
+      std::string peer = lost_peers();
+      if (peer.empty()) peer = size_ == 2 ? fmt::format("peer rank {}", 1 - rank_) : "a peer";
       broken_ = true;
       broken_msg_ = fmt::format("gloo {} of {} floats on rank {} of {} failed ({}): {}", op, count,
                                 rank_, size_, peer, e.what());
@@ -222,8 +242,32 @@ class GlooCommunicator : public Communicator {
     }
   }
 
+  // "rank 1 (pid 123) is gone, rank 2 (pid 124) is stopped": peers on this host whose process
+  // no longer runs (/proc/PID missing or a zombie) or is stopped (SIGSTOP, a debugger).
+  std::string lost_peers() const {
+    std::string out;
+    for (int r = 0; r < static_cast<int>(peers_.size()); ++r) {
+      const pid_t pid = peers_[static_cast<std::size_t>(r)];
+      if (pid <= 0) continue;
+      std::ifstream f(fmt::format("/proc/{}/stat", pid));
+      std::string stat;
+      std::getline(f, stat);
+      const auto paren = stat.rfind(')');
+      const char state =
+          paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : 0;
+      const char* what = nullptr;
+      if (!f && stat.empty()) what = "is gone";
+      if (state == 'Z' || state == 'X') what = "has exited";
+      if (state == 'T' || state == 't') what = "is stopped";
+      if (what) out += fmt::format("{}rank {} (pid {}) {}", out.empty() ? "" : ", ", r, pid, what);
+    }
+    return out;
+  }
+
   int rank_;
   int size_;
+  std::string host_;
+  std::vector<pid_t> peers_;  ///< pid of each rank on this host (0: another host, or self)
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
   std::uint32_t tag_ = 0;

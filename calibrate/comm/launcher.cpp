@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "model/error.hpp"
@@ -107,6 +108,26 @@ bool reap(std::vector<Child>& children) {
     }
   }
   return any;
+}
+
+// "; rank 1 is stopped (state T: SIGSTOP or a debugger), not dead": a stalled rank that its
+// peers' collective timeouts caught, named beside the rank that reported the timeout.
+std::string stopped_note(const std::vector<Child>& children) {
+  std::string note;
+  for (std::size_t r = 0; r < children.size(); ++r) {
+    if (!children[r].running) continue;
+    std::ifstream f("/proc/" + std::to_string(children[r].pid) + "/stat");
+    std::string stat;
+    std::getline(f, stat);
+    const auto paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size()) continue;
+    const char state = stat[paren + 2];
+    if (state == 'T' || state == 't') {
+      note +=
+          fmt::format("; rank {} is stopped (state {}: SIGSTOP or a debugger), not dead", r, state);
+    }
+  }
+  return note;
 }
 
 bool any_running(const std::vector<Child>& children) {
@@ -260,7 +281,7 @@ LaunchResult launch_local_detailed(int nproc, const std::vector<std::string>& ar
         double t = std::chrono::duration<double>(Clock::now() - t0).count();
         result.message += fmt::format(" after {:.1f} s", t);
         if (!others.empty()) result.message += "; then " + others;
-        result.message += "; stopped the others";
+        result.message += stopped_note(children) + "; stopped the others";
         stop_all();
         break;
       }
@@ -269,8 +290,9 @@ LaunchResult launch_local_detailed(int nproc, const std::vector<std::string>& ar
         for (int r = 0; r < nproc; ++r)
           if (children[r].running) which += (which.empty() ? "" : ",") + std::to_string(r);
         result.exit_code = 124;
-        result.message = fmt::format("timeout after {:g} s; ranks still running: {}; stopped them",
-                                     opts.timeout_s, which);
+        result.message =
+            fmt::format("timeout after {:g} s; ranks still running: {}{}; stopped them",
+                        opts.timeout_s, which, stopped_note(children));
         stop_all();
         break;
       }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -117,13 +118,16 @@ struct Case {
   }
 
   // Elements of this rank's output that differ from the exact expected value.
-  std::int64_t count_wrong(const Communicator& c) const {
+  std::int64_t count_wrong(const Communicator& c,
+                           const std::function<void(Op, std::int64_t, bool, std::vector<float>&)>&
+                               corrupt_for_test) const {
     const int n = c.size();
     const int r = c.rank();
     std::vector<float> got(shape.out_elems);
     Buffer& ob = in_place ? *a : *b;
     const std::size_t off = static_cast<std::size_t>(out - ob.data());
     ob.download(got.data(), got.size(), off);
+    if (corrupt_for_test) corrupt_for_test(op, shape.size_bytes, in_place, got);
     const float s = static_cast<float>(n) * static_cast<float>(n + 1) / 2.0f;
     std::int64_t wrong = 0;
     for (std::size_t j = 0; j < got.size(); ++j) {
@@ -159,12 +163,21 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-nlohmann::json measure(Communicator& c, Case& k, int warmup, int iters) {
+// Linear interpolation between order statistics (as calib::summarize).
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double x = q * static_cast<double>(v.size() - 1);
+  const std::size_t i = static_cast<std::size_t>(x);
+  if (i + 1 >= v.size()) return v.back();
+  return v[i] + (x - static_cast<double>(i)) * (v[i + 1] - v[i]);
+}
+
+nlohmann::json measure(Communicator& c, Case& k, int warmup, int iters, const SweepOptions& o) {
   const int n = c.size();
   // One checked call first (it also warms up), then the untimed and the timed calls.
   k.upload_inputs();
   k.run(c);
-  const std::int64_t wrong = k.count_wrong(c);
+  const std::int64_t wrong = k.count_wrong(c, o.corrupt_output_for_test);
   for (int i = 1; i < warmup; ++i) k.run(c);
   c.barrier();
   std::vector<double> mine(static_cast<std::size_t>(iters));
@@ -204,16 +217,15 @@ nlohmann::json measure(Communicator& c, Case& k, int warmup, int iters) {
           {"time_us", t_us},
           {"time_us_min", *std::min_element(slowest.begin(), slowest.end())},
           {"time_us_max", *std::max_element(slowest.begin(), slowest.end())},
+          {"time_us_p10", percentile(slowest, 0.10)},
+          {"time_us_p90", percentile(slowest, 0.90)},
           {"algbw_gbytes_per_s", algbw},
           {"busbw_gbytes_per_s", algbw * busbw_factor(k.op, n)},
           {"wrong", static_cast<std::int64_t>(wrong_total)}};
 }
 
-}  // namespace
-
-nlohmann::json run_sweep(Communicator& comm, const SweepOptions& in_opts,
-                         const std::function<void(const std::string&)>& progress) {
-  SweepOptions o = in_opts;
+SweepOptions effective(const SweepOptions& in) {
+  SweepOptions o = in;
   if (o.quick) {
     o.max_bytes = std::min<std::int64_t>(o.max_bytes, std::int64_t{4} << 20);
     o.warmup = std::min(o.warmup, 2);
@@ -223,24 +235,86 @@ nlohmann::json run_sweep(Communicator& comm, const SweepOptions& in_opts,
   if (o.max_bytes < o.min_bytes) throw Error("collective sweep: max_bytes < min_bytes");
   if (o.step_factor < 2) throw Error("collective sweep: step_factor must be >= 2");
   if (o.iters < 1 || o.warmup < 1) throw Error("collective sweep: iters and warmup must be >= 1");
+  if (!(o.size_offset >= 1.0 && o.size_offset < static_cast<double>(o.step_factor))) {
+    throw Error("collective sweep: size_offset must be in [1, step_factor)");
+  }
+  if (o.min_iters < 1 || o.full_iters_bytes < 1) {
+    throw Error("collective sweep: min_iters and full_iters_bytes must be >= 1");
+  }
+  return o;
+}
+
+int warmup_at(const SweepOptions& o, std::int64_t size_bytes) {
+  if (size_bytes <= o.full_iters_bytes) return o.warmup;
+  const double scaled = static_cast<double>(o.warmup) * static_cast<double>(o.full_iters_bytes) /
+                        static_cast<double>(size_bytes);
+  return std::max(1, std::min(o.warmup, static_cast<int>(std::ceil(scaled))));
+}
+
+}  // namespace
+
+std::vector<std::int64_t> sweep_sizes(const SweepOptions& in_opts) {
+  const SweepOptions o = effective(in_opts);
+  std::vector<std::int64_t> sizes;
+  for (double x = static_cast<double>(o.min_bytes) * o.size_offset;
+       x <= static_cast<double>(o.max_bytes) * (1 + 1e-12);
+       x *= static_cast<double>(o.step_factor)) {
+    // Whole floats: a size that is not a multiple of 4 would be measured as the smaller one.
+    const std::int64_t b = static_cast<std::int64_t>(std::floor(x / 4 + 1e-9)) * 4;
+    if (b >= 4 && (sizes.empty() || b != sizes.back())) sizes.push_back(b);
+  }
+  return sizes;
+}
+
+int iters_at(const SweepOptions& in_opts, std::int64_t size_bytes) {
+  const SweepOptions o = effective(in_opts);
+  if (size_bytes <= o.full_iters_bytes) return o.iters;
+  const double scaled = static_cast<double>(o.iters) * static_cast<double>(o.full_iters_bytes) /
+                        static_cast<double>(size_bytes);
+  return std::min(o.iters, std::max(o.min_iters, static_cast<int>(std::ceil(scaled))));
+}
+
+void verify_sweep(const nlohmann::json& section) {
+  std::string bad;
+  std::int64_t total = 0;
+  for (const auto& [name, entry] : section.at("ops").items()) {
+    for (const auto& row : entry.at("rows")) {
+      const std::int64_t w = row.value("wrong", std::int64_t{0});
+      if (w <= 0) continue;
+      total += w;
+      bad += fmt::format("{}{} {} B {}: {} wrong element(s)", bad.empty() ? "" : "; ", name,
+                         row.at("size_bytes").get<std::int64_t>(),
+                         row.at("in_place").get<bool>() ? "in place" : "out of place", w);
+    }
+  }
+  if (total > 0) {
+    throw Error("collective results checked and found wrong, not fitted: " + bad);
+  }
+}
+
+nlohmann::json run_sweep(Communicator& comm, const SweepOptions& in_opts,
+                         const std::function<void(const std::string&)>& progress) {
+  const SweepOptions o = effective(in_opts);
   if (o.root < 0 || o.root >= comm.size()) throw Error("collective sweep: root outside the group");
 
   const int n = comm.size();
   nlohmann::json ops = nlohmann::json::object();
   for (Op op : o.ops) {
     nlohmann::json rows = nlohmann::json::array();
-    for (std::int64_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= o.step_factor) {
+    for (const std::int64_t bytes : sweep_sizes(o)) {
       const Shape s = shape_for(op, bytes, n);
       if (s.count == 0) continue;
+      const int iters = iters_at(o, s.size_bytes);
+      const int warmup = warmup_at(o, s.size_bytes);
       nlohmann::json row_out, row_in;
       {
         Case k(comm, op, s, false, o.root);
-        row_out = measure(comm, k, o.warmup, o.iters);
+        row_out = measure(comm, k, warmup, iters, o);
       }
       rows.push_back(row_out);
       if (o.in_place_too) {
         Case k(comm, op, s, true, o.root);
-        row_in = measure(comm, k, o.warmup, o.iters);
+        row_in = measure(comm, k, warmup, iters, o);
         rows.push_back(row_in);
       }
       if (comm.rank() == 0 && progress) {

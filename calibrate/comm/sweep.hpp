@@ -3,14 +3,22 @@
 //
 // For every op and every size min_bytes, 2*min_bytes, ... max_bytes (bytes of the largest
 // buffer, as nccl-tests counts them), out of place and then in place: `warmup` untimed calls,
-// then `iters` timed calls. A call's time is the slowest rank's (a collective ends when its
-// last rank does); the row reports the median, min and max over the calls, algbw = size/time
-// and busbw = algbw * busbw_factor(op, n). Every size checks the result: inputs are
-// (rank+1)*(i%251+1), so all sums are small integers, exact in float32, and "wrong" counts
-// the elements (over all ranks) that differ from the expected value.
+// then `iters` timed calls. size_offset x shifts the whole series to x*min_bytes, 2x*min_bytes,
+// ... (rounded down to whole floats): 1.5 measures the geometric midpoints between the powers
+// of two of a default sweep, the independent second sweep a fit is checked against. Above
+// full_iters_bytes (16 MiB) a size gets iters * full_iters_bytes / size timed calls, at least
+// min_iters (5), and as few warm-up calls, so a sweep to 256 MiB stays a few minutes. A call's time
+// is the slowest rank's (a collective ends when its last rank does); the row reports the median,
+// min, max, p10 and p90 over the calls, algbw = size/time and busbw = algbw * busbw_factor(op, n).
+// Every size checks the result: inputs are (rank+1)*(i%251+1), so all sums are small integers,
+// exact in float32, and "wrong" counts the elements (over all ranks) that differ from the expected
+// value.
 //
 // Row sizes for reduce_scatter/all_gather are count*n*4 with count = size/(4n) (sizes below
 // 4n bytes are skipped), as nccl-tests does.
+//
+// verify_sweep then refuses a section with any wrong element: a timing of a collective that
+// computed the wrong result is not a measurement of that collective (calibration fails).
 //
 //   auto section = run_sweep(*comm, SweepOptions{}, [](const std::string& l) { puts(l.c_str()); });
 //   // rank 0: {"backend": "gloo", ..., "ops": {"all_reduce": {"rows": [...]}}}; others: null
@@ -34,10 +42,27 @@ struct SweepOptions {
   int warmup = 5;
   int iters = 20;
   bool in_place_too = true;
-  bool quick = false;      ///< caps max_bytes at 4 MiB, warmup 2, iters 5.
-  int root = 0;            ///< broadcast root.
-  int ranks_per_node = 0;  ///< for the "nodes" field; 0: all ranks on one host.
+  bool quick = false;        ///< caps max_bytes at 4 MiB, warmup 2, iters 5.
+  int root = 0;              ///< broadcast root.
+  int ranks_per_node = 0;    ///< for the "nodes" field; 0: all ranks on one host.
+  double size_offset = 1.0;  ///< first size is min_bytes * size_offset; in [1, step_factor).
+  std::int64_t full_iters_bytes = std::int64_t{16} << 20;  ///< larger sizes: fewer calls.
+  int min_iters = 5;  ///< fewest timed calls at any size (iters when smaller).
+  /// Test hook (tests only; empty in every production path): called with the checked call's
+  /// output as downloaded, before its elements are compared, so a test can make the checker
+  /// see a wrong result. Arguments: op, row size in bytes, in place, this rank's output.
+  std::function<void(Op, std::int64_t, bool, std::vector<float>&)> corrupt_output_for_test;
 };
+
+/// The sizes run_sweep visits (before per-op rounding), in order. Throws ddpsim::Error on bad
+/// options as run_sweep does.
+std::vector<std::int64_t> sweep_sizes(const SweepOptions& opts);
+/// Timed calls run_sweep makes at `size_bytes`.
+int iters_at(const SweepOptions& opts, std::int64_t size_bytes);
+
+/// Throws ddpsim::Error naming every row with "wrong" > 0 (op, size, placement, count) of a
+/// section run_sweep returned; does nothing when all rows are exact.
+void verify_sweep(const nlohmann::json& section);
 
 /// Collective over all ranks. Returns the section on rank 0, null elsewhere. progress(line) is
 /// called on rank 0 once per size with the nccl-tests table row (format_row). Throws

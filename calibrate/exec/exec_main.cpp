@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   double lr = 0, timeout_s = 30, launch_timeout_s = 3600;
   std::string overlap, noise = "true";
   double noise_ema = 0.95;
+  bool independent = false;
   app.add_option("scenario", scenario_path, "scenario JSON (model.mlp)")->required();
   app.add_option("--nproc", nproc, "ranks (default: cluster.gpus)")->check(CLI::Range(1, 64));
   app.add_option("--steps", steps, "measured steps (default: simulation.steps)")
@@ -91,6 +92,9 @@ int main(int argc, char** argv) {
   app.add_option("--noise-ema", noise_ema,
                  "EMA factor smoothing the noise-scale estimates (default 0.95)")
       ->check(CLI::Range(0.0, 0.999999));
+  app.add_flag("--independent,--no-comm", independent,
+               "efficiency baseline: the same per-rank work, all ranks at once, no collectives "
+               "(no all-reduce; ddp only)");
   app.add_option("--out", out_path, "results JSON (predict's keys, per-step arrays)");
   app.add_option("--trace", trace_path, "Chrome trace of the measured run (one pid per rank)");
   app.add_option("--dump-params", dump_path, "final parameters of rank 0, raw float32");
@@ -115,6 +119,7 @@ int main(int argc, char** argv) {
   ov.warmup_steps = warmup;
   ov.noise_scale = noise == "true";
   ov.noise_ema_beta = noise_ema;
+  ov.independent = independent;
   ov.loss = loss == "mse" ? ddpsim::exec::Loss::kMse : ddpsim::exec::Loss::kCrossEntropy;
 
   ddpsim::exec::ExecConfig cfg;
@@ -133,11 +138,29 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
     ddpsim::comm::LaunchOptions lo;
     lo.timeout_s = launch_timeout_s;
-    // A failed run must not leave an earlier complete-looking result behind.
-    std::error_code ec;
-    if (!out_path.empty()) std::filesystem::remove(out_path, ec);
-    if (!trace_path.empty()) std::filesystem::remove(trace_path, ec);
-    return ddpsim::comm::launch_local(cfg.ranks, args, lo) == 0 ? 0 : 1;
+    // A failed run must not leave an earlier complete-looking result behind, nor one that rank
+    // 0 wrote while another rank was failing (all ranks have exited when launch_local returns),
+    // nor the temporary file of an interrupted atomic write: a results file exists only after a
+    // run in which every rank succeeded.
+    auto remove_outputs = [&] {
+      std::error_code ec;
+      for (const std::string& p : {out_path, trace_path, dump_path}) {
+        if (p.empty()) continue;
+        const std::filesystem::path path(p);
+        std::filesystem::remove(path, ec);
+        const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+        const std::string tmp_prefix = path.filename().string() + ".tmp.";
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+          if (e.path().filename().string().rfind(tmp_prefix, 0) == 0) {
+            std::filesystem::remove(e.path(), ec);
+          }
+        }
+      }
+    };
+    remove_outputs();
+    const int rc = ddpsim::comm::launch_local(cfg.ranks, args, lo);
+    if (rc != 0) remove_outputs();
+    return rc == 0 ? 0 : 1;
   }
 
   openblas_set_num_threads(1);  // one core per rank, as torchrun's OMP_NUM_THREADS=1
@@ -165,9 +188,13 @@ int main(int argc, char** argv) {
       std::printf(
           "ddpsim-exec: %s, %s on %d ranks (gloo %s over tcp), per-rank batch %lld x %d, %s, hook "
           "%s, overlap %s\n",
-          cfg.model_label.c_str(), cfg.zero1 ? "zero1" : "ddp", cfg.ranks, comm->version().c_str(),
-          static_cast<long long>(cfg.per_gpu_batch), cfg.grad_accumulation,
-          cfg.optimizer_name.c_str(), cfg.hook_name.c_str(), cfg.overlap ? "on" : "off");
+          cfg.model_label.c_str(),
+          cfg.independent ? "independent (no collectives)"
+          : cfg.zero1     ? "zero1"
+                          : "ddp",
+          cfg.ranks, comm->version().c_str(), static_cast<long long>(cfg.per_gpu_batch),
+          cfg.grad_accumulation, cfg.optimizer_name.c_str(), cfg.hook_name.c_str(),
+          cfg.overlap ? "on" : "off");
       std::printf(
           "median of %d steps: step %.3f ms = forward %.3f + backward %.3f + exposed comm %.3f + "
           "optimizer %.3f ms; comm %.3f ms in %d buckets; loss %.5f -> %.5f\n",

@@ -206,6 +206,9 @@ ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o
   c.seed = s.simulation.seed;
   c.noise_scale = o.noise_scale;
   c.noise_ema_beta = o.noise_ema_beta;
+  c.independent = o.independent;
+  if (c.independent && c.zero1) refuse("--independent (no collectives) runs ddp only, not zero1");
+  if (c.independent) c.noise_scale = false;  // its all_gather is a collective
   if (!(c.noise_ema_beta >= 0 && c.noise_ema_beta < 1)) {
     throw Error(
         fmt::format("the noise-scale EMA factor must be in [0, 1), got {}", c.noise_ema_beta));
@@ -322,7 +325,7 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
     double loss_sum = 0, local_sq = 0;
     for (int mb = 0; mb < k; ++mb) {
       const bool sync = mb == k - 1;  // no_sync() for the first k-1 micro-batches
-      if (sync && !c.zero1) red.prepare();
+      if (sync && !c.zero1 && !c.independent) red.prepare();
       const std::int64_t row0 = (static_cast<std::int64_t>(step) * k + mb) * b;
       auto t_prev = Clock::now();
       const auto tf0 = t_prev;
@@ -345,7 +348,7 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
       net.backward(dy.data(), b, /*accumulate=*/mb > 0, [&](int l) {
         if (sync && c.noise_scale) {
           // This rank's (accumulated) gradient of layer l, before layer_ready hands it to the
-          // reducer, whose communication thread copies the average back over it.
+          // reducer, whose finalize() copies the average back over it.
           const auto tn = Clock::now();
           for (int t = net.first_tensor(l); t < net.first_tensor(l) + net.tensors_of_layer(); ++t) {
             local_sq += squared_norm(net.grads().data() + net.offset(t),
@@ -353,7 +356,7 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
           }
           noise_norm += Clock::now() - tn;
         }
-        if (sync && !c.zero1) red.layer_ready(l);
+        if (sync && !c.zero1 && !c.independent) red.layer_ready(l);
         const auto t = Clock::now();
         rec.spans.push_back({1, step, fmt::format("bwd fc{}", l), fmt::format("fc{}", l), -1,
                              ns_of(t_prev), ns_of(t)});
@@ -373,8 +376,12 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
       comm.reduce_scatter(full_pad.data(), shard_g.data(), shard);
       rs1 = Clock::now();
       wait = rs1 - rs0;
-    } else {
-      wait = red.finalize();
+    } else if (!c.independent) {
+      // finalize_backward: its copies back into the gradients are backward (compute) time,
+      // the rest is waiting for communication.
+      const Finalized fin = red.finalize();
+      wait = fin.wait;
+      bwd += fin.copy;
     }
     const auto t_opt = Clock::now();
     const double warm =
@@ -418,7 +425,7 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
       rec.spans.push_back({2, step, "reduce_scatter grads", "", bytes, ns_of(rs0), ns_of(rs1)});
       rec.spans.push_back({2, step, "all_gather params", "", bytes, ns_of(ag0), ns_of(ag1)});
     }
-    for (int bi = 0; !c.zero1 && bi < red.bucket_count(); ++bi) {
+    for (int bi = 0; !c.zero1 && !c.independent && bi < red.bucket_count(); ++bi) {
       const BucketTimes& bt = red.times()[static_cast<std::size_t>(bi)];
       sr.comm_time_s += secs(bt.end - bt.start);
       sr.buckets.push_back({{"bytes", bt.bytes},
@@ -567,6 +574,7 @@ json results_json(const ExecConfig& c, const std::vector<json>& ranks, const jso
               {"grad_accumulation", c.grad_accumulation},
               {"global_batch", c.global_batch()},
               {"strategy", c.zero1 ? "zero1" : "ddp"},
+              {"mode", c.independent ? "independent" : "ddp"},
               {"comm_hook", c.hook_name},
               {"overlap", c.overlap},
               {"bucket_cap_mb", c.bucket_cap_mb},

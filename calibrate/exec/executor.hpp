@@ -50,6 +50,7 @@ struct ExecOverrides {
   Loss loss = Loss::kMse;
   bool noise_scale = true;       ///< measure the gradient noise scale (noise_scale.hpp)
   double noise_ema_beta = 0.95;  ///< its EMA factor, [0, 1)
+  bool independent = false;      ///< ExecConfig::independent (--independent / --no-comm)
 };
 
 struct ExecConfig {
@@ -84,6 +85,13 @@ struct ExecConfig {
   /// timed interval, and timed on its own. The per-rank norm does add to backward_time_s.
   bool noise_scale = true;
   double noise_ema_beta = 0.95;
+  /// The efficiency baseline (ddpsim validate --efficiency): every rank runs the same forward,
+  /// backward and optimizer on its own gradients with no collective in the step (no bucket
+  /// all-reduce, no noise-scale gather; noise_scale is off), all ranks at once — N independent
+  /// processes sharing the cores and memory bandwidth as the DDP ranks do. Ranks still meet at a
+  /// barrier before the first step and after the last (outside the timed steps), and start from
+  /// rank 0's broadcast weights. DDP only (zero1 is refused). Results say "mode": "independent".
+  bool independent = false;
 
   /// Samples per rank per step (the noise scale's B_small).
   std::int64_t rank_batch() const { return per_gpu_batch * grad_accumulation; }

@@ -49,6 +49,7 @@ void Reducer::prepare() {
   DDPSIM_ASSERT(queue_.empty(), "prepare() while buckets are in flight");
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     buckets_[b].pending = static_cast<int>(buckets_[b].tensors.size());
+    buckets_[b].reduced = false;
     const std::int64_t elem_bytes = hook_ == Hook::kNone ? 4 : 2;
     times_[b] = {static_cast<std::int64_t>(buckets_[b].buffer.size()) * elem_bytes, {}, {}, {}};
   }
@@ -92,14 +93,29 @@ void Reducer::enqueue(int b) {
   cv_.notify_all();
 }
 
-Clock::duration Reducer::finalize() {
-  const auto t0 = Clock::now();
+Finalized Reducer::finalize() {
+  Finalized f;
+  auto t0 = Clock::now();
   launch_ready_in_order();
   DDPSIM_ASSERT(next_launch_ == bucket_count(), "backward ended with gradients missing");
-  std::unique_lock lk(mu_);
-  cv_.wait(lk, [&] { return done_ == bucket_count() || error_; });
-  if (error_) std::rethrow_exception(error_);
-  return Clock::now() - t0;
+  auto& g = net_.grads();
+  for (BucketState& s : buckets_) {
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return s.reduced || error_ != nullptr; });
+      if (error_) std::rethrow_exception(error_);
+    }
+    const auto t1 = Clock::now();
+    f.wait += t1 - t0;
+    // The reduced bucket becomes the gradients (PyTorch's copy_bucket_to_grad).
+    for (std::size_t i = 0; i < s.tensors.size(); ++i) {
+      const int t = s.tensors[i];
+      std::copy_n(s.buffer.data() + s.offsets[i], net_.numel(t), g.data() + net_.offset(t));
+    }
+    t0 = Clock::now();
+    f.copy += t0 - t1;
+  }
+  return f;
 }
 
 void Reducer::comm_loop() {
@@ -116,6 +132,7 @@ void Reducer::comm_loop() {
     try {
       reduce(b);
       std::lock_guard lk(mu_);
+      buckets_[static_cast<std::size_t>(b)].reduced = true;
       ++done_;
     } catch (...) {
       std::lock_guard lk(mu_);
@@ -139,13 +156,7 @@ void Reducer::reduce(int b) {
     comm_.all_reduce_half(s.half.data(), n, t);
     for (std::size_t i = 0; i < n; ++i) s.buffer[i] = comm::half_to_float(s.half[i], t);
   }
-  // The reduced bucket becomes the gradients (PyTorch's copy_bucket_to_grad).
-  auto& g = net_.grads();
-  for (std::size_t i = 0; i < s.tensors.size(); ++i) {
-    const int t = s.tensors[i];
-    std::copy_n(s.buffer.data() + s.offsets[i], net_.numel(t), g.data() + net_.offset(t));
-  }
-  tm.end = Clock::now();
+  tm.end = Clock::now();  // finalize() copies the bucket back into the gradients
 }
 
 }  // namespace ddpsim::exec

@@ -6,10 +6,12 @@
 // buffers already divided by the world size (PyTorch divides before the sum); a bucket whose
 // last gradient arrived is handed to the communication thread when every earlier bucket has
 // been (buckets are launched in order). The communication thread all-reduces it (fp32, or cast
-// to fp16/bf16, reduced in half and cast back, like the fp16/bf16_compress_hook), copies the
-// result back into the gradients and records ready/start/end times. With overlap=false the
-// buckets are all launched after backward. finalize() waits for the last bucket and rethrows a
-// communication error (a dead peer, a timeout) on the calling thread.
+// to fp16/bf16, reduced in half and cast back, like the fp16/bf16_compress_hook) and records
+// ready/start/end times. With overlap=false the buckets are all launched after backward.
+// finalize() is PyTorch's Reducer::finalize_backward: on the calling (compute) thread, bucket by
+// bucket in launch order, it waits for the bucket's all-reduce and copies the result back into
+// the gradients (copy_bucket_to_grad); it rethrows a communication error (a dead peer, a
+// timeout) on the calling thread.
 //
 //   Reducer red(comm, net, plan, Hook::kNone, /*overlap=*/true);
 //   red.prepare(step_t0);
@@ -36,6 +38,12 @@ using Clock = std::chrono::steady_clock;
 
 enum class Hook { kNone, kFp16, kBf16 };
 
+/// What finalize() spent: waiting for all-reduces, and copying buckets back into the gradients.
+struct Finalized {
+  Clock::duration wait{0};
+  Clock::duration copy{0};
+};
+
 struct BucketTimes {
   std::int64_t bytes = 0;  ///< bytes on the wire (halved by a 16-bit hook)
   Clock::time_point ready, start, end;
@@ -56,9 +64,10 @@ class Reducer {
   void prepare();
   /// Layer `layer`'s gradients are final (called from the backward callback).
   void layer_ready(int layer);
-  /// Launches what is left (all buckets when overlap is off), waits for the last bucket and
-  /// returns the time spent waiting. Rethrows the communication thread's error.
-  Clock::duration finalize();
+  /// Launches what is left (all buckets when overlap is off); then per bucket in launch order
+  /// waits for its all-reduce and copies it back into the gradients. Returns the time spent
+  /// waiting and copying. Rethrows the communication thread's error.
+  Finalized finalize();
   /// Per-bucket times of the last synchronised backward, in launch order.
   const std::vector<BucketTimes>& times() const { return times_; }
 
@@ -69,6 +78,7 @@ class Reducer {
     std::vector<float> buffer;
     std::vector<std::uint16_t> half;
     int pending = 0;
+    bool reduced = false;  // under mu_: the communication thread has all-reduced it
   };
   void launch_ready_in_order();
   void enqueue(int b);

@@ -143,6 +143,15 @@ TEST(Profile, RejectsUnknownKeysAndBadValuesNamingThePointer) {
   d["collectives"] = {{"ranks", 2}, {"ops", {{"all_reduce", table({{8, 10}})}}}};
   EXPECT_NE(error_of(d).find("/collectives/ops/all_reduce/rows"), std::string::npos);
 
+  // A collective row checked and found wrong is refused, naming the row.
+  d = minimal();
+  d["collectives"] = {{"ranks", 2}, {"ops", {{"all_reduce", table({{8, 10}, {16, 11}})}}}};
+  d["collectives"]["ops"]["all_reduce"]["rows"][1]["wrong"] = 4;
+  EXPECT_NE(error_of(d).find("/collectives/ops/all_reduce/rows/1/wrong"), std::string::npos)
+      << error_of(d);
+  d["collectives"]["ops"]["all_reduce"]["rows"][1]["wrong"] = 0;
+  EXPECT_EQ(error_of(d), "no error");
+
   // A batch that does not divide the batch extent cannot be a per-sample shape times a batch.
   d = minimal();
   d["gemms"] = json::array({gemm_row(16, 1e-3)});
@@ -150,6 +159,58 @@ TEST(Profile, RejectsUnknownKeysAndBadValuesNamingThePointer) {
   EXPECT_NE(error_of(d).find("/gemms/0/batch"), std::string::npos);
 
   EXPECT_EQ(error_of(minimal()), "no error");
+}
+
+json interference_block(double alone_s, double concurrent_s) {
+  return {{"factor", std::max(1.0, concurrent_s / alone_s)},
+          {"ratio", concurrent_s / alone_s},
+          {"op", "all_reduce"},
+          {"collective_bytes", 16 << 20},
+          {"ranks", 2},
+          {"gemm", {{"m", 256}, {"n", 256}, {"k", 256}, {"dtype", "fp32"}}},
+          {"alone", {{"repeats", 9}, {"time_s", alone_s}, {"time_p10_s", alone_s * 0.95}}},
+          {"concurrent", {{"repeats", 9}, {"time_s", concurrent_s}}}};
+}
+
+TEST(Profile, InterferenceFactorIsReadStrictly) {
+  // Absent: nullopt (the simulator keeps simulation.interference's own default).
+  EXPECT_FALSE(Profile::from_json(minimal(), "p.json").interference_factor().has_value());
+
+  // 1.2 ms alone, 1.5 ms while an all-reduce runs: factor 1.5 / 1.2 = 1.25.
+  json d = minimal();
+  d["interference"] = interference_block(1.2e-3, 1.5e-3);
+  const auto f = Profile::from_json(d, "p.json").interference_factor();
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(*f, 1.25, 1e-12);
+
+  // A measured speed-up (ratio 0.98, noise) is stored as factor 1.
+  d["interference"] = interference_block(1.0e-3, 0.98e-3);
+  EXPECT_DOUBLE_EQ(*Profile::from_json(d, "p.json").interference_factor(), 1.0);
+
+  // Bad values name the pointer.
+  d["interference"] = interference_block(1.2e-3, 1.5e-3);
+  d["interference"]["factor"] = 0.9;  // a speed-up is not interference
+  EXPECT_NE(error_of(d).find("/interference/factor"), std::string::npos) << error_of(d);
+  d["interference"]["factor"] = "1.2";
+  EXPECT_NE(error_of(d).find("/interference/factor"), std::string::npos) << error_of(d);
+  d["interference"] = interference_block(1.2e-3, 1.5e-3);
+  d["interference"]["ratio"] = 1.5;  // disagrees with 1.5 / 1.2
+  EXPECT_NE(error_of(d).find("/interference/ratio"), std::string::npos) << error_of(d);
+  d["interference"] = interference_block(1.2e-3, 1.5e-3);
+  d["interference"]["alone"]["time_s"] = -1.0;
+  EXPECT_NE(error_of(d).find("/interference/alone/time_s"), std::string::npos) << error_of(d);
+  d["interference"] = interference_block(1.2e-3, 1.5e-3);
+  d["interference"]["alone"]["time_p10_s"] = 2e-3;  // p10 above the median
+  EXPECT_NE(error_of(d).find("/interference/alone"), std::string::npos) << error_of(d);
+  d["interference"] = interference_block(1.2e-3, 1.5e-3);
+  d["interference"].erase("collective_bytes");
+  EXPECT_NE(error_of(d).find("/interference/collective_bytes"), std::string::npos) << error_of(d);
+  d["interference"] = interference_block(1.2e-3, 1.5e-3);
+  d["interference"]["op"] = "allreduce";
+  EXPECT_NE(error_of(d).find("/interference/op"), std::string::npos) << error_of(d);
+  d["interference"] = interference_block(1.2e-3, 1.5e-3);
+  d["interference"]["gemm"]["mm"] = 3;
+  EXPECT_NE(error_of(d).find("/interference/gemm/mm"), std::string::npos) << error_of(d);
 }
 
 // ---- GEMM lookups ----------------------------------------------------------------------------
@@ -263,6 +324,23 @@ TEST(Profile, ReadsAsHardware) {
   // b = (2(n-1)/n) / B -> B = 1 / 1e-9 B/s = 1 GB/s.
   EXPECT_NEAR(hw["intra_node"]["latency_us"].get<double>(), 50.0, 1e-6);
   EXPECT_NEAR(hw["intra_node"]["bandwidth_gbytes_per_s"].get<double>(), 1.0, 1e-9);
+}
+
+// Latency-bound rows whose time falls slightly with size (noise): the non-negative fit gives
+// beta = 0 and 1/beta no bandwidth, so the largest row's bus bandwidth is used:
+// 2(n-1)/n x S / t = 1 x 2^20 B / 99 us = 10.5917 GB/s (2 ranks).
+TEST(Profile, ReadsAsHardwareWhenTheFitHasNoPerByteCost) {
+  json d = cpu_profile();
+  std::vector<std::pair<double, double>> rows;
+  for (int p = 10; p <= 20; ++p) rows.push_back({std::exp2(p), 109.0 - 0.5 * (p - 10) * 2});
+  d["collectives"]["ops"]["all_reduce"] = table(rows);
+  const Profile p = Profile::from_json(d, "p.json");
+  for (const auto& seg : p.collective(CollectiveOp::kAllReduce)->fit.segments) {
+    EXPECT_EQ(seg.fit.b, 0.0);
+  }
+  const json hw = hardware_json_from_profile(p, "s.json", "/hardware");
+  EXPECT_NEAR(hw["intra_node"]["bandwidth_gbytes_per_s"].get<double>(), std::exp2(20) / 99e-6 / 1e9,
+              1e-9);
 }
 
 class TempDir {

@@ -198,6 +198,47 @@ TEST(Gloo, FourCollectivesAreExactAcrossTwoProcesses) {
   }
 }
 
+TEST(Gloo, WrongResultIsCountedAndRefused) {
+  // The sweep's checker sees three altered elements on rank 1 at 512 B (a test hook): the row
+  // reports wrong = 3 and verify_sweep refuses the section naming op, size and count.
+  auto r = launch(2, "wrong_result", 120);
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+}
+
+TEST(Sweep, SizesPowersOfTwoAndMidpoints) {
+  SweepOptions o;
+  o.max_bytes = 64;
+  EXPECT_EQ(sweep_sizes(o), (std::vector<std::int64_t>{8, 16, 32, 64}));
+  // x1.5: the geometric midpoints' neighbours 12, 24, 48 (96 > 64 is left out).
+  o.size_offset = 1.5;
+  EXPECT_EQ(sweep_sizes(o), (std::vector<std::int64_t>{12, 24, 48}));
+  // Whole floats: 8 * 1.3 = 10.4 -> 8, 20.8 -> 20, 41.6 -> 40.
+  o.size_offset = 1.3;
+  EXPECT_EQ(sweep_sizes(o), (std::vector<std::int64_t>{8, 20, 40}));
+  o.size_offset = 2.0;  // would repeat the next power: refused
+  EXPECT_THROW(sweep_sizes(o), Error);
+  o.size_offset = 0.5;
+  EXPECT_THROW(sweep_sizes(o), Error);
+  // The default sweep reaches 256 MiB; quick stops at 4 MiB.
+  SweepOptions d;
+  EXPECT_EQ(sweep_sizes(d).back(), std::int64_t{256} << 20);
+  EXPECT_EQ(sweep_sizes(d).size(), 26u);  // 2^3 .. 2^28
+  d.quick = true;
+  EXPECT_EQ(sweep_sizes(d).back(), std::int64_t{4} << 20);
+}
+
+TEST(Sweep, FewerCallsAboveSixteenMiB) {
+  SweepOptions o;  // 20 timed calls up to 16 MiB, then 20 * 16 MiB / size, at least 5
+  EXPECT_EQ(iters_at(o, 8), 20);
+  EXPECT_EQ(iters_at(o, std::int64_t{16} << 20), 20);
+  EXPECT_EQ(iters_at(o, std::int64_t{32} << 20), 10);
+  EXPECT_EQ(iters_at(o, std::int64_t{48} << 20), 7);  // ceil(6.67)
+  EXPECT_EQ(iters_at(o, std::int64_t{64} << 20), 5);
+  EXPECT_EQ(iters_at(o, std::int64_t{256} << 20), 5);
+  o.iters = 3;  // never more than asked
+  EXPECT_EQ(iters_at(o, std::int64_t{256} << 20), 3);
+}
+
 TEST(Gloo, DeadPeerGivesAnErrorNotAHang) {
   // Rank 1 leaves cleanly right after the rendezvous; rank 0's all-reduce must throw
   // ddpsim::Error naming the op (rank 0 then exits 0). A hang would end in the 60 s timeout.

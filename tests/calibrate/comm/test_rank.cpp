@@ -7,6 +7,10 @@
 //   MODE=print              every rank prints "hello from R" (output forwarding)
 //   MODE=collectives OUT=F  quick Gloo sweep of the four ops 8 B..64 KiB, section written to F
 //                           by rank 0; half-precision all-reduces checked; exit 1 on wrong values
+//   MODE=wrong_result       all-reduce sweep 8 B..4 KiB where the checker's test hook changes
+//                           three output elements of rank 1 at 512 B out of place: rank 0
+//                           must get wrong = 3 at exactly that row and verify_sweep must throw
+//                           naming it; exit 0 when both hold
 //   MODE=peer_dies          rank 1 leaves after a barrier (exit 0); rank 0's next
 //                           all-reduce must throw (not hang): exit 0 when it did, 1 otherwise
 //   MODE=peer_hangs TIMEOUT_MS=T  rank 1 stays silent for 3T; rank 0's all-reduce must time out
@@ -87,6 +91,41 @@ int main() {
       if (me->rank == 0) ddpsim::comm::write_file_atomic(env("OUT"), section.dump(1));
       comm->barrier();
       return bad_half == 0 ? 0 : 1;
+    }
+    if (mode == "wrong_result") {
+      ddpsim::comm::SweepOptions o;
+      o.ops = {ddpsim::comm::Op::kAllReduce};
+      o.max_bytes = 4 << 10;
+      o.step_factor = 8;
+      o.warmup = 1;
+      o.iters = 2;
+      const int r = me->rank;
+      o.corrupt_output_for_test = [r](ddpsim::comm::Op, std::int64_t bytes, bool in_place,
+                                      std::vector<float>& got) {
+        if (r == 1 && bytes == 512 && !in_place) {
+          for (int i = 0; i < 3; ++i) got[static_cast<std::size_t>(i)] += 1.0f;
+        }
+      };
+      auto section = ddpsim::comm::run_sweep(*comm, o, {});
+      if (me->rank != 0) return 0;
+      for (const auto& row : section.at("ops").at("all_reduce").at("rows")) {
+        const bool target = row.at("size_bytes") == 512 && row.at("in_place") == false;
+        if (row.at("wrong").get<int>() != (target ? 3 : 0)) {
+          std::fprintf(stderr, "unexpected row %s\n", row.dump().c_str());
+          return 1;
+        }
+      }
+      try {
+        ddpsim::comm::verify_sweep(section);
+      } catch (const ddpsim::Error& e) {
+        std::fprintf(stderr, "caught: %s\n", e.what());
+        return std::string(e.what()).find("all_reduce 512 B out of place: 3 wrong") !=
+                       std::string::npos
+                   ? 0
+                   : 1;
+      }
+      std::fprintf(stderr, "verify_sweep accepted wrong results\n");
+      return 1;
     }
     if (mode == "peer_hangs") {
       comm->barrier();

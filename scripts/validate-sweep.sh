@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# validate-sweep.sh: the full validation of ddpsim's DDP model against the real executor, from
+# one command. Run it on a quiet machine (nothing else running): every figure is a timing.
+#
+#   bash scripts/validate-sweep.sh                      # loopback TCP, full sweep
+#   bash scripts/validate-sweep.sh --netns 1gbit        # ranks in the rate-limited namespace lab
+#   bash scripts/validate-sweep.sh --quick --out-dir /tmp/vs   # smoke run: 2 steps x 1 run
+#   options: --build DIR (default build), --steps S, --repeat R, --eff-repeat R, --skip-efficiency
+#
+# What it runs (ddpsim-validate from DIR/simulator; see calibrate/validate/README.md):
+#  1. calibrate/validate/sweep-mlp.json: 3 MLP sizes (1024-H-1024, H = 2048/4096/8192) x bucket caps 1/5/25 MB x overlap on/off x
+#     1 and 2 ranks (36 points), each predicted by both engines on a fresh --quick calibration
+#     per rank count and measured by ddpsim-exec S steps x R repetitions (round-robin over the
+#     points; default 10 x 3 = 30 steps per point, the medians' sample); per point the step
+#     and its components with errors, per (size, overlap, ranks) the bucket-size choice: median
+#     step per cap with its 95% order-statistic CI, the measured best set, the predicted best.
+#  2. calibrate/validate/efficiency-hidden.json with --efficiency (unless --skip-efficiency): a
+#     small MLP with a long backward (communication hidden), 1 and 2 ranks x 3 caps, DDP and N
+#     independent processes alternating, S=5 steps x R=6 repetitions each: the DDP overhead per
+#     step and per bucket, paired ratio with its CI, "within 5%".
+# Output: results/validation-<host>-<YYYYMMDD>[-netns-RATE].json and
+# ...-efficiency.json (plus the calibrated profiles beside them), and the markdown tables
+# spliced into results/VALIDATION.md between "<!-- validate-sweep BEGIN/END TAG -->" markers
+# (TAG = loopback or netns-RATE; rerunning replaces that section). With --out-dir the files go
+# there and VALIDATION.md is left alone (the tables are written to OUT_DIR/VALIDATION-TAG.md).
+# --netns RATE needs root: it brings the lab up for 2 ranks (scripts/netns-lab.sh up 2 RATE),
+# runs every 2-rank child under calibrate/netns/netns-launch.sh, and always tears it down.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$root/build
+netns=""
+quick=0
+steps=10
+repeat=3
+eff_steps=5
+eff_repeat=6
+efficiency=1
+out_dir=""
+
+die() { echo "validate-sweep: $*" >&2; exit 2; }
+while (($#)); do
+  case $1 in
+    --build) build=$(cd "${2:-}" 2>/dev/null && pwd) || die "--build: no directory '${2:-}'"; shift 2 ;;
+    --netns) netns=${2:-}; [[ -n $netns ]] || die "--netns: expected a rate, e.g. 1gbit"; shift 2 ;;
+    --quick) quick=1; shift ;;
+    --steps) steps=${2:-}; shift 2 ;;
+    --repeat) repeat=${2:-}; shift 2 ;;
+    --eff-repeat) eff_repeat=${2:-}; shift 2 ;;
+    --skip-efficiency) efficiency=0; shift ;;
+    --out-dir) out_dir=${2:-}; [[ -n $out_dir ]] || die "--out-dir: expected a directory"; shift 2 ;;
+    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+for v in steps repeat eff_repeat; do
+  [[ ${!v} =~ ^[0-9]+$ ]] && ((${!v} >= 1)) || die "--${v//_/-}: expected a positive integer, got '${!v}'"
+done
+if ((quick)); then
+  steps=2 repeat=1 eff_steps=2 eff_repeat=2
+fi
+
+validate=$build/simulator/ddpsim-validate
+[[ -x $validate ]] || die "$validate not found: build it (cmake --build $build --target ddpsim-validate)"
+
+host=$(hostname)
+date=$(date -u +%Y%m%d)
+tag=loopback
+netns_args=()
+if [[ -n $netns ]]; then
+  tag=netns-$netns
+  [[ $(id -u) -eq 0 ]] || die "--netns needs root (network namespaces, tc)"
+  lab=$root/scripts/netns-lab.sh
+  trap 'bash "$lab" down >/dev/null 2>&1' EXIT
+  trap 'exit 1' INT TERM
+  bash "$lab" up 2 "$netns" || die "could not bring the namespace lab up (bash $lab probe)"
+  netns_args=(--netns-launch "$root/calibrate/netns/netns-launch.sh")
+fi
+
+if [[ -n $out_dir ]]; then
+  mkdir -p "$out_dir" || die "--out-dir: cannot create '$out_dir'"
+  dest=$out_dir
+else
+  dest=$root/results
+fi
+suffix=""
+[[ -n $netns ]] && suffix="-netns-$netns"
+main_json=$dest/validation-$host-$date$suffix.json
+eff_json=$dest/validation-$host-$date$suffix-efficiency.json
+work=$(mktemp -d "${TMPDIR:-/tmp}/validate-sweep.XXXXXX")
+trap_cleanup() { rm -rf "$work"; }
+trap 'trap_cleanup; [[ -n $netns ]] && bash "$root/scripts/netns-lab.sh" down >/dev/null 2>&1' EXIT
+
+cd "$root" || exit 1
+t0=$SECONDS
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "validate-sweep: sweep (36 points, $steps steps x $repeat runs), network $tag -> $main_json"
+"$validate" calibrate/validate/sweep-mlp.json --calibrate --steps "$steps" --repeat "$repeat" \
+  "${netns_args[@]}" --out "$main_json" --markdown "$work/sweep.md" || exit 1
+t1=$SECONDS
+if ((efficiency)); then
+  echo "validate-sweep: efficiency (6 points, DDP and independent, $eff_steps steps x $eff_repeat runs) -> $eff_json"
+  "$validate" calibrate/validate/efficiency-hidden.json --calibrate --steps "$eff_steps" \
+    --repeat "$eff_repeat" --efficiency "${netns_args[@]}" --out "$eff_json" \
+    --markdown "$work/eff.md" || exit 1
+fi
+t2=$SECONDS
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# The section: how it was made, then the tables.
+{
+  echo "<!-- validate-sweep BEGIN $tag -->"
+  echo "## Sweep ($tag): $(date -u +%Y-%m-%dT%H:%MZ), host \`$host\`"
+  echo
+  echo "    bash scripts/validate-sweep.sh${netns:+ --netns $netns}$( ((quick)) && echo ' --quick')" \
+       "  # sweep $((t1 - t0)) s, efficiency $((t2 - t1)) s; load $load0 -> $load1"
+  echo
+  echo "Outputs: \`${main_json#"$root"/}\`$( ((efficiency)) && echo ", \`${eff_json#"$root"/}\`")" \
+       "(profiles beside them)."
+  echo
+  echo "### Prediction vs measurement"
+  echo
+  cat "$work/sweep.md"
+  if ((efficiency)); then
+    echo
+    echo "### Executor efficiency (communication hidden)"
+    echo
+    cat "$work/eff.md"
+  fi
+  echo "<!-- validate-sweep END $tag -->"
+} > "$work/section.md"
+
+if [[ -n $out_dir ]]; then
+  cp "$work/section.md" "$out_dir/VALIDATION-$tag.md"
+  echo "validate-sweep: tables in $out_dir/VALIDATION-$tag.md"
+else
+  doc=$root/results/VALIDATION.md
+  begin="<!-- validate-sweep BEGIN $tag -->" end="<!-- validate-sweep END $tag -->"
+  if grep -qF "$begin" "$doc"; then
+    # Replace the section in place.
+    awk -v b="$begin" -v e="$end" -v f="$work/section.md" '
+      $0 == b { while ((getline line < f) > 0) print line; skip = 1; next }
+      $0 == e { skip = 0; next }
+      !skip { print }' "$doc" > "$work/VALIDATION.md"
+  else
+    { cat "$doc"; echo; cat "$work/section.md"; } > "$work/VALIDATION.md"
+  fi
+  mv "$work/VALIDATION.md" "$doc.tmp" && mv "$doc.tmp" "$doc"
+  echo "validate-sweep: tables in results/VALIDATION.md ($tag section)"
+fi
+echo "validate-sweep: done in $((t2 - t0)) s (sweep $((t1 - t0)) s, efficiency $((t2 - t1)) s)"
