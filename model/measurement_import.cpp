@@ -181,6 +181,7 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
       } else if (std::find(t.begin(), t.end(), "size") != t.end() &&
                  std::find(t.begin(), t.end(), "busbw") != t.end()) {
         groups.clear();
+        c_size = c_count = c_type = c_redop = -1;  // a later header describes its own columns
         header_width = t.size();
         for (std::size_t i = 0; i < t.size(); ++i) {
           const std::string& w = t[i];
@@ -197,7 +198,15 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
           if (w == "i_min") groups.back().imin = c;
           if (w == "i_max") groups.back().imax = c;
         }
-        if (c_size < 0 || groups.empty() || groups.size() > 2) {
+        // Every group has its bandwidth columns, and the row's own columns (size, count, type,
+        // redop) stand before the first group: rows index them unshifted (found by
+        // fuzz_nccl_tests).
+        bool malformed = c_size < 0 || groups.empty() || groups.size() > 2;
+        for (const Group& g : groups) malformed = malformed || g.algbw < 0 || g.busbw < 0;
+        for (int c : {c_size, c_count, c_type, c_redop}) {
+          malformed = malformed || (!groups.empty() && c >= groups[0].time);
+        }
+        if (malformed) {
           throw InputError(file, line_ptr(n),
                            "an nccl-tests column header (size count type redop root, then time "
                            "algbw busbw #wrong for out-of-place and in-place)",
@@ -235,7 +244,11 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
     } else if (groups.size() == 1) {
       present = {0};
     }
-    if (t.size() + shift < static_cast<std::size_t>(groups.back().busbw + 1) ||
+    int last_col = 0;  // every column a row's numbers are read from must be there
+    for (const Group& g : groups) {
+      last_col = std::max({last_col, g.time, g.algbw, g.busbw, g.wrong, g.imin, g.imax});
+    }
+    if (t.size() + shift < static_cast<std::size_t>(last_col + 1) ||
         t.size() < static_cast<std::size_t>(groups[0].time)) {
       throw InputError(file, line_ptr(n),
                        "a row with " + std::to_string(header_width) + " columns like the header",

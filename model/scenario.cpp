@@ -144,6 +144,10 @@ using detail::require_file;
 
 namespace {
 
+// Largest global batch (samples) a scenario or plan may ask for: far past any published run, and
+// small enough that products with it stay exact in an int64.
+constexpr double kMaxGlobalBatch = 1e18;
+
 CommHook parse_comm_hook(const std::string& text) {
   CommHook h;
   h.text = text;
@@ -402,6 +406,16 @@ Scenario parse_with(const json& doc, const std::string& file,
   }
   s.training.per_gpu_batch = t.at("per_gpu_batch").get<std::int64_t>();
   s.training.grad_accumulation = get_or<int>(t, "grad_accumulation", 1);
+  // The global batch (micro-batch x accumulation x GPUs) is an int64 count of samples; each key
+  // alone is bounded, their product is bounded here so that it cannot overflow.
+  if (static_cast<double>(s.training.per_gpu_batch) * s.training.grad_accumulation *
+          s.cluster.gpus >
+      kMaxGlobalBatch) {
+    throw InputError(file, "/training/per_gpu_batch",
+                     "per_gpu_batch x grad_accumulation x cluster.gpus at most 1e18 samples",
+                     fmt::format("{} x {} x {}", s.training.per_gpu_batch,
+                                 s.training.grad_accumulation, s.cluster.gpus));
+  }
   s.training.precision = parse_enum(get_or<std::string>(t, "precision", "fp32"),
                                     {Precision::kFp32, Precision::kAmpBf16, Precision::kAmpFp16,
                                      Precision::kBf16, Precision::kFp16},
@@ -519,6 +533,22 @@ Scenario parse_with(const json& doc, const std::string& file,
   s.simulation.local_sgd_period = get_or<int>(sim, "local_sgd_period", 1);
   s.simulation.staleness = get_or<int>(sim, "staleness", 0);
   s.simulation.trace_ranks = get_or<int>(sim, "trace_ranks", 64);
+  s.simulation.interference_given = sim.contains("interference");
+  s.simulation.network_flow = get_or<std::string>(sim, "network", "closed_form") == "flow";
+  s.simulation.background_traffic = get_or<double>(sim, "background_traffic", 0.0);
+  s.simulation.concurrent_jobs = get_or<int>(sim, "concurrent_jobs", 1);
+  if (!s.simulation.network_flow &&
+      (s.simulation.background_traffic > 0 || s.simulation.concurrent_jobs > 1)) {
+    // Competing traffic is only simulated by the flow network; silently ignoring it would
+    // report an uncontended step for a contended cluster.
+    throw InputError(file,
+                     s.simulation.background_traffic > 0 ? "/simulation/background_traffic"
+                                                         : "/simulation/concurrent_jobs",
+                     "simulation.network \"flow\" (competing traffic needs the flow network)",
+                     s.simulation.background_traffic > 0
+                         ? fmt::format("{}", s.simulation.background_traffic)
+                         : std::to_string(s.simulation.concurrent_jobs));
+  }
   if (s.simulation.local_sgd_period > 1 && s.simulation.staleness > 0) {
     throw InputError(file, "/simulation/staleness",
                      "0 together with simulation.local_sgd_period > 1 (one relaxation at a time)",
@@ -584,11 +614,13 @@ Scenario load_scenario(const std::string& path) {
 
 std::vector<Scenario> expand_sweep(const Scenario& s) {
   if (s.sweep.empty()) return {s};
-  std::size_t total = 1;
-  for (const SweepAxis& a : s.sweep) total *= a.values.size();
-  if (total > 1000000) {
-    throw InputError(s.file, "/sweep", "at most 1,000,000 points in the Cartesian product",
-                     std::to_string(total));
+  // In double: the product of a few 1e5-element axes overflows size_t. 10,000 points: each is a
+  // full prediction with its bucket list in the JSON (tests/reliability/extremes.json).
+  double total = 1;
+  for (const SweepAxis& a : s.sweep) total *= static_cast<double>(a.values.size());
+  if (total > 10000) {
+    throw InputError(s.file, "/sweep", "at most 10,000 points in the Cartesian product",
+                     fmt::format("{:.0f}", total));
   }
   bool touches_model = false;
   for (const SweepAxis& a : s.sweep) touches_model |= a.key.rfind("model.", 0) == 0;

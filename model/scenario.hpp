@@ -124,6 +124,14 @@ struct SimulationConfig {
   /// Stale-synchronous parallel: a rank may run this many steps ahead (0 = synchronous).
   int staleness = 0;
   int trace_ranks = 64;  ///< --trace: at most this many ranks (plus the slowest) are written
+  /// simulation.network "flow": the event engine times collectives with link contention
+  /// (simulator/contention.hpp) against the two kinds of competing traffic below.
+  bool network_flow = false;
+  double background_traffic = 0;  ///< [0, 0.99]: share of each network link others want
+  int concurrent_jobs = 1;        ///< this job plus identical jobs sharing the network
+  /// simulation.interference was given in the scenario (else a profile's measured factor may
+  /// be used: event_dp.hpp resolve_interference).
+  bool interference_given = false;
 };
 
 enum class PlanObjective { kTime, kCost, kGpuHours };

@@ -96,34 +96,36 @@ void add_link_keys(std::vector<KeySpec>& t, const std::string& p, bool nic) {
   t.push_back(str(p + "/description", nullptr, {}, "free text"));
   t.push_back(str(p + "/source", nullptr, {}, "datasheet or measurement the rate comes from"));
   if (nic) {
-    t.push_back(number(p + "/bandwidth_gbps", "Gbit/s", nullptr, 0, true,
-                       "rate of one NIC in one direction (10^9 bit/s)"));
+    t.push_back(number(p + "/bandwidth_gbps", "Gbit/s", nullptr, 1e-6, false,
+                       "rate of one NIC in one direction (10^9 bit/s)", 1e9));
     t.push_back(integer(p + "/nics_per_node", "NICs", nullptr, 1,
                         "NICs per node used by the collectives (multi-rail)", 1024));
   } else {
-    t.push_back(number(p + "/bandwidth_gbytes_per_s", "GB/s", nullptr, 0, true,
+    t.push_back(number(p + "/bandwidth_gbytes_per_s", "GB/s", nullptr, 1e-6, false,
                        "rate per GPU in one direction (10^9 byte/s); vendor bidirectional "
-                       "figures are halved"));
+                       "figures are halved",
+                       1e9));
   }
   t.push_back(number(p + "/latency_us", "us", nullptr, 0, false,
-                     "latency per hop as the collective library sees it"));
+                     "latency per hop as the collective library sees it", 1e9));
 }
 
 void add_tuning_keys(std::vector<KeySpec>& t, const std::string& p, double latency_default) {
   t.push_back(obj(p,
                   "collective-library behaviour on this link class: t = steps*alpha + "
                   "bytes/(efficiency*bandwidth)"));
-  t.push_back(number(p + "/ring_efficiency", "", 0.9, 0, true,
+  t.push_back(number(p + "/ring_efficiency", "", 0.9, 1e-6, false,
                      "fraction of the ring bus bandwidth a real library reaches", 1.0));
-  t.push_back(number(p + "/tree_efficiency", "", 0.85, 0, true,
+  t.push_back(number(p + "/tree_efficiency", "", 0.85, 1e-6, false,
                      "fraction of the bandwidth double binary trees reach", 1.0));
   t.push_back(number(p + "/nvls_efficiency", "", 0.0, 0, false,
                      "fraction of the per-GPU fabric rate NVLink SHARP reaches (0: none)", 1.0));
   t.push_back(number(p + "/latency_us", "us", latency_default, 0, false,
                      "alpha: latency per algorithm step (defaults: NCCL 2.30 tuning.cc Simple "
-                     "protocol, NVLink 3.4 us, network 14 us)"));
+                     "protocol, NVLink 3.4 us, network 14 us)",
+                     1e9));
   t.push_back(number(p + "/nvls_latency_us", "us", 25.0, 0, false,
-                     "latency of a whole NVLS all-reduce (NCCL 2.30 tuning.cc: 25 us)"));
+                     "latency of a whole NVLS all-reduce (NCCL 2.30 tuning.cc: 25 us)", 1e9));
 }
 
 void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
@@ -143,16 +145,16 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
   t.push_back(str(h + "/gpu/description", nullptr, {}, "free text"));
   t.push_back(str(h + "/gpu/source", nullptr, {}, "datasheet"));
   t.push_back(number(h + "/gpu/memory_gib", "GiB", nullptr, 0, true, "HBM capacity"));
-  t.push_back(number(h + "/gpu/memory_bandwidth_gbytes_per_s", "GB/s", nullptr, 0, true,
-                     "HBM bandwidth (10^9 byte/s)"));
-  t.push_back(number(h + "/gpu/memory_efficiency", "", 0.8, 0, true,
+  t.push_back(number(h + "/gpu/memory_bandwidth_gbytes_per_s", "GB/s", nullptr, 1e-6, false,
+                     "HBM bandwidth (10^9 byte/s)", 1e9));
+  t.push_back(number(h + "/gpu/memory_efficiency", "", 0.8, 1e-6, false,
                      "achievable fraction of HBM bandwidth for streaming kernels", 1.0));
   t.push_back(obj(h + "/gpu/peak_tflops", "dense peak per compute dtype (no sparsity)"));
   t.push_back(obj(h + "/gpu/efficiency", "achievable fraction of peak for large GEMMs, per dtype"));
   for (const char* d : {"fp32", "fp16", "bf16", "fp8"}) {
-    t.push_back(number(h + "/gpu/peak_tflops/" + d, "TFLOP/s", nullptr, 0, true,
-                       std::string("dense ") + d + " peak"));
-    t.push_back(number(h + "/gpu/efficiency/" + d, "", nullptr, 0, true,
+    t.push_back(number(h + "/gpu/peak_tflops/" + d, "TFLOP/s", nullptr, 1e-6, false,
+                       std::string("dense ") + d + " peak", 1e9));
+    t.push_back(number(h + "/gpu/efficiency/" + d, "", nullptr, 1e-6, false,
                        std::string("achievable fraction of the ") + d + " peak", 1.0));
   }
   t.push_back(integer(h + "/gpus_per_node", "GPUs", nullptr, 1, "GPUs in one node", 1024));
@@ -208,7 +210,7 @@ std::vector<KeySpec> build_scenario_keys() {
                   "element-wise activation between linear layers"));
   {
     KeySpec l = array("/model/layers", 1, "explicit layers, each one parameter tensor");
-    l.maximum = 1000000;
+    l.maximum = 100000;  // 1e5 layers: seconds and ~200 MB (tests/reliability/extremes.json)
     t.push_back(l);
   }
   t.push_back(obj("/model/layers/*", "one layer"));
@@ -216,9 +218,9 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(required(integer("/model/layers/*/params", "parameters", nullptr, 0,
                                "trainable parameters of the layer", 1e13)));
   t.push_back(required(number("/model/layers/*/fwd_flops_per_sample", "FLOP", nullptr, 0, false,
-                              "forward FLOPs per sample (backward is 2x)")));
+                              "forward FLOPs per sample (backward is 2x)", 1e21)));
   t.push_back(number("/model/layers/*/activation_bytes_per_sample", "bytes", 0, 0, false,
-                     "activation bytes kept for backward per sample"));
+                     "activation bytes kept for backward per sample", 1e15));
 
   t.push_back(obj("/hardware", "the machines: preset, file, profile or explicit keys", true));
   add_hardware_keys(t, "/hardware");
@@ -245,10 +247,11 @@ std::vector<KeySpec> build_scenario_keys() {
                       "full activation checkpointing of every transformer block: keeps only "
                       "each block's input and recomputes the block's forward in backward"));
   t.push_back(number("/training/single_gpu_step_s", "s", nullptr, 0, true,
-                     "a measured 1-GPU step time at per_gpu_batch; replaces the FLOP estimate"));
+                     "a measured 1-GPU step time at per_gpu_batch; replaces the FLOP estimate",
+                     1e7));
   t.push_back(obj("/training/lr", "learning-rate scaling with the global batch"));
-  t.push_back(
-      required(number("/training/lr/base", "", nullptr, 0, true, "learning rate at base_batch")));
+  t.push_back(required(
+      number("/training/lr/base", "", nullptr, 0, true, "learning rate at base_batch", 1e6)));
   t.push_back(required(integer("/training/lr/base_batch", "samples", nullptr, 1,
                                "global batch the base rate was tuned for", 1e12)));
   t.push_back(str("/training/lr/scaling", "linear", {"linear", "sqrt", "none"},
@@ -258,9 +261,9 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(obj("/training/target/critical_batch",
                   "McCandlish et al. 2018: S = S_min (1 + B_noise / B)"));
   t.push_back(required(number("/training/target/critical_batch/b_noise", "samples", nullptr, 0,
-                              true, "gradient noise scale B_noise")));
+                              true, "gradient noise scale B_noise", 1e15)));
   t.push_back(required(number("/training/target/critical_batch/s_min", "steps", nullptr, 0, true,
-                              "steps needed at infinite batch")));
+                              "steps needed at infinite batch", 1e15)));
   t.push_back(number("/training/target/steps_multiplier", "", nullptr, 0, true,
                      "steps to the target with simulation.local_sgd_period > 1 or "
                      "simulation.staleness > 0, relative to synchronous SGD (measure it: without "
@@ -316,8 +319,8 @@ std::vector<KeySpec> build_scenario_keys() {
                   "event engine: per-layer compute noise, Normal(1, jitter_cv) clipped at 0.05 or "
                   "log-normal with mean 1 and that cv"));
   t.push_back(integer("/simulation/straggler_rank", "", -1, -1,
-                      "event engine: this rank computes straggler_slowdown slower (-1: none; a "
-                      "rank beyond cluster.gpus slows nothing)",
+                      "event engine: this rank computes straggler_slowdown slower (-1: none; "
+                      "otherwise below cluster.gpus at every sweep point)",
                       1e7));
   t.push_back(number("/simulation/straggler_slowdown", "", 0.0, 0, false,
                      "event engine: 0.10 makes the straggler's every kernel 10% longer", 100));
@@ -325,6 +328,20 @@ std::vector<KeySpec> build_scenario_keys() {
                      "event engine: compute slowdown while a collective runs (1: none); measure "
                      "it with calibration",
                      100));
+  t.push_back(str("/simulation/network", "closed_form", {"closed_form", "flow"},
+                  "event engine: closed_form times each collective by the alpha-beta formula "
+                  "alone; flow runs it as flows on the cluster graph (max-min fair link "
+                  "sharing) with the competing traffic of background_traffic and "
+                  "concurrent_jobs, and reports per collective contention_slowdown"));
+  t.push_back(number("/simulation/background_traffic", "", 0.0, 0, false,
+                     "network flow: share of every NIC, leaf and spine link that other traffic "
+                     "wants (0.5: half), given a max-min fair share",
+                     0.99));
+  t.push_back(integer("/simulation/concurrent_jobs", "jobs", 1, 1,
+                      "network flow: this job plus identical jobs on other GPUs of the same "
+                      "nodes that run the same collectives at the same moments over the same "
+                      "NICs, leaves and spine (2: two rings per NIC)",
+                      64));
   t.push_back(integer("/simulation/local_sgd_period", "steps", 1, 1,
                       "event engine, ddp: local SGD (Lin et al. 2020) averages the parameters "
                       "every H steps and skips the gradient all-reduce in between (1: "
@@ -419,7 +436,7 @@ std::vector<KeySpec> build_scenario_keys() {
 
   t.push_back(obj("/pricing", "what GPU time costs"));
   t.push_back(number("/pricing/gpu_hour_usd", "USD/GPU-hour", nullptr, 0, false,
-                     "price of one GPU for one hour"));
+                     "price of one GPU for one hour", 1e6));
   return t;
 }
 

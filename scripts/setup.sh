@@ -19,7 +19,10 @@ packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libboost-graph-dev
           # calibration and executor: CPU GEMMs, CPU collectives, an optional launcher, namespaces
           libopenblas-dev libgloo-dev openmpi-bin libopenmpi-dev iproute2
           # GUI: Qt 6 Widgets + Charts + SVG export, an X server for screenshots
-          qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev xvfb xauth)
+          qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev xvfb xauth
+          # CI's reliability stage (scripts/ci-reliability.sh): clang 14, its sanitizer and
+          # libFuzzer runtimes (only recommended by clang, so named), llvm-symbolizer for reports
+          clang libclang-rt-14-dev llvm-14)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -39,9 +39,15 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/subprocess.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
+using ddpsim::testing::Outcome;
+using ddpsim::testing::read_text;
+using ddpsim::testing::replace_all;
+using ddpsim::testing::run;
 using nlohmann::json;
 
 constexpr int kSkipped = 77;  // ctest SKIP_RETURN_CODE
@@ -50,75 +56,6 @@ constexpr double kDefaultTimeoutS = 60;
 struct Paths {
   std::string ddpsim, catalogue, data_dir, scenario_dir, work_dir;
 };
-
-struct Outcome {
-  bool timed_out = false;
-  int exit_code = -1;
-  int signal = 0;
-  std::string out, err;
-};
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (std::size_t pos = s.find(from); pos != std::string::npos;
-       pos = s.find(from, pos + to.size())) {
-    s.replace(pos, from.size(), to);
-  }
-}
-
-// Runs argv in `cwd` with stdin from /dev/null and stdout/stderr captured in files (no pipe
-// can fill up and deadlock); kills the process group after `timeout_s`, so a hang fails the case
-// instead of the whole ctest run.
-Outcome run(const std::vector<std::string>& argv, const fs::path& cwd, double timeout_s) {
-  const fs::path out_path = cwd / ".stdout";
-  const fs::path err_path = cwd / ".stderr";
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (chdir(cwd.c_str()) != 0) _exit(125);
-    const int in = open("/dev/null", O_RDONLY);
-    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0 || err < 0) _exit(125);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(126);
-  }
-  Outcome o;
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  for (;;) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-    if (std::chrono::steady_clock::now() > deadline) {
-      o.timed_out = true;
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
-  o.out = read_text(out_path);
-  o.err = read_text(err_path);
-  fs::remove(out_path);
-  fs::remove(err_path);
-  return o;
-}
 
 std::string shell_quote(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
