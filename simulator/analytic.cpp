@@ -9,6 +9,7 @@
 
 #include "model/error.hpp"
 #include "model/units.hpp"
+#include "simulator/lr_schedule.hpp"
 #include "simulator/sharded.hpp"
 
 namespace ddpsim::sim {
@@ -77,6 +78,15 @@ double max_normal_quantile(int n, double q) {
 struct Timeline {
   std::vector<BucketTiming> buckets;
   double fwd_mb = 0, bwd_mb = 0, bwd_end = 0, comm_free = 0, comm_sum = 0;
+  /// The Reducer's gradient copies on the compute stream: into the buckets during the last
+  /// backward (inside bwd_end), and back into .grad in finalize_backward, which ends at
+  /// finalize_end (>= bwd_end).
+  double copy_in = 0, copy_out = 0, finalize_end = 0;
+  /// When the optimizer may start: every collective ended and every copy back done.
+  double sync_end() const { return std::max(finalize_end, comm_free); }
+  /// Time the compute stream idles waiting for communication (the exposed communication):
+  /// sync_end = bwd_end + copy_out + exposed.
+  double exposed() const { return std::max(0.0, sync_end() - bwd_end - copy_out); }
 };
 Timeline ddp_timeline(const StepPlan& sp, double f, const std::vector<PlannedBucket>& buckets) {
   const int k = sp.grad_accumulation;
@@ -84,24 +94,34 @@ Timeline ddp_timeline(const StepPlan& sp, double f, const std::vector<PlannedBuc
   for (double t : sp.layer_fwd_s) fwd_total += t;
   for (double t : sp.layer_bwd_s) bwd_total += t;
   const std::size_t nl = sp.layer_bwd_s.size();
+  const bool copies = sp.layer_grad_copy_s.size() == nl;
+  // done[i]: the last micro-batch's backward time of layers i..L-1, copies into the buckets
+  // included (they run on the compute stream as each gradient is produced; not jittered).
   std::vector<double> done(nl + 1, 0.0);
-  for (std::size_t i = nl; i-- > 0;) done[i] = done[i + 1] + sp.layer_bwd_s[i];
+  for (std::size_t i = nl; i-- > 0;) {
+    done[i] = done[i + 1] + f * sp.layer_bwd_s[i] + (copies ? sp.layer_grad_copy_s[i] : 0.0);
+  }
   Timeline tl;
   tl.fwd_mb = f * fwd_total + sp.buffer_broadcast_s;
   tl.bwd_mb = f * bwd_total;
+  tl.copy_in = done[0] - tl.bwd_mb;
   // Backward of the last micro-batch starts here; layer i's backward ends at bwd_start +
-  // the backward times of layers i..L-1 (backward runs from the last layer down).
+  // done[i] (backward runs from the last layer down).
   const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
-  tl.bwd_end = bwd_start + tl.bwd_mb;
+  tl.bwd_end = bwd_start + done[0];
   tl.comm_free = sp.overlap ? 0.0 : tl.bwd_end;
   tl.buckets.reserve(buckets.size());
+  // finalize_backward: bucket by bucket, wait for its collective, then copy it back.
+  tl.finalize_end = tl.bwd_end;
   for (const PlannedBucket& pb : buckets) {
     BucketTiming bt = pb.cost;
-    bt.ready_s = bwd_start + f * done[static_cast<std::size_t>(pb.ready_layer)];
+    bt.ready_s = bwd_start + done[static_cast<std::size_t>(pb.ready_layer)];
     bt.start_s = std::max(bt.ready_s, tl.comm_free);
     bt.end_s = bt.start_s + pb.duration_s();
     tl.comm_free = bt.end_s;
     tl.comm_sum += pb.duration_s();
+    tl.finalize_end = std::max(tl.finalize_end, bt.end_s) + pb.copy_out_s;
+    tl.copy_out += pb.copy_out_s;
     tl.buckets.push_back(bt);
   }
   if (sp.used_map_allreduce_s > 0) {
@@ -418,7 +438,7 @@ const model::CollectiveBandwidths& Predictor::bandwidths(int gpus) const {
 double Predictor::steady_step_s(const StepPlan& sp, double f) const {
   if (model::is_sharded(sp.strategy)) return sharded_timeline(sp, f).step_s;
   const Timeline tl = ddp_timeline(sp, f, sp.buckets);
-  return std::max(tl.bwd_end, tl.comm_free) + sp.optimizer_s;
+  return tl.sync_end() + sp.optimizer_s;
 }
 
 double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
@@ -793,6 +813,39 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
     sp.warnings.push_back(
         "find_unused_parameters: the per-step autograd graph walk (CPU) is not modelled");
   }
+  // The Reducer's gradient copies (PyTorch reducer.cpp): into the bucket as each gradient is
+  // produced (mark_variable_ready_dense), and back into .grad after the collectives
+  // (finalize_backward -> copy_bucket_to_grad). Each reads and writes the gradient bytes once.
+  // With gradient_as_bucket_view the gradients live in the bucket: no copy back, and instead of
+  // the copy in only the in-place division by N, which a comm hook does itself.
+  if (cluster.gpus > 1) {
+    const bool view = par.gradient_as_bucket_view;
+    const bool copy_in = !view || par.comm_hook.kind == CommHook::Kind::kNone;
+    if (copy_in) {
+      sp.layer_grad_copy_s.assign(sp.layer_bwd_s.size(), 0.0);
+      for (const model::Bucket& b : plan.buckets) {
+        for (int t : b.tensors) {
+          const model::ParamTensor& pt = workload_->tensors[static_cast<std::size_t>(t)];
+          sp.layer_grad_copy_s[static_cast<std::size_t>(pt.layer)] +=
+              2.0 * static_cast<double>(pt.numel()) * model::dtype_bytes(gdt) / mem_rate;
+        }
+      }
+    }
+    if (!view) {
+      for (std::vector<PlannedBucket>* v : {&sp.buckets, &sp.warmup_buckets}) {
+        if (v->empty()) continue;
+        DDPSIM_ASSERT(v->size() == plan.buckets.size(), "planned buckets and plan disagree");
+        for (std::size_t i = 0; i < v->size(); ++i) {
+          (*v)[i].copy_out_s = 2.0 * static_cast<double>(plan.buckets[i].bytes) / mem_rate;
+        }
+      }
+      const double one_way = 2.0 * sp.grad_bytes_total / mem_rate;
+      sp.warnings.push_back(fmt::format(
+          "ddp: the Reducer copies the gradients into the buckets and back ({:.2f} ms each way "
+          "per step, in backward_time_s); gradient_as_bucket_view = true removes the copy back",
+          one_way * 1e3));
+    }
+  }
   // Iteration 1 runs with a single bucket, reduced once the whole backward is done.
   // (PowerSGD: plain all-reduce, since iteration 1 < start_powerSGD_iter; top-k: the hook on
   // that one bucket.)
@@ -823,6 +876,15 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   r.nodes = sp.bandwidths.nodes;
   r.per_gpu_batch = training.per_gpu_batch;
   r.grad_accumulation = training.grad_accumulation;
+  // Scenarios bound the product to 1e18 (model/scenario.cpp); a planner candidate or a sweep
+  // point can combine larger values, which are refused rather than wrapped around.
+  if (static_cast<double>(training.per_gpu_batch) * training.grad_accumulation * cluster.gpus >
+      1e18) {
+    throw InputError(file_, "/training/per_gpu_batch",
+                     "per_gpu_batch x grad_accumulation x GPUs at most 1e18 samples",
+                     fmt::format("{} x {} x {}", training.per_gpu_batch, training.grad_accumulation,
+                                 cluster.gpus));
+  }
   r.global_batch = training.per_gpu_batch * training.grad_accumulation * cluster.gpus;
   r.strategy = par.strategy;
   r.warnings = sp.warnings;
@@ -865,17 +927,20 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     Timeline tl = timeline(mean_factor, sp.buckets);
     r.buckets = std::move(tl.buckets);
     const double bwd_end = tl.bwd_end;
-    const double sync_end = std::max(bwd_end, tl.comm_free);
+    const double sync_end = tl.sync_end();
     r.forward_time_s = k * tl.fwd_mb;
-    r.backward_time_s = k * tl.bwd_mb;
+    // The backward includes the Reducer's gradient copies (into the buckets, and back in
+    // finalize_backward, which runs inside loss.backward()).
+    r.backward_time_s = k * tl.bwd_mb + tl.copy_in + tl.copy_out;
+    r.grad_copy_time_s = tl.copy_in + tl.copy_out;
     r.optimizer_time_s = opt;
     r.comm_time_s = tl.comm_sum;
-    r.exposed_comm_s = sync_end - bwd_end;
+    r.exposed_comm_s = tl.exposed();
     r.step_time_s = sync_end + opt;
     if (jitter_cv > 0 && n > 1) {
       auto quantile_step = [&](double q) {
         const Timeline t = timeline(1.0 + jitter_cv * max_normal_quantile(n, q), sp.buckets);
-        return std::max(t.bwd_end, t.comm_free) + opt;
+        return t.sync_end() + opt;
       };
       r.p50_step_time_s = quantile_step(0.5);
       r.p99_step_time_s = quantile_step(0.99);
@@ -888,10 +953,12 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     if (!sp.warmup_buckets.empty()) {
       // PowerSGD before start_powerSGD_iter: the same timeline with plain all-reduce buckets.
       const Timeline w = timeline(mean_factor, sp.warmup_buckets);
-      r.warmup_step_time_s = std::max(w.bwd_end, w.comm_free) + opt;
+      r.warmup_step_time_s = w.sync_end() + opt;
     }
-    r.first_step_time_s =
-        cluster.gpus > 1 ? bwd_end + sp.first_iteration_allreduce_s + opt : r.step_time_s;
+    // Iteration 1: one bucket of every gradient, reduced after the backward, then copied back.
+    r.first_step_time_s = cluster.gpus > 1
+                              ? bwd_end + sp.first_iteration_allreduce_s + tl.copy_out + opt
+                              : r.step_time_s;
   }
   if (sp.measured) {
     // The same layout on the low and high ends of every measured interval.
@@ -944,19 +1011,12 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   r.memory = mit->second;
   r.fits_in_memory = fits(r.memory, hw_.gpu.memory_bytes);
 
-  if (training.lr) {
-    const double ratio =
-        static_cast<double>(r.global_batch) / static_cast<double>(training.lr->base_batch);
-    switch (training.lr->scaling) {
-      case model::LrScaling::kLinear:
-        r.lr = training.lr->base * ratio;
-        break;
-      case model::LrScaling::kSqrt:
-        r.lr = training.lr->base * std::sqrt(ratio);
-        break;
-      case model::LrScaling::kNone:
-        r.lr = training.lr->base;
-        break;
+  if (training.lr) r.lr = scaled_lr(*training.lr, r.global_batch);
+  // Linear scaling past Goyal et al.'s break point, a batch far past B_noise: the notes that
+  // `ddpsim lr` prints, on every prediction (simulator/lr_schedule.hpp).
+  if (training.lr || training.critical_batch) {
+    for (std::string& w : batch_size_warnings(r.global_batch, training)) {
+      r.warnings.push_back(std::move(w));
     }
   }
   if (training.critical_batch) {

@@ -69,6 +69,23 @@ struct BucketTiming {
   int calls = 1;
   int layer = -1;        ///< the FSDP/ZeRO-3 unit (workload layer) it serves; -1 for buckets
   int micro_batch = -1;  ///< 0-based micro-batch of the step; -1 after the optimizer or DDP
+  /// Event engine with simulation.network "flow" (simulator/contention.hpp): the factor link
+  /// contention stretched the collective by (1 = not slowed); unset otherwise.
+  std::optional<double> contention_slowdown;
+};
+
+/// What link contention did to one plan (simulation.network "flow", simulator/contention.hpp;
+/// the result JSON's "contention").
+struct ContentionSummary {
+  double background_traffic = 0;
+  int concurrent_jobs = 1;
+  int collectives = 0;         ///< planned collectives (DDP buckets or schedule entries)
+  int collectives_slowed = 0;  ///< of them, slowed by more than 0.1%
+  double max_slowdown = 1;
+  /// Per step (sharded: every micro-batch's collectives): sum of the collectives' durations
+  /// without and with contention.
+  double comm_time_uncontended_s = 0;
+  double comm_time_s = 0;
 };
 
 /// Which numbers of a prediction came from the calibration profile.
@@ -95,10 +112,13 @@ struct Prediction {
   double step_time_s = 0;
   double first_step_time_s = 0;  ///< iteration 1, which DDP runs with one single bucket
   double forward_time_s = 0;     ///< all micro-batches of the step, incl. buffer broadcasts
-  double backward_time_s = 0;    ///< compute only, all micro-batches
+  double backward_time_s = 0;    ///< compute stream, all micro-batches (DDP: incl. the copies)
+  /// DDP: the Reducer's gradient copies into the buckets and back into .grad (part of
+  /// backward_time_s); 0 for sharded strategies and on one GPU.
+  double grad_copy_time_s = 0;
   double optimizer_time_s = 0;
   double comm_time_s = 0;     ///< sum of the collectives' durations
-  double exposed_comm_s = 0;  ///< communication not hidden behind the backward
+  double exposed_comm_s = 0;  ///< time the compute stream waits for communication
   /// With jitter (simulation.jitter_cv > 0): median and 99th percentile of the step time.
   std::optional<double> p50_step_time_s;
   std::optional<double> p99_step_time_s;
@@ -110,6 +130,8 @@ struct Prediction {
   std::optional<double> step_time_high_s;
   /// Set when the hardware carries a calibration profile.
   std::optional<MeasuredSources> measured;
+  /// Event engine with simulation.network "flow" only.
+  std::optional<ContentionSummary> contention;
   std::vector<BucketTiming> buckets;
   double throughput_samples_per_s = 0;
   double weak_scaling_efficiency = 1;
@@ -138,6 +160,12 @@ struct PlannedBucket {
   /// orthogonalisation and error feedback, top-k selection and scatter-add); 0 without a hook.
   double overhead_s = 0;
   int ready_layer = 0;  ///< ready when this layer's backward finishes
+  /// PyTorch's Reducer::finalize_backward copies the reduced bucket back into the parameters'
+  /// .grad (copy_bucket_to_grad: read + write of the bucket's gradient bytes at memory
+  /// bandwidth) on the compute stream, after waiting for this bucket's collective and after the
+  /// previous bucket's copy. 0 with gradient_as_bucket_view (the gradients are the bucket) and
+  /// on one GPU.
+  double copy_out_s = 0;
   double duration_s() const { return collective_s + overhead_s; }
 };
 
@@ -228,6 +256,13 @@ struct StepPlan {
   model::CollectiveBandwidths bandwidths;
   std::vector<double> layer_fwd_s;  ///< per layer, one micro-batch, nominal (no jitter)
   std::vector<double> layer_bwd_s;
+  /// DDP only, per layer: the Reducer's copy of the layer's gradients into their buckets as
+  /// autograd produces them (mark_variable_ready_dense: at::mul_out(bucket_view, grad, 1/N),
+  /// read + write of the gradient bytes at memory bandwidth; with gradient_as_bucket_view the
+  /// in-place bucket_view.div_(N) instead, the same bytes; nothing with a view and a comm hook).
+  /// On the compute stream, in the backward of the last micro-batch only (no_sync micro-batches
+  /// accumulate into .grad without the Reducer). Empty on one GPU and for sharded strategies.
+  std::vector<double> layer_grad_copy_s;
   /// The workload the plan was made for (layer names for traces).
   std::shared_ptr<const model::Workload> workload;
   double buffer_broadcast_s = 0;  ///< broadcast_buffers, before every forward

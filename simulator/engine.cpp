@@ -1,11 +1,18 @@
 #include "simulator/engine.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <limits>
 #include <utility>
 
 #include "model/error.hpp"
 
 namespace ddpsim::sim {
+
+int Engine::bucket_of(std::int64_t at) const {
+  const auto x = static_cast<std::uint64_t>(at ^ last_);
+  return x == 0 ? 0 : 64 - std::countl_zero(x);
+}
 
 void Engine::schedule(SimTime at, Handler h, const char* what) {
   DDPSIM_ASSERT(at >= now_, "event scheduled in the past");
@@ -21,36 +28,37 @@ void Engine::schedule(SimTime at, Handler h, const char* what) {
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.push_back(Slot{std::move(h), what != nullptr ? what : ""});
   }
-  heap_.push_back(Key{at.count(), next_seq_++, slot});
-  sift_up(heap_.size() - 1);
+  // last_ <= now_ <= at (last_ is the time of the latest extracted event), so the bucket index
+  // is well defined; an event at last_ joins bucket 0 behind the ones already there.
+  const int b = bucket_of(at.count());
+  buckets_[static_cast<std::size_t>(b)].push_back(Item{at.count(), slot});
+  if (b > 0) nonempty_ |= std::uint64_t{1} << (b - 1);
+  ++pending_;
 }
 
-void Engine::sift_up(std::size_t i) {
-  const Key k = heap_[i];
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 4;
-    if (!before(k, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
+bool Engine::refill(std::int64_t limit) {
+  auto& b0 = buckets_[0];
+  if (head0_ < b0.size()) return last_ <= limit;
+  b0.clear();
+  head0_ = 0;
+  if (nonempty_ == 0) return false;
+  const int i = std::countr_zero(nonempty_) + 1;
+  auto& bi = buckets_[static_cast<std::size_t>(i)];
+  std::int64_t m = bi.front().at;
+  for (const Item& it : bi) m = std::min(m, it.at);
+  if (m > limit) return false;
+  // Every queued time agrees with last_ above bit i-1 and bucket i's times differ from it at
+  // bit i-1, so relative to m they all land in buckets < i (and those are empty now): moving
+  // them in order keeps each bucket in scheduling order, hence FIFO among equal times.
+  last_ = m;
+  for (const Item& it : bi) {
+    const int b = bucket_of(it.at);
+    buckets_[static_cast<std::size_t>(b)].push_back(it);
+    if (b > 0) nonempty_ |= std::uint64_t{1} << (b - 1);
   }
-  heap_[i] = k;
-}
-
-void Engine::sift_down(std::size_t i) {
-  const std::size_t n = heap_.size();
-  const Key k = heap_[i];
-  for (;;) {
-    const std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t last = std::min(first + 4, n);
-    for (std::size_t c = first + 1; c < last; ++c)
-      if (before(heap_[c], heap_[best])) best = c;
-    if (!before(heap_[best], k)) break;
-    heap_[i] = heap_[best];
-    i = best;
-  }
-  heap_[i] = k;
+  bi.clear();
+  nonempty_ &= ~(std::uint64_t{1} << (i - 1));
+  return true;
 }
 
 void Engine::schedule_in(SimTime delay, Handler h, const char* what) {
@@ -59,11 +67,9 @@ void Engine::schedule_in(SimTime delay, Handler h, const char* what) {
 }
 
 bool Engine::step() {
-  if (heap_.empty()) return false;
-  const Key k = heap_.front();
-  heap_.front() = heap_.back();
-  heap_.pop_back();
-  if (!heap_.empty()) sift_down(0);
+  if (!refill(std::numeric_limits<std::int64_t>::max())) return false;
+  const Item k = buckets_[0][head0_++];
+  --pending_;
   now_ = SimTime(k.at);
   ++processed_;
   // Slots live in a deque: scheduling from the handler never moves this one, and the slot is
@@ -83,7 +89,7 @@ void Engine::run() {
 }
 
 void Engine::run_until(SimTime limit) {
-  while (!heap_.empty() && heap_.front().at <= limit.count()) step();
+  while (refill(limit.count())) step();
   if (limit > now_) now_ = limit;
   if (observer_ != nullptr) observer_->on_finish(now_);
 }

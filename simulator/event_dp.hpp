@@ -44,6 +44,11 @@
 //    start step k only when every rank's exchange of step k-s-1 has ended, so the fastest rank
 //    is at most s steps ahead of the slowest. No buffer broadcast (the ranks read the server's
 //    state). step_time_s[k] = the last rank's end of step k minus that of step k-1.
+// Link contention (simulation.network "flow"): before any model runs, every collective's
+// closed-form time is multiplied by the slowdown its flows meet on the cluster graph against the
+// competing traffic (other jobs in lockstep, background traffic; simulator/contention.hpp), and
+// each bucket reports it as contention_slowdown. Without competing traffic the slowdown is 1 and
+// the run is the closed-form one exactly.
 // Jitter: one std::mt19937_64 per rank seeded from (seed, rank), so a rank's samples do not
 // depend on the rank count or the event order; the same options give bit-identical results
 // (with the same standard library). Each layer duration is rounded to integer nanoseconds, so
@@ -70,6 +75,7 @@
 #include "model/scenario.hpp"
 #include "model/units.hpp"
 #include "simulator/analytic.hpp"
+#include "simulator/contention.hpp"
 #include "simulator/engine.hpp"
 
 namespace ddpsim::sim {
@@ -89,9 +95,9 @@ struct EventOptions {
   EngineObserver* observer = nullptr;  ///< not owned; gets on_progress once per finished step
   /// Compute slowdown while a collective runs (>= 1; 1 = none): a compute kernel (one layer's
   /// forward or backward, or the optimizer) that starts while a collective is in flight on the
-  /// communication stream takes this factor longer. No default is invented: 1.0 until a
-  /// calibration measures the overlap slowdown on the machine (proposed scenario key
-  /// simulation.interference).
+  /// communication stream takes this factor longer. No default is invented: the scenario's
+  /// simulation.interference, else the calibration profile's measured factor, else 1.0
+  /// (resolve_interference; apply_event_result says when it came from the profile).
   double interference = 1.0;
   /// Local SGD (Lin et al. 2020), DDP plans only: > 1 averages the parameters every
   /// local_sgd_period steps (see "Relaxed synchronisation" above); 1 = synchronous DDP.
@@ -102,6 +108,15 @@ struct EventOptions {
   /// training.target.steps_multiplier: with local_sgd_period > 1 or staleness > 0,
   /// apply_event_result scales the time to train by it; without it that time is dropped.
   std::optional<double> target_steps_multiplier;
+  /// simulation.network "flow": every collective's closed-form time is stretched by the link
+  /// contention its flows meet on the cluster graph (simulator/contention.hpp), against
+  /// `contention`'s competing traffic; needs `hardware` (not owned, outlives the call).
+  bool network_flow = false;
+  ContentionOptions contention;
+  const model::HardwareSpec* hardware = nullptr;
+  /// Where `interference` came from: "scenario", "profile" (measured by calibration:
+  /// Profile::interference_factor) or "default" (1); see resolve_interference.
+  std::string interference_source = "default";
 };
 
 enum class Stream { kCompute = 1, kComm = 2 };  ///< the Chrome-trace tid of each stream
@@ -143,7 +158,15 @@ struct EventResult {
   std::uint64_t events_processed = 0;
   SimTime end_time{0};         ///< end of the simulation
   std::vector<Span> timeline;  ///< only with EventOptions::record_timeline
+  /// With EventOptions::network_flow: what contention did (buckets carry contention_slowdown).
+  std::optional<ContentionSummary> contention;
 };
+
+/// The compute slowdown while a collective runs, as the event engine uses it: the scenario's
+/// simulation.interference when given; else the calibration profile's measured factor
+/// (model::Profile::interference_factor) when the hardware has a profile that measured it;
+/// else 1. `source` (optional) receives "scenario", "profile" or "default".
+double resolve_interference(const model::Scenario& s, std::string* source = nullptr);
 
 /// Simulates opts.steps steps of `plan`. Preconditions (DDPSIM_ASSERT): steps >= 1,
 /// jitter_cv >= 0, straggler_slowdown >= 0, plan.gpus >= 1, layer vectors of equal size.

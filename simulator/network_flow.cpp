@@ -358,6 +358,10 @@ LinkGraph::LinkGraph(const model::Topology& topo, const model::HardwareSpec& hw)
     const int id = static_cast<int>(capacity_.size());
     capacity_.push_back(g[*e].bandwidth);
     names_.push_back(g[s].name + "->" + g[t].name);
+    const auto fabric = [](model::VertexKind k) {
+      return k == model::VertexKind::kLeafSwitch || k == model::VertexKind::kSpineSwitch;
+    };
+    network_.push_back(fabric(g[s].kind) || fabric(g[t].kind) ? 1 : 0);
     out_[s].emplace_back(static_cast<int>(t), id);
   }
   pcie_fabric_ = hw.intra_node_switched && hw.intra_node.kind == "pcie";

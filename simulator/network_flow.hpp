@@ -158,6 +158,11 @@ class NetworkSim : private FlowListener {
 
   /// Starts `c` at `start_s` (>= now_s()); `done(end_s)` is called once its last phase ends.
   void start(const CollectiveFlows& c, double start_s, std::function<void(double)> done);
+  /// A lone flow of `bytes` over `links` from `start_s` (>= now_s()), e.g. background traffic
+  /// (simulator/contention.hpp); nobody hears its end and it does not count in running().
+  void start_flow(std::vector<int> links, double bytes, double start_s) {
+    flows_.add_flow(flows_.add_path(std::move(links)), bytes, start_s, nullptr, 0);
+  }
   void run_until(double limit_s) { flows_.run_until(limit_s); }
   void run() { flows_.run(); }
   double next_event_s() const { return flows_.next_event_s(); }
@@ -188,6 +193,10 @@ class LinkGraph {
   const std::string& link_name(int link) const { return names_[static_cast<std::size_t>(link)]; }
   /// The link from vertex `from` to vertex `to` (names as in model/cluster.cpp), or -1.
   int find_link(const std::string& from, const std::string& to) const;
+  /// True for the links of the data-centre network: NIC to leaf, leaf to spine and back (an
+  /// endpoint is a leaf or spine switch). Other jobs on other GPUs of the same nodes share
+  /// these, not a node's own fabric (simulator/contention.hpp).
+  bool network_link(int link) const { return network_[static_cast<std::size_t>(link)] != 0; }
   int built_nodes() const { return built_nodes_; }
   int gpus_per_node() const { return gpus_per_node_; }
   int nics_per_node() const { return nics_; }
@@ -219,6 +228,7 @@ class LinkGraph {
 
   std::vector<double> capacity_;
   std::vector<std::string> names_;
+  std::vector<char> network_;  ///< per link: network_link()
   std::vector<std::string> vertex_names_;
   std::vector<model::VertexKind> kinds_;
   std::vector<int> vertex_node_;

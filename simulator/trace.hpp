@@ -34,7 +34,15 @@ std::string chrome_trace_text(const std::vector<Span>& spans,
 nlohmann::json chrome_trace_json(const std::vector<Span>& spans,
                                  const nlohmann::json& metadata = nlohmann::json::object());
 
-/// Writes chrome_trace_json(spans, metadata) to `path` atomically.
+/// Throws Error("--trace PATH: cannot be written (REASON)") when `path` cannot be created: its
+/// folder is missing and cannot be made, is not a folder, or refuses a new file (probed with a
+/// temporary file that is removed again; an existing `path` is left alone), or `path` is a folder.
+/// Call it before simulating so that bad input fails at once and no trace of an earlier sweep point
+/// is left behind.
+void check_trace_path(const std::string& path);
+
+/// Writes chrome_trace_json(spans, metadata) to `path` atomically (a temporary file in the same
+/// folder, then a rename; the temporary file is removed on any failure). Errors name `path`.
 void write_chrome_trace(const std::string& path, const std::vector<Span>& spans,
                         const nlohmann::json& metadata = nlohmann::json::object());
 

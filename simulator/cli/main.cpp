@@ -46,18 +46,31 @@ using nlohmann::json;
 int run_predict(const std::string& path, const std::string& engine_opt, const std::string& format,
                 const std::string& out, const std::string& trace) {
   model::Scenario s = model::load_scenario(path);
+  sim::check_has_work(path, s);
   if (!engine_opt.empty()) {
     s.simulation.engine = engine_opt == "event" ? model::Engine::kEvent : model::Engine::kAnalytic;
   }
   const bool event = s.simulation.engine == model::Engine::kEvent;
   if (!trace.empty() && !event) throw Error("--trace needs --engine event");
   std::vector<model::Scenario> points = model::expand_sweep(s);
-  for (auto& p : points) p.simulation.engine = s.simulation.engine;
+  for (auto& p : points) {
+    p.simulation.engine = s.simulation.engine;
+    if (p.simulation.straggler_rank >= p.cluster.gpus) {
+      // Checked for every point before anything runs, so no trace of an earlier point is left.
+      throw InputError(
+          path, "/simulation/straggler_rank",
+          "-1 or a rank below cluster.gpus (" + std::to_string(p.cluster.gpus) +
+              (points.size() > 1 ? " at sweep point " + p.point.dump() : std::string()) + ")",
+          std::to_string(p.simulation.straggler_rank));
+    }
+  }
+  if (!trace.empty()) sim::check_trace_path(trace);
   std::vector<sim::Prediction> predictions;
   predictions.reserve(points.size());
   // One Predictor per distinct workload and hardware: its caches (buckets, layer times,
   // topologies) are shared across the sweep points that only move other knobs.
   std::optional<sim::Predictor> predictor;
+  double event_work = 0;  // over the sweep: sim::check_event_bounds
   const model::Workload* last_workload = nullptr;
   std::string last_hw;
   for (const model::Scenario& p : points) {
@@ -85,18 +98,17 @@ int run_predict(const std::string& path, const std::string& engine_opt, const st
     o.straggler_rank = p.simulation.straggler_rank;
     o.straggler_slowdown = p.simulation.straggler_slowdown;
     o.record_timeline = !trace.empty();
-    o.interference = p.simulation.interference;
+    o.interference = sim::resolve_interference(p, &o.interference_source);
+    o.network_flow = p.simulation.network_flow;
+    o.contention = {p.simulation.background_traffic, p.simulation.concurrent_jobs};
+    o.hardware = &p.hardware;
     o.local_sgd_period = p.simulation.local_sgd_period;
     o.staleness = p.simulation.staleness;
     o.target_steps_multiplier = p.training.target_steps_multiplier;
     o.timeline_max_ranks = p.simulation.trace_ranks;
+    sim::check_event_bounds(path, p, plan, pred.step_time_s, &event_work);  // exit 2, no hang
     const sim::EventResult r = sim::simulate_event(plan, o);
     sim::apply_event_result(pred, r, o);
-    if (p.simulation.straggler_rank >= p.cluster.gpus) {
-      pred.warnings.push_back("straggler_rank " + std::to_string(p.simulation.straggler_rank) +
-                              " is not among the " + std::to_string(p.cluster.gpus) +
-                              " ranks: no straggler");
-    }
     if (!trace.empty()) {
       // One file per sweep point: trace.json, or trace.1.json, trace.2.json, ... for sweeps.
       std::filesystem::path tp(trace);
@@ -140,6 +152,7 @@ int run_predict(const std::string& path, const std::string& engine_opt, const st
 // Exit 0 also when nothing is feasible: "feasible": 0 with the counts per reason is an answer.
 int run_plan(const std::string& path, const std::string& format, const std::string& out) {
   const model::Scenario s = model::load_scenario(path);
+  sim::check_has_work(path, s);
   const sim::PlanResult r = sim::make_plan(s);
   const json doc = sim::plan_json(s, r);
   if (!out.empty()) sim::write_file_atomic(out, doc.dump(2) + "\n");

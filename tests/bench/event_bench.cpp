@@ -7,9 +7,13 @@
 // Results and the exact command: results/BENCHMARKS.md, results/bench/event.json.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "model/scenario.hpp"
 #include "simulator/analytic.hpp"
@@ -26,19 +30,94 @@ using ddpsim::sim::EventResult;
 using ddpsim::sim::Predictor;
 using ddpsim::sim::StepPlan;
 
-// Bare engine: `width` independent chains (a heap of `width` pending events, as a model with
+// The engine before the radix heap: a 4-ary min-heap of (time, seq, slot) keys, kept here only
+// so that one run measures both and reports their ratio (results/BENCHMARKS.md).
+class HeapEngine {
+ public:
+  using Handler = std::function<void()>;
+  void schedule_in(SimTime delay, Handler h) {
+    std::uint32_t slot;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+      slots_[slot] = std::move(h);
+    } else {
+      slot = static_cast<std::uint32_t>(slots_.size());
+      slots_.push_back(std::move(h));
+    }
+    heap_.push_back(Key{now_ + delay.count(), seq_++, slot});
+    std::size_t i = heap_.size() - 1;
+    const Key k = heap_[i];
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 4;
+      if (!before(k, heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = k;
+  }
+  void run() {
+    while (!heap_.empty()) {
+      const Key k = heap_.front();
+      heap_.front() = heap_.back();
+      heap_.pop_back();
+      if (!heap_.empty()) sift_down();
+      now_ = k.at;
+      ++processed_;
+      slots_[k.slot]();
+      slots_[k.slot] = nullptr;
+      free_.push_back(k.slot);
+    }
+  }
+  std::uint64_t events_processed() const { return processed_; }
+  SimTime now() const { return SimTime(now_); }
+
+ private:
+  struct Key {
+    std::int64_t at;
+    std::uint64_t seq;
+    std::uint32_t slot;
+  };
+  static bool before(const Key& a, const Key& b) {
+    return a.at != b.at ? a.at < b.at : a.seq < b.seq;
+  }
+  void sift_down() {
+    const std::size_t n = heap_.size();
+    std::size_t i = 0;
+    const Key k = heap_[0];
+    for (;;) {
+      const std::size_t first = 4 * i + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      const std::size_t last = std::min(first + 4, n);
+      for (std::size_t c = first + 1; c < last; ++c)
+        if (before(heap_[c], heap_[best])) best = c;
+      if (!before(heap_[best], k)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = k;
+  }
+  std::vector<Key> heap_;
+  std::deque<Handler> slots_;
+  std::vector<std::uint32_t> free_;
+  std::int64_t now_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t processed_ = 0;
+};
+
+// Bare engine: `width` independent chains (a queue of `width` pending events, as a model with
 // that many ranks keeps), each handler scheduling its chain's next event. The handler captures
-// what a model's handler captures (a pointer and an int).
-void BM_EngineEvents(benchmark::State& state) {
+// what a model's handler captures (a pointer and an int), so std::function keeps it inline.
+template <class E>
+void engine_events(benchmark::State& state) {
   const int width = static_cast<int>(state.range(0));
   constexpr std::uint64_t kEvents = 1'000'000;
   std::uint64_t processed = 0;
   for (auto _ : state) {
-    Engine e;
-    // Each handler captures a pointer and an int (16 bytes), as the model's handlers do, so
-    // std::function keeps it inline.
+    E e;
     struct Chain {
-      Engine* e;
+      E* e;
       std::uint64_t left;
       void next(int id) {
         if (left == 0) return;
@@ -54,7 +133,47 @@ void BM_EngineEvents(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(processed));
 }
-BENCHMARK(BM_EngineEvents)->Arg(1)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond);
+void BM_EngineEvents(benchmark::State& state) { engine_events<Engine>(state); }
+void BM_HeapEngineEvents(benchmark::State& state) { engine_events<HeapEngine>(state); }
+BENCHMARK(BM_EngineEvents)->Arg(1)->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HeapEngineEvents)
+    ->Arg(1)
+    ->Arg(64)
+    ->Arg(1024)
+    ->Arg(16384)
+    ->Unit(benchmark::kMillisecond);
+
+// Model-like delays: 1,024 chains whose delays spread over 1 us .. 1 ms (layer times), so the
+// radix heap's buckets see realistic bit lengths, not only 1..7 ns.
+template <class E>
+void engine_spread(benchmark::State& state) {
+  constexpr std::uint64_t kEvents = 1'000'000;
+  std::uint64_t processed = 0;
+  for (auto _ : state) {
+    E e;
+    struct Chain {
+      E* e;
+      std::uint64_t left;
+      void next(int id) {
+        if (left == 0) return;
+        --left;
+        const auto h = static_cast<std::uint64_t>(id) * 0x9E3779B97F4A7C15ull + left;
+        e->schedule_in(SimTime(1000 + static_cast<std::int64_t>(h % 999'000)),
+                       [this, id] { next(id); });
+      }
+    };
+    Chain c{&e, kEvents};
+    for (int i = 0; i < 1024; ++i) c.next(i);
+    e.run();
+    processed += e.events_processed();
+    benchmark::DoNotOptimize(e.now());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(processed));
+}
+void BM_EngineSpread(benchmark::State& state) { engine_spread<Engine>(state); }
+void BM_HeapEngineSpread(benchmark::State& state) { engine_spread<HeapEngine>(state); }
+BENCHMARK(BM_EngineSpread)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HeapEngineSpread)->Unit(benchmark::kMillisecond);
 
 Scenario make_scenario(const nlohmann::json& model, int gpus) {
   nlohmann::json doc = {

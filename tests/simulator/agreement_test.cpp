@@ -87,6 +87,13 @@ TEST(AgreementTest, AnalyticAndEventAgreeOnEveryShippedScenario) {
       const EventResult e = simulate_event(plan, o);
       expect_within_1pct(a.step_time_s, e.mean_step_time_s, where + " step_time_s");
       expect_within_1pct(a.exposed_comm_s, e.exposed_comm_s, where + " exposed_comm_s");
+      // simulation.network "flow" with nothing competing for the links changes nothing, to the
+      // bit (contention_test derives the contended cases).
+      EventOptions flow = o;
+      flow.network_flow = true;
+      flow.hardware = &pr.hardware();
+      const EventResult ef = simulate_event(plan, flow);
+      EXPECT_EQ(ef.step_time_s, e.step_time_s) << where << " network flow";
       ++checked;
     }
   }

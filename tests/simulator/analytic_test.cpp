@@ -21,30 +21,39 @@ using model::DType;
 TEST(AnalyticTest, TwoGpuStepByHand) {
   // forward: 1 ms per layer; backward 2 ms per layer. Adam in fp32 reads param, grad, m, v and
   // writes param, m, v: 28 bytes x 2e6 / 1e12 = 56 us. Buckets (default cap): {l1} (4 MB >=
-  // 1 MiB closes the first bucket), then {l0}. Backward starts at 2 ms; l1's gradients are
-  // ready at 4 ms; a 2-rank ring all-reduce of 4e6 bytes takes 2*(1/2)*4e6/1e11 = 40 us, so
-  // bucket 0 ends at 4.04 ms. l0 is ready at 6 ms and ends at 6.04 ms: 40 us exposed.
+  // 1 MiB closes the first bucket), then {l0}. The Reducer copies each layer's 4 MB of
+  // gradients into its bucket during the backward (read + write: 8e6 / 1e12 = 8 us) and back
+  // into .grad in finalize_backward (8 us per bucket, after its all-reduce).
+  // Backward starts at 2 ms; l1's gradients are in bucket 0 at 2 + 2 + 0.008 = 4.008 ms; a
+  // 2-rank ring all-reduce of 4e6 bytes takes 2*(1/2)*4e6/1e11 = 40 us: it ends at 4.048 ms.
+  // l0 is in bucket 1 at 6.016 ms (the end of the backward); its all-reduce ends at 6.056 ms.
+  // finalize: bucket 0 copied back 6.016..6.024, bucket 1 6.056..6.064; + 56 us optimizer =
+  // 6.120 ms. Exposed (compute stream idle, waiting): 6.064 - 6.016 - 0.016 = 32 us.
   const Predictor p(two_layers(), round_machine());
   const Prediction r = p.predict({2, 8}, fp32_adam(), {});
   ASSERT_EQ(r.buckets.size(), 2u);
-  EXPECT_NEAR(r.buckets[0].ready_s, 4e-3, 1e-12);
-  EXPECT_NEAR(r.buckets[0].end_s, 4.04e-3, 1e-12);
-  EXPECT_NEAR(r.buckets[1].start_s, 6e-3, 1e-12);
-  EXPECT_NEAR(r.buckets[1].end_s, 6.04e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[0].ready_s, 4.008e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[0].end_s, 4.048e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[1].start_s, 6.016e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[1].end_s, 6.056e-3, 1e-12);
   EXPECT_NEAR(r.forward_time_s, 2e-3, 1e-12);
-  EXPECT_NEAR(r.backward_time_s, 4e-3, 1e-12);
+  EXPECT_NEAR(r.backward_time_s, 4.032e-3, 1e-12);  // 4 ms + 16 us in + 16 us back
+  EXPECT_NEAR(r.grad_copy_time_s, 32e-6, 1e-12);
   EXPECT_NEAR(r.optimizer_time_s, 56e-6, 1e-12);
-  EXPECT_NEAR(r.exposed_comm_s, 40e-6, 1e-12);
+  EXPECT_NEAR(r.exposed_comm_s, 32e-6, 1e-12);
   EXPECT_NEAR(r.comm_time_s, 80e-6, 1e-12);
-  EXPECT_NEAR(r.step_time_s, 6.096e-3, 1e-12);
-  // Weak scaling: 1 GPU takes 6.056 ms with the same per-GPU batch.
-  EXPECT_NEAR(r.weak_scaling_efficiency, 6.056 / 6.096, 1e-9);
+  EXPECT_NEAR(r.step_time_s, 6.120e-3, 1e-12);
+  EXPECT_NEAR(r.forward_time_s + r.backward_time_s + r.exposed_comm_s + r.optimizer_time_s,
+              r.step_time_s, 1e-12);
+  // Weak scaling: 1 GPU (no Reducer, no copies) takes 6.056 ms with the same per-GPU batch.
+  EXPECT_NEAR(r.weak_scaling_efficiency, 6.056 / 6.120, 1e-9);
   // Strong scaling: 1 GPU processes the global batch of 2 as two micro-batches and one
-  // optimizer step: 12.056 ms; T1 / (N TN) = 12.056 / (2 * 6.096).
-  EXPECT_NEAR(r.strong_scaling_efficiency, 12.056 / 12.192, 1e-9);
-  EXPECT_NEAR(r.throughput_samples_per_s, 2 / 6.096e-3, 1e-6);
-  // Iteration 1: one 8 MB bucket after the whole backward: 6 + 0.08 + 0.056 ms.
-  EXPECT_NEAR(r.first_step_time_s, 6.136e-3, 1e-12);
+  // optimizer step: 12.056 ms; T1 / (N TN) = 12.056 / (2 * 6.120).
+  EXPECT_NEAR(r.strong_scaling_efficiency, 12.056 / 12.240, 1e-9);
+  EXPECT_NEAR(r.throughput_samples_per_s, 2 / 6.120e-3, 1e-6);
+  // Iteration 1: one 8 MB bucket after the whole backward: 6.016 + 0.08 + 0.016 (copy back)
+  // + 0.056 ms.
+  EXPECT_NEAR(r.first_step_time_s, 6.168e-3, 1e-12);
   // Memory: params 8 MB, grads 8 MB, Adam m and v 16 MB, DDP bucket copy of the grads 8 MB.
   EXPECT_DOUBLE_EQ(r.memory.params_bytes, 8e6);
   EXPECT_DOUBLE_EQ(r.memory.grads_bytes, 8e6);
@@ -54,21 +63,36 @@ TEST(AnalyticTest, TwoGpuStepByHand) {
 }
 
 TEST(AnalyticTest, NoOverlapLaunchesAfterBackward) {
-  // Both buckets start at 6 ms: 6.08 ms, + 56 us optimizer.
+  // Both buckets start at the end of the backward, 6.016 ms (copies in included): they end at
+  // 6.056 and 6.096 ms; copies back 6.056..6.064 and 6.096..6.104; + 56 us optimizer.
   const Predictor p(two_layers(), round_machine());
   model::ParallelismConfig par;
   par.overlap = false;
   const Prediction r = p.predict({2, 8}, fp32_adam(), par);
-  EXPECT_NEAR(r.step_time_s, 6.136e-3, 1e-12);
-  EXPECT_NEAR(r.exposed_comm_s, 80e-6, 1e-12);
+  EXPECT_NEAR(r.step_time_s, 6.160e-3, 1e-12);
+  EXPECT_NEAR(r.exposed_comm_s, 72e-6, 1e-12);  // 6.104 - 6.016 - 0.016
+}
+
+TEST(AnalyticTest, GradientAsBucketViewSkipsTheCopyBack) {
+  // gradient_as_bucket_view: the gradients are views into the buckets. No copy back; instead of
+  // the copy in, the in-place division by N (the same 8 us per layer). Bucket 0 ends at 4.048,
+  // bucket 1 at 6.056 ms; step = 6.056 + 0.056 ms.
+  const Predictor p(two_layers(), round_machine());
+  model::ParallelismConfig par;
+  par.gradient_as_bucket_view = true;
+  const Prediction r = p.predict({2, 8}, fp32_adam(), par);
+  EXPECT_NEAR(r.step_time_s, 6.112e-3, 1e-12);
+  EXPECT_NEAR(r.grad_copy_time_s, 16e-6, 1e-12);
+  EXPECT_NEAR(r.exposed_comm_s, 40e-6, 1e-12);
 }
 
 TEST(AnalyticTest, GradientAccumulationSyncsOnce) {
-  // k = 2: one silent micro-batch (6 ms), then forward (2 ms) and the synced backward: buckets
-  // ready at 10 and 12 ms, the last ends at 12.04 ms; step = 12.096 ms. Global batch 2*1*2 = 4.
+  // k = 2: one silent micro-batch (6 ms, no Reducer: no copies), then forward (2 ms) and the
+  // synced backward: buckets ready at 10.008 and 12.016 ms, the last ends at 12.056 ms, its
+  // copy back at 12.064 ms; step = 12.120 ms. Global batch 2*1*2 = 4.
   const Predictor p(two_layers(), round_machine());
   const Prediction r = p.predict({2, 8}, fp32_adam(2), {});
-  EXPECT_NEAR(r.step_time_s, 12.096e-3, 1e-12);
+  EXPECT_NEAR(r.step_time_s, 12.120e-3, 1e-12);
   EXPECT_EQ(r.global_batch, 4);
   EXPECT_NEAR(r.comm_time_s, 80e-6, 1e-12);
 }
@@ -155,12 +179,16 @@ TEST(AnalyticTest, ExpectedMaximumOfNormals) {
 }
 
 TEST(AnalyticTest, JitterSlowsTheSynchronousStep) {
-  // cv 0.1 on 8 GPUs: compute scales by 1 + 0.1 * 1.4236 on average.
+  // cv 0.1 on 8 GPUs: compute scales by 1 + 0.1 * 1.4236 on average; the Reducer's copies are
+  // memory-bound kernels, not jittered.
   const Predictor p(two_layers(), round_machine());
   const Prediction base = p.predict({8, 8}, fp32_adam(), {});
   const Prediction j = p.predict({8, 8}, fp32_adam(), {}, std::nullopt, 0.1);
-  EXPECT_NEAR(j.backward_time_s, base.backward_time_s * (1 + 0.1 * expected_max_std_normal(8)),
-              1e-9);
+  EXPECT_NEAR(j.grad_copy_time_s, base.grad_copy_time_s, 1e-15);
+  EXPECT_NEAR(
+      j.backward_time_s - j.grad_copy_time_s,
+      (base.backward_time_s - base.grad_copy_time_s) * (1 + 0.1 * expected_max_std_normal(8)),
+      1e-9);
   ASSERT_TRUE(j.p50_step_time_s && j.p99_step_time_s);
   EXPECT_LT(*j.p50_step_time_s, *j.p99_step_time_s);
   EXPECT_GT(*j.p50_step_time_s, base.step_time_s);

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,6 +91,61 @@ TEST(EngineTest, ObserverSeesEventsProgressAndFinish) {
   EXPECT_EQ(c.names, (std::vector<std::string>{"half", ""}));
   EXPECT_DOUBLE_EQ(c.progress, 0.5);
   EXPECT_EQ(c.finish, SimTime(4));
+}
+
+TEST(EngineTest, DeepQueueRunsInTimeThenSequenceOrder) {
+  // The radix heap against a plain sort by (time, sequence): 20,000 events, many ties, times
+  // spread over 2^0 .. 2^40 ns, some scheduled from handlers (at now() and later) while deep.
+  Engine e;
+  struct Ev {
+    std::int64_t at;
+    int seq;
+  };
+  std::vector<Ev> want;
+  std::vector<int> got;
+  std::uint64_t x = 88172645463325252ull;  // xorshift64
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  int seq = 0;
+  std::function<void(std::int64_t)> add = [&](std::int64_t at) {
+    const int id = seq++;
+    want.push_back({at, id});
+    e.schedule(SimTime(at), [&, id] {
+      got.push_back(id);
+      if (id % 3 == 0 && seq < 20000) {
+        const int shift = static_cast<int>(next() % 41);
+        const std::int64_t delay =
+            id % 2 == 0 ? 0 : static_cast<std::int64_t>(next() % (std::uint64_t{1} << shift));
+        add(e.now().count() + delay);
+      }
+    });
+  };
+  for (int i = 0; i < 10000; ++i) {
+    const int shift = static_cast<int>(next() % 41);
+    add(static_cast<std::int64_t>(next() % (std::uint64_t{1} << shift)) / 1000 * 1000);
+  }
+  EXPECT_EQ(e.pending(), 10000u);
+  e.run();
+  std::stable_sort(want.begin(), want.end(), [](const Ev& a, const Ev& b) { return a.at < b.at; });
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i].seq) << "at " << i;
+  EXPECT_TRUE(e.empty());
+}
+
+TEST(EngineTest, RunUntilLeavesLaterEventsSchedulableBeforeThem) {
+  // run_until must not commit to the next event's time: after it, an event between the limit
+  // and the queued one runs first.
+  Engine e;
+  std::vector<int> order;
+  e.schedule(SimTime(1000), [&] { order.push_back(2); });
+  e.run_until(SimTime(10));
+  e.schedule(SimTime(20), [&] { order.push_back(1); });
+  e.run();
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
 }
 
 TEST(EngineDeathTest, SchedulingInThePastAborts) {

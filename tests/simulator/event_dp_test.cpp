@@ -82,24 +82,27 @@ void expect_agreement(const Predictor& pr, const model::ClusterConfig& c,
 }
 
 TEST(EventDpTest, AgreesWithAnalyticTwoGpusByHand) {
-  // analytic_test.cpp TwoGpuStepByHand: 6 ms compute, bucket {l1} 4.00-4.04 ms, bucket {l0}
-  // 6.00-6.04 ms, 56 us optimizer: 6.096 ms.
+  // analytic_test.cpp TwoGpuStepByHand: 6 ms compute + 16 us of copies into the buckets,
+  // bucket {l1} 4.008-4.048 ms, bucket {l0} 6.016-6.056 ms, copies back 6.016-6.024 and
+  // 6.056-6.064 ms, 56 us optimizer: 6.120 ms.
   const Predictor p(layers(2), round_machine());
-  expect_agreement(p, {2, 8}, fp32_adam(), {}, 6.096e-3);
+  expect_agreement(p, {2, 8}, fp32_adam(), {}, 6.120e-3);
   const EventResult e = simulate_event(p.plan({2, 8}, fp32_adam(), {}), EventOptions{});
-  EXPECT_DOUBLE_EQ(e.step_time_s[0], 6.096e-3);  // every piece is whole nanoseconds
+  EXPECT_DOUBLE_EQ(e.step_time_s[0], 6.120e-3);  // every piece is whole nanoseconds
+  EXPECT_NEAR(e.backward_time_s, 4.032e-3, 1e-12);
+  EXPECT_NEAR(e.exposed_comm_s, 32e-6, 1e-12);
 }
 
 TEST(EventDpTest, AgreesWithAnalyticWithoutOverlap) {
   const Predictor p(layers(2), round_machine());
   model::ParallelismConfig par;
   par.overlap = false;
-  expect_agreement(p, {2, 8}, fp32_adam(), par, 6.136e-3);
+  expect_agreement(p, {2, 8}, fp32_adam(), par, 6.160e-3);
 }
 
 TEST(EventDpTest, AgreesWithAnalyticWithAccumulation) {
   const Predictor p(layers(2), round_machine());
-  expect_agreement(p, {2, 8}, fp32_adam(2), {}, 12.096e-3);
+  expect_agreement(p, {2, 8}, fp32_adam(2), {}, 12.120e-3);
 }
 
 TEST(EventDpTest, AgreesWithAnalyticWithManyBuckets) {
@@ -135,9 +138,11 @@ TEST(EventDpTest, AgreesWithAnalyticOnPresets) {
 }
 
 TEST(EventDpTest, StragglerIsTenPercentSlowerInCompute) {
-  // Rank 1 runs every layer and its optimizer 10% slower: forward 2.2 ms, bucket {l1} ready at
-  // 4.4 ms (ends 4.44), {l0} ready at 6.6 ms (ends 6.64), its optimizer 61.6 us: 6.7016 ms per
-  // step, and rank 1's compute ends exactly 6.6 ms = 1.1 x 6 ms after the start of every step.
+  // Rank 1 runs every layer and its optimizer 10% slower (not the Reducer's 8 us copies of a
+  // layer's gradients into its bucket, memory-bound): forward 2.2 ms, bucket {l1} ready at
+  // 4.408 ms (ends 4.448), {l0} ready at 6.616 ms (ends 6.656); copies back 6.616-6.624 and
+  // 6.656-6.664 ms, its optimizer 61.6 us: 6.7256 ms per step, and rank 1's backward ends
+  // exactly 1.1 x 6 ms + 16 us = 6.616 ms after the start of every step.
   const Predictor p(layers(2), round_machine());
   EventOptions o;
   o.steps = 4;
@@ -145,20 +150,20 @@ TEST(EventDpTest, StragglerIsTenPercentSlowerInCompute) {
   o.straggler_slowdown = 0.10;
   const EventResult e = simulate_event(p.plan({2, 8}, fp32_adam(), {}), o);
   for (int s = 0; s < 4; ++s) {
-    EXPECT_NEAR(e.step_time_s[s], 6.7016e-3, 1e-12) << "step " << s;
-    EXPECT_NEAR(e.compute_end_s[s][1], 1.1 * 6e-3, 1e-12) << "step " << s;
+    EXPECT_NEAR(e.step_time_s[s], 6.7256e-3, 1e-12) << "step " << s;
+    EXPECT_NEAR(e.compute_end_s[s][1], 1.1 * 6e-3 + 16e-6, 1e-12) << "step " << s;
   }
-  EXPECT_NEAR(e.compute_end_s[0][0], 6e-3, 1e-12);
+  EXPECT_NEAR(e.compute_end_s[0][0], 6.016e-3, 1e-12);
   // Rank 0 left the previous step's optimizer 5.6 us earlier than rank 1.
-  EXPECT_NEAR(e.compute_end_s[1][0], 6e-3 - 5.6e-6, 1e-12);
+  EXPECT_NEAR(e.compute_end_s[1][0], 6.016e-3 - 5.6e-6, 1e-12);
   EXPECT_EQ(e.slowest_rank, 1);
-  EXPECT_NEAR(e.backward_time_s, 4.4e-3, 1e-12);
-  EXPECT_NEAR(e.buckets[0].ready_s, 4.4e-3, 1e-12);
-  EXPECT_NEAR(e.buckets[1].end_s, 6.64e-3, 1e-12);
-  EXPECT_NEAR(e.exposed_comm_s, 40e-6, 1e-12);
+  EXPECT_NEAR(e.backward_time_s, 4.432e-3, 1e-12);  // 4.4 ms + 16 us in + 16 us back
+  EXPECT_NEAR(e.buckets[0].ready_s, 4.408e-3, 1e-12);
+  EXPECT_NEAR(e.buckets[1].end_s, 6.656e-3, 1e-12);
+  EXPECT_NEAR(e.exposed_comm_s, 32e-6, 1e-12);  // 6.664 - 6.616 - 0.016
   // A straggler rank that does not exist slows nothing.
   o.straggler_rank = 7;
-  EXPECT_NEAR(simulate_event(p.plan({2, 8}, fp32_adam(), {}), o).mean_step_time_s, 6.096e-3, 1e-12);
+  EXPECT_NEAR(simulate_event(p.plan({2, 8}, fp32_adam(), {}), o).mean_step_time_s, 6.120e-3, 1e-12);
 }
 
 TEST(EventDpTest, LayerJitterStaysBelowThePerStepBound) {

@@ -26,6 +26,10 @@ model::Scenario tiny() { return model::load_scenario(kDir + "tiny-mlp.json"); }
 // 4*(8*32 + 32*128 + 8*128) = 21504 bytes at 10 GB/s take 2.15 us, less).
 constexpr double kDgradS = 65536.0 / (131072.0 / 1e-3);
 constexpr double kParams = 128.0 * 64 + 32.0 * 128;  // 12288 weights
+// The Reducer's copies of a layer's gradients into (and back out of) their bucket: read + write
+// of its fp32 gradient bytes at the profile's triad bandwidth, 10 GB/s.
+constexpr double kCopy1 = 2.0 * 16384 / 10e9;  // fc1.weight, 3.2768 us
+constexpr double kCopy0 = 2.0 * 32768 / 10e9;  // fc0.weight, 6.5536 us
 
 TEST(ProfilePredict, MeasuredGemmsCollectivesAndOptimizerGiveExactTimes) {
   const model::Scenario s = tiny();
@@ -33,26 +37,32 @@ TEST(ProfilePredict, MeasuredGemmsCollectivesAndOptimizerGiveExactTimes) {
   const Prediction p = predict_analytic(s);
   // Forward: fc0.fwd + fc1.fwd.
   EXPECT_DOUBLE_EQ(p.forward_time_s, 1e-3 + 3e-3);
-  // Backward: fc0.wgrad + fc1.wgrad (measured) + fc1.dgrad (roofline).
-  EXPECT_DOUBLE_EQ(p.backward_time_s, 2e-3 + 4e-3 + kDgradS);
+  // Backward: fc0.wgrad + fc1.wgrad (measured) + fc1.dgrad (roofline), + the copies into the
+  // buckets and back.
+  EXPECT_NEAR(p.backward_time_s, 2e-3 + 4e-3 + kDgradS + 2 * (kCopy0 + kCopy1), 1e-15);
   // Optimizer: 12288 parameters at the adam_fp32 kernel's 2 ms per 1e6 elements.
   EXPECT_DOUBLE_EQ(p.optimizer_time_s, kParams * 2e-3 / 1e6);
   // Buckets (reverse order): fc1.weight (16384 B) ready after layer 1's backward
-  // (4 ms + fc1.wgrad 4 ms + dgrad 0.5 ms), fc0.weight (32768 B) after layer 0's (+ 2 ms).
+  // (4 ms + fc1.wgrad 4 ms + dgrad 0.5 ms + its copy), fc0.weight (32768 B) after layer 0's
+  // (+ 2 ms + its copy), the end of the backward.
   ASSERT_EQ(p.buckets.size(), 2u);
   EXPECT_EQ(p.buckets[0].bytes, 16384);
   EXPECT_EQ(p.buckets[1].bytes, 32768);
-  EXPECT_NEAR(p.buckets[0].ready_s, 4e-3 + 4e-3 + kDgradS, 1e-15);
+  EXPECT_NEAR(p.buckets[0].ready_s, 4e-3 + 4e-3 + kDgradS + kCopy1, 1e-15);
   EXPECT_NEAR(p.buckets[0].end_s, p.buckets[0].ready_s + 100e-6, 1e-15);
-  EXPECT_NEAR(p.buckets[1].ready_s, 4e-3 + 6e-3 + kDgradS, 1e-15);
+  const double bwd_end = 4e-3 + 6e-3 + kDgradS + kCopy1 + kCopy0;
+  EXPECT_NEAR(p.buckets[1].ready_s, bwd_end, 1e-15);
   EXPECT_NEAR(p.buckets[1].end_s, p.buckets[1].ready_s + 150e-6, 1e-15);
   // busbw of the measured all-reduce: S / t x 2(n-1)/n = 16384 / 100 us x 1.
   EXPECT_NEAR(p.buckets[0].busbw_gbytes_per_s, 16384.0 / 100e-6 / 1e9, 1e-12);
   EXPECT_NEAR(p.comm_time_s, 250e-6, 1e-15);
-  EXPECT_NEAR(p.exposed_comm_s, 150e-6, 1e-15);
-  EXPECT_NEAR(p.step_time_s, 4e-3 + 6e-3 + kDgradS + 150e-6 + kParams * 2e-9, 1e-15);
-  // Iteration 1: one bucket of every gradient, 49152 B, 180 us after the backward.
-  EXPECT_NEAR(p.first_step_time_s, 10e-3 + kDgradS + 180e-6 + kParams * 2e-9, 1e-15);
+  // finalize_backward: bucket 0 is copied back at once (bwd_end .. + kCopy1), bucket 1 after
+  // its all-reduce (bwd_end + 150 us .. + kCopy0). The compute stream waited 150 us - kCopy1.
+  EXPECT_NEAR(p.exposed_comm_s, 150e-6 - kCopy1, 1e-15);
+  EXPECT_NEAR(p.step_time_s, bwd_end + 150e-6 + kCopy0 + kParams * 2e-9, 1e-15);
+  // Iteration 1: one bucket of every gradient, 49152 B, 180 us after the backward, then both
+  // copies back.
+  EXPECT_NEAR(p.first_step_time_s, bwd_end + 180e-6 + kCopy0 + kCopy1 + kParams * 2e-9, 1e-15);
 
   ASSERT_TRUE(p.measured.has_value());
   EXPECT_EQ(p.measured->gemms_measured, 4);
@@ -68,11 +78,15 @@ TEST(ProfilePredict, StepIntervalLaysTheStepOutOnTheProfilesSpread) {
   ASSERT_TRUE(p.step_time_low_s && p.step_time_high_s);
   // Low: GEMM p10 (x0.8), all-reduce min (x0.9), adam p10 (1.5 ms / 1e6); the roofline GEMM
   // has no spread. fwd 3.2 ms, layer 1 bwd 3.2 + 0.5 ms, layer 0 bwd 1.6 ms; the last bucket
-  // ends at 3.2 + 3.7 + 1.6 ms + 0.9 x 150 us.
-  EXPECT_NEAR(*p.step_time_low_s, 3.2e-3 + 3.2e-3 + kDgradS + 1.6e-3 + 135e-6 + kParams * 1.5e-9,
+  // ends at 3.2 + 3.7 + 1.6 ms + the copies in + 0.9 x 150 us, then fc0's copy back (the
+  // copies run at the triad bandwidth, which has no spread).
+  const double copies_in = kCopy0 + kCopy1;
+  EXPECT_NEAR(*p.step_time_low_s,
+              3.2e-3 + 3.2e-3 + kDgradS + 1.6e-3 + copies_in + 135e-6 + kCopy0 + kParams * 1.5e-9,
               1e-15);
   // High: x1.5, x1.2, 3 ms / 1e6.
-  EXPECT_NEAR(*p.step_time_high_s, 6e-3 + 6e-3 + kDgradS + 3e-3 + 180e-6 + kParams * 3e-9, 1e-15);
+  EXPECT_NEAR(*p.step_time_high_s,
+              6e-3 + 6e-3 + kDgradS + 3e-3 + copies_in + 180e-6 + kCopy0 + kParams * 3e-9, 1e-15);
   EXPECT_LT(*p.step_time_low_s, p.step_time_s);
   EXPECT_GT(*p.step_time_high_s, p.step_time_s);
 }
