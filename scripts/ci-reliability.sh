@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The reliability stage of CI (issue 8), run by .ci/run after the README's test command:
 #
-#   1. asan  ASan + UBSan build (clang, CMake preset `asan`) of the whole test suite, run with
-#            ctest. The fuzz targets are built in the same tree: every object carries libFuzzer's
+#   1. asan  ASan + UBSan build (clang, CMake preset `asan`) of the parsers, the simulator and the
+#            CLI with their tests (no Gloo, OpenBLAS, CUDA or GUI: the collectives and the
+#            executor are the TSan tree's), run with ctest. The fuzz targets are built in the
+#            same tree: every object carries libFuzzer's
 #            coverage hooks (-fsanitize=fuzzer-no-link) and only tests/fuzz links libFuzzer, so
 #            one clang build serves both stages (a second tree would double the longest step).
 #   2. fuzz  each libFuzzer target of tests/fuzz for DDPSIM_FUZZ_SECONDS (default 25 s, two at a
