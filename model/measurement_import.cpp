@@ -71,6 +71,17 @@ std::string nccl_version_text(long code) {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
+// A small non-negative count from a header ("nThread 1 nGpus 8 ... iters: 20"): digits only,
+// clamped to 1e6 (a count past that is no nccl-tests run; atoi would overflow), 0 when absent.
+int header_count(const std::string& s) {
+  long long v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return 0;
+    v = std::min<long long>(v * 10 + (c - '0'), 1000000);
+  }
+  return static_cast<int>(v);
+}
+
 std::optional<double> parse_number(const std::string& s) {
   try {
     std::size_t used = 0;
@@ -149,12 +160,12 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
       }
       if (t.empty()) continue;
       if (t[0] == "nThread" && t.size() >= 4) {
-        threads = std::atoi(t[1].c_str());
-        gpus = std::atoi(t[3].c_str());
+        threads = header_count(t[1]);
+        gpus = header_count(t[3]);
         for (std::size_t i = 0; i + 1 < t.size(); ++i) {
           if (t[i] == "iters:" && (i == 0 || t[i - 1] != "agg") &&
               (i == 0 || t[i - 1] != "warmup")) {
-            iters = std::atoi(t[i + 1].c_str());
+            iters = header_count(t[i + 1]);
           }
         }
       } else if (t[0] == "Rank" && t.size() >= 2) {
@@ -267,15 +278,21 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
       }
       return *v;
     };
-    const double size = num(c_size, "size");
-    if (size != std::floor(size)) {
-      throw InputError(file, line_ptr(n), "an integer size in bytes", at(c_size));
-    }
+    // Counts are stored as int64: integers up to 2^53 (exact in a double), refused above.
+    auto count = [&](int col, const char* what) {
+      const double v = num(col, what);
+      if (v != std::floor(v) || v > 9007199254740992.0) {
+        throw InputError(file, line_ptr(n), std::string("an integer up to 2^53 in column ") + what,
+                         "\"" + at(col) + "\"");
+      }
+      return static_cast<std::int64_t>(v);
+    };
+    const std::int64_t size = count(c_size, "size");
     for (std::size_t g : present) {
       const Group& gr = groups[g];
       json row;
-      row["size_bytes"] = static_cast<std::int64_t>(size);
-      if (c_count >= 0) row["count"] = static_cast<std::int64_t>(num(c_count, "count"));
+      row["size_bytes"] = size;
+      if (c_count >= 0) row["count"] = count(c_count, "count");
       row["in_place"] = g == 1;
       if (iters > 0) row["repeats"] = iters;
       row["time_us"] = num(gr.time, "time");
@@ -284,7 +301,7 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
       row["algbw_gbytes_per_s"] = num(gr.algbw, "algbw");
       row["busbw_gbytes_per_s"] = num(gr.busbw, "busbw");
       if (gr.wrong >= 0 && at(gr.wrong) != "N/A") {
-        row["wrong"] = static_cast<std::int64_t>(num(gr.wrong, "#wrong"));
+        row["wrong"] = count(gr.wrong, "#wrong");
       }
       b.add(op, c_type >= 0 ? dtype_of(at(c_type)) : "float32", c_redop >= 0 ? at(c_redop) : "sum",
             std::move(row));
@@ -294,7 +311,9 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
   if (rows == 0) {
     throw InputError(file, "", "an nccl-tests log with a result table", "no table rows");
   }
-  const int ranks = rank_lines > 0 ? rank_lines : std::max(1, threads * gpus);
+  const int ranks = rank_lines > 0 ? rank_lines
+                                   : static_cast<int>(std::clamp<long long>(
+                                         static_cast<long long>(threads) * gpus, 1, 1000000));
   const int nodes = std::max<int>(1, static_cast<int>(hosts.size()));
   return section(b, ranks, nodes, version, "nccl-tests log " + file);
 }
@@ -318,7 +337,13 @@ json import_nccl_tests_json(const json& doc, const std::string& file,
                      op.empty() ? "none" : "\"" + op + "\"");
   }
   const json cfg = doc.value("config", json::object());
-  int ranks = cfg.value("nthreads", 1) * cfg.value("ngpus", 1);
+  // Counts as the log's header gives them, clamped to [1, 1e6] before they are multiplied.
+  auto config_count = [&](const char* key) -> long long {
+    if (!cfg.contains(key) || !cfg.at(key).is_number()) return 1;
+    return static_cast<long long>(std::clamp(cfg.at(key).get<double>(), 1.0, 1e6));
+  };
+  int ranks =
+      static_cast<int>(std::min(config_count("nthreads") * config_count("ngpus"), 1000000LL));
   std::set<std::string> hosts;
   if (cfg.contains("devices") && cfg.at("devices").is_array() && !cfg.at("devices").empty()) {
     ranks = static_cast<int>(cfg.at("devices").size());
@@ -328,14 +353,17 @@ json import_nccl_tests_json(const json& doc, const std::string& file,
       }
     }
   }
-  const int iters = cfg.value("iterations", 0);
+  const int iters = cfg.contains("iterations") && cfg.at("iterations").is_number()
+                        ? static_cast<int>(std::clamp(cfg.at("iterations").get<double>(), 0.0, 1e6))
+                        : 0;
   SectionBuilder b;
   const json& res = doc.at("results");
   for (std::size_t i = 0; i < res.size(); ++i) {
     const json& r = res[i];
     const std::string p = "/results/" + std::to_string(i);
-    if (!r.is_object() || !r.contains("size") || !r.at("size").is_number_unsigned()) {
-      throw InputError(file, p + "/size", "a size in bytes (integer >= 0)",
+    if (!r.is_object() || !r.contains("size") || !r.at("size").is_number_unsigned() ||
+        r.at("size").get<std::uint64_t>() > (std::uint64_t{1} << 53)) {
+      throw InputError(file, p + "/size", "a size in bytes (integer >= 0, up to 2^53)",
                        r.is_object() && r.contains("size") ? r.at("size").dump() : "none");
     }
     int placed = 0;
@@ -352,7 +380,8 @@ json import_nccl_tests_json(const json& doc, const std::string& file,
       };
       json row;
       row["size_bytes"] = r.at("size").get<std::int64_t>();
-      if (r.contains("count") && r.at("count").is_number_unsigned()) {
+      if (r.contains("count") && r.at("count").is_number_unsigned() &&
+          r.at("count").get<std::uint64_t>() <= (std::uint64_t{1} << 53)) {
         row["count"] = r.at("count").get<std::int64_t>();
       }
       row["in_place"] = std::string(place) == "in_place";
@@ -369,7 +398,12 @@ json import_nccl_tests_json(const json& doc, const std::string& file,
       row["algbw_gbytes_per_s"] = need("alg_bw");
       row["busbw_gbytes_per_s"] = need("bus_bw");
       if (g.contains("nwrong") && g.at("nwrong").is_number()) {
-        row["wrong"] = static_cast<std::int64_t>(g.at("nwrong").get<double>());
+        const double w = g.at("nwrong").get<double>();
+        if (!(w >= 0 && w <= 9007199254740992.0) || w != std::floor(w)) {
+          throw InputError(file, gp + "/nwrong", "an integer count >= 0 (up to 2^53)",
+                           g.at("nwrong").dump());
+        }
+        row["wrong"] = static_cast<std::int64_t>(w);
       }
       b.add(op, dtype_of(r.value("type", std::string("float"))),
             r.value("redop", std::string("sum")), std::move(row));

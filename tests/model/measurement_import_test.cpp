@@ -132,6 +132,42 @@ TEST(NcclTestsImport, BadRowsNameTheLine) {
   EXPECT_THROW(import_nccl_tests_json(json::object(), "x.json"), InputError);
 }
 
+// Counts past 2^53 cannot be stored exactly as int64 sizes (a fuzz finding: a count of 4.4e113
+// was cast to int64, undefined behaviour); they are refused naming the line, and absurd header
+// counts are clamped instead of overflowing.
+TEST(NcclTestsImport, HugeCountsAreRefusedNotCast) {
+  const std::string head =
+      "# nThread 99999999999999999999 nGpus 99999999999999999999 iters: 99999999999999999999\n"
+      "# Collective test starting: all_gather_perf\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong\n";
+  try {
+    (void)import_nccl_tests_log(
+        head + "           8   4.4e113     float    none      -1    10.00    0.00    0.00      0\n",
+        "huge.log");
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "line 4");
+    EXPECT_NE(std::string(e.what()).find("2^53"), std::string::npos) << e.what();
+  }
+  const json c = import_nccl_tests_log(
+      head +
+          "           8             2     float    none      -1    10.00    0.00    0.00      0\n",
+      "ok.log");
+  EXPECT_EQ(c["ranks"].get<int>(), 1000000);  // 1e6 x 1e6 clamped to 1e6, not overflowed
+  json j = {
+      {"config", {{"nthreads", 1e300}, {"ngpus", 1e300}, {"iterations", 1e300}}},
+      {"args", {"all_gather_perf"}},
+      {"results",
+       {{{"size", 8u},
+         {"out_of_place", {{"time", 1.0}, {"alg_bw", 0.0}, {"bus_bw", 0.0}, {"nwrong", 1e300}}}}}}};
+  try {
+    (void)import_nccl_tests_json(j, "huge.json");
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/results/0/out_of_place/nwrong") << e.what();
+  }
+}
+
 // ---- Kineto ----------------------------------------------------------------------------------
 
 // Hand-computed in tests/data/kineto/README.md.
