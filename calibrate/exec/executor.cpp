@@ -306,6 +306,9 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
   }
   Optimizer opt(c.optimizer, c.zero1 ? shard : p.size());
   Reducer red(comm, net, c.hook, c.overlap);
+  // The Reducer runs with two ranks or more: one rank trains as a script without DDP would (no
+  // gradient copies into buckets and back), which is what the simulator's one-GPU step is.
+  const bool reduce = !c.zero1 && !c.independent && n > 1;
   model::BucketOptions first = c.buckets;
   first.first_iteration = true;
   const model::BucketPlan first_plan = model::assign_buckets(*c.workload, first);
@@ -325,7 +328,7 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
     double loss_sum = 0, local_sq = 0;
     for (int mb = 0; mb < k; ++mb) {
       const bool sync = mb == k - 1;  // no_sync() for the first k-1 micro-batches
-      if (sync && !c.zero1 && !c.independent) red.prepare();
+      if (sync && reduce) red.prepare();
       const std::int64_t row0 = (static_cast<std::int64_t>(step) * k + mb) * b;
       auto t_prev = Clock::now();
       const auto tf0 = t_prev;
@@ -356,7 +359,7 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
           }
           noise_norm += Clock::now() - tn;
         }
-        if (sync && !c.zero1 && !c.independent) red.layer_ready(l);
+        if (sync && reduce) red.layer_ready(l);
         const auto t = Clock::now();
         rec.spans.push_back({1, step, fmt::format("bwd fc{}", l), fmt::format("fc{}", l), -1,
                              ns_of(t_prev), ns_of(t)});
@@ -376,7 +379,7 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
       comm.reduce_scatter(full_pad.data(), shard_g.data(), shard);
       rs1 = Clock::now();
       wait = rs1 - rs0;
-    } else if (!c.independent) {
+    } else if (reduce) {
       // finalize_backward: its copies back into the gradients are backward (compute) time,
       // the rest is waiting for communication.
       const Finalized fin = red.finalize();
@@ -425,7 +428,7 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
       rec.spans.push_back({2, step, "reduce_scatter grads", "", bytes, ns_of(rs0), ns_of(rs1)});
       rec.spans.push_back({2, step, "all_gather params", "", bytes, ns_of(ag0), ns_of(ag1)});
     }
-    for (int bi = 0; !c.zero1 && !c.independent && bi < red.bucket_count(); ++bi) {
+    for (int bi = 0; reduce && bi < red.bucket_count(); ++bi) {
       const BucketTimes& bt = red.times()[static_cast<std::size_t>(bi)];
       sr.comm_time_s += secs(bt.end - bt.start);
       sr.buckets.push_back({{"bytes", bt.bytes},
