@@ -188,6 +188,11 @@ int remeasure(const std::string& profile_path) {
   int noisy = 0;
   for (const model::ProfileGemm* g : rows) {
     Siblings busy(siblings, g->shape);
+    // 10% (issue 5) for GEMMs of a millisecond or more. Below, a new process's median of the same
+    // sub-millisecond GEMM lands 4-15% from the one the calibration recorded on this VM however
+    // quiet (nine runs, 2026-12-03, load ~1.2; each process's own p10..p90 within 1-10%, so it
+    // is an offset between processes, not noise within one): 20% there.
+    const double tolerance = g->time_s >= 1e-3 ? 0.10 : 0.20;
     bool ok = false;
     double best_dev = 1e9, best_spread = 1e9;
     // Medians are compared; a re-measured median inside the recorded p10..p90 (widened by
@@ -198,23 +203,23 @@ int remeasure(const std::string& profile_path) {
       const double dev = std::fabs(t - g->time_s) / g->time_s;
       best_dev = std::min(best_dev, dev);
       best_spread = std::min(best_spread, (st.p90_s - st.p10_s) / st.median_s);
-      ok = dev <= 0.10 || (t >= g->low_s * 0.9 && t <= g->high_s * 1.1);
+      ok = dev <= tolerance || (t >= g->low_s * 0.9 && t <= g->high_s * 1.1);
     }
     // A re-measurement whose own p10..p90 is wider than the tolerance cannot judge a 10%
     // agreement either way: that row is reported as noise, not as a failure.
     const bool too_noisy = !ok && best_spread > 0.20;
     std::printf(
-        "%ldx%ldx%ld: recorded %.4f ms, closest re-measurement %.1f%% away "
-        "(its p10..p90 %.1f%% of the median): %s\n",
+        "%ldx%ldx%ld: recorded %.4f ms, closest re-measurement %.1f%% away (tolerance %.0f%%; "
+        "its p10..p90 %.1f%% of the median): %s\n",
         static_cast<long>(g->shape.m), static_cast<long>(g->shape.n), static_cast<long>(g->shape.k),
-        g->time_s * 1e3, best_dev * 100, best_spread * 100,
+        g->time_s * 1e3, best_dev * 100, tolerance * 100, best_spread * 100,
         ok          ? "ok"
         : too_noisy ? "too noisy to judge"
                     : "FAILED");
     if (too_noisy) {
       ++noisy;
     } else if (!ok) {
-      fail("re-measured GEMM outside 10% of the profile");
+      fail("re-measured GEMM outside the tolerance of the profile");
     }
   }
   if (failures) return 1;
