@@ -83,6 +83,12 @@ int run_predict(const std::string& path, const std::string& engine_opt, const st
     if (!event) {
       predictions.push_back(predictor->predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd,
                                                p.simulation.jitter_cv));
+      if (p.simulation.network_flow) {
+        predictions.back().warnings.push_back(
+            "simulation.network \"flow\" (with background_traffic and concurrent_jobs) is "
+            "simulated by the event engine only (--engine event): the analytic engine times "
+            "each collective alone");
+      }
       continue;
     }
     // The analytic model supplies everything that is not a timing (memory, lr, ...); the event

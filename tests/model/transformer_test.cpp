@@ -271,6 +271,20 @@ void expect_input_error(const json& config, std::optional<std::int64_t> seq_len,
   }
 }
 
+TEST(HfTransformer, LayerCountsPastTheLimitAreRefused) {
+  // A fuzz finding: n_layer 88,888,848 built for minutes. 2,048 layers is the limit.
+  json c = hf_config("gpt2-config.json");
+  c["n_layer"] = 2049;
+  expect_input_error(c, {}, "/n_layer");
+  c["n_layer"] = 88888848;
+  expect_input_error(c, {}, "/n_layer");
+  json l = hf_config("llama-2-7b-config.json");
+  l["num_hidden_layers"] = 100000;
+  expect_input_error(l, {}, "/num_hidden_layers");
+  c["n_layer"] = 2048;
+  EXPECT_EQ(build_hf_transformer(c, "ok.json", 8).layers.size() > 2048, true);
+}
+
 TEST(HfTransformer, BadConfigs) {
   const json gpt2 = hf_config("gpt2-config.json");
   json c = gpt2;

@@ -61,6 +61,7 @@ using Clock = std::chrono::steady_clock;
 struct Paths {
   std::string ddpsim, catalogue, data_dir, scenario_dir, work_dir;
   long memory_limit_mb = 4096;
+  double timeout_scale = 1;  ///< sanitizer builds run 2-5x slower: their wall limits are scaled
 };
 
 // The document without its top-level "context" member (and the comma that joined it). The text
@@ -226,7 +227,7 @@ class Case {
     for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
     return s;
   }
-  double timeout_s() const { return c_.value("timeout_s", 15.0); }
+  double timeout_s() const { return c_.value("timeout_s", 15.0) * paths_.timeout_scale; }
   long memory_mb() const {
     return paths_.memory_limit_mb > 0 ? c_.value("memory_limit_mb", paths_.memory_limit_mb) : 0;
   }
@@ -386,6 +387,9 @@ int main(int argc, char** argv) {
         paths.scenario_dir = value();
       } else if (a == "--memory-limit-mb") {
         paths.memory_limit_mb = std::stol(value());
+      } else if (a == "--timeout-scale") {
+        paths.timeout_scale = std::stod(value());
+        if (!(paths.timeout_scale >= 1)) return usage("--timeout-scale must be >= 1");
       } else if (a == "--case") {
         only = value();
       } else if (a == "--list") {
