@@ -1,7 +1,7 @@
 // ddpsim-calibrate (also `ddpsim calibrate`): measures this machine and writes a profile.
 //
 //   ddpsim-calibrate [--backend cpu|cuda] [--nproc N] [--scenario S.json] [--quick]
-//                    [--out results/profile-<host>.json]
+//                    [--gemm-operands cold|warm] [--out results/profile-<host>.json]
 //   ddpsim-calibrate import nccl-tests LOG|JSON [--op all_reduce] [--out P.json]
 //   ddpsim-calibrate import kineto TRACE.json [--out P.json]
 //   ddpsim-calibrate check-fit PROFILE SWEEP.json [--op all_reduce] [--above 64K]
@@ -64,8 +64,9 @@ struct Options {
   std::string out;
   double timeout_s = 120;
   bool collectives = true;
-  std::string max_bytes;  // empty: the sweep's default (256 MiB, 4 MiB with --quick)
-  int iters = 0;          // 0: the sweep's default
+  std::string max_bytes;               // empty: the sweep's default (256 MiB, 4 MiB with --quick)
+  int iters = 0;                       // 0: the sweep's default
+  std::string gemm_operands = "cold";  // calib::Operands: as in a training step, or cache-warm
   std::string command;
 };
 
@@ -290,7 +291,9 @@ int run_calibration(Options o, int argc, char** argv) {
       calib::Stats s;
       std::string library = "openblas";
       if (o.backend == "cpu") {
-        s = calib::time_sgemm(g.shape, t);
+        s = calib::time_sgemm(
+            g.shape, t,
+            o.gemm_operands == "warm" ? calib::Operands::kWarm : calib::Operands::kCold);
       } else {
 #ifdef DDPSIM_HAVE_CUDA
         s = calib::gpu::time_gemm(local_rank, g.shape, dt, t);
@@ -314,6 +317,7 @@ int run_calibration(Options o, int argc, char** argv) {
       r["gflops"] = g.shape.flops() / s.median_s / 1e9;
       r["device"] = device;
       r["library"] = library;
+      if (o.backend == "cpu") r["operands"] = o.gemm_operands;
       say(lead, "gemm " + std::to_string(done) + "/" + std::to_string(plan.size()) + " " +
                     (g.ops.empty() ? std::string("grid") : g.ops.front()) + " " +
                     shape_text(g.shape) + " " + model::dtype_name(dt) + " batch " +
@@ -377,7 +381,7 @@ int run_calibration(Options o, int argc, char** argv) {
     calib::InterferenceOptions io;
     // The scenario's largest GEMM under a cap (the same choice on every rank), so a phase
     // holds tens of calls; the collective is DDP's default 25 MiB bucket (4 MiB quick).
-    const double cap = o.quick ? 1e8 : 5e8;
+    const double cap = o.quick ? 6e8 : 2e9;
     double best = 0;
     for (const calib::PlannedGemm& g : plan) {
       if (g.shape.flops() <= cap && g.shape.flops() > best) {
@@ -385,7 +389,13 @@ int run_calibration(Options o, int argc, char** argv) {
         io.gemm = g.shape;
       }
     }
-    io.collective_bytes = o.quick ? (std::int64_t{4} << 20) : (std::int64_t{25} << 20);
+    // Quick: 4 MiB, unless --max-bytes asked for larger collectives (ddpsim validate does).
+    io.collective_bytes = std::int64_t{25} << 20;
+    if (o.quick) {
+      io.collective_bytes = o.max_bytes.empty()
+                                ? std::int64_t{4} << 20
+                                : std::min(io.collective_bytes, parse_size(o.max_bytes));
+    }
     io.rounds = o.quick ? 3 : 5;
     io.window_s = o.quick ? 0.25 : 1.0;
     say(lead, "interference: " + shape_text(io.gemm) + " GEMM alone and during " +
@@ -476,6 +486,10 @@ int main(int argc, char** argv) {
                  "largest collective size (K/M/G; default 256M, 4M with --quick)");
   app.add_option("--iters", o.iters, "timed calls per collective size (default 20, 5 quick)")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--gemm-operands", o.gemm_operands,
+                 "cold (default: operands rotated through 128 MiB of copies, from memory as in a "
+                 "training step) or warm (one set reused, cache-resident)")
+      ->check(CLI::IsMember({"cold", "warm"}));
   bool no_coll = false;
   app.add_flag("--no-collectives", no_coll, "skip the collective sweep");
 

@@ -24,13 +24,30 @@ void blas_single_thread();
 /// openblas_get_config(), e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64".
 std::string blas_config();
 
+/// Where a timed GEMM finds its operands.
+///  - kCold (the default): as in a training step. Between two uses of one weight a step streams
+///    the rest of the model, its gradients and optimizer state through the caches, so every GEMM
+///    of a model larger than the last-level cache reads its operands from memory. The call
+///    rotates through copies of its operands totalling at least kColdRotationBytes, so no call
+///    finds its own operands in cache. Measured here (AMD EPYC VM, OpenBLAS 0.3.21, one core):
+///    32x4096x1024 forward 3.4 ms warm vs 3.95 ms cold, and the executor's forward matches the
+///    cold figure (results/VALIDATION.md); a cache-warm loop predicted it 18-27% short.
+///  - kWarm: one set of operands reused call after call (a microbenchmark's number).
+enum class Operands { kCold, kWarm };
+/// Total operand bytes a cold GEMM rotates through: the speed of the 4096-wide forward above
+/// stops changing at 48-64 MiB of rotation on this VM (32 MiB L3 per CCD); twice that.
+inline constexpr std::size_t kColdRotationBytes = std::size_t{128} << 20;
+const char* operands_name(Operands o);
+
 /// C[m,n] = op(A) op(B) in fp32, row-major as PyTorch holds tensors (A is [m,k], or [k,m] when
 /// trans_a; B is [k,n], or [n,k] when trans_b), `count` independent instances on separate
 /// operands. Operands are allocated and filled once, outside the timing.
-Stats time_sgemm(const model::GemmShape& shape, const TimingOptions& o);
+Stats time_sgemm(const model::GemmShape& shape, const TimingOptions& o,
+                 Operands where = Operands::kCold);
 /// The same GEMM as a callable that owns its operands (allocated and filled here), for callers
-/// that time it themselves (the interference measurement).
-std::function<void()> make_sgemm_call(const model::GemmShape& shape);
+/// that time it themselves (the interference measurement). Cold: each call uses the next copy.
+std::function<void()> make_sgemm_call(const model::GemmShape& shape,
+                                      Operands where = Operands::kCold);
 
 enum class StreamKernel { kCopy, kTriad };
 /// STREAM's copy (c = a) or triad (a = b + s*c) over `elements` floats per array. Bytes per call

@@ -10,9 +10,10 @@
 //                 they last about window_s, the same N on every rank) while the main thread
 //                 times the same GEMM; only calls that ended before the thread finished count.
 // Alternating the two phases cancels slow drifts of a shared machine's load. Each rank
-// summarises its samples (median, p10/p90, min/max); the block holds the mean over ranks of
-// each statistic, ratio = concurrent median / alone median, factor = max(1, ratio) (a ratio
-// below 1 is noise: the simulator's factor is a slowdown) and every rank's own ratio.
+// summarises its samples (mean, median, p10/p90, min/max); the block holds the mean over ranks
+// of each statistic, ratio = concurrent mean / alone mean (the compute time lost, tail
+// included; ratio_median beside it), factor = max(1, ratio) (a ratio below 1 is noise: the
+// simulator's factor is a slowdown) and every rank's own ratio.
 //
 //   InterferenceOptions o;  o.gemm = {256, 1024, 512, 1, false, true};
 //   nlohmann::json block = measure_interference(*comm, o);   // rank 0; null elsewhere

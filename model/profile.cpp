@@ -96,6 +96,8 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num("/gemms/*/gflops", "GFLOP/s", 0, false, "2mnk*count / median time / 1e9"));
   t.push_back(key("/gemms/*/device", KeyType::kString, "cpu or cuda:<index>"));
   t.push_back(key("/gemms/*/library", KeyType::kString, "openblas, cublas, ..."));
+  t.push_back(choice("/gemms/*/operands", {"cold", "warm"},
+                     "cold: operands from memory, as in a training step; warm: cache-resident"));
 
   t.push_back(key("/memory_bandwidth", KeyType::kArray, "streaming bandwidth kernels"));
   t.push_back(key("/memory_bandwidth/*", KeyType::kObject, "one kernel"));
@@ -191,7 +193,9 @@ std::vector<KeySpec> build_profile_keys() {
     t.push_back(fk);
   }
   t.push_back(num(in + "/ratio", "", 0, true,
-                  "median concurrent GEMM time / median alone (< 1 only by noise)"));
+                  "mean concurrent GEMM time / mean alone (medians in profiles without means; "
+                  "< 1 only by noise)"));
+  t.push_back(num(in + "/ratio_median", "", 0, true, "median concurrent / median alone"));
   t.push_back(choice(in + "/op", {"all_reduce", "reduce_scatter", "all_gather", "broadcast"},
                      "the collective that ran concurrently", true));
   t.push_back(
@@ -207,12 +211,14 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key(in + "/gemm/transb", KeyType::kBoolean, "B is stored transposed"));
   t.push_back(choice(in + "/gemm/dtype", dtypes, "operand dtype"));
   t.push_back(key(in + "/per_rank_ratio", KeyType::kArray, "each rank's own ratio"));
-  t.push_back(num(in + "/per_rank_ratio/*", "", 0, true, "concurrent median / alone median"));
+  t.push_back(num(in + "/per_rank_ratio/*", "", 0, true, "that rank's ratio"));
   t.push_back(key(in + "/alone", KeyType::kObject, "GEMM with no collective in flight", true));
   add_spread(t, in + "/alone");
+  t.push_back(num(in + "/alone/time_mean_s", "s", 0, true, "mean time of one call"));
   t.push_back(key(in + "/concurrent", KeyType::kObject,
                   "the same GEMM while the collective runs on another thread", true));
   add_spread(t, in + "/concurrent");
+  t.push_back(num(in + "/concurrent/time_mean_s", "s", 0, true, "mean time of one call"));
   t.push_back(num(in + "/concurrent/overlap_fraction", "", 0, false,
                   "share of the concurrent GEMMs that ran entirely while a collective was in "
                   "flight"));
@@ -558,12 +564,18 @@ Profile Profile::from_json(json doc, const std::string& file) {
     const double conc = in.at("concurrent").at("time_s").get<double>();
     const double factor = in.at("factor").get<double>();
     // The factor is data (it may be edited), but it must agree with the measured ratio it came
-    // from when that is given, and the ratio with the two medians.
+    // from when that is given, and the ratio with the two means (the two medians in profiles
+    // written before means were kept).
+    const bool means =
+        in.at("alone").contains("time_mean_s") && in.at("concurrent").contains("time_mean_s");
+    const double alone_c = means ? in.at("alone").at("time_mean_s").get<double>() : alone;
+    const double conc_c = means ? in.at("concurrent").at("time_mean_s").get<double>() : conc;
     if (in.contains("ratio")) {
       const double ratio = in.at("ratio").get<double>();
-      if (std::abs(ratio - conc / alone) > 1e-3 * (conc / alone)) {
-        throw InputError(file, "/interference/ratio",
-                         "concurrent/time_s / alone/time_s = " + std::to_string(conc / alone),
+      if (std::abs(ratio - conc_c / alone_c) > 1e-3 * (conc_c / alone_c)) {
+        const char* what = means ? "concurrent/time_mean_s / alone/time_mean_s = "
+                                 : "concurrent/time_s / alone/time_s = ";
+        throw InputError(file, "/interference/ratio", what + std::to_string(conc_c / alone_c),
                          std::to_string(ratio));
       }
     }

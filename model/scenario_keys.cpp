@@ -325,8 +325,8 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(number("/simulation/straggler_slowdown", "", 0.0, 0, false,
                      "event engine: 0.10 makes the straggler's every kernel 10% longer", 100));
   t.push_back(number("/simulation/interference", "", 1.0, 1, false,
-                     "event engine: compute slowdown while a collective runs (1: none); measure "
-                     "it with calibration",
+                     "compute slowdown while a collective runs (1: none; DDP in both engines, "
+                     "sharded in the event engine); default: the profile's measured factor",
                      100));
   t.push_back(str("/simulation/network", "closed_form", {"closed_form", "flow"},
                   "event engine: closed_form times each collective by the alpha-beta formula "

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -82,6 +83,8 @@ struct Timeline {
   /// backward (inside bwd_end), and back into .grad in finalize_backward, which ends at
   /// finalize_end (>= bwd_end).
   double copy_in = 0, copy_out = 0, finalize_end = 0;
+  /// Extra backward time of the last micro-batch from StepPlan::interference (inside bwd_end).
+  double slowed = 0;
   /// When the optimizer may start: every collective ended and every copy back done.
   double sync_end() const { return std::max(finalize_end, comm_free); }
   /// Time the compute stream idles waiting for communication (the exposed communication):
@@ -95,34 +98,58 @@ Timeline ddp_timeline(const StepPlan& sp, double f, const std::vector<PlannedBuc
   for (double t : sp.layer_bwd_s) bwd_total += t;
   const std::size_t nl = sp.layer_bwd_s.size();
   const bool copies = sp.layer_grad_copy_s.size() == nl;
-  // done[i]: the last micro-batch's backward time of layers i..L-1, copies into the buckets
-  // included (they run on the compute stream as each gradient is produced; not jittered).
-  std::vector<double> done(nl + 1, 0.0);
-  for (std::size_t i = nl; i-- > 0;) {
-    done[i] = done[i + 1] + f * sp.layer_bwd_s[i] + (copies ? sp.layer_grad_copy_s[i] : 0.0);
-  }
   Timeline tl;
   tl.fwd_mb = f * fwd_total + sp.buffer_broadcast_s;
   tl.bwd_mb = f * bwd_total;
-  tl.copy_in = done[0] - tl.bwd_mb;
-  // Backward of the last micro-batch starts here; layer i's backward ends at bwd_start +
-  // done[i] (backward runs from the last layer down).
+  // Backward of the last micro-batch starts here and runs from the last layer down; each
+  // layer's gradients are copied into their buckets as they are produced (on the compute
+  // stream, not jittered), and a bucket's collective is launched, in bucket order, when its
+  // last gradient is in (ready_layer done) and the previous collective has ended. A layer runs
+  // sp.interference times slower while a collective is in flight (interfered_s, as the event
+  // engine does); the copies do not.
   const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
-  tl.bwd_end = bwd_start + done[0];
-  tl.comm_free = sp.overlap ? 0.0 : tl.bwd_end;
+  tl.comm_free = sp.overlap ? 0.0 : std::numeric_limits<double>::infinity();
   tl.buckets.reserve(buckets.size());
-  // finalize_backward: bucket by bucket, wait for its collective, then copy it back.
-  tl.finalize_end = tl.bwd_end;
-  for (const PlannedBucket& pb : buckets) {
+  std::size_t next = 0;
+  auto launch = [&](double ready) {
+    const PlannedBucket& pb = buckets[next++];
     BucketTiming bt = pb.cost;
-    bt.ready_s = bwd_start + done[static_cast<std::size_t>(pb.ready_layer)];
+    bt.ready_s = ready;
     bt.start_s = std::max(bt.ready_s, tl.comm_free);
     bt.end_s = bt.start_s + pb.duration_s();
     tl.comm_free = bt.end_s;
     tl.comm_sum += pb.duration_s();
-    tl.finalize_end = std::max(tl.finalize_end, bt.end_s) + pb.copy_out_s;
-    tl.copy_out += pb.copy_out_s;
     tl.buckets.push_back(bt);
+  };
+  std::vector<double> layer_end(nl + 1, bwd_start);  // layer_end[nl]: before any layer
+  double t = bwd_start, copy_in = 0, slowed = 0;
+  for (std::size_t i = nl; i-- > 0;) {
+    const double nominal = f * sp.layer_bwd_s[i];
+    const double d =
+        sp.overlap ? interfered_s(nominal, tl.comm_free - t, sp.interference) : nominal;
+    slowed += d - nominal;
+    const double c = copies ? sp.layer_grad_copy_s[i] : 0.0;
+    t += d + c;
+    copy_in += c;
+    layer_end[i] = t;
+    if (sp.overlap) {
+      while (next < buckets.size() && static_cast<std::size_t>(buckets[next].ready_layer) >= i) {
+        launch(layer_end[static_cast<std::size_t>(buckets[next].ready_layer)]);
+      }
+    }
+  }
+  tl.bwd_end = t;
+  tl.copy_in = copy_in;
+  tl.slowed = slowed;
+  if (!sp.overlap) tl.comm_free = tl.bwd_end;
+  while (next < buckets.size()) {
+    launch(layer_end[static_cast<std::size_t>(buckets[next].ready_layer)]);
+  }
+  // finalize_backward: bucket by bucket, wait for its collective, then copy it back.
+  tl.finalize_end = tl.bwd_end;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    tl.finalize_end = std::max(tl.finalize_end, tl.buckets[b].end_s) + buckets[b].copy_out_s;
+    tl.copy_out += buckets[b].copy_out_s;
   }
   if (sp.used_map_allreduce_s > 0) {
     tl.comm_free = std::max(tl.comm_free, tl.bwd_end) + sp.used_map_allreduce_s;
@@ -216,7 +243,27 @@ Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::Har
   }
 }
 
-Predictor::Predictor(const model::Scenario& s) : Predictor(s.workload, s.hardware, s.file) {}
+Predictor::Predictor(const model::Scenario& s) : Predictor(s.workload, s.hardware, s.file) {
+  interference_ = resolve_interference(s, &interference_source_);
+}
+
+double resolve_interference(const model::Scenario& s, std::string* source) {
+  auto say = [source](const char* what) {
+    if (source != nullptr) *source = what;
+  };
+  if (s.simulation.interference_given) {
+    say("scenario");
+    return s.simulation.interference;
+  }
+  if (s.hardware.profile) {
+    if (const std::optional<double> f = s.hardware.profile->interference_factor()) {
+      say("profile");
+      return *f;
+    }
+  }
+  say("default");
+  return 1.0;
+}
 
 std::optional<double> Predictor::profile_optimizer_s(const model::TrainingConfig& t,
                                                      Bound bound) const {
@@ -525,6 +572,8 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
   sp.gpus = cluster.gpus;
   sp.grad_accumulation = training.grad_accumulation;
   sp.overlap = par.overlap;
+  sp.interference = interference_;
+  sp.interference_source = interference_source_;
   sp.bandwidths = bandwidths(cluster.gpus);
   const model::CollectiveBandwidths& bw = sp.bandwidths;
   const LayerTimes& lt = layer_times(training.per_gpu_batch, training, bound);
@@ -771,7 +820,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     r.forward_time_s = k * tl.fwd_mb;
     // The backward includes the Reducer's gradient copies (into the buckets, and back in
     // finalize_backward, which runs inside loss.backward()).
-    r.backward_time_s = k * tl.bwd_mb + tl.copy_in + tl.copy_out;
+    r.backward_time_s = k * tl.bwd_mb + tl.slowed + tl.copy_in + tl.copy_out;
     r.grad_copy_time_s = tl.copy_in + tl.copy_out;
     r.optimizer_time_s = opt;
     r.comm_time_s = tl.comm_sum;
@@ -805,6 +854,14 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     r.measured = sp.measured;
     r.step_time_low_s = steady_step_s(plan(cluster, training, par, Bound::kLow), mean_factor);
     r.step_time_high_s = steady_step_s(plan(cluster, training, par, Bound::kHigh), mean_factor);
+  }
+  if (sp.interference_source == "profile" && !model::is_sharded(par.strategy) && cluster.gpus > 1) {
+    const std::string note = fmt::format(
+        "interference {} (compute slowdown while a collective runs) measured by the "
+        "calibration profile",
+        sp.interference);
+    r.warnings.push_back(note);
+    if (r.measured) r.measured->notes.push_back(note);
   }
   r.grad_bytes_total = sp.grad_bytes_total;
   r.model_flops_per_step =

@@ -289,7 +289,29 @@ struct StepPlan {
   int shard_group = 1;  ///< ranks each parameter/gradient/state is sharded over (1 for ddp)
   /// Set when the hardware carries a calibration profile: which costs above were measured.
   std::optional<MeasuredSources> measured;
+  /// DDP: backward compute runs this factor slower while one of the step's collectives is in
+  /// flight (interfered_s; the analytic timeline, the event engine has
+  /// EventOptions::interference with the same rule). From resolve_interference:
+  /// simulation.interference, else the profile's measured factor, else 1.
+  double interference = 1.0;
+  std::string interference_source = "default";  ///< "scenario", "profile" or "default"
 };
+
+/// How long `work_s` of compute takes when it starts with a collective in flight for another
+/// `busy_s` seconds and runs `factor` (>= 1) times slower while it is: at rate 1/factor for
+/// min(busy_s, work_s * factor), at full rate after. Both engines use it (the Reducer's copies
+/// are not slowed). E.g. 2 ms of work, 40 us busy, factor 1.5: 40 us do 26.67 us of work, the
+/// other 1.97333 ms run at full rate: 2.01333 ms.
+inline double interfered_s(double work_s, double busy_s, double factor) {
+  if (factor <= 1.0 || busy_s <= 0.0) return work_s;
+  if (work_s * factor <= busy_s) return work_s * factor;
+  return busy_s + (work_s - busy_s / factor);
+}
+
+/// simulation.interference when given; else the calibration profile's measured factor
+/// (model::Profile::interference_factor) when the hardware has a profile that measured it;
+/// else 1. `source` (optional) receives "scenario", "profile" or "default".
+double resolve_interference(const model::Scenario& s, std::string* source = nullptr);
 
 class Predictor {
  public:
@@ -297,6 +319,13 @@ class Predictor {
   Predictor(std::shared_ptr<const model::Workload> workload, model::HardwareSpec hardware,
             std::string file = {});
   explicit Predictor(const model::Scenario& s);
+  /// Overrides the compute slowdown while a collective runs (StepPlan::interference; from the
+  /// scenario or its profile when built from one, else 1).
+  void set_interference(double factor, std::string source = "scenario") {
+    interference_ = factor;
+    interference_source_ = std::move(source);
+    bucket_cache_.clear();
+  }
 
   Prediction predict(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                      const model::ParallelismConfig& parallelism,
@@ -370,6 +399,8 @@ class Predictor {
   std::shared_ptr<const model::Workload> workload_;
   model::HardwareSpec hw_;
   std::string file_;
+  double interference_ = 1.0;  ///< resolve_interference of the scenario (1 without one)
+  std::string interference_source_ = "default";
   std::vector<double> layer_fwd_flops_;
   std::vector<double> layer_bwd_flops_;
   double total_flops_per_sample_ = 0;

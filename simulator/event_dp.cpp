@@ -169,11 +169,19 @@ class DpModel {
     }
   }
 
-  // A kernel that starts while a collective is in flight on the communication stream runs
-  // o_.interference times slower (SM and memory-bandwidth sharing with the NCCL kernels).
+  // A kernel runs o_.interference times slower while a collective is in flight on the
+  // communication stream (SM and memory-bandwidth sharing with the NCCL kernels; the core and
+  // memory bus with Gloo's thread on a CPU): interfered_s over the time the stream stays busy,
+  // the collective in flight and those already launchable behind it.
   SimTime compute_time(RankState& rs, double nominal_s) {
-    const double slow = comm_busy_ ? o_.interference : 1.0;
-    return to_sim_time(nominal_s * rs.factor * slow * jitter_(rs));
+    const double d = nominal_s * rs.factor * jitter_(rs);
+    if (!comm_busy_ || o_.interference <= 1.0) return to_sim_time(d);
+    const auto& cs = current();
+    SimTime until = state_[next_].start + cs[next_].duration;
+    for (std::size_t i = next_ + 1; i < cs.size() && state_[i].gated >= n_; ++i) {
+      until += cs[i].duration;
+    }
+    return to_sim_time(interfered_s(d, to_seconds(until - engine_.now()), o_.interference));
   }
 
   bool traced(int r) const {
@@ -506,24 +514,6 @@ EventResult simulate_event(const StepPlan& plan, const EventOptions& opts) {
                                           : event_detail::run_dp(plan, opts);
 }
 
-double resolve_interference(const model::Scenario& s, std::string* source) {
-  auto say = [source](const char* what) {
-    if (source != nullptr) *source = what;
-  };
-  if (s.simulation.interference_given) {
-    say("scenario");
-    return s.simulation.interference;
-  }
-  if (s.hardware.profile) {
-    if (const std::optional<double> f = s.hardware.profile->interference_factor()) {
-      say("profile");
-      return *f;
-    }
-  }
-  say("default");
-  return 1.0;
-}
-
 void apply_event_result(Prediction& p, const EventResult& r, const EventOptions& opts) {
   DDPSIM_ASSERT(r.mean_step_time_s > 0, "an event result without a step time");
   const double ratio = p.step_time_s / r.mean_step_time_s;  // analytic / event
@@ -561,8 +551,14 @@ void apply_event_result(Prediction& p, const EventResult& r, const EventOptions&
         "interference {} (compute slowdown while a collective runs) measured by the "
         "calibration profile",
         opts.interference);
-    p.warnings.push_back(note);
-    if (p.measured) p.measured->notes.push_back(note);
+    // The analytic prediction this one starts from may have said it already (DDP).
+    if (std::find(p.warnings.begin(), p.warnings.end(), note) == p.warnings.end()) {
+      p.warnings.push_back(note);
+    }
+    if (p.measured && std::find(p.measured->notes.begin(), p.measured->notes.end(), note) ==
+                          p.measured->notes.end()) {
+      p.measured->notes.push_back(note);
+    }
   }
   if (r.contention) {
     p.contention = r.contention;

@@ -93,9 +93,11 @@ struct EventOptions {
   /// step; 0 keeps every rank.
   int timeline_max_ranks = 64;
   EngineObserver* observer = nullptr;  ///< not owned; gets on_progress once per finished step
-  /// Compute slowdown while a collective runs (>= 1; 1 = none): a compute kernel (one layer's
-  /// forward or backward, or the optimizer) that starts while a collective is in flight on the
-  /// communication stream takes this factor longer. No default is invented: the scenario's
+  /// Compute slowdown while a collective runs (>= 1; 1 = none): DDP plans run a compute
+  /// kernel (one layer's forward or backward, or the optimizer) this factor slower for as long
+  /// as the communication stream stays busy after it starts (interfered_s in analytic.hpp, the
+  /// analytic timeline's rule too); sharded and relaxed plans slow a kernel that starts while a
+  /// collective is in flight by the whole factor. No default is invented: the scenario's
   /// simulation.interference, else the calibration profile's measured factor, else 1.0
   /// (resolve_interference; apply_event_result says when it came from the profile).
   double interference = 1.0;
@@ -163,11 +165,6 @@ struct EventResult {
 };
 
 /// The compute slowdown while a collective runs, as the event engine uses it: the scenario's
-/// simulation.interference when given; else the calibration profile's measured factor
-/// (model::Profile::interference_factor) when the hardware has a profile that measured it;
-/// else 1. `source` (optional) receives "scenario", "profile" or "default".
-double resolve_interference(const model::Scenario& s, std::string* source = nullptr);
-
 /// Simulates opts.steps steps of `plan`. Preconditions (DDPSIM_ASSERT): steps >= 1,
 /// jitter_cv >= 0, straggler_slowdown >= 0, plan.gpus >= 1, layer vectors of equal size.
 EventResult simulate_event(const StepPlan& plan, const EventOptions& opts);

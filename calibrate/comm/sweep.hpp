@@ -37,12 +37,12 @@ namespace ddpsim::comm {
 struct SweepOptions {
   std::vector<Op> ops = {Op::kAllReduce, Op::kReduceScatter, Op::kAllGather, Op::kBroadcast};
   std::int64_t min_bytes = 8;
-  std::int64_t max_bytes = std::int64_t{256} << 20;
+  std::int64_t max_bytes = 0;    ///< 0: 256 MiB, or 4 MiB with quick; set: exactly this.
   std::int64_t step_factor = 2;  ///< sizes grow by this factor (nccl-tests -f).
   int warmup = 5;
   int iters = 20;
   bool in_place_too = true;
-  bool quick = false;        ///< caps max_bytes at 4 MiB, warmup 2, iters 5.
+  bool quick = false;        ///< max_bytes 4 MiB unless set, warmup 2, iters 5.
   int root = 0;              ///< broadcast root.
   int ranks_per_node = 0;    ///< for the "nodes" field; 0: all ranks on one host.
   double size_offset = 1.0;  ///< first size is min_bytes * size_offset; in [1, step_factor).

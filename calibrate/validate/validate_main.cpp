@@ -663,6 +663,8 @@ int run(const Options& o) {
     sim::EventOptions eo;
     eo.steps = std::max(steps, 2);
     eo.seed = ps.simulation.seed;
+    // The profile's measured interference, as `ddpsim simulate --engine event` applies it.
+    eo.interference = sim::resolve_interference(ps, &eo.interference_source);
     sim::apply_event_result(pt.event, sim::simulate_event(plan, eo), eo);
     pt.analytic_json = sim::prediction_json(ps, pt.analytic);
     pt.event_json = sim::prediction_json(ps, pt.event);

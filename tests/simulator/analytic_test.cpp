@@ -7,6 +7,7 @@
 
 #include "model/builders.hpp"
 #include "model/scenario.hpp"
+#include "simulator/event_dp.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {
@@ -60,6 +61,46 @@ TEST(AnalyticTest, TwoGpuStepByHand) {
   EXPECT_DOUBLE_EQ(r.memory.optimizer_bytes, 16e6);
   EXPECT_DOUBLE_EQ(r.memory.buffer_bytes, 8e6);
   EXPECT_TRUE(r.fits_in_memory);
+}
+
+TEST(AnalyticTest, InterferenceSlowsTheBackwardWhileACollectiveIsInFlight) {
+  // TwoGpuStepByHand with compute 1.5x slower while a collective runs (interfered_s). l1's
+  // backward runs alone (2..4 ms), its copy to 4.008 ms; bucket 0's all-reduce is in flight
+  // 4.008..4.048 ms, so l0's 2 ms of work do 40/1.5 = 26.667 us in the first 40 us and the
+  // remaining 1973.333 us at full rate: l0 ends at 6.021333 ms, its copy at 6.029333 ms.
+  // Bucket 1: 6.029333..6.069333 ms; copies back: bucket 0 6.029333..6.037333, bucket 1
+  // 6.069333..6.077333 ms; + 56 us optimizer = 6.133333 ms. The backward grows by 13.333 us;
+  // the exposed time stays 6.077333 - 6.029333 - 0.016 = 32 us.
+  Predictor p(two_layers(), round_machine());
+  p.set_interference(1.5);
+  const Prediction r = p.predict({2, 8}, fp32_adam(), {});
+  ASSERT_EQ(r.buckets.size(), 2u);
+  EXPECT_NEAR(r.buckets[0].end_s, 4.048e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[1].start_s, 6.029333333e-3, 1e-12);
+  EXPECT_NEAR(r.backward_time_s, 4.045333333e-3, 1e-12);
+  EXPECT_NEAR(r.exposed_comm_s, 32e-6, 1e-12);
+  EXPECT_NEAR(r.step_time_s, 6.133333333e-3, 1e-12);
+  EXPECT_NEAR(r.forward_time_s + r.backward_time_s + r.exposed_comm_s + r.optimizer_time_s,
+              r.step_time_s, 1e-12);
+  // The event engine applies the same rule to the same plan.
+  EventOptions eo;
+  eo.steps = 3;
+  eo.interference = 1.5;
+  const EventResult e = simulate_event(p.plan({2, 8}, fp32_adam(), {}), eo);
+  EXPECT_NEAR(e.mean_step_time_s, 6.133333333e-3, 2e-9);  // integer nanoseconds
+  // Without overlap nothing runs beside a collective: TwoGpu's 6.160 ms.
+  model::ParallelismConfig par;
+  par.overlap = false;
+  EXPECT_NEAR(p.predict({2, 8}, fp32_adam(), par).step_time_s, 6.160e-3, 1e-12);
+}
+
+TEST(AnalyticTest, InterferedTimeByHand) {
+  // 1 ms of work, factor 2: inside a 4 ms busy window it takes 2 ms; with 1 ms busy, 0.5 ms of
+  // work in the first 1 ms and the other 0.5 ms at full rate = 1.5 ms; never busy: 1 ms.
+  EXPECT_DOUBLE_EQ(interfered_s(1e-3, 4e-3, 2.0), 2e-3);
+  EXPECT_DOUBLE_EQ(interfered_s(1e-3, 1e-3, 2.0), 1.5e-3);
+  EXPECT_DOUBLE_EQ(interfered_s(1e-3, 0.0, 2.0), 1e-3);
+  EXPECT_DOUBLE_EQ(interfered_s(1e-3, 4e-3, 1.0), 1e-3);
 }
 
 TEST(AnalyticTest, NoOverlapLaunchesAfterBackward) {

@@ -343,9 +343,10 @@ TEST(EventDpTest, SymmetricRanksAreSimulatedOnce) {
 TEST(EventDpTest, InterferenceSlowsKernelsThatOverlapACollective) {
   // Hand-made plan, 2 ranks: two layers of 1 s forward and 1 s backward, one bucket ready after
   // layer 1's backward taking 0.5 s, no optimizer. Forward 0-2, backward of layer 1 2-3, the
-  // bucket 3-3.5; layer 0's backward starts at 3 while it runs: 1 s, or 1.2 s with an
-  // interference factor of 1.2 (the whole kernel: the factor applies to kernels that start
-  // during a collective). Step: 4.0 s, 4.2 s.
+  // bucket 3-3.5; layer 0's backward starts at 3 while it runs: 1 s without interference. With
+  // a factor of 1.2 the kernel runs at 1/1.2 while the bucket is in flight (interfered_s): the
+  // 0.5 s do 0.41667 s of work, the other 0.58333 s run at full rate: 1.08333 s, step 4.08333 s.
+  // A 2 s bucket covers the whole kernel: 1.2 s; the step waits for the bucket: 3 + 2 = 5 s.
   StepPlan plan;
   plan.gpus = 2;
   plan.layer_fwd_s = {1.0, 1.0};
@@ -358,8 +359,13 @@ TEST(EventDpTest, InterferenceSlowsKernelsThatOverlapACollective) {
   EventOptions o;
   EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 4.0, 1e-9);
   o.interference = 1.2;
-  EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 4.2, 1e-9);
+  EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 3.0 + 0.5 + (1.0 - 0.5 / 1.2), 1e-9);
+  plan.buckets[0].collective_s = 2.0;
+  const EventResult r = simulate_event(plan, o);
+  EXPECT_NEAR(r.mean_step_time_s, 5.0, 1e-9);
+  EXPECT_NEAR(r.backward_time_s, 2.2, 1e-9);
   // A bucket that only starts after the backward overlaps nothing.
+  plan.buckets[0].collective_s = 0.5;
   plan.buckets[0].ready_layer = 0;
   EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 4.5, 1e-9);
 }
