@@ -242,10 +242,8 @@ SweepOptions effective(const SweepOptions& in) {
   // largest bucket it will predict (a quick sweep that stopped at 4 MiB left 8-64 MiB buckets
   // to the fit's extrapolation, 25-40% short on this VM).
   if (o.max_bytes == 0) o.max_bytes = o.quick ? std::int64_t{4} << 20 : std::int64_t{256} << 20;
-  if (o.quick) {
-    o.warmup = std::min(o.warmup, 2);
-    o.iters = std::min(o.iters, 5);
-  }
+  if (o.iters == 0) o.iters = o.quick ? 5 : 20;
+  if (o.quick) o.warmup = std::min(o.warmup, 2);
   if (o.min_bytes < 4) throw Error("collective sweep: min_bytes must be >= 4 (one float)");
   if (o.max_bytes < o.min_bytes) throw Error("collective sweep: max_bytes < min_bytes");
   if (o.step_factor < 2) throw Error("collective sweep: step_factor must be >= 2");

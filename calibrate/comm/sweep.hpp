@@ -40,9 +40,9 @@ struct SweepOptions {
   std::int64_t max_bytes = 0;    ///< 0: 256 MiB, or 4 MiB with quick; set: exactly this.
   std::int64_t step_factor = 2;  ///< sizes grow by this factor (nccl-tests -f).
   int warmup = 5;
-  int iters = 20;
+  int iters = 0;  ///< timed calls per size; 0: 20, or 5 with quick; set: exactly this.
   bool in_place_too = true;
-  bool quick = false;        ///< max_bytes 4 MiB unless set, warmup 2, iters 5.
+  bool quick = false;        ///< max_bytes 4 MiB and iters 5 unless set, warmup 2.
   int root = 0;              ///< broadcast root.
   int ranks_per_node = 0;    ///< for the "nodes" field; 0: all ranks on one host.
   double size_offset = 1.0;  ///< first size is min_bytes * size_offset; in [1, step_factor).

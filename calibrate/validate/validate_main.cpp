@@ -265,18 +265,21 @@ std::string choose_profile(const Options& o, const model::Scenario& base, int ra
   }
   const fs::path calibrate = sibling("ddpsim-calibrate");
   const fs::path out = tmp / ("profile-" + std::to_string(ranks) + ".json");
-  std::cerr << "calibrating (ddpsim-calibrate --quick, " << ranks << " ranks"
+  // --iters 15: 5 timed calls per size (quick's default) left the 8 MiB all-reduce median
+  // 7.4 ms in one calibration and 10.1 ms in the next, minutes apart; 15 up to 16 MiB (fewer
+  // above, sweep.hpp) cost ~1 s more.
+  std::cerr << "calibrating (ddpsim-calibrate --quick --iters 15, " << ranks << " ranks"
             << (launcher(o, ranks).empty() ? "" : ", in the namespace lab") << ")...\n";
   std::vector<std::string> argv = launcher(o, ranks);
   for (const std::string& a :
        {calibrate.string(), std::string("--backend"), std::string("cpu"), std::string("--nproc"),
         std::to_string(ranks), std::string("--scenario"), scen.string(), std::string("--quick"),
-        std::string("--out"), out.string(), std::string("--max-bytes"),
-        std::to_string(max_bytes)}) {
+        std::string("--out"), out.string(), std::string("--max-bytes"), std::to_string(max_bytes),
+        std::string("--iters"), std::string("15")}) {
     argv.push_back(a);
   }
   run_child(argv, tmp / ("calibrate-" + std::to_string(ranks) + ".log"));
-  how = std::string("calibrated (ddpsim-calibrate --backend cpu --quick") +
+  how = std::string("calibrated (ddpsim-calibrate --backend cpu --quick --iters 15") +
         (launcher(o, ranks).empty() ? ")" : ", netns lab)");
   return out.string();
 }
