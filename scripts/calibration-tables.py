@@ -74,14 +74,17 @@ def main(path):
           f"while a communication thread ran all-reduces of {it.get('collective_bytes', 0) / 2**20:.0f} MiB "
           f"({it.get('collectives_completed', '?')} in all); mean over the ranks of each rank's "
           "statistics:\n")
-        w("| phase | calls | median ms | p10..p90 ms |")
-        w("|---|---:|---:|---:|")
+        means = all("time_mean_s" in it[ph] for ph in ("alone", "concurrent"))
+        w("| phase | calls | mean ms | median ms | p10..p90 ms |")
+        w("|---|---:|---:|---:|---:|")
         for ph in ("alone", "concurrent"):
             q = it[ph]
-            w(f"| {ph} | {q['repeats']} | {q['time_s'] * 1e3:.3f} | "
+            mean = f"{q['time_mean_s'] * 1e3:.3f}" if "time_mean_s" in q else "-"
+            w(f"| {ph} | {q['repeats']} | {mean} | {q['time_s'] * 1e3:.3f} | "
               f"{q['time_p10_s'] * 1e3:.3f}..{q['time_p90_s'] * 1e3:.3f} |")
         frac = it["concurrent"].get("overlap_fraction")
-        w(f"\nfactor = max(1, concurrent / alone) = **{it['factor']:.3f}**"
+        what = "mean concurrent / mean alone" if means else "median concurrent / median alone"
+        w(f"\nfactor = max(1, {what}) = **{it['factor']:.3f}**"
           + (f"; {frac * 100:.0f}% of the concurrent-phase calls ran entirely while collectives "
              "were in flight." if frac is not None else "."))
     print("\n".join(out))
