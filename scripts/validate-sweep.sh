@@ -112,7 +112,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "<!-- validate-sweep BEGIN $tag -->"
   echo "## Sweep ($tag): $(date -u +%Y-%m-%dT%H:%MZ), host \`$host\`"
   echo
-  echo "    bash scripts/validate-sweep.sh${netns:+ --netns $netns}$( ((quick)) && echo ' --quick')" \
+  echo "    bash scripts/validate-sweep.sh${netns:+ --netns $netns}$( ((quick)) && echo ' --quick')$( ((efficiency)) || echo ' --skip-efficiency')" \
        "  # sweep $((t1 - t0)) s, efficiency $((t2 - t1)) s; load $load0 -> $load1"
   echo
   echo "Outputs: \`${main_json#"$root"/}\`$( ((efficiency)) && echo ", \`${eff_json#"$root"/}\`")" \
