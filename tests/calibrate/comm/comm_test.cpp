@@ -225,6 +225,20 @@ TEST(Sweep, SizesPowersOfTwoAndMidpoints) {
   EXPECT_EQ(sweep_sizes(d).size(), 26u);  // 2^3 .. 2^28
   d.quick = true;
   EXPECT_EQ(sweep_sizes(d).back(), std::int64_t{4} << 20);
+  // An explicit max_bytes is kept with quick (ddpsim validate sweeps quickly to its largest
+  // bucket; a quick sweep that stopped at 4 MiB left 8-64 MiB buckets to extrapolation).
+  d.max_bytes = std::int64_t{128} << 20;
+  EXPECT_EQ(sweep_sizes(d).back(), std::int64_t{128} << 20);
+}
+
+TEST(Sweep, QuickTimesFiveCallsUnlessToldOtherwise) {
+  SweepOptions q;
+  q.quick = true;
+  EXPECT_EQ(iters_at(q, 8), 5);
+  q.iters = 15;  // ddpsim validate's calibrations: 15 up to 16 MiB, then 15 * 16 MiB / size
+  EXPECT_EQ(iters_at(q, 8), 15);
+  EXPECT_EQ(iters_at(q, std::int64_t{32} << 20), 8);  // ceil(7.5)
+  EXPECT_EQ(iters_at(q, std::int64_t{128} << 20), 5);
 }
 
 TEST(Sweep, FewerCallsAboveSixteenMiB) {
