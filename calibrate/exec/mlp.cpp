@@ -117,6 +117,13 @@ const float* Mlp::forward(const float* x, std::int64_t batch,
     out_.resize(z.size());
     if (last || spec_.activation == Activation::kNone) {
       out_ = z;
+    } else if (spec_.activation == Activation::kRelu) {
+      // The switch of act() hoisted out of the loop so that it vectorizes, as PyTorch's ReLU
+      // kernel does: per element it cost 0.7 ms per 32x4096 layer (5 ns an element), a fifth
+      // of the layer's GEMM, where the simulator costs an element-wise pass at memory speed.
+      const float* zi = z.data();
+      float* o = out_.data();
+      for (std::size_t i = 0; i < z.size(); ++i) o[i] = zi[i] > 0.0f ? zi[i] : 0.0f;
     } else {
       for (std::size_t i = 0; i < z.size(); ++i) out_[i] = act(spec_.activation, z[i]);
     }
@@ -134,7 +141,13 @@ void Mlp::backward(const float* dy, std::int64_t batch, bool accumulate,
     const bool last = l + 1 == layers();
     if (!last && spec_.activation != Activation::kNone) {
       const auto& z = z_[l];
-      for (std::size_t i = 0; i < dz_.size(); ++i) dz_[i] *= act_grad(spec_.activation, z[i]);
+      if (spec_.activation == Activation::kRelu) {
+        const float* zi = z.data();
+        float* d = dz_.data();
+        for (std::size_t i = 0; i < dz_.size(); ++i) d[i] = zi[i] > 0.0f ? d[i] : 0.0f;
+      } else {
+        for (std::size_t i = 0; i < dz_.size(); ++i) dz_[i] *= act_grad(spec_.activation, z[i]);
+      }
     }
     float* gw = grads_.data() + offsets_[first_tensor(l)];
     // dW[out, in] = dZ^T X  (beta = 1 accumulates, as .grad += under no_sync).
