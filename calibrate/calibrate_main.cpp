@@ -273,6 +273,8 @@ int run_calibration(Options o, int argc, char** argv) {
   }
 
   // 2. GEMMs, all ranks at once, in step.
+  const calib::Operands operands =
+      o.gemm_operands == "warm" ? calib::Operands::kWarm : calib::Operands::kCold;
   json gemms = json::array();
   std::size_t done = 0;
   for (const calib::PlannedGemm& g : plan) {
@@ -291,9 +293,7 @@ int run_calibration(Options o, int argc, char** argv) {
       calib::Stats s;
       std::string library = "openblas";
       if (o.backend == "cpu") {
-        s = calib::time_sgemm(
-            g.shape, t,
-            o.gemm_operands == "warm" ? calib::Operands::kWarm : calib::Operands::kCold);
+        s = calib::time_sgemm(g.shape, t, operands);
       } else {
 #ifdef DDPSIM_HAVE_CUDA
         s = calib::gpu::time_gemm(local_rank, g.shape, dt, t);
@@ -317,7 +317,7 @@ int run_calibration(Options o, int argc, char** argv) {
       r["gflops"] = g.shape.flops() / s.median_s / 1e9;
       r["device"] = device;
       r["library"] = library;
-      if (o.backend == "cpu") r["operands"] = o.gemm_operands;
+      if (o.backend == "cpu") r["operands"] = calib::operands_name(operands);
       say(lead, "gemm " + std::to_string(done) + "/" + std::to_string(plan.size()) + " " +
                     (g.ops.empty() ? std::string("grid") : g.ops.front()) + " " +
                     shape_text(g.shape) + " " + model::dtype_name(dt) + " batch " +

@@ -82,11 +82,9 @@ std::function<void()> make_sgemm_call(const model::GemmShape& s, Operands where)
     }
   };
   // Untimed passes over every copy until two in a row agree within 5% (at most 8 passes or
-  // ~3 s). On this VM fresh operand memory is slow to read for the first few hundred
-  // milliseconds whatever touches it first: 32x4096x1024 NT took 25 ms per call on the first
-  // one or two passes over a new rotation, 4.1 ms from then on, also after a 1 s pause
-  // between allocation and use (the host moving or backing the new pages is the likely cause).
-  // The executor is measured in its steady state, so these passes are warm-up, not samples.
+  // ~3 s), so the timed calls find every copy paged in and settled. (The 6x slow first passes
+  // seen on this VM, 25 vs 4.1 ms for 32x4096x1024 NT, came from identical copies merged by the
+  // host, cured by the distinct values above; these passes still keep page-in out of samples.)
   if (sets > 1) {
     const double start = now_s();
     double previous = -1;

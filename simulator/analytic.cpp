@@ -121,7 +121,7 @@ Timeline ddp_timeline(const StepPlan& sp, double f, const std::vector<PlannedBuc
     tl.comm_sum += pb.duration_s();
     tl.buckets.push_back(bt);
   };
-  std::vector<double> layer_end(nl + 1, bwd_start);  // layer_end[nl]: before any layer
+  std::vector<double> layer_end(nl, bwd_start);  // when each layer's backward (and copy) ends
   double t = bwd_start, copy_in = 0, slowed = 0;
   for (std::size_t i = nl; i-- > 0;) {
     const double nominal = f * sp.layer_bwd_s[i];

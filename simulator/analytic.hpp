@@ -324,7 +324,6 @@ class Predictor {
   void set_interference(double factor, std::string source = "scenario") {
     interference_ = factor;
     interference_source_ = std::move(source);
-    bucket_cache_.clear();
   }
 
   Prediction predict(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
