@@ -366,9 +366,16 @@ int run_calibration(Options o, int argc, char** argv) {
     if (!o.max_bytes.empty()) so.max_bytes = parse_size(o.max_bytes);
     if (o.iters > 0) so.iters = o.iters;
     so.ranks_per_node = me->local_world_size;
-    if (lead)
+    if (lead) {
+      const std::string note =
+          comm::oversubscription_note(c->backend(), me->local_world_size, comm::usable_cores());
+      if (!note.empty()) {
+        notes.push_back(note);
+        say(lead, "warning: " + note);
+      }
       say(lead, "collective sweep over " + c->backend() + " " + c->version() + "\n" +
                     comm::format_header());
+    }
     collectives = comm::run_sweep(*c, so, [&](const std::string& line) { say(lead, line); });
     if (lead) {
       // A timing of a collective that computed the wrong result is not a measurement of it.
@@ -548,6 +555,13 @@ int main(int argc, char** argv) {
           p, model::read_json_file(cf_sweep), cf_sweep, *model::parse_collective_op(cf_op),
           static_cast<double>(parse_size(cf_above, "--above")), cf_tol);
       std::printf("%s", calib::format_fit_check(r).c_str());
+      // A miss may be the host's, not the fit's: the calibration's own remarks say so (e.g.
+      // more busy Gloo threads than cores).
+      if (r.failures > 0) {
+        for (const json& n : p.document().value("notes", json::array())) {
+          std::printf("profile note: %s\n", n.get<std::string>().c_str());
+        }
+      }
       return r.judged > 0 && r.failures == 0 ? 0 : 1;
     }
     if (kt->parsed()) {

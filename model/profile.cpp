@@ -147,6 +147,8 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key(r + "/in_place", KeyType::kBoolean, "in-place call", true));
   t.push_back(integer(r + "/repeats", "", 1, "timed calls"));
   t.push_back(num(r + "/time_us", "us", 0, false, "median time of one call", true));
+  t.push_back(num(r + "/time_us_mean", "us", 0, false,
+                  "mean of the calls (nccl-tests' time column is an average)"));
   t.push_back(num(r + "/time_us_min", "us", 0, false, "fastest call"));
   t.push_back(num(r + "/time_us_max", "us", 0, false, "slowest call"));
   t.push_back(num(r + "/time_us_p10", "us", 0, false, "10th percentile of the calls"));

@@ -135,6 +135,9 @@ int main(int argc, char** argv) {
     if (comm->rank() == 0) {
       std::printf("# ddpsim-collectives: %s %s, %d ranks, transport %s\n", comm->backend().c_str(),
                   comm->version().c_str(), comm->size(), comm->transport().c_str());
+      const std::string note = ddpsim::comm::oversubscription_note(
+          comm->backend(), me->local_world_size, ddpsim::comm::usable_cores());
+      if (!note.empty()) std::printf("# warning: %s\n", note.c_str());
     }
     // One sweep per op so that each gets its own table, as nccl-tests' binaries do.
     nlohmann::json section;

@@ -1,6 +1,7 @@
 #include "calibrate/comm/sweep.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -184,6 +185,12 @@ double percentile(std::vector<double> v, double q) {
   return v[i] + (x - static_cast<double>(i)) * (v[i + 1] - v[i]);
 }
 
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
 nlohmann::json measure(Communicator& c, Case& k, int warmup, int iters, const SweepOptions& o) {
   const int n = c.size();
   // One checked call first (it also warms up), then the untimed and the timed calls.
@@ -227,6 +234,7 @@ nlohmann::json measure(Communicator& c, Case& k, int warmup, int iters, const Sw
           {"in_place", k.in_place},
           {"repeats", iters},
           {"time_us", t_us},
+          {"time_us_mean", mean_of(slowest)},
           {"time_us_min", *std::min_element(slowest.begin(), slowest.end())},
           {"time_us_max", *std::max_element(slowest.begin(), slowest.end())},
           {"time_us_p10", percentile(slowest, 0.10)},
@@ -375,6 +383,23 @@ std::string format_row(Op op, const nlohmann::json& out_of_place, const nlohmann
   line += cols(out_of_place);
   if (in_place) line += cols(*in_place);
   return line;
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+std::string oversubscription_note(const std::string& backend, int local_ranks, int cores) {
+  if (backend != "gloo" || 2 * local_ranks <= cores) return {};
+  return fmt::format(
+      "{} Gloo ranks x 2 busy threads (caller and event loop) on {} core(s): a call can wait a "
+      "scheduler tick (4 ms at HZ=250) when a rank's two threads share a core, so collective "
+      "times from about 64 KiB to 4 MiB mix a fast and a slow mode and need not repeat within "
+      "10% from run to run; {} cores give each rank two",
+      local_ranks, cores, 2 * local_ranks);
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {

@@ -7,12 +7,13 @@
 // ... (rounded down to whole floats): 1.5 measures the geometric midpoints between the powers
 // of two of a default sweep, the independent second sweep a fit is checked against. Above
 // full_iters_bytes (16 MiB) a size gets iters * full_iters_bytes / size timed calls, at least
-// min_iters (5), and as few warm-up calls, so a sweep to 256 MiB stays a few minutes. A call's time
-// is the slowest rank's (a collective ends when its last rank does); the row reports the median,
-// min, max, p10 and p90 over the calls, algbw = size/time and busbw = algbw * busbw_factor(op, n).
-// Every size checks the result: inputs are (rank+1)*(i%251+1), so all sums are small integers,
-// exact in float32, and "wrong" counts the elements (over all ranks) that differ from the expected
-// value.
+// min_iters (5), and as few warm-up calls, so a sweep to 256 MiB stays a few minutes. A call's
+// time is the slowest rank's (a collective ends when its last rank does); the row reports the
+// median as time_us, the mean (time_us_mean: nccl-tests' time column is an average), min, max,
+// p10 and p90 over the calls, algbw = size/time_us and busbw = algbw * busbw_factor(op, n).
+// Every size checks the result: inputs are (rank+1)*h(i) with h a hash of i into 1..251, so all
+// sums are small integers, exact in float32, and "wrong" counts the elements (over all ranks)
+// that differ from the expected value.
 //
 // Row sizes for reduce_scatter/all_gather are count*n*4 with count = size/(4n) (sizes below
 // 4n bytes are skipped), as nccl-tests does.
@@ -76,6 +77,20 @@ nlohmann::json run_sweep(Communicator& comm, const SweepOptions& opts,
 std::string format_header();
 std::string format_row(Op op, const nlohmann::json& out_of_place, const nlohmann::json* in_place,
                        int root = 0);
+
+/// Cores this process may run on (sched_getaffinity), at least 1.
+int usable_cores();
+
+/// Empty, or a remark for the profile and the sweep's output when the host runs more busy Gloo
+/// threads than it has cores. Each Gloo rank has two: the caller, which copies and reduces, and
+/// the device's event loop, which reads and writes the sockets and spins (epoll is level
+/// triggered) while the caller holds the socket's lock. When both share a core, a call can wait
+/// a scheduler tick (4 ms at HZ=250) for the holder to run again. Measured on the 2-vCPU VM with
+/// 2 ranks (results/CALIBRATION.md, scripts/gloo-scheduling.sh): a 768 KiB all-reduce's median
+/// was 0.42-0.48 ms under SCHED_FIFO, 1.3-3.6 ms as scheduled by default and 4.0 ms with each
+/// rank pinned to one core; 64 KiB-4 MiB medians moved by up to 69% between two runs. NCCL, and
+/// Gloo with enough cores: empty.
+std::string oversubscription_note(const std::string& backend, int local_ranks, int cores);
 
 /// Writes `content` to `path` through a temporary file in the same directory and a rename, so
 /// readers never see a partial file. Throws ddpsim::Error naming the path on failure.

@@ -267,10 +267,10 @@ int fit_holds(const std::string& profile_path, const std::string& collectives_bi
     std::filesystem::remove(tmp);
     for (const auto& row : s.at("ops").at("all_reduce").at("rows")) {
       const double b = row.at("size_bytes").get<double>();
-      medians[b].push_back(row.at("time_us").get<double>());
-      const double t = row.at("time_us").get<double>();
-      within_spread[b] = std::max(within_spread[b],
-                                  (row.value("time_us_p90", t) - row.value("time_us_p10", t)) / t);
+      const double us = row.at("time_us").get<double>();
+      medians[b].push_back(us);
+      within_spread[b] = std::max(
+          within_spread[b], (row.value("time_us_p90", us) - row.value("time_us_p10", us)) / us);
       auto [it, fresh] = extremes.try_emplace(b, row.at("time_us_min").get<double>(),
                                               row.at("time_us_max").get<double>());
       if (!fresh) {
@@ -305,10 +305,10 @@ int fit_holds(const std::string& profile_path, const std::string& collectives_bi
   // the tolerance, or so did the calls of a profile row next to it (the profile, measured in
   // another run, is the other side of the comparison).
   auto row_spread = [](const nlohmann::json& row) {
-    const double t = row.at("time_us").get<double>();
-    const double lo = row.value("time_us_p10", row.value("time_us_min", t));
-    const double hi = row.value("time_us_p90", row.value("time_us_max", t));
-    return (hi - lo) / t;
+    const double us = row.at("time_us").get<double>();
+    const double lo = row.value("time_us_p10", row.value("time_us_min", us));
+    const double hi = row.value("time_us_p90", row.value("time_us_max", us));
+    return (hi - lo) / us;
   };
   int noisy = 0;
   for (const calib::FitCheckRow& c : r.rows) {
@@ -338,6 +338,9 @@ int fit_holds(const std::string& profile_path, const std::string& collectives_bi
         "skipped: every size that missed %.0f%% was measured with a spread above the tolerance "
         "(load average %.1f): too noisy to judge\n",
         r.tolerance * 100, load_average());
+    for (const auto& n : p.document().value("notes", nlohmann::json::array())) {
+      std::printf("profile note: %s\n", n.get<std::string>().c_str());
+    }
     return 77;
   }
   fail(std::to_string(r.failures - noisy) +

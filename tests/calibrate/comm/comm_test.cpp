@@ -187,6 +187,9 @@ TEST(Gloo, FourCollectivesAreExactAcrossTwoProcesses) {
       EXPECT_GT(t, 0);
       EXPECT_LE(row.at("time_us_min").get<double>(), t);
       EXPECT_GE(row.at("time_us_max").get<double>(), t);
+      // The mean of the same calls lies between the fastest and the slowest.
+      EXPECT_GE(row.at("time_us_mean").get<double>(), row.at("time_us_min").get<double>());
+      EXPECT_LE(row.at("time_us_mean").get<double>(), row.at("time_us_max").get<double>());
       EXPECT_NEAR(algbw, row.at("size_bytes").get<double>() / t * 1e-3, 1e-9 * algbw);
       EXPECT_NEAR(row.at("busbw_gbytes_per_s").get<double>(),
                   algbw * busbw_factor(op_from_name(op), 2), 1e-12);
@@ -251,6 +254,19 @@ TEST(Sweep, FewerCallsAboveSixteenMiB) {
   EXPECT_EQ(iters_at(o, std::int64_t{256} << 20), 5);
   o.iters = 3;  // never more than asked
   EXPECT_EQ(iters_at(o, std::int64_t{256} << 20), 3);
+}
+
+TEST(Sweep, OversubscribedGlooHostIsNamed) {
+  // Two busy threads per Gloo rank (caller, event loop): 2 ranks need 4 cores.
+  const std::string two_on_two = oversubscription_note("gloo", 2, 2);
+  EXPECT_NE(two_on_two.find("2 Gloo ranks x 2 busy threads"), std::string::npos) << two_on_two;
+  EXPECT_NE(two_on_two.find("on 2 core(s)"), std::string::npos) << two_on_two;
+  EXPECT_NE(two_on_two.find("4 cores give each rank two"), std::string::npos) << two_on_two;
+  EXPECT_FALSE(oversubscription_note("gloo", 1, 1).empty());  // one rank, one core
+  EXPECT_EQ(oversubscription_note("gloo", 2, 4), "");
+  EXPECT_EQ(oversubscription_note("gloo", 1, 2), "");
+  EXPECT_EQ(oversubscription_note("nccl", 8, 1), "");  // NCCL's threads wait on the GPU
+  EXPECT_GE(usable_cores(), 1);
 }
 
 TEST(Gloo, DeadPeerGivesAnErrorNotAHang) {
