@@ -6,6 +6,8 @@
 //   ddpsim-calibrate import kineto TRACE.json [--out P.json]
 //   ddpsim-calibrate check-fit PROFILE SWEEP.json [--op all_reduce] [--above 64K]
 //                    [--tolerance 0.1]     does the profile's fit predict a second sweep?
+//   ddpsim-calibrate gpu-criteria GRID.json [SCENARIO.json] [--gemm-min 0.8] [--copy-min 0.85]
+//                                           do the CUDA GEMMs and kernels reach the run's peaks?
 //
 // The collective sweep goes from 8 B to 256 MiB by factors of 2 (4 MiB with --quick), with
 // fewer timed calls above 16 MiB (sweep.hpp). Every collective result is checked: a row with
@@ -35,6 +37,7 @@
 #include "calibrate/cpu_kernels.hpp"
 #include "calibrate/fit_check.hpp"
 #include "calibrate/gemm_plan.hpp"
+#include "calibrate/gpu_criteria.hpp"
 #include "calibrate/timing.hpp"
 #include "model/error.hpp"
 #include "model/measurement_import.hpp"
@@ -222,7 +225,7 @@ int run_calibration(Options o, int argc, char** argv) {
           "no GEMMs");
     }
   } else {
-    plan = calib::standard_grid(o.quick);
+    plan = calib::standard_grid(o.quick, o.backend == "cuda");
   }
   std::vector<model::DType> dtypes = {model::DType::kFp32};
   if (o.backend == "cuda") dtypes.push_back(model::DType::kBf16);
@@ -525,6 +528,19 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast"}));
   cf->add_option("--above", cf_above, "judge sizes above this (K/M/G)");
   cf->add_option("--tolerance", cf_tol, "largest relative error")->check(CLI::Range(0.0, 10.0));
+  auto* gc = app.add_subcommand(
+      "gpu-criteria",
+      "judge a CUDA calibration against its own peaks: every bf16 GEMM of the scenario >= 80% "
+      "of the largest square bf16 GEMM, every CUDA kernel >= 85% of the device copy; exit 1 "
+      "when one is below");
+  std::vector<std::string> gc_profiles;
+  double gc_gemm = 0.8, gc_copy = 0.85;
+  gc->add_option("profiles", gc_profiles,
+                 "profiles of one device (the grid run without --scenario, the scenario's run)")
+      ->required();
+  gc->add_option("--gemm-min", gc_gemm, "fraction of the GEMM peak")->check(CLI::Range(0.0, 1.0));
+  gc->add_option("--copy-min", gc_copy, "fraction of the copy bandwidth")
+      ->check(CLI::Range(0.0, 1.0));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -563,6 +579,16 @@ int main(int argc, char** argv) {
         }
       }
       return r.judged > 0 && r.failures == 0 ? 0 : 1;
+    }
+    if (gc->parsed()) {
+      std::vector<std::pair<std::string, json>> docs;
+      for (const std::string& f : gc_profiles) {
+        // The reader checks every key first: a misspelt row is an input error, not a skip.
+        docs.emplace_back(f, model::Profile::load(f).document());
+      }
+      const calib::GpuCriteria r = calib::gpu_criteria(docs, gc_gemm, gc_copy);
+      std::printf("%s", calib::format_gpu_criteria(r).c_str());
+      return r.failures == 0 && !r.gemms.empty() && !r.kernels.empty() ? 0 : 1;
     }
     if (kt->parsed()) {
       json doc = model::imported_profile(nullptr, model::import_kineto_file(kt_file), o.command);

@@ -32,8 +32,8 @@ struct PlannedGemm {
 /// Distinct GEMMs of all sweep points, in workload order, batches ascending.
 std::vector<PlannedGemm> gemms_of_scenario(const model::Scenario& s);
 
-/// The standard grid (quick: a smaller one).
-std::vector<PlannedGemm> standard_grid(bool quick);
+/// The standard grid (quick: a smaller one; gpu: with 4096^3, and 8192^3 unless quick).
+std::vector<PlannedGemm> standard_grid(bool quick, bool gpu = false);
 
 /// "m", "n", "k", "count" or "none".
 const char* batch_dim_name(std::optional<model::BatchDim> d);
