@@ -2,6 +2,7 @@
 //
 //   ddpsim-calibrate [--backend cpu|cuda] [--nproc N] [--scenario S.json] [--quick]
 //                    [--gemm-operands cold|warm] [--out results/profile-<host>.json]
+//                    [--plan]     list what would be timed (no device needed), time nothing
 //   ddpsim-calibrate import nccl-tests LOG|JSON [--op all_reduce] [--out P.json]
 //   ddpsim-calibrate import kineto TRACE.json [--out P.json]
 //   ddpsim-calibrate check-fit PROFILE SWEEP.json [--op all_reduce] [--above 64K]
@@ -70,6 +71,7 @@ struct Options {
   std::string max_bytes;               // empty: the sweep's default (256 MiB, 4 MiB with --quick)
   int iters = 0;                       // 0: the sweep's default
   std::string gemm_operands = "cold";  // calib::Operands: as in a training step, or cache-warm
+  bool plan_only = false;              // --plan: list what would be timed, time nothing
   std::string command;
 };
 
@@ -138,7 +140,63 @@ json kernel_row(const std::string& name, const std::string& device, double eleme
   return r;
 }
 
+// The GEMMs a calibration times: the scenario's (loaded into *scenario), else the grid.
+std::vector<calib::PlannedGemm> plan_of(const Options& o,
+                                        std::optional<model::Scenario>& scenario) {
+  if (o.scenario.empty()) return calib::standard_grid(o.quick, o.backend == "cuda");
+  scenario = model::load_scenario(o.scenario);
+  std::vector<calib::PlannedGemm> plan = calib::gemms_of_scenario(*scenario);
+  if (plan.empty()) {
+    throw InputError(
+        o.scenario, "/model",
+        "a model with GEMM shapes (mlp, preset, hf_config; \"layers\" give FLOPs only)",
+        "no GEMMs");
+  }
+  return plan;
+}
+
+std::vector<model::DType> dtypes_of(const Options& o) {
+  if (o.backend == "cuda") return {model::DType::kFp32, model::DType::kBf16};
+  return {model::DType::kFp32};
+}
+
+// A CPU core does ~1e11 FLOP/s at best: a larger GEMM per call (e.g. GPT-sized layers at a
+// large batch) would take minutes per repeat, so it is left out and said so.
+double cpu_flop_cap(const Options& o) { return o.quick ? 4e9 : 2e11; }
+
+// --plan: the GEMMs (and dtypes) a run would time, their FLOPs, and the timing budget, without
+// timing anything or needing the device (to size a run before borrowing a GPU for it).
+int print_plan(const Options& o) {
+  std::optional<model::Scenario> scenario;
+  const std::vector<calib::PlannedGemm> plan = plan_of(o, scenario);
+  const std::vector<model::DType> dtypes = dtypes_of(o);
+  calib::TimingOptions t;
+  if (o.quick) t.budget_s = 0.3;
+  std::printf("| GEMM | batch | GFLOP per call | dtypes | used by |\n|---|---:|---:|---|---|\n");
+  int measurements = 0;
+  for (const calib::PlannedGemm& g : plan) {
+    const bool skipped = o.backend == "cpu" && g.shape.flops() > cpu_flop_cap(o);
+    std::string dts;
+    for (model::DType dt : dtypes)
+      dts += (dts.empty() ? "" : ", ") + std::string(model::dtype_name(dt));
+    // The first user and how many more (a 32-layer model lists 128 users of one shape).
+    std::string ops = g.ops.empty() ? "grid" : g.ops.front();
+    if (g.ops.size() > 1) ops += " +" + std::to_string(g.ops.size() - 1) + " more";
+    std::printf("| %s | %lld | %.3f | %s | %s |\n", shape_text(g.shape).c_str(),
+                static_cast<long long>(g.batch), g.shape.flops() / 1e9,
+                skipped ? "skipped (above the CPU cap)" : dts.c_str(), ops.c_str());
+    if (skipped) continue;
+    measurements += static_cast<int>(dtypes.size());
+  }
+  std::printf(
+      "\n%zu GEMM shapes, %d measurements (%s backend), each timed for at most about %.1f s "
+      "after its warm-up: GEMMs take at most about %.0f s\n",
+      plan.size(), measurements, o.backend.c_str(), t.budget_s, measurements * t.budget_s);
+  return 0;
+}
+
 int run_calibration(Options o, int argc, char** argv) {
+  if (o.plan_only) return print_plan(o);
   calib::blas_single_thread();
   if (o.backend == "cuda") {
 #ifndef DDPSIM_HAVE_CUDA
@@ -213,22 +271,9 @@ int run_calibration(Options o, int argc, char** argv) {
   json notes = json::array();
 
   // What to time.
-  std::vector<calib::PlannedGemm> plan;
   std::optional<model::Scenario> scenario;
-  if (!o.scenario.empty()) {
-    scenario = model::load_scenario(o.scenario);
-    plan = calib::gemms_of_scenario(*scenario);
-    if (plan.empty()) {
-      throw InputError(
-          o.scenario, "/model",
-          "a model with GEMM shapes (mlp, preset, hf_config; \"layers\" give FLOPs only)",
-          "no GEMMs");
-    }
-  } else {
-    plan = calib::standard_grid(o.quick, o.backend == "cuda");
-  }
-  std::vector<model::DType> dtypes = {model::DType::kFp32};
-  if (o.backend == "cuda") dtypes.push_back(model::DType::kBf16);
+  const std::vector<calib::PlannedGemm> plan = plan_of(o, scenario);
+  const std::vector<model::DType> dtypes = dtypes_of(o);
   if (scenario && o.backend == "cpu") {
     const model::DType cd = model::compute_dtype(scenario->training.precision);
     if (cd != model::DType::kFp32) {
@@ -244,9 +289,7 @@ int run_calibration(Options o, int argc, char** argv) {
     t.min_sample_s = 1e-3;
     t.budget_s = 0.3;
   }
-  // A CPU core does ~1e11 FLOP/s at best: a larger GEMM per call (e.g. GPT-sized layers at a
-  // large batch) would take minutes per repeat, so it is left out and said so.
-  const double cpu_flop_cap = o.quick ? 4e9 : 2e11;
+  const double cpu_cap = cpu_flop_cap(o);
 
   // 1. Memory bandwidth: rank 0 alone, then every rank at once (executor ranks share the bus).
   json bandwidth = json::array();
@@ -283,12 +326,12 @@ int run_calibration(Options o, int argc, char** argv) {
   for (const calib::PlannedGemm& g : plan) {
     ++done;
     for (model::DType dt : dtypes) {
-      if (o.backend == "cpu" && g.shape.flops() > cpu_flop_cap) {
+      if (o.backend == "cpu" && g.shape.flops() > cpu_cap) {
         if (lead) {
           notes.push_back("skipped " + shape_text(g.shape) + " (" +
                           (g.ops.empty() ? std::string("grid") : g.ops.front()) + "): " +
                           std::to_string(g.shape.flops() / 1e9) + " GFLOP per call is above the " +
-                          std::to_string(cpu_flop_cap / 1e9) + " GFLOP CPU cap");
+                          std::to_string(cpu_cap / 1e9) + " GFLOP CPU cap");
         }
         continue;
       }
@@ -490,6 +533,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   app.add_option("--scenario", o.scenario, "time the GEMMs this scenario runs (all sweep batches)");
   app.add_flag("--quick", o.quick, "fewer repeats, sizes up to 4 MiB (under a minute)");
+  app.add_flag("--plan", o.plan_only,
+               "list the GEMMs a run would time and its timing budget; time nothing");
   app.add_option("--out", o.out, "profile to write (default results/profile-<host>.json)");
   app.add_option("--timeout-s", o.timeout_s, "per-collective timeout")->check(CLI::PositiveNumber);
   app.add_option("--max-bytes", o.max_bytes,

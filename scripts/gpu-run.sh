@@ -86,6 +86,7 @@ step nvidia-smi bash -c "set -o pipefail; nvidia-smi --query-gpu=name,driver_ver
 step gpu-tests "$B/bin/ddpsim_calibrate_gpu_tests" "--gtest_output=json:$out/gpu-tests.json"
 step calibrate-grid "$B/bin/ddpsim-calibrate" --backend cuda --nproc 1 --no-collectives \
   --out "$out/profile-h200-grid.json"
+step plan-scenario "$B/bin/ddpsim-calibrate" --backend cuda --plan --scenario "$scenario"
 step calibrate-scenario "$B/bin/ddpsim-calibrate" --backend cuda --nproc 1 --no-collectives \
   --scenario "$scenario" --out "$out/profile-h200-scenario.json"
 step gpu-criteria bash -c "set -o pipefail; '$B/bin/ddpsim-calibrate' gpu-criteria '$out/profile-h200-grid.json' '$out/profile-h200-scenario.json' | tee '$out/gpu-criteria.md'"
