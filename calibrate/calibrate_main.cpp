@@ -164,6 +164,9 @@ std::vector<model::DType> dtypes_of(const Options& o) {
 // large batch) would take minutes per repeat, so it is left out and said so.
 double cpu_flop_cap(const Options& o) { return o.quick ? 4e9 : 2e11; }
 
+// Passes over the GEMM plan (see "two passes" in run_calibration).
+int gemm_passes(const Options& o) { return o.backend == "cpu" ? 2 : 1; }
+
 // --plan: the GEMMs (and dtypes) a run would time, their FLOPs, and the timing budget, without
 // timing anything or needing the device (to size a run before borrowing a GPU for it).
 int print_plan(const Options& o) {
@@ -188,10 +191,12 @@ int print_plan(const Options& o) {
     if (skipped) continue;
     measurements += static_cast<int>(dtypes.size());
   }
+  const int passes = gemm_passes(o);
   std::printf(
-      "\n%zu GEMM shapes, %d measurements (%s backend), each timed for at most about %.1f s "
-      "after its warm-up: GEMMs take at most about %.0f s\n",
-      plan.size(), measurements, o.backend.c_str(), t.budget_s, measurements * t.budget_s);
+      "\n%zu GEMM shapes, %d measurements x %d pass(es) (%s backend), each timed for at most "
+      "about %.1f s after its warm-up: GEMMs take at most about %.0f s\n",
+      plan.size(), measurements, passes, o.backend.c_str(), t.budget_s,
+      measurements * passes * t.budget_s);
   return 0;
 }
 
@@ -322,9 +327,13 @@ int run_calibration(Options o, int argc, char** argv) {
   const calib::Operands operands =
       o.gemm_operands == "warm" ? calib::Operands::kWarm : calib::Operands::kCold;
   json gemms = json::array();
-  std::size_t done = 0;
-  for (const calib::PlannedGemm& g : plan) {
-    ++done;
+  struct Job {
+    std::size_t plan_index;
+    model::DType dtype;
+  };
+  std::vector<Job> jobs;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const calib::PlannedGemm& g = plan[i];
     for (model::DType dt : dtypes) {
       if (o.backend == "cpu" && g.shape.flops() > cpu_cap) {
         if (lead) {
@@ -335,42 +344,64 @@ int run_calibration(Options o, int argc, char** argv) {
         }
         continue;
       }
+      jobs.push_back({i, dt});
+    }
+  }
+  // On the CPU, two passes over the plan, seconds apart; a GEMM keeps the pass with the lower
+  // median, so that a slow spell of the host during one pass (steal time, another tenant: on
+  // this VM one quick profile in about seven recorded a 1024x512x16 GEMM at 1.04 ms against
+  // 0.47-0.60 ms in the others and on re-measurement) is not what the profile records. A GPU
+  // has no other tenant and its timing is on the device: one pass.
+  const int passes = gemm_passes(o);
+  std::vector<std::vector<calib::Stats>> timed(static_cast<std::size_t>(passes),
+                                               std::vector<calib::Stats>(jobs.size()));
+  const std::string library = o.backend == "cpu" ? "openblas" : "cublas";
+  for (int pass = 0; pass < passes; ++pass) {
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const calib::PlannedGemm& g = plan[jobs[j].plan_index];
       sync();
-      calib::Stats s;
-      std::string library = "openblas";
+      calib::Stats& s = timed[static_cast<std::size_t>(pass)][j];
       if (o.backend == "cpu") {
         s = calib::time_sgemm(g.shape, t, operands);
       } else {
 #ifdef DDPSIM_HAVE_CUDA
-        s = calib::gpu::time_gemm(local_rank, g.shape, dt, t);
-        library = "cublas";
+        s = calib::gpu::time_gemm(local_rank, g.shape, jobs[j].dtype, t);
 #endif
       }
-      if (!lead) continue;
-      json r = calib::stats_json(s);
-      r["ops"] = g.ops;
-      if (!g.layer.empty()) r["layer"] = g.layer;
-      if (!g.role.empty()) r["role"] = g.role;
-      r["m"] = g.shape.m;
-      r["n"] = g.shape.n;
-      r["k"] = g.shape.k;
-      r["count"] = g.shape.count;
-      r["transa"] = g.shape.trans_a;
-      r["transb"] = g.shape.trans_b;
-      r["dtype"] = model::dtype_name(dt);
-      r["batch"] = g.batch;
-      r["batch_dim"] = calib::batch_dim_name(g.batch_dim);
-      r["gflops"] = g.shape.flops() / s.median_s / 1e9;
-      r["device"] = device;
-      r["library"] = library;
-      if (o.backend == "cpu") r["operands"] = calib::operands_name(operands);
-      say(lead, "gemm " + std::to_string(done) + "/" + std::to_string(plan.size()) + " " +
+      say(lead, "gemm " + std::to_string(j + 1) + "/" + std::to_string(jobs.size()) + " pass " +
+                    std::to_string(pass + 1) + "/" + std::to_string(passes) + " " +
                     (g.ops.empty() ? std::string("grid") : g.ops.front()) + " " +
-                    shape_text(g.shape) + " " + model::dtype_name(dt) + " batch " +
+                    shape_text(g.shape) + " " + model::dtype_name(jobs[j].dtype) + " batch " +
                     std::to_string(g.batch) + ": " + std::to_string(s.median_s * 1e3) + " ms, " +
-                    std::to_string(r["gflops"].get<double>()) + " GFLOP/s");
-      gemms.push_back(std::move(r));
+                    std::to_string(g.shape.flops() / s.median_s / 1e9) + " GFLOP/s");
     }
+  }
+  for (std::size_t j = 0; lead && j < jobs.size(); ++j) {
+    const calib::PlannedGemm& g = plan[jobs[j].plan_index];
+    const calib::Stats* best = &timed[0][j];
+    for (int pass = 1; pass < passes; ++pass) {
+      const calib::Stats& other = timed[static_cast<std::size_t>(pass)][j];
+      if (other.median_s < best->median_s) best = &other;
+    }
+    const calib::Stats& s = *best;
+    json r = calib::stats_json(s);
+    r["ops"] = g.ops;
+    if (!g.layer.empty()) r["layer"] = g.layer;
+    if (!g.role.empty()) r["role"] = g.role;
+    r["m"] = g.shape.m;
+    r["n"] = g.shape.n;
+    r["k"] = g.shape.k;
+    r["count"] = g.shape.count;
+    r["transa"] = g.shape.trans_a;
+    r["transb"] = g.shape.trans_b;
+    r["dtype"] = model::dtype_name(jobs[j].dtype);
+    r["batch"] = g.batch;
+    r["batch_dim"] = calib::batch_dim_name(g.batch_dim);
+    r["gflops"] = g.shape.flops() / s.median_s / 1e9;
+    r["device"] = device;
+    r["library"] = library;
+    if (o.backend == "cpu") r["operands"] = calib::operands_name(operands);
+    gemms.push_back(std::move(r));
   }
 
   // 3. Memory-bound training kernels.
@@ -633,7 +664,7 @@ int main(int argc, char** argv) {
       }
       const calib::GpuCriteria r = calib::gpu_criteria(docs, gc_gemm, gc_copy);
       std::printf("%s", calib::format_gpu_criteria(r).c_str());
-      return r.failures == 0 && !r.gemms.empty() && !r.kernels.empty() ? 0 : 1;
+      return calib::passed(r) ? 0 : 1;
     }
     if (kt->parsed()) {
       json doc = model::imported_profile(nullptr, model::import_kineto_file(kt_file), o.command);

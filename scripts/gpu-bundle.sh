@@ -35,8 +35,10 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/gpu-bundle/bin" "$stage/gpu-bundle/lib"
 manifest="$stage/gpu-bundle/MANIFEST"
-echo "# built $(date -u +%Y-%m-%dT%H:%M:%SZ) at git $(git -C "$root" rev-parse --short=12 HEAD)" \
-  "$(git -C "$root" diff --quiet || echo '(with uncommitted changes)')" > "$manifest"
+# The binaries are whatever $build holds: rebuild it first (cmake --build) so that they are the
+# working tree's; "-dirty" says the tree had changes, staged or not, when the bundle was made.
+echo "# bundled $(date -u +%Y-%m-%dT%H:%M:%SZ) from $build, tree at git" \
+  "$(git -C "$root" describe --always --dirty --abbrev=12)" > "$manifest"
 for b in "${bins[@]}"; do
   cp "$b" "$stage/gpu-bundle/bin/"
   strip --strip-unneeded "$stage/gpu-bundle/bin/$(basename "$b")"

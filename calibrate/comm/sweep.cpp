@@ -397,8 +397,8 @@ std::string oversubscription_note(const std::string& backend, int local_ranks, i
   return fmt::format(
       "{} Gloo ranks x 2 busy threads (caller and event loop) on {} core(s): a call can wait a "
       "scheduler tick (4 ms at HZ=250) when a rank's two threads share a core, so collective "
-      "times from about 64 KiB to 4 MiB mix a fast and a slow mode and need not repeat within "
-      "10% from run to run; {} cores give each rank two",
+      "times mix a fast and a slow mode (most at 64 KiB-4 MiB, where a tick is a large part of "
+      "a call) and need not repeat within 10% from run to run; {} cores give each rank two",
       local_ranks, cores, 2 * local_ranks);
 }
 
