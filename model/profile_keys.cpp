@@ -1,0 +1,250 @@
+// profile_keys.cpp: the key table of the calibration profile (model::profile_keys()): every key
+// a profile may hold, with its type, unit, range and help. Profile::from_json validates a
+// document against it (unknown keys and bad values name their JSON pointer); the reader and
+// the lookups are in profile.cpp.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/profile.hpp"
+
+namespace ddpsim::model {
+
+namespace {
+
+KeySpec key(std::string p, KeyType t, std::string help, bool required = false) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = t;
+  k.help = std::move(help);
+  k.required = required;
+  return k;
+}
+KeySpec num(std::string p, std::string unit, double min, bool exclusive, std::string help,
+            bool required = false) {
+  KeySpec k = key(std::move(p), KeyType::kNumber, std::move(help), required);
+  k.unit = std::move(unit);
+  k.minimum = min;
+  k.exclusive_minimum = exclusive;
+  return k;
+}
+KeySpec integer(std::string p, std::string unit, double min, std::string help,
+                bool required = false) {
+  KeySpec k = key(std::move(p), KeyType::kInteger, std::move(help), required);
+  k.unit = std::move(unit);
+  k.minimum = min;
+  return k;
+}
+KeySpec choice(std::string p, std::vector<std::string> allowed, std::string help,
+               bool required = false) {
+  KeySpec k = key(std::move(p), KeyType::kString, std::move(help), required);
+  k.allowed = std::move(allowed);
+  return k;
+}
+
+void add_spread(std::vector<KeySpec>& t, const std::string& p) {
+  t.push_back(integer(p + "/repeats", "", 1, "timed repetitions behind the median"));
+  t.push_back(num(p + "/time_s", "s", 0, true, "median time of one call", true));
+  t.push_back(num(p + "/time_min_s", "s", 0, true, "fastest repetition"));
+  t.push_back(num(p + "/time_max_s", "s", 0, true, "slowest repetition"));
+  t.push_back(num(p + "/time_p10_s", "s", 0, true, "10th percentile of the repetitions"));
+  t.push_back(num(p + "/time_p90_s", "s", 0, true, "90th percentile of the repetitions"));
+}
+
+std::vector<KeySpec> build_profile_keys() {
+  std::vector<KeySpec> t;
+  t.push_back(choice("/format", {"ddpsim-profile"}, "file format marker", true));
+  {
+    KeySpec v = integer("/format_version", "", 1, "format version", true);
+    v.maximum = 1;
+    t.push_back(v);
+  }
+  {
+    KeySpec c = key("/context", KeyType::kObject,
+                    "where and how it was measured (host, CPU, GPU, libraries, date, command)");
+    c.pattern = "free";
+    t.push_back(c);
+  }
+  t.push_back(choice("/backend", {"cpu", "cuda", "import"}, "what was measured"));
+  t.push_back(integer("/ranks", "processes", 1, "ranks that measured concurrently"));
+  t.push_back(key("/scenario", KeyType::kString, "the scenario whose GEMMs were measured"));
+  t.push_back(key("/notes", KeyType::kArray, "remarks of the calibration run"));
+  t.push_back(key("/notes/*", KeyType::kString, "a remark"));
+
+  const std::vector<std::string> dtypes = {"fp32", "fp16", "bf16", "fp8"};
+  t.push_back(key("/gemms", KeyType::kArray, "timed GEMMs"));
+  t.push_back(key("/gemms/*", KeyType::kObject, "one GEMM shape x dtype x batch"));
+  t.push_back(key("/gemms/*/ops", KeyType::kArray, "the workload GEMMs of this shape"));
+  t.push_back(key("/gemms/*/ops/*", KeyType::kString, "a GEMM name (e.g. fc1.fwd)"));
+  t.push_back(key("/gemms/*/layer", KeyType::kString, "layer of the first GEMM"));
+  t.push_back(choice("/gemms/*/role", {"forward", "input_grad", "weight_grad"}, "pass"));
+  for (const char* d : {"m", "n", "k"}) {
+    t.push_back(integer(std::string("/gemms/*/") + d, "", 1, "GEMM extent", true));
+  }
+  t.push_back(integer("/gemms/*/count", "", 1, "independent instances (default 1)"));
+  t.push_back(key("/gemms/*/transa", KeyType::kBoolean, "A is stored transposed", true));
+  t.push_back(key("/gemms/*/transb", KeyType::kBoolean, "B is stored transposed", true));
+  t.push_back(choice("/gemms/*/dtype", dtypes, "operand dtype", true));
+  t.push_back(integer("/gemms/*/batch", "samples", 1, "micro-batch the shape was built at", true));
+  t.push_back(choice("/gemms/*/batch_dim", {"m", "n", "k", "count", "none"},
+                     "extent that grows with the batch (none: a grid shape)"));
+  add_spread(t, "/gemms/*");
+  t.push_back(num("/gemms/*/gflops", "GFLOP/s", 0, false, "2mnk*count / median time / 1e9"));
+  t.push_back(key("/gemms/*/device", KeyType::kString, "cpu or cuda:<index>"));
+  t.push_back(key("/gemms/*/library", KeyType::kString, "openblas, cublas, ..."));
+  t.push_back(choice("/gemms/*/operands", {"cold", "warm"},
+                     "cold: operands from memory, as in a training step; warm: cache-resident"));
+
+  t.push_back(key("/memory_bandwidth", KeyType::kArray, "streaming bandwidth kernels"));
+  t.push_back(key("/memory_bandwidth/*", KeyType::kObject, "one kernel"));
+  t.push_back(key("/memory_bandwidth/*/kernel", KeyType::kString,
+                  "copy, triad (CPU, STREAM) or d2d_copy (GPU)", true));
+  t.push_back(key("/memory_bandwidth/*/device", KeyType::kString, "cpu or cuda:<index>"));
+  t.push_back(integer("/memory_bandwidth/*/bytes", "bytes", 1, "bytes moved per call"));
+  t.push_back(integer("/memory_bandwidth/*/ranks_concurrent", "processes", 1,
+                      "ranks that ran the kernel at the same time"));
+  add_spread(t, "/memory_bandwidth/*");
+  t.push_back(num("/memory_bandwidth/*/gbytes_per_s", "GB/s", 0, true, "median, 1e9 B/s", true));
+  t.push_back(num("/memory_bandwidth/*/gbytes_per_s_min", "GB/s", 0, true, "slowest"));
+  t.push_back(num("/memory_bandwidth/*/gbytes_per_s_max", "GB/s", 0, true, "fastest"));
+
+  t.push_back(key("/kernels", KeyType::kArray, "memory-bound kernels"));
+  t.push_back(key("/kernels/*", KeyType::kObject, "one kernel at one size"));
+  t.push_back(key("/kernels/*/name", KeyType::kString, "adam_fp32, cast_fp32_bf16, ...", true));
+  t.push_back(key("/kernels/*/device", KeyType::kString, "cpu or cuda:<index>"));
+  t.push_back(integer("/kernels/*/elements", "elements", 1, "elements processed per call"));
+  t.push_back(integer("/kernels/*/bytes", "bytes", 1, "bytes read + written per call"));
+  add_spread(t, "/kernels/*");
+  t.push_back(num("/kernels/*/gbytes_per_s", "GB/s", 0, true, "bytes / median time / 1e9"));
+
+  const std::string c = "/collectives";
+  t.push_back(key(c, KeyType::kObject, "collective sweep (nccl-tests vocabulary)"));
+  t.push_back(key(c + "/backend", KeyType::kString, "gloo, nccl"));
+  t.push_back(key(c + "/version", KeyType::kString, "library version"));
+  t.push_back(integer(c + "/ranks", "ranks", 1, "ranks in the collective", true));
+  t.push_back(integer(c + "/nodes", "nodes", 1, "hosts the ranks ran on"));
+  t.push_back(key(c + "/transport", KeyType::kString, "tcp, nccl, ..."));
+  t.push_back(key(c + "/source", KeyType::kString, "ddpsim calibrate or the imported file"));
+  t.push_back(key(c + "/ops", KeyType::kObject, "one table per collective", true));
+  const std::string o = c + "/ops/{}";
+  t.push_back(key(o, KeyType::kObject, "all_reduce, reduce_scatter, all_gather or broadcast"));
+  t.push_back(key(o + "/dtype", KeyType::kString, "element type (float32)"));
+  t.push_back(key(o + "/redop", KeyType::kString, "reduction (sum, none)"));
+  t.push_back(integer(o + "/root", "rank", 0, "broadcast root"));
+  {
+    KeySpec rows = key(o + "/rows", KeyType::kArray, "one row per size and placement", true);
+    rows.minimum = 1;
+    t.push_back(rows);
+  }
+  const std::string r = o + "/rows/*";
+  t.push_back(key(r, KeyType::kObject, "one size"));
+  t.push_back(integer(r + "/size_bytes", "bytes", 0, "bytes of the largest buffer", true));
+  t.push_back(integer(r + "/count", "elements", 0, "elements (nccl-tests count)"));
+  t.push_back(key(r + "/in_place", KeyType::kBoolean, "in-place call", true));
+  t.push_back(integer(r + "/repeats", "", 1, "timed calls"));
+  t.push_back(num(r + "/time_us", "us", 0, false, "median time of one call", true));
+  t.push_back(num(r + "/time_us_mean", "us", 0, false,
+                  "mean of the calls (nccl-tests' time column is an average)"));
+  t.push_back(num(r + "/time_us_min", "us", 0, false, "fastest call"));
+  t.push_back(num(r + "/time_us_max", "us", 0, false, "slowest call"));
+  t.push_back(num(r + "/time_us_p10", "us", 0, false, "10th percentile of the calls"));
+  t.push_back(num(r + "/time_us_p90", "us", 0, false, "90th percentile of the calls"));
+  t.push_back(num(r + "/algbw_gbytes_per_s", "GB/s", 0, false, "size / time"));
+  t.push_back(num(r + "/busbw_gbytes_per_s", "GB/s", 0, false, "algbw x nccl-tests factor"));
+  t.push_back(integer(r + "/wrong", "elements", 0, "elements that differed from the expected"));
+  const std::string f = o + "/fit";
+  t.push_back(key(f, KeyType::kObject, "piecewise alpha-beta fit of the rows"));
+  t.push_back(key(f + "/model", KeyType::kString, "what was fitted"));
+  t.push_back(choice(f + "/rows", {"out_of_place", "in_place"}, "which rows were fitted"));
+  t.push_back(num(f + "/r_squared", "", -1e300, false, "weighted R^2 over all rows"));
+  t.push_back(num(f + "/rms_relative_error", "", 0, false, "rms of (fit - measured) / measured"));
+  t.push_back(key(f + "/breakpoints_bytes", KeyType::kArray, "sizes where a segment ends"));
+  t.push_back(num(f + "/breakpoints_bytes/*", "bytes", 0, true, "breakpoint"));
+  t.push_back(key(f + "/segments", KeyType::kArray, "one line per size range", true));
+  const std::string s = f + "/segments/*";
+  t.push_back(key(s, KeyType::kObject, "t = alpha_s + beta_s_per_byte * size"));
+  t.push_back(num(s + "/min_bytes", "bytes", 0, false, "smallest size fitted", true));
+  t.push_back(num(s + "/max_bytes", "bytes", 0, false, "largest size fitted", true));
+  t.push_back(integer(s + "/points", "", 1, "rows fitted"));
+  t.push_back(num(s + "/alpha_s", "s", 0, false, "intercept", true));
+  t.push_back(num(s + "/beta_s_per_byte", "s/B", 0, false, "slope", true));
+  t.push_back(num(s + "/algbw_gbytes_per_s", "GB/s", 0, true, "1 / beta"));
+  t.push_back(num(s + "/busbw_gbytes_per_s", "GB/s", 0, true, "busbw factor / beta"));
+  t.push_back(num(s + "/latency_per_step_us", "us", 0, false, "alpha / ring steps"));
+  t.push_back(num(s + "/r_squared", "", -1e300, false, "weighted R^2 of the segment"));
+  t.push_back(num(s + "/rms_relative_error", "", 0, false, "rms relative residual"));
+  t.push_back(key(f + "/residuals", KeyType::kArray, "per fitted row"));
+  t.push_back(key(f + "/residuals/*", KeyType::kObject, "one row"));
+  t.push_back(num(f + "/residuals/*/size_bytes", "bytes", 0, false, "size", true));
+  t.push_back(num(f + "/residuals/*/time_us", "us", 0, false, "measured", true));
+  t.push_back(num(f + "/residuals/*/fit_us", "us", -1e300, false, "fitted", true));
+  t.push_back(num(f + "/residuals/*/relative", "", -1e300, false, "(fit - measured) / measured"));
+
+  const std::string in = "/interference";
+  t.push_back(key(in, KeyType::kObject,
+                  "compute slowdown of a GEMM while a collective runs on a communication thread"));
+  {
+    KeySpec fk =
+        num(in + "/factor", "", 1, false,
+            "max(1, ratio): the slowdown the simulator applies (simulation.interference)", true);
+    fk.maximum = 100;
+    t.push_back(fk);
+  }
+  t.push_back(num(in + "/ratio", "", 0, true,
+                  "mean concurrent GEMM time / mean alone (medians in profiles without means; "
+                  "< 1 only by noise)"));
+  t.push_back(num(in + "/ratio_median", "", 0, true, "median concurrent / median alone"));
+  t.push_back(choice(in + "/op", {"all_reduce", "reduce_scatter", "all_gather", "broadcast"},
+                     "the collective that ran concurrently", true));
+  t.push_back(
+      integer(in + "/collective_bytes", "bytes", 1, "message size of that collective", true));
+  t.push_back(integer(in + "/ranks", "processes", 1, "ranks that measured concurrently"));
+  t.push_back(key(in + "/method", KeyType::kString, "how it was measured"));
+  t.push_back(key(in + "/gemm", KeyType::kObject, "the GEMM timed", true));
+  for (const char* d : {"m", "n", "k"}) {
+    t.push_back(integer(in + "/gemm/" + d, "", 1, "GEMM extent", true));
+  }
+  t.push_back(integer(in + "/gemm/count", "", 1, "independent instances (default 1)"));
+  t.push_back(key(in + "/gemm/transa", KeyType::kBoolean, "A is stored transposed"));
+  t.push_back(key(in + "/gemm/transb", KeyType::kBoolean, "B is stored transposed"));
+  t.push_back(choice(in + "/gemm/dtype", dtypes, "operand dtype"));
+  t.push_back(key(in + "/per_rank_ratio", KeyType::kArray, "each rank's own ratio"));
+  t.push_back(num(in + "/per_rank_ratio/*", "", 0, true, "that rank's ratio"));
+  t.push_back(key(in + "/alone", KeyType::kObject, "GEMM with no collective in flight", true));
+  add_spread(t, in + "/alone");
+  t.push_back(num(in + "/alone/time_mean_s", "s", 0, true, "mean time of one call"));
+  t.push_back(key(in + "/concurrent", KeyType::kObject,
+                  "the same GEMM while the collective runs on another thread", true));
+  add_spread(t, in + "/concurrent");
+  t.push_back(num(in + "/concurrent/time_mean_s", "s", 0, true, "mean time of one call"));
+  t.push_back(num(in + "/concurrent/overlap_fraction", "", 0, false,
+                  "share of the concurrent GEMMs that ran entirely while a collective was in "
+                  "flight"));
+  t.push_back(integer(in + "/collectives_completed", "", 0,
+                      "collectives the communication thread finished during the concurrent "
+                      "phase"));
+
+  t.push_back(key("/layer_times", KeyType::kObject, "per-layer times from a profiler trace"));
+  t.push_back(key("/layer_times/source", KeyType::kString, "the trace file"));
+  t.push_back(key("/layer_times/device", KeyType::kString, "gpu (kernel times) or cpu (op times)"));
+  t.push_back(key("/layer_times/rule", KeyType::kString, "how times were attributed"));
+  t.push_back(num("/layer_times/step_s", "s", 0, false, "wall time of the profiled step"));
+  t.push_back(num("/layer_times/unattributed_s", "s", 0, false, "time not in any layer"));
+  t.push_back(key("/layer_times/layers", KeyType::kArray, "layers in forward order", true));
+  t.push_back(key("/layer_times/layers/*", KeyType::kObject, "one layer"));
+  t.push_back(key("/layer_times/layers/*/name", KeyType::kString, "annotation name", true));
+  t.push_back(num("/layer_times/layers/*/forward_s", "s", 0, false, "forward time", true));
+  t.push_back(num("/layer_times/layers/*/backward_s", "s", 0, false, "backward time", true));
+  t.push_back(integer("/layer_times/layers/*/forward_events", "", 0, "events summed"));
+  t.push_back(integer("/layer_times/layers/*/backward_events", "", 0, "events summed"));
+  return t;
+}
+
+}  // namespace
+
+const KeyTable& profile_keys() {
+  static const KeyTable t{"calibration profile", build_profile_keys()};
+  return t;
+}
+
+}  // namespace ddpsim::model
