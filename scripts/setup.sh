@@ -18,8 +18,10 @@ packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libboost-graph-dev
           libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
           # calibration and executor: CPU GEMMs, CPU collectives, an optional launcher, namespaces
           libopenblas-dev libgloo-dev openmpi-bin libopenmpi-dev iproute2
-          # GUI: Qt 6 Widgets + Charts + SVG export, an X server for screenshots
-          qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev xvfb xauth
+          # GUI: Qt 6 Widgets + Charts + SVG export, an X server for screenshots. Qt6Charts'
+          # CMake package needs Qt6OpenGL's, which --no-install-recommends leaves out: without
+          # libqt6opengl6-dev the GUI silently configures OFF (and CI's TSan stage cannot build it)
+          qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev xvfb xauth
           # CI's reliability stage (scripts/ci-reliability.sh): clang 14, its sanitizer and
           # libFuzzer runtimes (only recommended by clang, so named), llvm-symbolizer for reports
           clang libclang-rt-14-dev llvm-14)
