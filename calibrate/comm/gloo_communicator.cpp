@@ -21,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "calibrate/comm/communicator.hpp"
@@ -234,6 +235,14 @@ class GlooCommunicator : public Communicator {
       // Gloo's message carries the peer's address; name the rank: the peers on this host that
       // are gone or stopped, else with two ranks the other one.
       std::string peer = lost_peers();
+      // A killed process closes its sockets (its peers see the reset) before it turns into a
+      // zombie: /proc can still show it running for a moment (clean-clone CI, 2026-12-03: a
+      // survivor of a SIGKILLed rank 0 said "a peer"). Look again for up to 200 ms; only a
+      // failed collective pays this.
+      for (int i = 0; peer.empty() && i < 20; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        peer = lost_peers();
+      }
       if (peer.empty()) peer = size_ == 2 ? fmt::format("peer rank {}", 1 - rank_) : "a peer";
       broken_ = true;
       broken_msg_ = fmt::format("gloo {} of {} floats on rank {} of {} failed ({}): {}", op, count,
