@@ -164,6 +164,18 @@ std::vector<model::DType> dtypes_of(const Options& o) {
 // large batch) would take minutes per repeat, so it is left out and said so.
 double cpu_flop_cap(const Options& o) { return o.quick ? 4e9 : 2e11; }
 
+// How each measurement is timed (--quick: fewer, shorter samples).
+calib::TimingOptions timing_of(const Options& o) {
+  calib::TimingOptions t;
+  if (o.quick) {
+    t.warmup = 1;
+    t.repeats = 5;
+    t.min_sample_s = 1e-3;
+    t.budget_s = 0.3;
+  }
+  return t;
+}
+
 // Passes over the GEMM plan (see "three passes" in run_calibration).
 int gemm_passes(const Options& o) { return o.backend == "cpu" ? 3 : 1; }
 
@@ -173,8 +185,7 @@ int print_plan(const Options& o) {
   std::optional<model::Scenario> scenario;
   const std::vector<calib::PlannedGemm> plan = plan_of(o, scenario);
   const std::vector<model::DType> dtypes = dtypes_of(o);
-  calib::TimingOptions t;
-  if (o.quick) t.budget_s = 0.3;
+  const calib::TimingOptions t = timing_of(o);
   std::printf("| GEMM | batch | GFLOP per call | dtypes | used by |\n|---|---:|---:|---|---|\n");
   int measurements = 0;
   for (const calib::PlannedGemm& g : plan) {
@@ -287,13 +298,7 @@ int run_calibration(Options o, int argc, char** argv) {
     }
   }
 
-  calib::TimingOptions t;
-  if (o.quick) {
-    t.warmup = 1;
-    t.repeats = 5;
-    t.min_sample_s = 1e-3;
-    t.budget_s = 0.3;
-  }
+  const calib::TimingOptions t = timing_of(o);
   const double cpu_cap = cpu_flop_cap(o);
 
   // 1. Memory bandwidth: rank 0 alone, then every rank at once (executor ranks share the bus).
