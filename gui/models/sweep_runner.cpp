@@ -1,6 +1,7 @@
 #include "gui/models/sweep_runner.hpp"
 
-#include <QMetaObject>
+#include <QCoreApplication>
+#include <QEvent>
 #include <QRunnable>
 #include <atomic>
 #include <functional>
@@ -26,6 +27,33 @@ class PublishedJob final : public QRunnable {
   std::function<void()> m_f;
   std::atomic<bool> m_published{false};
 };
+
+// A result on its way to the runner's thread, published the same way. Qt's event queue hands a
+// posted event to the receiving thread under its own (uninstrumented) locks, so a queued call
+// through QMetaObject::invokeMethod(lambda) made TSan report the receiving thread's read of the
+// lambda's captures against the worker's write (CI, stop 12). Here every access to the event
+// on the receiving side, delivery and destruction alike (Qt deletes it after event(), or when
+// the runner dies with it still queued), starts with an acquire load of the flag that the
+// worker's constructor stored with release, after it had written everything else.
+class ResultEvent final : public QEvent {
+ public:
+  explicit ResultEvent(SweepResultPtr r) : QEvent(eventType()), m_result(std::move(r)) {
+    m_published.store(true, std::memory_order_release);
+  }
+  ~ResultEvent() override { (void)m_published.load(std::memory_order_acquire); }
+  SweepResultPtr take() {
+    (void)m_published.load(std::memory_order_acquire);
+    return std::move(m_result);
+  }
+  static QEvent::Type eventType() {
+    static const auto t = static_cast<QEvent::Type>(QEvent::registerEventType());
+    return t;
+  }
+
+ private:
+  SweepResultPtr m_result;
+  std::atomic<bool> m_published{false};
+};
 }  // namespace
 
 SweepRunner::SweepRunner(QObject* parent) : QObject(parent) {
@@ -46,20 +74,23 @@ quint64 SweepRunner::request(SweepRequest req) {
       m_skipped.fetch_add(1);
       return;
     }
-    auto result = std::make_shared<const SweepResult>(computeSweep(req, &m_cache));
-    // Delivered on this object's thread; cancelled by Qt if the runner is gone.
-    QMetaObject::invokeMethod(
-        this,
-        [this, result]() {
-          if (result->generation != m_latest.load()) {
-            m_dropped.fetch_add(1);
-            return;
-          }
-          emit finished(result);
-        },
-        Qt::QueuedConnection);
+    // Delivered on this object's thread by event(); the destructor waits for this job, and
+    // Qt then discards an event still queued for the runner.
+    QCoreApplication::postEvent(
+        this, new ResultEvent(std::make_shared<const SweepResult>(computeSweep(req, &m_cache))));
   }));  // the pool deletes the job after run() (autoDelete)
   return generation;
+}
+
+bool SweepRunner::event(QEvent* e) {
+  if (e->type() != ResultEvent::eventType()) return QObject::event(e);
+  const SweepResultPtr result = static_cast<ResultEvent*>(e)->take();
+  if (result->generation != m_latest.load()) {
+    m_dropped.fetch_add(1);
+  } else {
+    emit finished(result);
+  }
+  return true;
 }
 
 void SweepRunner::waitForDone() { m_pool.waitForDone(); }

@@ -4,7 +4,7 @@
 // (a Predictor's caches are not thread-safe, and a slider drag must not queue work): a job that
 // is no longer the latest when its turn comes is skipped, and a result that is stale when it
 // arrives is dropped, so only the newest request's result is ever delivered (hotspot's
-// JobTracker pattern). Results arrive on the runner's thread through a queued call.
+// JobTracker pattern). Results arrive on the runner's thread as posted events.
 //
 //   SweepRunner runner;
 //   connect(&runner, &SweepRunner::finished, this, &Window::apply);
@@ -42,6 +42,10 @@ class SweepRunner : public QObject {
  signals:
   /// The result of the latest request (never a stale one).
   void finished(ddpsim::gui::SweepResultPtr result);
+
+ protected:
+  /// Receives a worker's result (a posted event) and emits finished() unless it is stale.
+  bool event(QEvent* e) override;
 
  private:
   QThreadPool m_pool;
