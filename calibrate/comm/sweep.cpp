@@ -385,11 +385,87 @@ std::string format_row(Op op, const nlohmann::json& out_of_place, const nlohmann
   return line;
 }
 
+namespace {
+std::optional<std::string> read_first_line(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::string line;
+  if (!f || !std::getline(f, line)) return std::nullopt;
+  return line;
+}
+
+// "Q P" of cgroup v2's cpu.max, or Q and P of v1's two files: Q/P CPUs, none for "max" or -1.
+std::optional<double> quota_over_period(const std::string& quota, const std::string& period) {
+  if (quota == "max" || quota == "-1") return std::nullopt;
+  try {
+    std::size_t qn = 0, pn = 0;
+    const double q = std::stod(quota, &qn);
+    const double per = std::stod(period, &pn);
+    if (qn != quota.size() || pn != period.size() || !(q > 0) || !(per > 0)) return std::nullopt;
+    return q / per;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<double> smaller(std::optional<double> a, std::optional<double> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+}  // namespace
+
+std::optional<double> cgroup_cpu_quota(const std::string& proc_self_cgroup,
+                                       const std::string& cgroup_root) {
+  namespace fs = std::filesystem;
+  std::ifstream f(proc_self_cgroup);
+  if (!f) return std::nullopt;
+  std::optional<double> best;
+  const fs::path root(cgroup_root);
+  std::string line;
+  while (std::getline(f, line)) {  // "ID:controllers:path"
+    const auto a = line.find(':');
+    const auto b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string id = line.substr(0, a);
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    const std::string rel = line.substr(b + 1);
+    const fs::path sub = fs::path(rel).relative_path();
+    if (id == "0" && controllers.empty()) {  // cgroup v2
+      for (const fs::path& dir : {root / sub, root}) {
+        const auto text = read_first_line(dir / "cpu.max");
+        if (!text) continue;
+        const auto sp = text->find(' ');
+        if (sp == std::string::npos) break;
+        best = smaller(best, quota_over_period(text->substr(0, sp), text->substr(sp + 1)));
+        break;
+      }
+      continue;
+    }
+    bool has_cpu = false;  // v1: a comma-separated list such as "cpu,cpuacct"
+    for (std::size_t s = 0; s <= controllers.size();) {
+      const auto e = std::min(controllers.find(',', s), controllers.size());
+      has_cpu |= controllers.compare(s, e - s, "cpu") == 0;
+      s = e + 1;
+    }
+    if (!has_cpu) continue;
+    for (const fs::path& dir : {root / "cpu" / sub, root / "cpu", root / controllers / sub}) {
+      const auto q = read_first_line(dir / "cpu.cfs_quota_us");
+      const auto per = read_first_line(dir / "cpu.cfs_period_us");
+      if (!q || !per) continue;
+      best = smaller(best, quota_over_period(*q, *per));
+      break;
+    }
+  }
+  return best;
+}
+
 int usable_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
+  int cores = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  if (const auto quota = cgroup_cpu_quota())
+    cores = std::min(cores, static_cast<int>(std::floor(*quota)));
+  return std::max(1, cores);
 }
 
 std::string oversubscription_note(const std::string& backend, int local_ranks, int cores) {

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,8 +79,20 @@ std::string format_header();
 std::string format_row(Op op, const nlohmann::json& out_of_place, const nlohmann::json* in_place,
                        int root = 0);
 
-/// Cores this process may run on (sched_getaffinity), at least 1.
+/// Cores this process may use, at least 1: its affinity mask (sched_getaffinity), lowered to
+/// the whole CPUs of its cgroup's CPU quota where one is set (a container given 2.5 CPUs of time
+/// on a 16-core host: 2), since threads beyond the quota wait for the next quota period.
 int usable_cores();
+
+/// The CPU quota of this process's cgroup in CPUs (quota / period), or nullopt when none is set
+/// or none can be read. cgroup v2: `<root>/<path>/cpu.max` ("max 100000" is no limit,
+/// "250000 100000" is 2.5), path from the "0::" line of `proc_self_cgroup`; cgroup v1:
+/// `<root>/cpu/<path>/cpu.cfs_quota_us` over `cpu.cfs_period_us` (-1: no limit), path from the
+/// line whose controllers include "cpu". Each falls back to the hierarchy's top (inside a
+/// container whose cgroup namespace is not private, the listed path is not mounted). The
+/// smallest quota found wins. Paths are parameters for tests.
+std::optional<double> cgroup_cpu_quota(const std::string& proc_self_cgroup = "/proc/self/cgroup",
+                                       const std::string& cgroup_root = "/sys/fs/cgroup");
 
 /// Empty, or a remark for the profile and the sweep's output when the host runs more busy Gloo
 /// threads than it has cores. Each Gloo rank has two: the caller, which copies and reduces, and

@@ -2,12 +2,14 @@
 // across real processes, the nccl-tests vocabulary and the 16-bit float conversions.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "calibrate/comm/communicator.hpp"
@@ -267,6 +269,66 @@ TEST(Sweep, OversubscribedGlooHostIsNamed) {
   EXPECT_EQ(oversubscription_note("gloo", 1, 2), "");
   EXPECT_EQ(oversubscription_note("nccl", 8, 1), "");  // NCCL's threads wait on the GPU
   EXPECT_GE(usable_cores(), 1);
+}
+
+// A fake /proc/self/cgroup and cgroup mount under a temporary directory.
+struct FakeCgroup {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("ddpsim-cgroup-" + std::to_string(::getpid()) + "-" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  FakeCgroup() { std::filesystem::create_directories(dir / "root"); }
+  ~FakeCgroup() { std::filesystem::remove_all(dir); }
+  void put(const std::string& rel, const std::string& text) const {
+    const auto p = dir / rel;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << text << "\n";
+  }
+  std::optional<double> quota() const {
+    return cgroup_cpu_quota((dir / "cgroup").string(), (dir / "root").string());
+  }
+};
+
+TEST(Sweep, CgroupV2QuotaIsQuotaOverPeriod) {
+  FakeCgroup c;
+  c.put("cgroup", "0::/job/a");
+  c.put("root/job/a/cpu.max", "250000 100000");  // 250 ms of CPU per 100 ms: 2.5 CPUs
+  ASSERT_TRUE(c.quota().has_value());
+  EXPECT_DOUBLE_EQ(*c.quota(), 2.5);
+  c.put("root/job/a/cpu.max", "max 100000");  // no limit
+  EXPECT_FALSE(c.quota().has_value());
+}
+
+TEST(Sweep, CgroupV2FallsBackToTheMountTop) {
+  // Without a private cgroup namespace the listed path is not under the container's mount.
+  FakeCgroup c;
+  c.put("cgroup", "0::/not/mounted/here");
+  c.put("root/cpu.max", "50000 100000");  // half a CPU
+  ASSERT_TRUE(c.quota().has_value());
+  EXPECT_DOUBLE_EQ(*c.quota(), 0.5);
+}
+
+TEST(Sweep, CgroupV1QuotaAndTheSmallestWins) {
+  FakeCgroup c;
+  // This VM's layout (hybrid): v1 "cpu" unlimited, and an empty v2 line.
+  c.put("cgroup", "4:memory:/x\n2:cpuacct:/\n1:cpu:/\n0::/");
+  c.put("root/cpu/cpu.cfs_quota_us", "-1");
+  c.put("root/cpu/cpu.cfs_period_us", "100000");
+  EXPECT_FALSE(c.quota().has_value());
+  // "cpu,cpuacct" names cpu; 300000/100000 = 3 CPUs; a v2 cpu.max of 1.5 CPUs is smaller.
+  c.put("cgroup", "3:cpu,cpuacct:/j\n0::/");
+  c.put("root/cpu/j/cpu.cfs_quota_us", "300000");
+  c.put("root/cpu/j/cpu.cfs_period_us", "100000");
+  ASSERT_TRUE(c.quota().has_value());
+  EXPECT_DOUBLE_EQ(*c.quota(), 3.0);
+  c.put("root/cpu.max", "150000 100000");
+  EXPECT_DOUBLE_EQ(*c.quota(), 1.5);
+  // "cpuacct" alone is not "cpu"; garbage and a missing file are no limit, not an error.
+  c.put("cgroup", "2:cpuacct:/j");
+  EXPECT_FALSE(c.quota().has_value());
+  c.put("cgroup", "0::/");
+  c.put("root/cpu.max", "lots 100000");
+  EXPECT_FALSE(c.quota().has_value());
+  EXPECT_FALSE(cgroup_cpu_quota((c.dir / "absent").string(), (c.dir / "root").string()));
 }
 
 TEST(Gloo, DeadPeerGivesAnErrorNotAHang) {
