@@ -1,0 +1,228 @@
+// analytic_plan.cpp: Predictor::plan_model, the cost model's plan of one step before a profile
+// replaces any piece of it (analytic.cpp): per-layer compute (with recomputation), DDP buckets
+// and their all-reduces (and the communication hooks' wire bytes), the sharded strategies'
+// schedules, the optimizer, the first iteration's extra costs. DESIGN.md fixes the formulas.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/error.hpp"
+#include "model/units.hpp"
+#include "simulator/analytic.hpp"
+#include "simulator/sharded.hpp"
+
+namespace ddpsim::sim {
+
+using model::CommHook;
+using model::DType;
+
+namespace {
+
+// Adds each transformer block's forward time to its backward (full activation checkpointing,
+// Korthikanti et al. 2022 sec. 5: the block's forward runs again before its backward); returns
+// the number of blocks.
+int add_recompute_impl(const model::Workload& w, std::vector<double>& bwd,
+                       const std::vector<double>& fwd) {
+  int count = 0;
+  for (std::size_t i = 0; i < w.layers.size() && i < bwd.size(); ++i) {
+    if (w.layers[i].kind != "transformer_block") continue;
+    bwd[i] += fwd[i];
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
+                               const model::TrainingConfig& training,
+                               const model::ParallelismConfig& par, Bound bound) const {
+  StepPlan sp;
+  sp.gpus = cluster.gpus;
+  sp.grad_accumulation = training.grad_accumulation;
+  sp.overlap = par.overlap;
+  sp.interference = interference_;
+  sp.interference_source = interference_source_;
+  sp.bandwidths = bandwidths(cluster.gpus);
+  const model::CollectiveBandwidths& bw = sp.bandwidths;
+  const LayerTimes& lt = layer_times(training.per_gpu_batch, training, bound);
+  sp.layer_fwd_s = lt.fwd;
+  sp.layer_bwd_s = lt.bwd;
+  if (training.activation_checkpointing) {
+    // Full checkpointing re-runs each checkpointed block's forward during its backward.
+    const int recomputed = add_recompute_impl(*workload_, sp.layer_bwd_s, sp.layer_fwd_s);
+    if (recomputed == 0) {
+      sp.warnings.push_back(
+          "activation_checkpointing: the workload has no transformer blocks; nothing is "
+          "recomputed or saved");
+    }
+  }
+  sp.workload = workload_;  // a pointer copy: names for traces without copying strings per point
+  sp.optimizer_s = optimizer_time(training);
+  sp.strategy = par.strategy;
+  if (model::is_sharded(par.strategy)) {
+    ShardedContext ctx;
+    ctx.workload = workload_.get();
+    ctx.hardware = &hw_;
+    ctx.cluster = cluster;
+    ctx.training = training;
+    ctx.parallelism = par;
+    const bool hybrid = par.strategy == model::Strategy::kFsdpHybrid;
+    ctx.group_bandwidths =
+        hybrid && cluster.gpus >= cluster.gpus_per_node ? bandwidths(cluster.gpus_per_node) : bw;
+    ctx.memory_bytes_per_s = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
+    ctx.file = file_;
+    plan_sharded(sp, ctx);
+    return sp;
+  }
+
+  // Gradients on the wire.
+  const DType gdt = model::grad_dtype(training.precision);
+  DType wire = training.grad_reduce_dtype.value_or(gdt);
+  double cast_bytes_per_element = 0;
+  if (par.comm_hook.kind == CommHook::Kind::kFp16 || par.comm_hook.kind == CommHook::Kind::kBf16) {
+    const DType hook_dt = par.comm_hook.kind == CommHook::Kind::kFp16 ? DType::kFp16 : DType::kBf16;
+    if (model::dtype_bytes(gdt) > model::dtype_bytes(hook_dt)) {
+      // fp16_compress_hook: cast the bucket down (read 4, write 2), all-reduce, cast back up
+      // (read 2, write 4) and copy into the gradients.
+      cast_bytes_per_element = 2.0 * (model::dtype_bytes(gdt) + model::dtype_bytes(hook_dt));
+    }
+    wire = hook_dt;
+  }
+  sp.wire_scale = static_cast<double>(model::dtype_bytes(wire)) / model::dtype_bytes(gdt);
+  const double mem_rate = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
+
+  model::BucketOptions bo;
+  bo.grad_bytes = model::dtype_bytes(gdt);
+  bo.cap_bytes = bucket_cap_mb_to_bytes(par.bucket_cap_mb);
+  bo.cap_defaulted = par.bucket_cap_defaulted;
+  bo.find_unused_parameters = par.find_unused_parameters;
+  bo.static_graph = par.static_graph;
+  const CachedPlan& cached = buckets(bo);
+  const model::BucketPlan& plan = cached.plan;
+  sp.grad_bytes_total = static_cast<double>(plan.total_bytes);
+
+  // Buffers (BatchNorm statistics) are broadcast from rank 0 before every forward.
+  if (cluster.gpus > 1 && par.broadcast_buffers && buffer_bytes_ > 0) {
+    sp.buffer_broadcast_s =
+        collective_cost(Collective::kBroadcast, bw, hw_, buffer_bytes_, par.algorithm).time_s;
+  }
+
+  // Each distinct bucket size is costed once; every bucket of that size costs the same.
+  std::vector<CollectiveCost> size_cost;
+  std::vector<std::int64_t> size_wire;
+  size_cost.reserve(cached.distinct_bytes.size());
+  size_wire.reserve(cached.distinct_bytes.size());
+  for (std::int64_t bytes : cached.distinct_bytes) {
+    const std::int64_t wire_bytes =
+        sp.wire_scale == 1.0
+            ? bytes
+            : static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * sp.wire_scale));
+    size_wire.push_back(wire_bytes);
+    size_cost.push_back(allreduce_cost(bw, hw_, static_cast<double>(wire_bytes), par.algorithm));
+  }
+  sp.buckets.reserve(plan.buckets.size());
+  for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
+    const model::Bucket& b = plan.buckets[i];
+    const auto si = static_cast<std::size_t>(cached.size_index[i]);
+    const CollectiveCost& c = size_cost[si];
+    PlannedBucket pb;
+    pb.cost.grad_bytes = b.bytes;
+    pb.cost.bytes = size_wire[si];
+    pb.cost.tensors = static_cast<int>(b.tensors.size());
+    pb.cost.busbw_gbytes_per_s = c.busbw_gbytes_per_s;
+    pb.cost.algorithm = c.algorithm;
+    pb.collective_s = c.time_s;
+    pb.overhead_s = cluster.gpus > 1
+                        ? cast_bytes_per_element * static_cast<double>(b.elements) / mem_rate
+                        : 0.0;
+    pb.ready_layer = b.ready_layer;
+    sp.buckets.push_back(pb);
+  }
+  if (par.comm_hook.kind == CommHook::Kind::kPowerSgd) {
+    // powerSGD_hook runs plain all-reduce for the first start_powerSGD_iter iterations: the
+    // buckets above are that phase; the steady state replaces them.
+    sp.warmup_buckets = std::move(sp.buckets);
+    sp.buckets = powersgd_buckets(plan, bw, wire, cluster.gpus, par, sp.hook_memory_bytes);
+    sp.warnings.push_back(fmt::format(
+        "comm_hook {}: step_time_s is PowerSGD's steady state; the first start_powerSGD_iter = {} "
+        "steps run plain all-reduce (warmup_step_time_s). Hook compute is serialised with the "
+        "collectives on the communication stream",
+        par.comm_hook.text, kPowerSgdStartIter));
+  } else if (par.comm_hook.kind == CommHook::Kind::kTopK) {
+    sp.buckets = topk_buckets(plan, bw, wire, cluster.gpus, par, sp.hook_memory_bytes);
+    sp.warnings.push_back(fmt::format(
+        "comm_hook {}: top-k all-gathers values and int64 indices, without error feedback; hook "
+        "compute is serialised with the collective on the communication stream",
+        par.comm_hook.text));
+  }
+  if (sp.hook_memory_bytes > 0) {
+    sp.warnings.push_back(
+        fmt::format("comm_hook {}: {:.0f} bytes of hook state per GPU, counted "
+                    "in memory.buffer_bytes",
+                    par.comm_hook.text, sp.hook_memory_bytes));
+  }
+  if (par.find_unused_parameters && cluster.gpus > 1) {
+    // The Reducer also all-reduces local_used_map (one int32 per parameter tensor) and walks
+    // the autograd graph from the outputs; the walk's CPU time is not modelled.
+    sp.used_map_allreduce_s =
+        allreduce_cost(bw, hw_, 4.0 * static_cast<double>(workload_->tensors.size()), par.algorithm)
+            .time_s;
+    sp.warnings.push_back(
+        "find_unused_parameters: the per-step autograd graph walk (CPU) is not modelled");
+  }
+  // The Reducer's gradient copies (PyTorch reducer.cpp): into the bucket as each gradient is
+  // produced (mark_variable_ready_dense), and back into .grad after the collectives
+  // (finalize_backward -> copy_bucket_to_grad). Each reads and writes the gradient bytes once.
+  // With gradient_as_bucket_view the gradients live in the bucket: no copy back, and instead of
+  // the copy in only the in-place division by N, which a comm hook does itself.
+  if (cluster.gpus > 1) {
+    const bool view = par.gradient_as_bucket_view;
+    const bool copy_in = !view || par.comm_hook.kind == CommHook::Kind::kNone;
+    if (copy_in) {
+      sp.layer_grad_copy_s.assign(sp.layer_bwd_s.size(), 0.0);
+      for (const model::Bucket& b : plan.buckets) {
+        for (int t : b.tensors) {
+          const model::ParamTensor& pt = workload_->tensors[static_cast<std::size_t>(t)];
+          sp.layer_grad_copy_s[static_cast<std::size_t>(pt.layer)] +=
+              2.0 * static_cast<double>(pt.numel()) * model::dtype_bytes(gdt) / mem_rate;
+        }
+      }
+    }
+    if (!view) {
+      for (std::vector<PlannedBucket>* v : {&sp.buckets, &sp.warmup_buckets}) {
+        if (v->empty()) continue;
+        DDPSIM_ASSERT(v->size() == plan.buckets.size(), "planned buckets and plan disagree");
+        for (std::size_t i = 0; i < v->size(); ++i) {
+          (*v)[i].copy_out_s = 2.0 * static_cast<double>(plan.buckets[i].bytes) / mem_rate;
+        }
+      }
+      const double one_way = 2.0 * sp.grad_bytes_total / mem_rate;
+      sp.warnings.push_back(fmt::format(
+          "ddp: the Reducer copies the gradients into the buckets and back ({:.2f} ms each way "
+          "per step, in backward_time_s); gradient_as_bucket_view = true removes the copy back",
+          one_way * 1e3));
+    }
+  }
+  // Iteration 1 runs with a single bucket, reduced once the whole backward is done.
+  // (PowerSGD: plain all-reduce, since iteration 1 < start_powerSGD_iter; top-k: the hook on
+  // that one bucket.)
+  if (cluster.gpus > 1 && par.comm_hook.kind == CommHook::Kind::kTopK) {
+    model::BucketPlan all;
+    all.buckets.push_back({});
+    for (const model::Bucket& b : plan.buckets) {
+      all.buckets[0].elements += b.elements;
+      all.buckets[0].bytes += b.bytes;
+    }
+    double ignored = 0;
+    sp.first_iteration_allreduce_s =
+        topk_buckets(all, bw, wire, cluster.gpus, par, ignored).front().duration_s();
+  } else if (cluster.gpus > 1) {
+    sp.first_iteration_allreduce_s =
+        allreduce_cost(bw, hw_, sp.grad_bytes_total * sp.wire_scale, par.algorithm).time_s;
+  }
+  return sp;
+}
+
+}  // namespace ddpsim::sim
