@@ -4,7 +4,6 @@
 // schedules, the optimizer, the first iteration's extra costs. DESIGN.md fixes the formulas.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "model/error.hpp"

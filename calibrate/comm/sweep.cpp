@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <system_error>
+#include <vector>
 
 #include "model/error.hpp"
 
@@ -419,6 +421,32 @@ std::optional<double> cgroup_cpu_quota(const std::string& proc_self_cgroup,
   namespace fs = std::filesystem;
   std::ifstream f(proc_self_cgroup);
   if (!f) return std::nullopt;
+  // The smallest limit from a hierarchy's top down to this process's cgroup (a parent's quota,
+  // e.g. a systemd slice or a pod, binds its children); only the top when the process's path is
+  // not mounted here.
+  auto along_path = [](const fs::path& mount, const fs::path& sub, auto limit_in) {
+    std::vector<fs::path> dirs{mount};
+    for (const fs::path& c : sub) {
+      if (!c.empty()) dirs.push_back(dirs.back() / c);
+    }
+    std::error_code ec;
+    if (!fs::is_directory(dirs.back(), ec)) dirs.resize(1);
+    std::optional<double> best;
+    for (const fs::path& d : dirs) best = smaller(best, limit_in(d));
+    return best;
+  };
+  auto v2_limit = [](const fs::path& d) -> std::optional<double> {
+    const auto text = read_first_line(d / "cpu.max");  // "max 100000" or "250000 100000"
+    const auto sp = text ? text->find(' ') : std::string::npos;
+    if (sp == std::string::npos) return std::nullopt;
+    return quota_over_period(text->substr(0, sp), text->substr(sp + 1));
+  };
+  auto v1_limit = [](const fs::path& d) -> std::optional<double> {
+    const auto q = read_first_line(d / "cpu.cfs_quota_us");
+    const auto per = read_first_line(d / "cpu.cfs_period_us");
+    if (!q || !per) return std::nullopt;
+    return quota_over_period(*q, *per);
+  };
   std::optional<double> best;
   const fs::path root(cgroup_root);
   std::string line;
@@ -428,17 +456,9 @@ std::optional<double> cgroup_cpu_quota(const std::string& proc_self_cgroup,
     if (b == std::string::npos) continue;
     const std::string id = line.substr(0, a);
     const std::string controllers = line.substr(a + 1, b - a - 1);
-    const std::string rel = line.substr(b + 1);
-    const fs::path sub = fs::path(rel).relative_path();
+    const fs::path sub = fs::path(line.substr(b + 1)).relative_path();
     if (id == "0" && controllers.empty()) {  // cgroup v2
-      for (const fs::path& dir : {root / sub, root}) {
-        const auto text = read_first_line(dir / "cpu.max");
-        if (!text) continue;
-        const auto sp = text->find(' ');
-        if (sp == std::string::npos) break;
-        best = smaller(best, quota_over_period(text->substr(0, sp), text->substr(sp + 1)));
-        break;
-      }
+      best = smaller(best, along_path(root, sub, v2_limit));
       continue;
     }
     bool has_cpu = false;  // v1: a comma-separated list such as "cpu,cpuacct"
@@ -448,11 +468,10 @@ std::optional<double> cgroup_cpu_quota(const std::string& proc_self_cgroup,
       s = e + 1;
     }
     if (!has_cpu) continue;
-    for (const fs::path& dir : {root / "cpu" / sub, root / "cpu", root / controllers / sub}) {
-      const auto q = read_first_line(dir / "cpu.cfs_quota_us");
-      const auto per = read_first_line(dir / "cpu.cfs_period_us");
-      if (!q || !per) continue;
-      best = smaller(best, quota_over_period(*q, *per));
+    for (const fs::path& mount : {root / "cpu", root / controllers}) {
+      std::error_code ec;
+      if (!fs::is_directory(mount, ec)) continue;
+      best = smaller(best, along_path(mount, sub, v1_limit));
       break;
     }
   }
@@ -463,8 +482,8 @@ int usable_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);
   int cores = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  if (const auto quota = cgroup_cpu_quota())
-    cores = std::min(cores, static_cast<int>(std::floor(*quota)));
+  const auto quota = cgroup_cpu_quota();
+  if (quota && *quota < cores) cores = static_cast<int>(std::floor(*quota));
   return std::max(1, cores);
 }
 

@@ -85,12 +85,13 @@ std::string format_row(Op op, const nlohmann::json& out_of_place, const nlohmann
 int usable_cores();
 
 /// The CPU quota of this process's cgroup in CPUs (quota / period), or nullopt when none is set
-/// or none can be read. cgroup v2: `<root>/<path>/cpu.max` ("max 100000" is no limit,
-/// "250000 100000" is 2.5), path from the "0::" line of `proc_self_cgroup`; cgroup v1:
-/// `<root>/cpu/<path>/cpu.cfs_quota_us` over `cpu.cfs_period_us` (-1: no limit), path from the
-/// line whose controllers include "cpu". Each falls back to the hierarchy's top (inside a
-/// container whose cgroup namespace is not private, the listed path is not mounted). The
-/// smallest quota found wins. Paths are parameters for tests.
+/// or none can be read: the smallest along the path from the hierarchy's top down to the
+/// process's cgroup (a parent's quota binds its children). cgroup v2: `cpu.max` ("max 100000" is
+/// no limit, "250000 100000" is 2.5) under `<root>`, path from the "0::" line of
+/// `proc_self_cgroup`; cgroup v1: `cpu.cfs_quota_us` over `cpu.cfs_period_us` (-1: no limit)
+/// under `<root>/cpu`, else `<root>/<controllers>` (e.g. "cpu,cpuacct"), path from the line whose
+/// controllers include "cpu". Where the listed path is not mounted (a container without its own
+/// cgroup namespace), only the hierarchy's top is read. Paths are parameters for tests.
 std::optional<double> cgroup_cpu_quota(const std::string& proc_self_cgroup = "/proc/self/cgroup",
                                        const std::string& cgroup_root = "/sys/fs/cgroup");
 

@@ -31,10 +31,12 @@ class PublishedJob final : public QRunnable {
 // A result on its way to the runner's thread, published the same way. Qt's event queue hands a
 // posted event to the receiving thread under its own (uninstrumented) locks, so a queued call
 // through QMetaObject::invokeMethod(lambda) made TSan report the receiving thread's read of the
-// lambda's captures against the worker's write (CI, stop 12). Here every access to the event
-// on the receiving side, delivery and destruction alike (Qt deletes it after event(), or when
-// the runner dies with it still queued), starts with an acquire load of the flag that the
-// worker's constructor stored with release, after it had written everything else.
+// lambda's captures against the worker's write (found re-running gui.models under TSan after
+// CI's TSan failure of stop 12). Here every access of ours to the event's members on the
+// receiving side, delivery and destruction alike (Qt deletes it after event(), or when the
+// runner dies with it still queued), starts with an acquire load of the flag that the worker's
+// constructor stored with release, after it had written everything else. (event() reads the
+// type first, but QEvent's own fields are written and read inside uninstrumented Qt.)
 class ResultEvent final : public QEvent {
  public:
   explicit ResultEvent(SweepResultPtr r) : QEvent(eventType()), m_result(std::move(r)) {

@@ -277,7 +277,10 @@ struct FakeCgroup {
                               ("ddpsim-cgroup-" + std::to_string(::getpid()) + "-" +
                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
   FakeCgroup() { std::filesystem::create_directories(dir / "root"); }
-  ~FakeCgroup() { std::filesystem::remove_all(dir); }
+  ~FakeCgroup() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
   void put(const std::string& rel, const std::string& text) const {
     const auto p = dir / rel;
     std::filesystem::create_directories(p.parent_path());
@@ -307,6 +310,29 @@ TEST(Sweep, CgroupV2FallsBackToTheMountTop) {
   EXPECT_DOUBLE_EQ(*c.quota(), 0.5);
 }
 
+TEST(Sweep, CgroupV2ParentQuotaBindsTheChild) {
+  // A slice limited to 1 CPU, its child unlimited ("max"): the child gets 1 CPU.
+  FakeCgroup c;
+  c.put("cgroup", "0::/slice/job");
+  c.put("root/slice/cpu.max", "100000 100000");
+  c.put("root/slice/job/cpu.max", "max 100000");
+  ASSERT_TRUE(c.quota().has_value());
+  EXPECT_DOUBLE_EQ(*c.quota(), 1.0);
+  // The tighter of the two wins wherever it is: 0.25 CPU on the child.
+  c.put("root/slice/job/cpu.max", "25000 100000");
+  EXPECT_DOUBLE_EQ(*c.quota(), 0.25);
+}
+
+TEST(Sweep, CgroupV1JoinedControllerMount) {
+  // v1 with only "cpu,cpuacct" mounted (no "cpu" link): 200000/100000 = 2 CPUs at the top.
+  FakeCgroup c;
+  c.put("cgroup", "2:cpu,cpuacct:/");
+  c.put("root/cpu,cpuacct/cpu.cfs_quota_us", "200000");
+  c.put("root/cpu,cpuacct/cpu.cfs_period_us", "100000");
+  ASSERT_TRUE(c.quota().has_value());
+  EXPECT_DOUBLE_EQ(*c.quota(), 2.0);
+}
+
 TEST(Sweep, CgroupV1QuotaAndTheSmallestWins) {
   FakeCgroup c;
   // This VM's layout (hybrid): v1 "cpu" unlimited, and an empty v2 line.
@@ -321,6 +347,7 @@ TEST(Sweep, CgroupV1QuotaAndTheSmallestWins) {
   ASSERT_TRUE(c.quota().has_value());
   EXPECT_DOUBLE_EQ(*c.quota(), 3.0);
   c.put("root/cpu.max", "150000 100000");
+  ASSERT_TRUE(c.quota().has_value());
   EXPECT_DOUBLE_EQ(*c.quota(), 1.5);
   // "cpuacct" alone is not "cpu"; garbage and a missing file are no limit, not an error.
   c.put("cgroup", "2:cpuacct:/j");
