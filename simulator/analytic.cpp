@@ -725,14 +725,4 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   return r;
 }
 
-Prediction predict_analytic(const model::Scenario& s) {
-  if (s.simulation.engine == model::Engine::kEvent) {
-    throw UnsupportedError(
-        "engine \"event\" is not built in this version (the event-driven "
-        "simulator arrives with its own issue); use --engine analytic");
-  }
-  Predictor p(s);
-  return p.predict(s.cluster, s.training, s.parallelism, s.gpu_hour_usd, s.simulation.jitter_cv);
-}
-
 }  // namespace ddpsim::sim

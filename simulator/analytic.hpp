@@ -418,9 +418,6 @@ class Predictor {
   double activation_bytes_per_sample_ = 0;
 };
 
-/// Predicts one scenario point (no sweep expansion).
-Prediction predict_analytic(const model::Scenario& s);
-
 /// Expected maximum of n independent standard normal variables (E[max]), by numerical
 /// integration: 1.4236 for n = 8, 2.3437 for 64, 3.2482 for 1024. Used for stragglers.
 double expected_max_std_normal(int n);

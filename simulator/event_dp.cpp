@@ -169,19 +169,19 @@ class DpModel {
     }
   }
 
-  // A kernel runs o_.interference times slower while a collective is in flight on the
+  // A kernel runs plan_.interference times slower while a collective is in flight on the
   // communication stream (SM and memory-bandwidth sharing with the NCCL kernels; the core and
   // memory bus with Gloo's thread on a CPU): interfered_s over the time the stream stays busy,
   // the collective in flight and those already launchable behind it.
   SimTime compute_time(RankState& rs, double nominal_s) {
     const double d = nominal_s * rs.factor * jitter_(rs);
-    if (!comm_busy_ || o_.interference <= 1.0) return to_sim_time(d);
+    if (!comm_busy_ || plan_.interference <= 1.0) return to_sim_time(d);
     const auto& cs = current();
     SimTime until = state_[next_].start + cs[next_].duration;
     for (std::size_t i = next_ + 1; i < cs.size() && state_[i].gated >= n_; ++i) {
       until += cs[i].duration;
     }
-    return to_sim_time(interfered_s(d, to_seconds(until - engine_.now()), o_.interference));
+    return to_sim_time(interfered_s(d, to_seconds(until - engine_.now()), plan_.interference));
   }
 
   bool traced(int r) const {
@@ -514,7 +514,8 @@ EventResult simulate_event(const StepPlan& plan, const EventOptions& opts) {
                                           : event_detail::run_dp(plan, opts);
 }
 
-void apply_event_result(Prediction& p, const EventResult& r, const EventOptions& opts) {
+void apply_event_result(Prediction& p, const EventResult& r, const EventOptions& opts,
+                        const StepPlan& plan) {
   DDPSIM_ASSERT(r.mean_step_time_s > 0, "an event result without a step time");
   const double ratio = p.step_time_s / r.mean_step_time_s;  // analytic / event
   p.step_time_s = r.mean_step_time_s;
@@ -545,12 +546,12 @@ void apply_event_result(Prediction& p, const EventResult& r, const EventOptions&
                   std::to_string(r.events_processed) +
                   " events); memory, lr and first_step_time_s from the analytic model";
   p.warnings.push_back(std::move(w));
-  if (opts.interference_source == "profile") {
+  if (plan.interference_source == "profile") {
     // The JSON says where the factor came from: a warning line, and a note in "measured".
     const std::string note = fmt::format(
         "interference {} (compute slowdown while a collective runs) measured by the "
         "calibration profile",
-        opts.interference);
+        plan.interference);
     // The analytic prediction this one starts from may have said it already (DDP).
     if (std::find(p.warnings.begin(), p.warnings.end(), note) == p.warnings.end()) {
       p.warnings.push_back(note);

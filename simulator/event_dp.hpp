@@ -49,6 +49,11 @@
 // competing traffic (other jobs in lockstep, background traffic; simulator/contention.hpp), and
 // each bucket reports it as contention_slowdown. Without competing traffic the slowdown is 1 and
 // the run is the closed-form one exactly.
+// Interference (StepPlan::interference, >= 1; the Predictor sets it from the scenario or its
+// profile: resolve_interference): DDP plans run a compute kernel (one layer's forward or
+// backward, or the optimizer) this factor slower for as long as the communication stream stays
+// busy after it starts (interfered_s in analytic.hpp, the analytic timeline's rule too); sharded
+// and relaxed plans slow a kernel that starts while a collective is in flight by the whole factor.
 // Jitter: one std::mt19937_64 per rank seeded from (seed, rank), so a rank's samples do not
 // depend on the rank count or the event order; the same options give bit-identical results
 // (with the same standard library). Each layer duration is rounded to integer nanoseconds, so
@@ -93,14 +98,6 @@ struct EventOptions {
   /// step; 0 keeps every rank.
   int timeline_max_ranks = 64;
   EngineObserver* observer = nullptr;  ///< not owned; gets on_progress once per finished step
-  /// Compute slowdown while a collective runs (>= 1; 1 = none): DDP plans run a compute
-  /// kernel (one layer's forward or backward, or the optimizer) this factor slower for as long
-  /// as the communication stream stays busy after it starts (interfered_s in analytic.hpp, the
-  /// analytic timeline's rule too); sharded and relaxed plans slow a kernel that starts while a
-  /// collective is in flight by the whole factor. No default is invented: the scenario's
-  /// simulation.interference, else the calibration profile's measured factor, else 1.0
-  /// (resolve_interference; apply_event_result says when it came from the profile).
-  double interference = 1.0;
   /// Local SGD (Lin et al. 2020), DDP plans only: > 1 averages the parameters every
   /// local_sgd_period steps (see "Relaxed synchronisation" above); 1 = synchronous DDP.
   int local_sgd_period = 1;
@@ -116,9 +113,6 @@ struct EventOptions {
   bool network_flow = false;
   ContentionOptions contention;
   const model::HardwareSpec* hardware = nullptr;
-  /// Where `interference` came from: "scenario", "profile" (measured by calibration:
-  /// Profile::interference_factor) or "default" (1); see resolve_interference.
-  std::string interference_source = "default";
 };
 
 enum class Stream { kCompute = 1, kComm = 2 };  ///< the Chrome-trace tid of each stream
@@ -164,7 +158,6 @@ struct EventResult {
   std::optional<ContentionSummary> contention;
 };
 
-/// The compute slowdown while a collective runs, as the event engine uses it: the scenario's
 /// Simulates opts.steps steps of `plan`. Preconditions (DDPSIM_ASSERT): steps >= 1,
 /// jitter_cv >= 0, straggler_slowdown >= 0, plan.gpus >= 1, layer vectors of equal size.
 EventResult simulate_event(const StepPlan& plan, const EventOptions& opts);
@@ -172,7 +165,9 @@ EventResult simulate_event(const StepPlan& plan, const EventOptions& opts);
 /// Replaces the timing keys of an analytic Prediction (step time = mean over steps; p50/p99
 /// and the interval when steps > 1 or jitter > 0; forward/backward/optimizer/comm/exposed and
 /// buckets of the last step) and rescales what derives from the step time (throughput,
-/// scaling efficiencies, time to train, GPU-hours, cost). Adds a warning naming the engine.
-void apply_event_result(Prediction& p, const EventResult& r, const EventOptions& opts);
+/// scaling efficiencies, time to train, GPU-hours, cost). Adds a warning naming the engine, and
+/// one naming `plan`'s interference when the calibration profile measured it.
+void apply_event_result(Prediction& p, const EventResult& r, const EventOptions& opts,
+                        const StepPlan& plan);
 
 }  // namespace ddpsim::sim

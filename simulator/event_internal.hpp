@@ -119,7 +119,7 @@ class Jitter {
 
 template <class Model>
 EventResult run_model(const StepPlan& plan, const EventOptions& opts) {
-  DDPSIM_ASSERT(opts.interference >= 1.0, "interference factor below 1");
+  DDPSIM_ASSERT(plan.interference >= 1.0, "interference factor below 1");
   if (symmetric(plan, opts)) {
     StepPlan one = plan;
     one.gpus = 1;

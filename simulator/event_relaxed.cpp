@@ -70,7 +70,7 @@ class RelaxedModel {
     const double j = jitter_(rs);
     // As DpModel; only SSP overlaps a rank's compute with its own exchange.
     const double slow =
-        comm_free_[static_cast<std::size_t>(r)] > engine_.now() ? o_.interference : 1.0;
+        comm_free_[static_cast<std::size_t>(r)] > engine_.now() ? plan_.interference : 1.0;
     return to_sim_time(nominal_s * rs.factor * slow * j);
   }
 

@@ -74,8 +74,8 @@ class ShardedModel {
 
   SimTime compute_time(RankState& rs, double nominal_s) {
     const double j = jitter_(rs);
-    // As DpModel: slower while a collective is in flight (EventOptions::interference).
-    const double slow = busy_ ? o_.interference : 1.0;
+    // As DpModel: slower while a collective is in flight (StepPlan::interference).
+    const double slow = busy_ ? plan_.interference : 1.0;
     return to_sim_time(nominal_s * rs.factor * slow * j);
   }
 

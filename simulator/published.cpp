@@ -20,6 +20,7 @@
 #include "simulator/lr_schedule.hpp"
 #include "simulator/memory.hpp"
 #include "simulator/report.hpp"
+#include "simulator/run.hpp"
 
 namespace ddpsim::sim {
 
@@ -247,7 +248,7 @@ PublishedComparison mccandlish_tradeoff(const json& row) {
                     {"training",
                      {{"per_gpu_batch", 8},
                       {"target", {{"critical_batch", {{"b_noise", 64}, {"s_min", s_min}}}}}}}};
-  const Prediction p = predict_analytic(model::parse_scenario(doc, "<published>"));
+  const Prediction p = predict_point(model::parse_scenario(doc, "<published>"));
   PublishedComparison c;
   c.id = id;
   c.group = "McCandlish et al.";

@@ -53,9 +53,8 @@
 #include "model/error.hpp"
 #include "model/profile.hpp"
 #include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
-#include "simulator/event_dp.hpp"
 #include "simulator/report.hpp"
+#include "simulator/run.hpp"
 
 namespace {
 
@@ -533,16 +532,15 @@ int run(const Options& o) {
                                         {"latency_us", 1.0}};
     }
     const model::Scenario ps = model::parse_scenario(pdoc, base.file);
-    sim::Predictor predictor(ps);
-    pt.analytic = predictor.predict(ps.cluster, ps.training, ps.parallelism);
-    pt.event = pt.analytic;
-    const sim::StepPlan plan = predictor.plan(ps.cluster, ps.training, ps.parallelism);
-    sim::EventOptions eo;
-    eo.steps = std::max(steps, 2);
-    eo.seed = ps.simulation.seed;
-    // The profile's measured interference, as `ddpsim simulate --engine event` applies it.
-    eo.interference = sim::resolve_interference(ps, &eo.interference_source);
-    sim::apply_event_result(pt.event, sim::simulate_event(plan, eo), eo);
+    sim::PredictorCache cache;
+    sim::RunOptions run;
+    run.engine = model::Engine::kAnalytic;
+    pt.analytic = sim::predict_point(ps, run, cache);
+    // The event engine with every knob of the scenario (the profile's measured interference
+    // among them, as `ddpsim predict --engine event` applies it), over the measured steps.
+    run.engine = model::Engine::kEvent;
+    run.steps = std::max(steps, 2);
+    pt.event = sim::predict_point(ps, run, cache);
     pt.analytic_json = sim::prediction_json(ps, pt.analytic);
     pt.event_json = sim::prediction_json(ps, pt.event);
     points.push_back(std::move(pt));

@@ -10,6 +10,7 @@
 #include "simulator/event_dp.hpp"
 #include "simulator/memory.hpp"
 #include "simulator/planner.hpp"
+#include "simulator/report.hpp"
 
 namespace ddpsim::gui {
 
@@ -53,16 +54,18 @@ void fillMemory(StrategyMemory& m, const sim::MemoryEstimate& e) {
   m.fragmentationBytes = e.fragmentation_bytes;
 }
 
-std::vector<StrategyMemory> memoryByStrategy(const model::Scenario& s,
-                                             const sim::Predictor& predictor) {
+std::vector<StrategyMemory> memoryByStrategy(const model::Scenario& s, PredictorCache& cache) {
   std::vector<StrategyMemory> out;
+  sim::RunOptions analytic;
+  analytic.engine = model::Engine::kAnalytic;
+  model::Scenario point = s;
   for (model::Strategy st : kStrategies) {
     StrategyMemory m;
     m.strategy = model::strategy_name(st);
-    model::ParallelismConfig par = s.parallelism;
-    par.strategy = st;
+    point.parallelism.strategy = st;
+    const model::ParallelismConfig& par = point.parallelism;
     try {
-      const sim::Prediction p = predictor.predict(s.cluster, s.training, par, s.gpu_hour_usd);
+      const sim::Prediction p = sim::predict_point(point, analytic, cache);
       fillMemory(m, p.memory);
       m.source = "predictor";
     } catch (const UnsupportedError&) {
@@ -103,10 +106,10 @@ PlanPointView toPlanPoint(const sim::PlanPoint& p) {
   return v;
 }
 
-PlanView planView(const model::Scenario& s, const sim::Predictor& predictor) {
+PlanView planView(const model::Scenario& s, PredictorCache& cache) {
   PlanView v;
   try {
-    const sim::PlanResult r = sim::make_plan(s, predictor);
+    const sim::PlanResult r = sim::plan(s, &cache);
     v.byThroughput = r.by_throughput;
     v.candidates = r.candidates;
     v.feasible = r.feasible;
@@ -132,26 +135,25 @@ TimelineSpan::Kind spanKind(const sim::Span& sp, int& bucket) {
   return TimelineSpan::Kind::kOther;
 }
 
-TimelineData timelineView(const model::Scenario& s, const sim::Predictor& predictor, int ranks) {
+TimelineData timelineView(const model::Scenario& s, PredictorCache& cache, int ranks) {
   TimelineData v;
   v.gpus = s.cluster.gpus;
   try {
-    const sim::StepPlan plan = predictor.plan(s.cluster, s.training, s.parallelism);
-    sim::EventOptions o;
-    o.steps = 1;
-    o.jitter_cv = s.simulation.jitter_cv;
-    o.jitter_distribution = s.simulation.jitter_distribution;
-    o.seed = s.simulation.seed;
-    o.straggler_rank = s.simulation.straggler_rank;
-    o.straggler_slowdown = s.simulation.straggler_slowdown;
-    o.record_timeline = true;
-    o.timeline_max_ranks = std::max(1, ranks);
-    const sim::EventResult r = sim::simulate_event(plan, o);
-    v.stepTimeS = r.mean_step_time_s;
+    // One step of the scenario's own point through the run API, so every simulation knob
+    // (interference, local SGD, staleness, network flow, jitter, straggler) applies as in
+    // `ddpsim predict --engine event`; local SGD shows one whole averaging period.
+    sim::RunOptions o;
+    o.engine = model::Engine::kEvent;
+    o.steps = std::max(1, s.simulation.local_sgd_period);
+    o.keep_timeline = true;
+    o.timeline_ranks = std::max(1, ranks);
+    std::vector<sim::Span> timeline;
+    const sim::Prediction p = sim::predict_point(s, o, cache, &timeline);
+    v.stepTimeS = p.step_time_s;
     std::set<int> shown;
-    for (const sim::Span& sp : r.timeline) shown.insert(sp.rank);
+    for (const sim::Span& sp : timeline) shown.insert(sp.rank);
     v.ranks.assign(shown.begin(), shown.end());
-    for (const sim::Span& sp : r.timeline) {
+    for (const sim::Span& sp : timeline) {
       const auto index =
           std::lower_bound(v.ranks.begin(), v.ranks.end(), sp.rank) - v.ranks.begin();
       TimelineSpan t;
@@ -166,14 +168,6 @@ TimelineData timelineView(const model::Scenario& s, const sim::Predictor& predic
     v.error = e.what();
   }
   return v;
-}
-
-std::string cacheKey(const nlohmann::json& doc, const std::string& file) {
-  const auto part = [&](const char* k) { return doc.contains(k) ? doc.at(k).dump() : "-"; };
-  // The hardware spec takes cluster.gpus_per_node (model/scenario.cpp), so it is in the key.
-  const nlohmann::json::json_pointer gpn("/cluster/gpus_per_node");
-  return file + "\n" + part("model") + "\n" + part("hardware") + "\n" +
-         (doc.contains(gpn) ? doc.at(gpn).dump() : "-");
 }
 
 }  // namespace
@@ -223,16 +217,6 @@ int defaultMaxGpus(const nlohmann::json& doc) {
   return std::max(64, gpus);
 }
 
-std::shared_ptr<const sim::Predictor> PredictorCache::get(const model::Scenario& s,
-                                                          const std::string& key) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!predictor_ || key != key_) {
-    predictor_ = std::make_shared<const sim::Predictor>(s);
-    key_ = key;
-  }
-  return predictor_;
-}
-
 SweepResult computeSweep(const SweepRequest& req, PredictorCache* cache) {
   const auto t0 = std::chrono::steady_clock::now();
   SweepResult out;
@@ -249,34 +233,46 @@ SweepResult computeSweep(const SweepRequest& req, PredictorCache* cache) {
   out.currentGpus = s.cluster.gpus;
   out.capacityBytes = s.hardware.gpu.memory_bytes;
 
-  std::shared_ptr<const sim::Predictor> predictor;
-  try {
-    predictor = cache ? cache->get(s, cacheKey(req.doc, req.file))
-                      : std::make_shared<const sim::Predictor>(s);
-  } catch (const std::exception& e) {
-    out.error = e.what();
-    return out;
+  PredictorCache own;
+  PredictorCache& c = cache != nullptr ? *cache : own;
+  sim::RunOptions run;
+  run.engine = req.engine;
+  if (req.scenarioSweep) {
+    try {
+      const sim::Run r = sim::predict(s, run, &c);
+      for (std::size_t i = 0; i < r.points.size(); ++i) {
+        out.points.push_back(toStepPoint(r.predictions[i]));
+        if (req.withJson)
+          out.points.back().json = sim::prediction_json(r.points[i], r.predictions[i]);
+      }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+      return out;
+    }
+  } else {
+    // The GPU axis: the scenario with only cluster.gpus moved.
+    model::Scenario point = s;
+    for (int g : gpuAxis(req.maxGpus, s.cluster.gpus_per_node, req.maxPoints)) {
+      point.cluster.gpus = g;
+      try {
+        const sim::Prediction pred = sim::predict_point(point, run, c);
+        out.points.push_back(toStepPoint(pred));
+        if (req.withJson) out.points.back().json = sim::prediction_json(point, pred);
+      } catch (const std::exception& e) {
+        StepPoint p;
+        p.gpus = g;
+        p.nodes = point.cluster.nodes();
+        p.globalBatch = s.training.per_gpu_batch * s.training.grad_accumulation * g;
+        p.error = e.what();
+        out.points.push_back(std::move(p));
+      }
+    }
   }
   // A Predictor is not thread-safe (mutable caches): callers run one computation at a time
   // (SweepRunner's pool has one thread; ddpsim-plot is single-threaded).
-  for (int g : gpuAxis(req.maxGpus, s.cluster.gpus_per_node, req.maxPoints)) {
-    model::ClusterConfig c = s.cluster;
-    c.gpus = g;
-    try {
-      out.points.push_back(toStepPoint(predictor->predict(c, s.training, s.parallelism,
-                                                          s.gpu_hour_usd, s.simulation.jitter_cv)));
-    } catch (const std::exception& e) {
-      StepPoint p;
-      p.gpus = g;
-      p.nodes = c.nodes();
-      p.globalBatch = s.training.per_gpu_batch * s.training.grad_accumulation * g;
-      p.error = e.what();
-      out.points.push_back(std::move(p));
-    }
-  }
-  if (req.withMemory) out.memory = memoryByStrategy(s, *predictor);
-  if (req.withPlan) out.plan = planView(s, *predictor);
-  if (req.withTimeline) out.timeline = timelineView(s, *predictor, req.timelineRanks);
+  if (req.withMemory) out.memory = memoryByStrategy(s, c);
+  if (req.withPlan) out.plan = planView(s, c);
+  if (req.withTimeline) out.timeline = timelineView(s, c, req.timelineRanks);
   out.computeMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -1,12 +1,15 @@
 // sweep_engine.hpp: everything the charts show, computed from one scenario document.
 //
-// computeSweep() predicts the scenario at every GPU count of gpuAxis() with ONE analytic
-// Predictor (its caches make a 64-point sweep take milliseconds), and, at the scenario's own
-// cluster.gpus: the memory per GPU of every strategy, the planner's Pareto front and the event
-// simulator's timeline of one step. Every point and view catches ddpsim::Error on its own and
-// keeps the message, so a strategy or engine this build does not model shows its message
-// instead of failing the sweep (memory falls back to simulator/memory.hpp's estimate, which
-// covers every strategy). No Qt here: the window, ddpsim-plot and the tests share it.
+// computeSweep() predicts the scenario at every GPU count of gpuAxis() (or, with
+// scenarioSweep, at the scenario's own sweep points) through the simulator's run API
+// (simulator/run.hpp) with ONE cached Predictor (its caches make a 64-point sweep take
+// milliseconds), and, at the scenario's own cluster.gpus: the memory per GPU of every strategy,
+// the planner's Pareto front and the event simulator's timeline of one step (every simulation
+// knob of the scenario applies to it, as to `ddpsim predict --engine event`). Every point and view
+// catches ddpsim::Error on its own and keeps the message, so a strategy or engine this build does
+// not model shows its message instead of failing the sweep (memory falls back to
+// simulator/memory.hpp's estimate, which covers every strategy). No Qt here: the window,
+// ddpsim-plot and the tests share it.
 //
 //   SweepRequest req;
 //   req.doc = model::read_json_file("scenarios/default.json");
@@ -17,13 +20,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "simulator/analytic.hpp"
+#include "simulator/run.hpp"
 
 namespace ddpsim::gui {
 
@@ -48,6 +51,9 @@ struct StepPoint {
   std::optional<double> gpuHours;
   std::optional<double> costUsd;
   double gpuHoursPer1000Steps = 0;
+  /// With SweepRequest::withJson: the point's result object as `ddpsim predict --format json`
+  /// writes it (sim::prediction_json); null otherwise.
+  nlohmann::json json;
   bool ok() const { return error.empty(); }
 };
 
@@ -115,6 +121,12 @@ struct SweepRequest {
   bool withPlan = true;
   bool withTimeline = true;
   int timelineRanks = 4;  ///< ranks drawn on the timeline (plus the slowest one)
+  /// The engine of the sweep's points (the Timeline always runs the event engine).
+  model::Engine engine = model::Engine::kAnalytic;
+  /// Predict the scenario's own sweep points (its "sweep" section, model::expand_sweep) instead
+  /// of the GPU axis; a scenario without a sweep is one point.
+  bool scenarioSweep = false;
+  bool withJson = false;  ///< fill StepPoint::json
   std::uint64_t generation = 0;
 };
 
@@ -141,17 +153,9 @@ std::vector<int> gpuAxis(int maxGpus, int gpusPerNode, int maxPoints = 64);
 /// section, else max(64, cluster.gpus).
 int defaultMaxGpus(const nlohmann::json& doc);
 
-/// Caches the Predictor between calls for an unchanged model + hardware (+ file). Thread-safe:
-/// one computation holds it at a time.
-class PredictorCache {
- public:
-  std::shared_ptr<const sim::Predictor> get(const model::Scenario& s, const std::string& key);
-
- private:
-  std::mutex mutex_;
-  std::string key_;
-  std::shared_ptr<const sim::Predictor> predictor_;
-};
+/// Caches the Predictor between calls for an unchanged model + hardware (+ file): the run API's
+/// cache (simulator/run.hpp). One computation at a time per cache.
+using PredictorCache = sim::PredictorCache;
 
 /// Computes every view for `req` (see the file comment). Never throws for bad input: a document
 /// that does not validate gives a result with `error` set.

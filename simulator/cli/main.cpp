@@ -30,121 +30,36 @@
 #include "model/error.hpp"
 #include "model/scenario.hpp"
 #include "model/units.hpp"
-#include "simulator/analytic.hpp"
-#include "simulator/event_dp.hpp"
+#include "simulator/collective.hpp"
 #include "simulator/lr_schedule.hpp"
 #include "simulator/planner.hpp"
 #include "simulator/published.hpp"
 #include "simulator/report.hpp"
-#include "simulator/trace.hpp"
+#include "simulator/run.hpp"
 
 namespace {
 
 using namespace ddpsim;
 using nlohmann::json;
 
-int run_predict(const std::string& path, const std::string& engine_opt, const std::string& format,
+int run_predict(const std::string& path, const std::string& engine, const std::string& format,
                 const std::string& out, const std::string& trace) {
-  model::Scenario s = model::load_scenario(path);
-  sim::check_has_work(path, s);
-  if (!engine_opt.empty()) {
-    s.simulation.engine = engine_opt == "event" ? model::Engine::kEvent : model::Engine::kAnalytic;
-  }
-  const bool event = s.simulation.engine == model::Engine::kEvent;
-  if (!trace.empty() && !event) throw Error("--trace needs --engine event");
-  std::vector<model::Scenario> points = model::expand_sweep(s);
-  for (auto& p : points) {
-    p.simulation.engine = s.simulation.engine;
-    if (p.simulation.straggler_rank >= p.cluster.gpus) {
-      // Checked for every point before anything runs, so no trace of an earlier point is left.
-      throw InputError(
-          path, "/simulation/straggler_rank",
-          "-1 or a rank below cluster.gpus (" + std::to_string(p.cluster.gpus) +
-              (points.size() > 1 ? " at sweep point " + p.point.dump() : std::string()) + ")",
-          std::to_string(p.simulation.straggler_rank));
-    }
-  }
-  if (!trace.empty()) sim::check_trace_path(trace);
-  std::vector<sim::Prediction> predictions;
-  predictions.reserve(points.size());
-  // One Predictor per distinct workload and hardware: its caches (buckets, layer times,
-  // topologies) are shared across the sweep points that only move other knobs.
-  std::optional<sim::Predictor> predictor;
-  double event_work = 0;  // over the sweep: sim::check_event_bounds
-  const model::Workload* last_workload = nullptr;
-  std::string last_hw;
-  for (const model::Scenario& p : points) {
-    const std::string hw_key = p.doc.at("hardware").dump();
-    if (!predictor || last_workload != p.workload.get() || hw_key != last_hw) {
-      predictor.emplace(p);
-      last_workload = p.workload.get();
-      last_hw = hw_key;
-    }
-    if (!event) {
-      predictions.push_back(predictor->predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd,
-                                               p.simulation.jitter_cv));
-      if (p.simulation.network_flow) {
-        predictions.back().warnings.push_back(
-            "simulation.network \"flow\" (with background_traffic and concurrent_jobs) is "
-            "simulated by the event engine only (--engine event): the analytic engine times "
-            "each collective alone");
-      }
-      continue;
-    }
-    // The analytic model supplies everything that is not a timing (memory, lr, ...); the event
-    // simulator replaces the timings.
-    sim::Prediction pred =
-        predictor->predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd, 0.0);
-    const sim::StepPlan plan = predictor->plan(p.cluster, p.training, p.parallelism);
-    sim::EventOptions o;
-    o.steps = p.simulation.steps;
-    o.jitter_cv = p.simulation.jitter_cv;
-    o.jitter_distribution = p.simulation.jitter_distribution;
-    o.seed = p.simulation.seed;
-    o.straggler_rank = p.simulation.straggler_rank;
-    o.straggler_slowdown = p.simulation.straggler_slowdown;
-    o.record_timeline = !trace.empty();
-    o.interference = sim::resolve_interference(p, &o.interference_source);
-    o.network_flow = p.simulation.network_flow;
-    o.contention = {p.simulation.background_traffic, p.simulation.concurrent_jobs};
-    o.hardware = &p.hardware;
-    o.local_sgd_period = p.simulation.local_sgd_period;
-    o.staleness = p.simulation.staleness;
-    o.target_steps_multiplier = p.training.target_steps_multiplier;
-    o.timeline_max_ranks = p.simulation.trace_ranks;
-    sim::check_event_bounds(path, p, plan, pred.step_time_s, &event_work);  // exit 2, no hang
-    const sim::EventResult r = sim::simulate_event(plan, o);
-    sim::apply_event_result(pred, r, o);
-    if (!trace.empty()) {
-      // One file per sweep point: trace.json, or trace.1.json, trace.2.json, ... for sweeps.
-      std::filesystem::path tp(trace);
-      if (points.size() > 1) {
-        tp.replace_extension("." + std::to_string(predictions.size() + 1) +
-                             std::filesystem::path(trace).extension().string());
-      }
-      sim::write_chrome_trace(tp.string(), r.timeline,
-                              {{"scenario", s.name},
-                               {"file", path},
-                               {"gpus", p.cluster.gpus},
-                               {"point", p.point},
-                               {"steps", o.steps},
-                               {"jitter_cv", o.jitter_cv},
-                               {"seed", o.seed},
-                               {"ranks_shown", "the first " + std::to_string(o.timeline_max_ranks) +
-                                                   " ranks and the slowest one"}});
-    }
-    predictions.push_back(std::move(pred));
-  }
-  const json doc = sim::results_json(s, points, predictions, event ? "event" : "analytic");
+  const model::Scenario s = model::load_scenario(path);
+  sim::RunOptions o;
+  if (!engine.empty())
+    o.engine = engine == "event" ? model::Engine::kEvent : model::Engine::kAnalytic;
+  o.trace_path = trace;
+  const sim::Run r = sim::predict(s, o);
+  const json doc = sim::run_json(s, r);
   if (!out.empty()) sim::write_file_atomic(out, doc.dump(2) + "\n");
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
   } else if (format == "csv") {
-    std::cout << sim::results_csv(points, predictions);
+    std::cout << sim::results_csv(r.points, r.predictions);
   } else {
-    std::cout << sim::results_table(s, points, predictions);
+    std::cout << sim::results_table(s, r.points, r.predictions);
     std::vector<std::string> seen;
-    for (const auto& p : predictions) {
+    for (const auto& p : r.predictions) {
       for (const auto& w : p.warnings) {
         if (std::find(seen.begin(), seen.end(), w) == seen.end()) seen.push_back(w);
       }
@@ -158,8 +73,7 @@ int run_predict(const std::string& path, const std::string& engine_opt, const st
 // Exit 0 also when nothing is feasible: "feasible": 0 with the counts per reason is an answer.
 int run_plan(const std::string& path, const std::string& format, const std::string& out) {
   const model::Scenario s = model::load_scenario(path);
-  sim::check_has_work(path, s);
-  const sim::PlanResult r = sim::make_plan(s);
+  const sim::PlanResult r = sim::plan(s);
   const json doc = sim::plan_json(s, r);
   if (!out.empty()) sim::write_file_atomic(out, doc.dump(2) + "\n");
   if (format == "json") {

@@ -85,8 +85,9 @@ TEST(AnalyticTest, InterferenceSlowsTheBackwardWhileACollectiveIsInFlight) {
   // The event engine applies the same rule to the same plan.
   EventOptions eo;
   eo.steps = 3;
-  eo.interference = 1.5;
-  const EventResult e = simulate_event(p.plan({2, 8}, fp32_adam(), {}), eo);
+  const StepPlan plan = p.plan({2, 8}, fp32_adam(), {});
+  ASSERT_EQ(plan.interference, 1.5);  // the one source both engines read
+  const EventResult e = simulate_event(plan, eo);
   EXPECT_NEAR(e.mean_step_time_s, 6.133333333e-3, 2e-9);  // integer nanoseconds
   // Without overlap nothing runs beside a collective: TwoGpu's 6.160 ms.
   model::ParallelismConfig par;

@@ -167,7 +167,7 @@ TEST(ContentionEventTest, SecondJobDoublesEveryExposedBucket) {
   EXPECT_NEAR(two.step_time_s[0] - plain.step_time_s[0], plain.comm_time_s, 1e-8);
   // The prediction carries it into the JSON's "contention" block.
   Prediction p = c.pr.predict(c.cluster, fp32_adam(), c.par);
-  apply_event_result(p, two, o);
+  apply_event_result(p, two, o, c.pr.plan(c.cluster, fp32_adam(), c.par));
   ASSERT_TRUE(p.contention.has_value());
   EXPECT_EQ(p.contention->concurrent_jobs, 2);
 }

@@ -358,7 +358,7 @@ TEST(EventDpTest, InterferenceSlowsKernelsThatOverlapACollective) {
   plan.buckets = {b};
   EventOptions o;
   EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 4.0, 1e-9);
-  o.interference = 1.2;
+  plan.interference = 1.2;
   EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 3.0 + 0.5 + (1.0 - 0.5 / 1.2), 1e-9);
   plan.buckets[0].collective_s = 2.0;
   const EventResult r = simulate_event(plan, o);
@@ -499,7 +499,7 @@ TEST(EventDpTest, RelaxedModesReportStepTimeOnlyWithoutAMultiplier) {
   EventOptions o;
   o.staleness = 2;
   Prediction a = p;
-  apply_event_result(a, r, o);
+  apply_event_result(a, r, o, StepPlan{});
   EXPECT_FALSE(a.time_to_train_s.has_value());
   EXPECT_FALSE(a.gpu_hours.has_value());
   EXPECT_TRUE(std::any_of(a.warnings.begin(), a.warnings.end(), [](const std::string& w) {
@@ -508,7 +508,7 @@ TEST(EventDpTest, RelaxedModesReportStepTimeOnlyWithoutAMultiplier) {
   // With a user-given multiplier 1.5: 100 s x (0.5 / 1) x 1.5 = 75 s.
   o.target_steps_multiplier = 1.5;
   Prediction b = p;
-  apply_event_result(b, r, o);
+  apply_event_result(b, r, o, StepPlan{});
   ASSERT_TRUE(b.time_to_train_s.has_value());
   EXPECT_NEAR(*b.time_to_train_s, 75.0, 1e-12);
   EXPECT_NEAR(*b.gpu_hours, 1.5, 1e-12);

@@ -13,6 +13,7 @@
 #include "model/scenario.hpp"
 #include "simulator/analytic.hpp"
 #include "simulator/event_dp.hpp"
+#include "simulator/run.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -34,7 +35,7 @@ constexpr double kCopy0 = 2.0 * 32768 / 10e9;  // fc0.weight, 6.5536 us
 TEST(ProfilePredict, MeasuredGemmsCollectivesAndOptimizerGiveExactTimes) {
   const model::Scenario s = tiny();
   ASSERT_NE(s.hardware.profile, nullptr);
-  const Prediction p = predict_analytic(s);
+  const Prediction p = predict_point(s);
   // Forward: fc0.fwd + fc1.fwd.
   EXPECT_DOUBLE_EQ(p.forward_time_s, 1e-3 + 3e-3);
   // Backward: fc0.wgrad + fc1.wgrad (measured) + fc1.dgrad (roofline), + the copies into the
@@ -74,7 +75,7 @@ TEST(ProfilePredict, MeasuredGemmsCollectivesAndOptimizerGiveExactTimes) {
 }
 
 TEST(ProfilePredict, StepIntervalLaysTheStepOutOnTheProfilesSpread) {
-  const Prediction p = predict_analytic(tiny());
+  const Prediction p = predict_point(tiny());
   ASSERT_TRUE(p.step_time_low_s && p.step_time_high_s);
   // Low: GEMM p10 (x0.8), all-reduce min (x0.9), adam p10 (1.5 ms / 1e6); the roofline GEMM
   // has no spread. fwd 3.2 ms, layer 1 bwd 3.2 + 0.5 ms, layer 0 bwd 1.6 ms; the last bucket
@@ -129,7 +130,7 @@ TEST(ProfilePredict, EventEngineRunsTheSameMeasuredPlan) {
   EventOptions o;
   o.steps = 3;
   const EventResult r = simulate_event(plan, o);
-  EXPECT_NEAR(r.mean_step_time_s, predict_analytic(s).step_time_s, 1e-9);
+  EXPECT_NEAR(r.mean_step_time_s, predict_point(s).step_time_s, 1e-9);
 }
 
 TEST(ProfilePredict, NoProfileMeansNoMeasuredBlock) {
