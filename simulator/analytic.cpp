@@ -162,32 +162,6 @@ double pick(const model::Estimate& e, Predictor::Bound b) {
 
 }  // namespace
 
-const char* comm_kind_name(CommKind k) {
-  switch (k) {
-    case CommKind::kAllReduce:
-      return "all_reduce";
-    case CommKind::kReduceScatter:
-      return "reduce_scatter";
-    case CommKind::kAllGather:
-      return "all_gather";
-    case CommKind::kReduce:
-      return "reduce";
-  }
-  return "?";
-}
-
-const char* comm_phase_name(CommPhase p) {
-  switch (p) {
-    case CommPhase::kForward:
-      return "forward";
-    case CommPhase::kBackward:
-      return "backward";
-    case CommPhase::kOptimizer:
-      return "optimizer";
-  }
-  return "?";
-}
-
 double expected_max_std_normal(int n) {
   DDPSIM_ASSERT(n >= 1, "need at least one variable");
   if (n == 1) return 0.0;

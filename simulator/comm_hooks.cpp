@@ -1,6 +1,8 @@
-// comm_hooks.cpp: the compression hooks' side of the analytic model (simulator/analytic.hpp):
-// which tensors PowerSGD compresses (PyTorch's powerSGD_hook rules), the top-k count, and the
-// buckets as the hooks run them: their collectives, bytes on the wire, extra compute and state.
+// comm_hooks.cpp: the compression hooks' side of the analytic model (comm_hooks.hpp): which
+// tensors PowerSGD compresses (PyTorch's powerSGD_hook rules), the top-k count, and the buckets
+// as the hooks run them (Predictor::powersgd_buckets, topk_buckets in analytic.hpp): their
+// collectives, bytes on the wire, extra compute and state.
+#include "simulator/comm_hooks.hpp"
 
 #include <algorithm>
 #include <cmath>

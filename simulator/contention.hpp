@@ -35,7 +35,7 @@
 // A collective of a sharded plan over a smaller group (fsdp_hybrid's node-local shards) is
 // costed on a cluster of shard_group GPUs. Slowdowns are cached per (kind, bytes, algorithm,
 // group). The job's own collectives still run one after another on one communication stream
-// (event_dp.hpp), so they never contend with each other.
+// (event/simulate.hpp), so they never contend with each other.
 //
 //   ContentionModel cm(hw, 64, {.background_traffic = 0.5, .concurrent_jobs = 1});
 //   double s = cm.slowdown(CommKind::kAllReduce, 100e6, model::CollectiveAlgorithm::kRing, 64);

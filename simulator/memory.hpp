@@ -96,7 +96,7 @@ struct MemoryInputs {
   bool activation_checkpointing = false;
   bool gradient_as_bucket_view = false;  ///< DDP: buckets alias the gradients (no copy)
   /// State a DDP communication hook keeps per GPU (PowerSGD's error feedback and P/Q buffers,
-  /// top-k's gathered buffer), computed by the step plan (simulator/analytic_plan.cpp); a buffer.
+  /// top-k's gathered buffer), computed by the step plan (simulator/step_plan.cpp); a buffer.
   double comm_hook_bytes = 0;
   /// DeepSpeed ZeRO bucket sizes in elements (zero_optimization reduce_bucket_size and
   /// allgather_bucket_size, code default 5e8; ecosystem.md 3.2).

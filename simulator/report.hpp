@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "simulator/prediction.hpp"
 
 namespace ddpsim::sim {
 
@@ -48,26 +48,5 @@ void write_file_atomic(const std::string& path, const std::string& content);
 /// a byte is written (results_json, plan_json, published_json, `ddpsim lr`); the table and CSV are
 /// printed from the same predictions after results_json, so they are covered too.
 void check_finite(const nlohmann::json& j, const std::string& where = "");
-
-// Input guards in front of the engines (issue 8, numeric safety): inputs that are valid key by
-// key but would make an engine produce NaN/inf, overflow its clock or run unbounded are refused
-// as InputError (exit code 2) naming the key, before anything runs.
-
-/// A model with neither parameters nor FLOPs (every layer "params": 0, "fwd_flops_per_sample": 0)
-/// has no step time: speed-ups and efficiencies would be 0/0. Throws InputError on /model.
-void check_has_work(const std::string& file, const model::Scenario& s);
-
-/// Limits of the event engine, checked per sweep point from the analytic step time and the plan:
-///  - its clock counts int64 nanoseconds: the simulated span (steps x step time, with room for
-///    jitter and a straggler) must stay below 9e9 s and a step must last at least 1 ns;
-///  - work: simulation.steps x ranks simulated (cluster.gpus with jitter or a straggler, else 1)
-///    x operations per step (micro-batches x (2 x layers + 1) + collectives) <= kEventWorkLimit;
-///  - memory: simulation.steps x cluster.gpus per-rank step records <= kEventRecordLimit.
-/// Throws InputError naming /simulation/steps (the knob that always helps) with the figures.
-inline constexpr double kEventWorkLimit = 2e7;
-/// `sweep_work` (optional) adds up the work over a sweep's points, held to the same limit.
-inline constexpr double kEventRecordLimit = 6e7;
-void check_event_bounds(const std::string& file, const model::Scenario& point, const StepPlan& plan,
-                        double analytic_step_s, double* sweep_work = nullptr);
 
 }  // namespace ddpsim::sim

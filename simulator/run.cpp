@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "model/error.hpp"
+#include "simulator/input_guards.hpp"
 #include "simulator/report.hpp"
 #include "simulator/trace.hpp"
 

@@ -37,7 +37,7 @@
 
 #include "model/scenario.hpp"
 #include "simulator/analytic.hpp"
-#include "simulator/event_dp.hpp"
+#include "simulator/event/simulate.hpp"
 #include "simulator/planner.hpp"
 
 namespace ddpsim::sim {

@@ -155,7 +155,7 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
   double cast_bytes_per_element = 0;
   if (hook == CommHook::Kind::kFp16 || hook == CommHook::Kind::kBf16) {
     // FSDP MixedPrecision(reduce_dtype=...) / the fp16/bf16 hooks: cast down (read g, write
-    // h), reduce, cast back (read h, write g), as the DDP hooks in analytic_plan.cpp.
+    // h), reduce, cast back (read h, write g), as the DDP hooks in step_plan.cpp (ddp_wire_format).
     const model::DType hdt =
         hook == CommHook::Kind::kFp16 ? model::DType::kFp16 : model::DType::kBf16;
     if (model::dtype_bytes(gdt) > model::dtype_bytes(hdt)) {

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "simulator/event_dp.hpp"
+#include "simulator/event/simulate.hpp"
 
 namespace ddpsim::sim {
 

@@ -7,7 +7,7 @@
 
 #include "model/error.hpp"
 #include "model/scenario.hpp"
-#include "simulator/event_dp.hpp"
+#include "simulator/event/simulate.hpp"
 #include "simulator/memory.hpp"
 #include "simulator/planner.hpp"
 #include "simulator/report.hpp"

@@ -17,8 +17,8 @@
 
 #include "model/scenario.hpp"
 #include "simulator/analytic.hpp"
-#include "simulator/engine.hpp"
-#include "simulator/event_dp.hpp"
+#include "simulator/event/engine.hpp"
+#include "simulator/event/simulate.hpp"
 
 namespace {
 

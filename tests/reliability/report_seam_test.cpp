@@ -12,6 +12,7 @@
 #include "model/error.hpp"
 #include "model/scenario.hpp"
 #include "simulator/analytic.hpp"
+#include "simulator/input_guards.hpp"
 #include "simulator/report.hpp"
 
 namespace {

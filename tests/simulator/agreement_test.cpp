@@ -13,7 +13,7 @@
 
 #include "model/scenario.hpp"
 #include "simulator/analytic.hpp"
-#include "simulator/event_dp.hpp"
+#include "simulator/event/simulate.hpp"
 
 namespace ddpsim::sim {
 namespace {

@@ -8,7 +8,7 @@
 #include "model/scenario.hpp"
 #include "simulator/analytic.hpp"
 #include "simulator/collective.hpp"
-#include "simulator/event_dp.hpp"
+#include "simulator/event/simulate.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {

@@ -12,7 +12,7 @@
 #include "model/builders.hpp"
 #include "model/profile.hpp"
 #include "model/scenario.hpp"
-#include "simulator/event_dp.hpp"
+#include "simulator/event/simulate.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {

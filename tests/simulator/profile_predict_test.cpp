@@ -12,7 +12,7 @@
 
 #include "model/scenario.hpp"
 #include "simulator/analytic.hpp"
-#include "simulator/event_dp.hpp"
+#include "simulator/event/simulate.hpp"
 #include "simulator/run.hpp"
 
 namespace ddpsim::sim {

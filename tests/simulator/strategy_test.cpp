@@ -12,7 +12,7 @@
 #include "model/error.hpp"
 #include "model/scenario.hpp"
 #include "model/zoo.hpp"
-#include "simulator/event_dp.hpp"
+#include "simulator/event/simulate.hpp"
 #include "simulator/sharded.hpp"
 #include "simulator/trace.hpp"
 #include "tests/simulator/round_machine.hpp"

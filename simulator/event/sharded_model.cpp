@@ -1,4 +1,6 @@
-// ZeRO / FSDP steps on the event engine (ShardedModel; contract: simulator/event_dp.hpp).
+// ZeRO / FSDP steps on the event engine (ShardedModel; contract: simulator/event/simulate.hpp).
+#include "simulator/event/detail/sharded_model.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -8,7 +10,7 @@
 #include <vector>
 
 #include "model/error.hpp"
-#include "simulator/event_internal.hpp"
+#include "simulator/event/detail/model_common.hpp"
 #include "simulator/sharded.hpp"
 
 namespace ddpsim::sim::event_detail {

@@ -1,5 +1,7 @@
 // Local SGD and stale-synchronous steps on the event engine (RelaxedModel; contract:
-// simulator/event_dp.hpp).
+// simulator/event/simulate.hpp).
+#include "simulator/event/detail/relaxed_model.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -9,13 +11,13 @@
 #include <vector>
 
 #include "model/error.hpp"
-#include "simulator/event_internal.hpp"
+#include "simulator/event/detail/model_common.hpp"
 
 namespace ddpsim::sim::event_detail {
 
 namespace {
 
-// Local SGD and stale-synchronous parallel on DDP plans (event_dp.hpp, "Relaxed
+// Local SGD and stale-synchronous parallel on DDP plans (simulate.hpp, "Relaxed
 // synchronisation"). Each rank runs its steps' compute in order; the only collectives are the
 // parameter average every local_sgd_period steps (local SGD) or each rank's own gradient exchange
 // (SSP), both lasting exchange_ = the sum of the plan's bucket durations.

@@ -1,4 +1,4 @@
-// engine.hpp: the discrete-event core of the event-driven simulator.
+// event/engine.hpp: the discrete-event core of the event-driven simulator.
 //
 // Simulated time is integer nanoseconds (ddpsim::SimTime, model/units.hpp). Events are ordered
 // by (time, sequence number): two events at the same time run in the order they were scheduled
@@ -10,8 +10,9 @@
 // did 8.5 M events/s with 64 pending, the radix heap >= 10 M/s: results/BENCHMARKS.md).
 // Buckets are appended to in scheduling order and redistributed in order, so within one time
 // the sequence order (FIFO) falls out without storing a sequence number.
-// The engine knows nothing about ranks, streams or collectives; models (simulator/event_dp.hpp)
-// schedule handlers on it. No CUDA, NCCL or Qt: it builds and tests with plain g++.
+// The engine knows nothing about ranks, streams or collectives; models
+// (simulator/event/simulate.hpp) schedule handlers on it. No CUDA, NCCL or Qt: it builds and tests
+// with plain g++.
 //
 // Preconditions: an event is never scheduled before now() (DDPSIM_ASSERT); handlers may
 // schedule further events, including at now() (they run after the events already queued for

@@ -1,7 +1,10 @@
-// analytic_plan.cpp: Predictor::plan_model, the cost model's plan of one step before a profile
-// replaces any piece of it (analytic.cpp): per-layer compute (with recomputation), DDP buckets
-// and their all-reduces (and the communication hooks' wire bytes), the sharded strategies'
-// schedules, the optimizer, the first iteration's extra costs. DESIGN.md fixes the formulas.
+// step_plan.cpp: the pure pieces of a step plan (step_plan.hpp) and Predictor::plan_model, the
+// cost model's plan of one step before a profile replaces any piece of it (analytic.cpp):
+// per-layer compute (with recomputation), DDP buckets and their all-reduces (and the
+// communication hooks' wire bytes), the sharded strategies' schedules, the optimizer, the first
+// iteration's extra costs. DESIGN.md fixes the formulas.
+#include "simulator/step_plan.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -16,23 +19,45 @@ namespace ddpsim::sim {
 using model::CommHook;
 using model::DType;
 
-namespace {
-
-// Adds each transformer block's forward time to its backward (full activation checkpointing,
-// Korthikanti et al. 2022 sec. 5: the block's forward runs again before its backward); returns
-// the number of blocks.
-int add_recompute_impl(const model::Workload& w, std::vector<double>& bwd,
-                       const std::vector<double>& fwd) {
+int add_recomputation(const model::Workload& w, std::vector<double>& layer_bwd_s,
+                      const std::vector<double>& layer_fwd_s) {
   int count = 0;
-  for (std::size_t i = 0; i < w.layers.size() && i < bwd.size(); ++i) {
+  for (std::size_t i = 0; i < w.layers.size() && i < layer_bwd_s.size(); ++i) {
     if (w.layers[i].kind != "transformer_block") continue;
-    bwd[i] += fwd[i];
+    layer_bwd_s[i] += layer_fwd_s[i];
     ++count;
   }
   return count;
 }
 
-}  // namespace
+WireFormat ddp_wire_format(const model::TrainingConfig& t, const model::CommHook& hook) {
+  const DType gdt = model::grad_dtype(t.precision);
+  WireFormat f;
+  f.dtype = t.grad_reduce_dtype.value_or(gdt);
+  if (hook.kind == CommHook::Kind::kFp16 || hook.kind == CommHook::Kind::kBf16) {
+    const DType hook_dt = hook.kind == CommHook::Kind::kFp16 ? DType::kFp16 : DType::kBf16;
+    if (model::dtype_bytes(gdt) > model::dtype_bytes(hook_dt)) {
+      // fp16_compress_hook: cast the bucket down (read 4, write 2), all-reduce, cast back up
+      // (read 2, write 4) and copy into the gradients.
+      f.cast_bytes_per_element = 2.0 * (model::dtype_bytes(gdt) + model::dtype_bytes(hook_dt));
+    }
+    f.dtype = hook_dt;
+  }
+  return f;
+}
+
+std::vector<double> reducer_copy_in_s(const model::Workload& w, const model::BucketPlan& plan,
+                                      model::DType grad_dtype, double bytes_per_s) {
+  std::vector<double> out(w.layers.size(), 0.0);
+  for (const model::Bucket& b : plan.buckets) {
+    for (int t : b.tensors) {
+      const model::ParamTensor& pt = w.tensors[static_cast<std::size_t>(t)];
+      out[static_cast<std::size_t>(pt.layer)] +=
+          2.0 * static_cast<double>(pt.numel()) * model::dtype_bytes(grad_dtype) / bytes_per_s;
+    }
+  }
+  return out;
+}
 
 StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
                                const model::TrainingConfig& training,
@@ -50,7 +75,7 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
   sp.layer_bwd_s = lt.bwd;
   if (training.activation_checkpointing) {
     // Full checkpointing re-runs each checkpointed block's forward during its backward.
-    const int recomputed = add_recompute_impl(*workload_, sp.layer_bwd_s, sp.layer_fwd_s);
+    const int recomputed = add_recomputation(*workload_, sp.layer_bwd_s, sp.layer_fwd_s);
     if (recomputed == 0) {
       sp.warnings.push_back(
           "activation_checkpointing: the workload has no transformer blocks; nothing is "
@@ -78,17 +103,9 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
 
   // Gradients on the wire.
   const DType gdt = model::grad_dtype(training.precision);
-  DType wire = training.grad_reduce_dtype.value_or(gdt);
-  double cast_bytes_per_element = 0;
-  if (par.comm_hook.kind == CommHook::Kind::kFp16 || par.comm_hook.kind == CommHook::Kind::kBf16) {
-    const DType hook_dt = par.comm_hook.kind == CommHook::Kind::kFp16 ? DType::kFp16 : DType::kBf16;
-    if (model::dtype_bytes(gdt) > model::dtype_bytes(hook_dt)) {
-      // fp16_compress_hook: cast the bucket down (read 4, write 2), all-reduce, cast back up
-      // (read 2, write 4) and copy into the gradients.
-      cast_bytes_per_element = 2.0 * (model::dtype_bytes(gdt) + model::dtype_bytes(hook_dt));
-    }
-    wire = hook_dt;
-  }
+  const WireFormat wf = ddp_wire_format(training, par.comm_hook);
+  const DType wire = wf.dtype;
+  const double cast_bytes_per_element = wf.cast_bytes_per_element;
   sp.wire_scale = static_cast<double>(model::dtype_bytes(wire)) / model::dtype_bytes(gdt);
   const double mem_rate = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
 
@@ -180,14 +197,7 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
     const bool view = par.gradient_as_bucket_view;
     const bool copy_in = !view || par.comm_hook.kind == CommHook::Kind::kNone;
     if (copy_in) {
-      sp.layer_grad_copy_s.assign(sp.layer_bwd_s.size(), 0.0);
-      for (const model::Bucket& b : plan.buckets) {
-        for (int t : b.tensors) {
-          const model::ParamTensor& pt = workload_->tensors[static_cast<std::size_t>(t)];
-          sp.layer_grad_copy_s[static_cast<std::size_t>(pt.layer)] +=
-              2.0 * static_cast<double>(pt.numel()) * model::dtype_bytes(gdt) / mem_rate;
-        }
-      }
+      sp.layer_grad_copy_s = reducer_copy_in_s(*workload_, plan, gdt, mem_rate);
     }
     if (!view) {
       for (std::vector<PlannedBucket>* v : {&sp.buckets, &sp.warmup_buckets}) {

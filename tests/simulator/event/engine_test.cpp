@@ -1,5 +1,5 @@
 // The discrete-event core: ordering, ties, run_until and the observer.
-#include "simulator/engine.hpp"
+#include "simulator/event/engine.hpp"
 
 #include <gtest/gtest.h>
 

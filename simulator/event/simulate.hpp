@@ -1,5 +1,5 @@
-// event_dp.hpp: data-parallel (DDP, ZeRO, FSDP) training on the discrete-event engine
-// (simulator/engine.hpp).
+// event/simulate.hpp: data-parallel (DDP, ZeRO, FSDP) training on the discrete-event engine
+// (simulator/event/engine.hpp).
 //
 // Input: the StepPlan of Predictor::plan (simulator/analytic.hpp), so both engines cost every
 // piece identically and differ only in how they schedule it. Every rank has a compute stream
@@ -81,7 +81,7 @@
 #include "model/units.hpp"
 #include "simulator/analytic.hpp"
 #include "simulator/contention.hpp"
-#include "simulator/engine.hpp"
+#include "simulator/event/engine.hpp"
 
 namespace ddpsim::sim {
 

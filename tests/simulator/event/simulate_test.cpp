@@ -1,6 +1,6 @@
 // The event-driven data-parallel model: agreement with the analytic timeline when nothing is
 // random, stragglers and jitter by hand, determinism, and the Chrome trace.
-#include "simulator/event_dp.hpp"
+#include "simulator/event/simulate.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

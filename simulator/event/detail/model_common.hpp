@@ -1,7 +1,8 @@
-// event_internal.hpp: what the three event models share (not a public header; the contract is
-// simulator/event_dp.hpp). event_dp.cpp holds DpModel (DDP buckets), simulate_event and
-// apply_event_result; event_sharded.cpp ShardedModel (ZeRO / FSDP schedules); event_relaxed.cpp
-// RelaxedModel (local SGD, stale-synchronous). Each model file exposes one run_* function that
+// detail/model_common.hpp: what the three event models share (not a public header; the contract
+// is simulator/event/simulate.hpp). dp_model.cpp holds DpModel (DDP buckets), sharded_model.cpp
+// ShardedModel (ZeRO / FSDP schedules), relaxed_model.cpp RelaxedModel (local SGD,
+// stale-synchronous); simulate.cpp picks one (simulate_event) and applies its result
+// (apply_event_result). Each model file exposes one run_* function (detail/<model>.hpp) that
 // runs its model through run_model (the symmetric one-rank shortcut and the two-pass trace).
 #pragma once
 
@@ -14,7 +15,7 @@
 #include <vector>
 
 #include "model/error.hpp"
-#include "simulator/event_dp.hpp"
+#include "simulator/event/simulate.hpp"
 
 namespace ddpsim::sim::event_detail {
 
@@ -139,9 +140,5 @@ EventResult run_model(const StepPlan& plan, const EventOptions& opts) {
   }
   return Model(plan, opts).run();
 }
-
-EventResult run_dp(const StepPlan& plan, const EventOptions& opts);       ///< event_dp.cpp
-EventResult run_sharded(const StepPlan& plan, const EventOptions& opts);  ///< event_sharded.cpp
-EventResult run_relaxed(const StepPlan& plan, const EventOptions& opts);  ///< event_relaxed.cpp
 
 }  // namespace ddpsim::sim::event_detail

@@ -1,4 +1,4 @@
-#include "simulator/engine.hpp"
+#include "simulator/event/engine.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -1,0 +1,156 @@
+// step_plan.hpp: everything one data-parallel step is made of before any timeline is laid out
+// (StepPlan): per-layer compute, DDP buckets with their collectives, the sharded strategies'
+// schedules, the optimizer, the Reducer's copies and the first iteration's extra costs. The
+// Predictor (simulator/analytic.hpp) makes it; the analytic timeline and the event engine
+// (simulator/event/simulate.hpp) both lay it out, so they cost every piece identically and differ
+// only in how they schedule it. The helpers below are the pure pieces of a plan (step_plan.cpp).
+//
+//   StepPlan plan = predictor.plan(s.cluster, s.training, s.parallelism);
+//   double t = interfered_s(2e-3, 40e-6, 1.5);   // 2.01333 ms
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/bucketing.hpp"
+#include "model/cluster.hpp"
+#include "model/scenario.hpp"
+#include "simulator/prediction.hpp"
+
+namespace ddpsim::sim {
+
+/// One bucket as planned: its collective cost, how long it occupies the communication stream,
+/// and the layer whose backward makes it ready.
+struct PlannedBucket {
+  BucketTiming cost;        ///< bytes (all collectives), grad_bytes, tensors, algorithm, busbw
+  double collective_s = 0;  ///< the collective(s) alone (PowerSGD: the sum of its three)
+  /// Compression-hook compute around the collectives (fp16/bf16 casts, PowerSGD's GEMMs,
+  /// orthogonalisation and error feedback, top-k selection and scatter-add); 0 without a hook.
+  double overhead_s = 0;
+  int ready_layer = 0;  ///< ready when this layer's backward finishes
+  /// PyTorch's Reducer::finalize_backward copies the reduced bucket back into the parameters'
+  /// .grad (copy_bucket_to_grad: read + write of the bucket's gradient bytes at memory
+  /// bandwidth) on the compute stream, after waiting for this bucket's collective and after the
+  /// previous bucket's copy. 0 with gradient_as_bucket_view (the gradients are the bucket) and
+  /// on one GPU.
+  double copy_out_s = 0;
+  double duration_s() const { return collective_s + overhead_s; }
+};
+
+/// When a collective of a sharded schedule (StepPlan::schedule) occurs in a step.
+enum class CommScope {
+  kEveryMicroBatch,  ///< in each of the k micro-batches (ZeRO-2/3, FSDP)
+  kLastMicroBatch,   ///< in the last micro-batch only (ZeRO-1: at the accumulation boundary)
+  kAfterOptimizer,   ///< once, after the optimizer step; the step ends when it ends
+};
+
+/// Compute operations of one micro-batch are numbered 0 .. 2L-1 for L layers: forward of layer
+/// l is op l, backward of layer l is op 2L-1-l; op 2L stands for "after this micro-batch's
+/// backward" (the next micro-batch's first forward, or the optimizer). "Arriving" at op j means
+/// op j-1 has finished on that rank (op 0: the micro-batch has begun).
+inline int forward_op(int layer) { return layer; }
+inline int backward_op(int layer, int layers) { return 2 * layers - 1 - layer; }
+inline int micro_batch_end_op(int layers) { return 2 * layers; }
+
+/// One collective of a sharded strategy's step, as both engines schedule it: it launches on the
+/// single communication stream (FIFO, in StepPlan::schedule order, micro-batch by micro-batch)
+/// once every rank has arrived at `gate_op` and the previous collective has ended; compute op
+/// `block_op` cannot start on a rank before it has ended. kAfterOptimizer collectives ignore
+/// both: they launch after the optimizer and the step ends when they end.
+struct ScheduledCollective {
+  BucketTiming cost;        ///< bytes, grad_bytes, tensors, kind, phase, calls, layer, busbw
+  double collective_s = 0;  ///< the collective(s) alone
+  double overhead_s = 0;    ///< cast kernels of an fp16/bf16 reduce dtype, 0 otherwise
+  CommScope scope = CommScope::kEveryMicroBatch;
+  int gate_op = 0;   ///< [0, 2L]
+  int block_op = 0;  ///< [gate_op, 2L]; 2L = before the next micro-batch / the optimizer
+  std::string name;  ///< "all_gather fwd h.3", "reduce_scatter bucket 2", ...
+  double duration_s() const { return collective_s + overhead_s; }
+};
+
+/// Everything one data-parallel step is made of before any timeline is laid out: the input of
+/// the analytic timeline (Predictor::predict) and of the event-driven simulator, so that the two
+/// engines cost every piece identically and differ only in how they schedule it.
+struct StepPlan {
+  int gpus = 1;
+  int grad_accumulation = 1;
+  bool overlap = true;
+  model::CollectiveBandwidths bandwidths;
+  std::vector<double> layer_fwd_s;  ///< per layer, one micro-batch, nominal (no jitter)
+  std::vector<double> layer_bwd_s;
+  /// DDP only, per layer: the Reducer's copy of the layer's gradients into their buckets as
+  /// autograd produces them (mark_variable_ready_dense: at::mul_out(bucket_view, grad, 1/N),
+  /// read + write of the gradient bytes at memory bandwidth; with gradient_as_bucket_view the
+  /// in-place bucket_view.div_(N) instead, the same bytes; nothing with a view and a comm hook).
+  /// On the compute stream, in the backward of the last micro-batch only (no_sync micro-batches
+  /// accumulate into .grad without the Reducer). Empty on one GPU and for sharded strategies.
+  std::vector<double> layer_grad_copy_s;
+  /// The workload the plan was made for (layer names for traces).
+  std::shared_ptr<const model::Workload> workload;
+  double buffer_broadcast_s = 0;  ///< broadcast_buffers, before every forward
+  double optimizer_s = 0;
+  std::vector<PlannedBucket> buckets;      ///< in launch order
+  double used_map_allreduce_s = 0;         ///< find_unused_parameters' local_used_map all-reduce
+  double first_iteration_allreduce_s = 0;  ///< iteration 1: one bucket of every gradient
+  double grad_bytes_total = 0;
+  double wire_scale = 1;  ///< bytes on the wire per gradient byte
+  /// PowerSGD: the buckets as plain all-reduces, which the hook runs for the first
+  /// start_powerSGD_iter iterations (empty for every other hook). `buckets` is the steady state.
+  std::vector<PlannedBucket> warmup_buckets;
+  /// Persistent memory of the hook per GPU (PowerSGD: error_dict + p/q_memory_dict + the
+  /// transient copy of one bucket; top-k: the gathered buffer of the largest bucket).
+  double hook_memory_bytes = 0;
+  std::vector<std::string> warnings;
+  /// Sharded strategies (every strategy but ddp; simulator/sharded.hpp plans them): the step's
+  /// collectives in launch (FIFO) order, micro-batch template first, kAfterOptimizer last.
+  /// Empty for ddp, whose gradient collectives are `buckets`, and on one GPU. When the strategy
+  /// is sharded, buckets, warmup_buckets, buffer_broadcast_s, used_map_allreduce_s and
+  /// first_iteration_allreduce_s are empty / 0.
+  model::Strategy strategy = model::Strategy::kDdp;
+  std::vector<ScheduledCollective> schedule;
+  int shard_group = 1;  ///< ranks each parameter/gradient/state is sharded over (1 for ddp)
+  /// Set when the hardware carries a calibration profile: which costs above were measured.
+  std::optional<MeasuredSources> measured;
+  /// DDP: backward compute runs this factor slower while one of the step's collectives is in
+  /// flight (interfered_s; the analytic timeline, the event engine has
+  /// EventOptions::interference with the same rule). From resolve_interference:
+  /// simulation.interference, else the profile's measured factor, else 1.
+  double interference = 1.0;
+  std::string interference_source = "default";  ///< "scenario", "profile" or "default"
+};
+
+/// How long `work_s` of compute takes when it starts with a collective in flight for another
+/// `busy_s` seconds and runs `factor` (>= 1) times slower while it is: at rate 1/factor for
+/// min(busy_s, work_s * factor), at full rate after. Both engines use it (the Reducer's copies
+/// are not slowed). E.g. 2 ms of work, 40 us busy, factor 1.5: 40 us do 26.67 us of work, the
+/// other 1.97333 ms run at full rate: 2.01333 ms.
+inline double interfered_s(double work_s, double busy_s, double factor) {
+  if (factor <= 1.0 || busy_s <= 0.0) return work_s;
+  if (work_s * factor <= busy_s) return work_s * factor;
+  return busy_s + (work_s - busy_s / factor);
+}
+
+/// Full activation checkpointing (Korthikanti et al. 2022, sec. 5): each "transformer_block"
+/// layer's forward runs again before its backward, so its forward time is added to its backward
+/// time (layer_bwd_s[i] += layer_fwd_s[i]). Returns the number of blocks recomputed.
+int add_recomputation(const model::Workload& w, std::vector<double>& layer_bwd_s,
+                      const std::vector<double>& layer_fwd_s);
+
+/// How DDP's gradients travel: `dtype` on the wire (an fp16/bf16 hook's dtype, else
+/// training.grad_reduce_dtype, else the gradients' own) and the bytes per gradient element the
+/// hook's casts move: fp16_compress_hook casts a g-byte bucket down (read g, write h) and back
+/// up (read h, write g), 2 (g + h) bytes; 0 without a hook that narrows the dtype.
+struct WireFormat {
+  model::DType dtype = model::DType::kFp32;
+  double cast_bytes_per_element = 0;
+};
+WireFormat ddp_wire_format(const model::TrainingConfig& t, const model::CommHook& hook);
+
+/// The Reducer's copy of every gradient into its bucket as autograd produces it (PyTorch
+/// reducer.cpp mark_variable_ready_dense), per workload layer: read + write of the gradient
+/// bytes, 2 x numel x bytes(grad_dtype) / bytes_per_s, summed over the layer's tensors.
+std::vector<double> reducer_copy_in_s(const model::Workload& w, const model::BucketPlan& plan,
+                                      model::DType grad_dtype, double bytes_per_s);
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,92 @@
+// The pure pieces of a step plan (simulator/step_plan.hpp), by hand.
+#include "simulator/step_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "model/bucketing.hpp"
+#include "model/builders.hpp"
+#include "tests/simulator/round_machine.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+using model::CommHook;
+using model::DType;
+using model::Precision;
+
+TEST(StepPlanTest, RecomputationAddsEachTransformerBlocksForwardToItsBackward) {
+  // Layers: embedding, two blocks, head. Only the blocks run their forward again:
+  // bwd = {2, 4 + 1, 6 + 3, 8} and 2 blocks recomputed.
+  model::Workload w;
+  for (const char* kind : {"embedding", "transformer_block", "transformer_block", "linear"}) {
+    model::Layer l;
+    l.kind = kind;
+    w.layers.push_back(l);
+  }
+  std::vector<double> bwd = {2, 4, 6, 8};
+  const std::vector<double> fwd = {10, 1, 3, 20};
+  EXPECT_EQ(add_recomputation(w, bwd, fwd), 2);
+  EXPECT_EQ(bwd, (std::vector<double>{2, 5, 9, 8}));
+  // An MLP has no blocks: nothing changes.
+  const model::Workload mlp = model::build_mlp({{4, 4, 4}});
+  std::vector<double> b2 = {1, 1};
+  EXPECT_EQ(add_recomputation(mlp, b2, {5, 5}), 0);
+  EXPECT_EQ(b2, (std::vector<double>{1, 1}));
+}
+
+TEST(StepPlanTest, WireFormatOfTheHooksAndReduceDtypes) {
+  model::TrainingConfig t;
+  t.precision = Precision::kFp32;
+  CommHook none;
+  // fp32 gradients, no hook: fp32 on the wire, no casts.
+  WireFormat f = ddp_wire_format(t, none);
+  EXPECT_EQ(f.dtype, DType::kFp32);
+  EXPECT_EQ(f.cast_bytes_per_element, 0.0);
+  // fp16_compress_hook on fp32 gradients: down read 4 + write 2, up read 2 + write 4 = 12 B.
+  CommHook fp16;
+  fp16.kind = CommHook::Kind::kFp16;
+  f = ddp_wire_format(t, fp16);
+  EXPECT_EQ(f.dtype, DType::kFp16);
+  EXPECT_EQ(f.cast_bytes_per_element, 12.0);
+  // bf16 gradients (bf16 training) under a bf16 hook: already narrow, no cast.
+  CommHook bf16;
+  bf16.kind = CommHook::Kind::kBf16;
+  t.precision = Precision::kBf16;
+  f = ddp_wire_format(t, bf16);
+  EXPECT_EQ(f.dtype, DType::kBf16);
+  EXPECT_EQ(f.cast_bytes_per_element, 0.0);
+  // grad_reduce_dtype without a hook: that dtype on the wire, no hook casts.
+  t.precision = Precision::kFp32;
+  t.grad_reduce_dtype = DType::kBf16;
+  f = ddp_wire_format(t, none);
+  EXPECT_EQ(f.dtype, DType::kBf16);
+  EXPECT_EQ(f.cast_bytes_per_element, 0.0);
+}
+
+TEST(StepPlanTest, ReducerCopyInPerLayerByHand) {
+  // Two layers of 1e6 fp32 parameters: each layer's copy reads and writes 4e6 bytes,
+  // 8e6 / 1e12 B/s = 8 us, whichever bucket its tensors are in.
+  const auto w = fixtures::two_layers();
+  model::BucketOptions o;
+  o.grad_bytes = 4;
+  o.cap_bytes = 25 << 20;
+  const model::BucketPlan plan = model::assign_buckets(*w, o);
+  const std::vector<double> c = reducer_copy_in_s(*w, plan, DType::kFp32, 1e12);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_DOUBLE_EQ(c[0], 8e-6);
+  EXPECT_DOUBLE_EQ(c[1], 8e-6);
+  // bf16 gradients move half the bytes.
+  EXPECT_DOUBLE_EQ(reducer_copy_in_s(*w, plan, DType::kBf16, 1e12)[0], 4e-6);
+}
+
+TEST(StepPlanTest, InterferedTimeOfTheHeaderExample) {
+  // 2 ms of work, 40 us busy, factor 1.5: 40 us do 26.667 us of work, the other 1.97333 ms run
+  // at full rate: 2.01333 ms.
+  EXPECT_NEAR(interfered_s(2e-3, 40e-6, 1.5), 40e-6 + (2e-3 - 40e-6 / 1.5), 1e-15);
+  EXPECT_NEAR(interfered_s(2e-3, 40e-6, 1.5), 2.0133333e-3, 1e-10);
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
