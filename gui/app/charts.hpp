@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "gui/models/measured.hpp"
 #include "gui/models/sweep_runner.hpp"
 
 namespace ddpsim::gui {

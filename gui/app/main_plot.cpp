@@ -10,6 +10,7 @@
 #include "gui/app/chart_export.hpp"
 #include "gui/app/charts.hpp"
 #include "gui/app/timeline_view.hpp"
+#include "gui/models/measured.hpp"
 #include "gui/models/scenario_document.hpp"
 #include "gui/models/sweep_engine.hpp"
 #include "model/error.hpp"

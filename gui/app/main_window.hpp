@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "gui/app/charts.hpp"
+#include "gui/models/measured.hpp"
 #include "gui/models/results_table_model.hpp"
 #include "gui/models/scenario_document.hpp"
 #include "gui/models/sweep_runner.hpp"

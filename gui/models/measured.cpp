@@ -1,8 +1,11 @@
+#include "gui/models/measured.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
 
-#include "gui/models/sweep_engine.hpp"
 #include "model/paths.hpp"
 
 namespace ddpsim::gui {

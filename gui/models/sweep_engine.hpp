@@ -105,13 +105,6 @@ struct TimelineData {
   std::vector<TimelineSpan> spans;
 };
 
-/// A measured step time (results/validation-*.json).
-struct MeasuredPoint {
-  int gpus = 1;
-  double stepTimeS = 0;
-  std::string source;  ///< file name
-};
-
 struct SweepRequest {
   nlohmann::json doc;  ///< the scenario document (validated or not)
   std::string file;    ///< its path: names it in errors, anchors relative references
@@ -160,16 +153,5 @@ using PredictorCache = sim::PredictorCache;
 /// Computes every view for `req` (see the file comment). Never throws for bad input: a document
 /// that does not validate gives a result with `error` set.
 SweepResult computeSweep(const SweepRequest& req, PredictorCache* cache = nullptr);
-
-/// Measured step times from every results/validation-*.json in `resultsDir`: each JSON object
-/// with a numeric "gpus" and a numeric "step_time_s" inside a "measured" object (or a
-/// "measured_step_time_s"), else a numeric "step_time_s" of its own when no "measured" or
-/// "predicted" key names it otherwise. Files that do not parse are skipped; `scenarioName`,
-/// when the file names a scenario ("scenario": {"name"} or "scenario_name"), must match it.
-std::vector<MeasuredPoint> readMeasured(const std::string& resultsDir,
-                                        const std::string& scenarioName);
-
-/// The results/ folder beside the scenarios/ data folder (model::data_dir()), or "" if none.
-std::string defaultResultsDir();
 
 }  // namespace ddpsim::gui

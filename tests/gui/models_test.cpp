@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gui/models/measured.hpp"
 #include "gui/models/results_table_model.hpp"
 #include "gui/models/scenario_document.hpp"
 #include "gui/models/series.hpp"
