@@ -7,14 +7,14 @@
 #   bash scripts/validate-sweep.sh --quick --out-dir /tmp/vs   # smoke run: 2 steps x 1 run
 #   options: --build DIR (default build), --steps S, --repeat R, --eff-repeat R, --skip-efficiency
 #
-# What it runs (ddpsim-validate from DIR/simulator; see calibrate/validate/README.md):
-#  1. calibrate/validate/sweep-mlp.json: 3 MLP sizes (1024-H-1024, H = 2048/4096/8192) x bucket caps 1/5/25 MB x overlap on/off x
+# What it runs (ddpsim-validate from DIR/simulator; see simulator/cli/validate/README.md):
+#  1. simulator/cli/validate/sweep-mlp.json: 3 MLP sizes (1024-H-1024, H = 2048/4096/8192) x bucket caps 1/5/25 MB x overlap on/off x
 #     1 and 2 ranks (36 points), each predicted by both engines on a fresh --quick calibration
 #     per rank count and measured by ddpsim-exec S steps x R repetitions (round-robin over the
 #     points; default 10 x 3 = 30 steps per point, the medians' sample); per point the step
 #     and its components with errors, per (size, overlap, ranks) the bucket-size choice: median
 #     step per cap with its 95% order-statistic CI, the measured best set, the predicted best.
-#  2. calibrate/validate/efficiency-hidden.json with --efficiency (unless --skip-efficiency): a
+#  2. simulator/cli/validate/efficiency-hidden.json with --efficiency (unless --skip-efficiency): a
 #     small MLP with a long backward (communication hidden), 1 and 2 ranks x 3 caps, DDP and N
 #     independent processes alternating, S=5 steps x R=6 repetitions each: the DDP overhead per
 #     step and per bucket, paired ratio with its CI, "within 5%".
@@ -95,12 +95,12 @@ cd "$root" || exit 1
 t0=$SECONDS
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "validate-sweep: sweep (36 points, $steps steps x $repeat runs), network $tag -> $main_json"
-"$validate" calibrate/validate/sweep-mlp.json --calibrate --steps "$steps" --repeat "$repeat" \
+"$validate" simulator/cli/validate/sweep-mlp.json --calibrate --steps "$steps" --repeat "$repeat" \
   "${netns_args[@]}" --out "$main_json" --markdown "$work/sweep.md" || exit 1
 t1=$SECONDS
 if ((efficiency)); then
   echo "validate-sweep: efficiency (6 points, DDP and independent, $eff_steps steps x $eff_repeat runs) -> $eff_json"
-  "$validate" calibrate/validate/efficiency-hidden.json --calibrate --steps "$eff_steps" \
+  "$validate" simulator/cli/validate/efficiency-hidden.json --calibrate --steps "$eff_steps" \
     --repeat "$eff_repeat" --efficiency "${netns_args[@]}" --out "$eff_json" \
     --markdown "$work/eff.md" || exit 1
 fi

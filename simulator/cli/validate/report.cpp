@@ -1,4 +1,4 @@
-#include "calibrate/validate/report.hpp"
+#include "simulator/cli/validate/report.hpp"
 
 #include <cmath>
 #include <cstdio>

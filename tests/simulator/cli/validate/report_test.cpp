@@ -1,6 +1,6 @@
-// The comparison rows and Markdown tables of `ddpsim validate` (calibrate/validate/report.hpp),
+// The comparison rows and Markdown tables of `ddpsim validate` (simulator/cli/validate/report.hpp),
 // checked against values computed by hand.
-#include "calibrate/validate/report.hpp"
+#include "simulator/cli/validate/report.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// calibrate/validate/stats.hpp by hand: binomial tails, the order-statistic ranks of the 95% CI
+// simulator/cli/validate/stats.hpp by hand: binomial tails, the order-statistic ranks of the 95% CI
 // of a median, the CI of a small sample and the measured-best set.
-#include "calibrate/validate/stats.hpp"
+#include "simulator/cli/validate/stats.hpp"
 
 #include <gtest/gtest.h>
 

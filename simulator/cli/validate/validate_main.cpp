@@ -48,8 +48,8 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/validate/report.hpp"
-#include "calibrate/validate/stats.hpp"
+#include "simulator/cli/validate/report.hpp"
+#include "simulator/cli/validate/stats.hpp"
 #include "model/error.hpp"
 #include "model/profile.hpp"
 #include "model/scenario.hpp"
