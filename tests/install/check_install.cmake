@@ -19,7 +19,7 @@
 # Everything runs without $DDPSIM_DATA_DIR and from WORK, not from the source tree.
 cmake_minimum_required(VERSION 3.25)
 
-foreach(var BUILD_DIR SOURCE_DIR WORK CONSUMER CONFIG GENERATOR CXX_COMPILER PROGRAMS)
+foreach(var BUILD_DIR SOURCE_DIR WORK CONSUMER CONFIG GENERATOR CXX_COMPILER PROGRAMS LIBDIR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "check_install.cmake: -D${var}=... is required")
   endif()
@@ -52,12 +52,8 @@ endfunction()
 # 1. Install.
 run(install ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --config ${CONFIG})
 
-# 2. Layout (GNUInstallDirs: lib or lib64, whichever this system uses).
-if(EXISTS ${prefix}/lib64/cmake/ddpsim)
-  set(libdir lib64)
-else()
-  set(libdir lib)
-endif()
+# 2. Layout (GNUInstallDirs as configured: lib, lib64 or lib/<multiarch> under /usr).
+set(libdir ${LIBDIR})
 expect_exists(${libdir}/libddpsim_model.a ${libdir}/libddpsim_simulator.a
               ${libdir}/cmake/ddpsim/ddpsimConfig.cmake
               ${libdir}/cmake/ddpsim/ddpsimConfigVersion.cmake
