@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
+#include <vector>
 
 #include "model/error.hpp"
 
@@ -16,6 +17,18 @@ bool is_data_dir(const std::filesystem::path& p) {
 }
 }  // namespace
 
+std::vector<std::filesystem::path> data_dir_candidates(const std::filesystem::path& exe) {
+  std::vector<std::filesystem::path> out;
+  const auto bin = exe.parent_path();
+  if (!bin.empty()) out.push_back((bin.parent_path() / "share" / "ddpsim").lexically_normal());
+  for (auto dir = bin; !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    out.push_back(dir / "scenarios");
+  }
+  out.emplace_back(DDPSIM_INSTALL_DATA_DIR);
+  out.emplace_back(DDPSIM_SOURCE_DATA_DIR);
+  return out;
+}
+
 std::filesystem::path data_dir() {
   if (const char* env = std::getenv("DDPSIM_DATA_DIR"); env != nullptr && *env != '\0') {
     if (!is_data_dir(env)) {
@@ -26,16 +39,14 @@ std::filesystem::path data_dir() {
   }
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (auto dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
-         dir = dir.parent_path()) {
-      if (is_data_dir(dir / "scenarios")) return dir / "scenarios";
-    }
+  if (ec) exe.clear();  // no /proc: only the configured folders
+  for (const auto& dir : data_dir_candidates(exe)) {
+    if (is_data_dir(dir)) return dir;
   }
-  if (is_data_dir(DDPSIM_SOURCE_DATA_DIR)) return DDPSIM_SOURCE_DATA_DIR;
   throw Error(
       "cannot find the ddpsim presets (scenarios/models, scenarios/hardware); set "
-      "DDPSIM_DATA_DIR to the scenarios/ folder of a ddpsim checkout");
+      "DDPSIM_DATA_DIR to the scenarios/ folder of a ddpsim checkout or to the share/ddpsim "
+      "folder of an installed one");
 }
 
 std::filesystem::path resolve_relative(const std::filesystem::path& from_file,

@@ -1,15 +1,30 @@
 // paths.hpp: where ddpsim finds its presets (scenarios/models, scenarios/hardware).
 //
-// Search order: $DDPSIM_DATA_DIR; a scenarios/ folder beside or above the running binary
-// (an installed or copied tree); the source tree the binary was built from.
+// Search order (the first folder holding models/ and hardware/ wins):
+//   1. $DDPSIM_DATA_DIR (an error if it is set and holds neither);
+//   2. <folder of the running binary>/../share/ddpsim: the installed layout (cmake --install puts
+//      the programs in P/bin and scenarios/ in P/share/ddpsim), before anything in a checkout
+//      that may lie above an install prefix;
+//   3. a scenarios/ folder beside the binary or in any folder above it (a checkout, a copied tree);
+//   4. <install prefix>/share/ddpsim as configured when the library was built, for programs of
+//      other projects that link the installed library from elsewhere;
+//   5. the source tree the library was built from.
+//
+//   auto gpt2 = data_dir() / "models" / "gpt2-xl.json";
 #pragma once
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace ddpsim::model {
 
 /// The scenarios/ directory holding models/ and hardware/. Throws Error if none exists.
 std::filesystem::path data_dir();
+
+/// Steps 2 to 5 of the search order above for a program at `exe` (an absolute path), in order,
+/// whether or not they exist. data_dir() takes the first that holds models/ and hardware/.
+std::vector<std::filesystem::path> data_dir_candidates(const std::filesystem::path& exe);
 
 /// Resolves `ref` (as written in `from_file`) relative to the directory of `from_file`;
 /// absolute paths are returned unchanged.

@@ -1,0 +1,51 @@
+# What `cmake --install <build> --prefix P` puts where (GNUInstallDirs):
+#   P/lib/libddpsim_model.a, libddpsim_simulator.a   the core libraries (ddpsim::model, ::simulator)
+#   P/include/ddpsim/model/**.hpp, simulator/**.hpp  their headers: with P/include/ddpsim on the
+#                                                    include path, #include "model/scenario.hpp"
+#   P/lib/cmake/ddpsim/                              find_package(ddpsim): the two targets and the
+#                                                    dependencies their interface needs
+#   P/bin/ddpsim, P/bin/ddpsim-<verb>                every program of this build (git-style
+#                                                    dispatch runs ddpsim-<verb> from ddpsim's folder)
+#   P/share/ddpsim/                                  scenarios/: the presets, data and examples, where
+#                                                    model::data_dir() looks from P/bin (model/paths.hpp)
+# The other libraries (calibrate, comm, exec, gui) are the programs' parts and need Gloo,
+# OpenBLAS, CUDA or Qt: they are not installed. tests/install checks all of this (ctest -L install).
+include(CMakePackageConfigHelpers)
+
+set(DDPSIM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/ddpsim)
+set(DDPSIM_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/ddpsim)
+
+set_target_properties(ddpsim_model PROPERTIES EXPORT_NAME model)
+set_target_properties(ddpsim_simulator PROPERTIES EXPORT_NAME simulator)
+install(TARGETS ddpsim_model ddpsim_simulator EXPORT ddpsimTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+# Whole trees, so headers that move or new subfolders (detail/, event/, ...) need no edit here.
+# simulator/cli/ is the ddpsim program's own code, not the library's.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/model/
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ddpsim/model
+        FILES_MATCHING PATTERN "*.hpp")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/simulator/
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ddpsim/simulator
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "cli" EXCLUDE)
+
+# Every program named ddpsim or ddpsim-<verb> that this configuration builds.
+ddpsim_project_targets(DDPSIM_INSTALLED_PROGRAMS ${PROJECT_SOURCE_DIR} EXECUTABLE "^ddpsim(-.+)?$")
+# Shared libraries outside the system folders (NCCL under /usr/local/cuda, ...) stay on the
+# installed programs' RPATH, which CMake otherwise strips at install.
+set_target_properties(${DDPSIM_INSTALLED_PROGRAMS} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+install(TARGETS ${DDPSIM_INSTALLED_PROGRAMS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenarios/ DESTINATION ${DDPSIM_INSTALL_DATADIR})
+
+install(EXPORT ddpsimTargets NAMESPACE ddpsim:: DESTINATION ${DDPSIM_INSTALL_CMAKEDIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/ddpsimConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/ddpsimConfig.cmake
+                              INSTALL_DESTINATION ${DDPSIM_INSTALL_CMAKEDIR}
+                              PATH_VARS DDPSIM_INSTALL_DATADIR)
+# 0.x: a minor release may break the API.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/ddpsimConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/ddpsimConfig.cmake ${PROJECT_BINARY_DIR}/ddpsimConfigVersion.cmake
+        DESTINATION ${DDPSIM_INSTALL_CMAKEDIR})
