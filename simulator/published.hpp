@@ -24,7 +24,7 @@
 // systems, critical batch sizes, ...), so each row of the file appears once in the report.
 //
 //   PublishedReport r = compare_published();            // reads the file from data_dir()
-//   write_file_atomic("results/published/README.md", published_markdown(r));
+//   model::write_file_atomic("results/published/README.md", published_markdown(r));
 #pragma once
 
 #include <cstdint>

@@ -14,10 +14,7 @@
 #include <stdexcept>
 
 #include "model/error.hpp"
-
-#ifndef DDPSIM_GIT_REVISION
-#define DDPSIM_GIT_REVISION "unknown"
-#endif
+#include "model/run_context.hpp"
 
 namespace ddpsim::sim {
 
@@ -27,39 +24,12 @@ namespace {
 
 json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
 }  // namespace
 
 json context_json(const std::string& engine) {
-  json c;
-  c["tool"] = "ddpsim";
-  c["version"] = DDPSIM_VERSION;
-  c["git_revision"] = DDPSIM_GIT_REVISION;
-  c["host"] = hostname();
-  c["date"] = utc_now();
+  json c = model::run_context_json("ddpsim");
   c["engine"] = engine;
   c["device"] = "none (model prediction; no hardware was measured)";
-  c["libraries"] = {
-      {"nlohmann_json", fmt::format("{}.{}.{}", NLOHMANN_JSON_VERSION_MAJOR,
-                                    NLOHMANN_JSON_VERSION_MINOR, NLOHMANN_JSON_VERSION_PATCH)},
-      {"boost", fmt::format("{}.{}.{}", BOOST_VERSION / 100000, BOOST_VERSION / 100 % 1000,
-                            BOOST_VERSION % 100)},
-      {"fmt",
-       fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)}};
   return c;
 }
 
@@ -266,26 +236,6 @@ std::string results_csv(const std::vector<model::Scenario>& points,
         opt(p.lr), opt(p.steps_to_target), opt(p.time_to_train_s), opt(p.gpu_hours));
   }
   return out;
-}
-
-void write_file_atomic(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write " + tmp.string());
-    out << content;
-    out.flush();
-    if (!out) throw Error("cannot write " + tmp.string() + " (disk full?)");
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error("cannot rename a temporary file to " + path);
-  }
 }
 
 void check_finite(const json& j, const std::string& where) {

@@ -3,10 +3,10 @@
 // JSON: {"context": {...}, "scenario": {...}, "results": [ one object per sweep point ]}.
 // Each result holds at least the keys of the `ddpsim predict --format json` contract; keys whose
 // value this version does not compute are null and a warning in that result says why.
-// Results files are written atomically (a temporary file in the same folder, then rename).
+// Results files are written atomically (model/atomic_file.hpp).
 //
 //   nlohmann::json j = results_json(scenario, points, predictions, "analytic");
-//   write_file_atomic("results/x.json", j.dump(2) + "\n");
+//   model::write_file_atomic("results/x.json", j.dump(2) + "\n");
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -38,10 +38,6 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
 /// CSV with one row per prediction and a header naming units.
 std::string results_csv(const std::vector<model::Scenario>& points,
                         const std::vector<Prediction>& predictions);
-
-/// Writes `content` to `path` through a temporary file and rename(2); creates parent folders.
-/// Throws Error naming the path when it cannot.
-void write_file_atomic(const std::string& path, const std::string& content);
 
 /// Throws std::logic_error (an internal error, exit code 1) if any number in `j` is NaN or
 /// infinite: the report seam guard. Every JSON document the CLI writes passes through it before

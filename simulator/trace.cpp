@@ -1,18 +1,13 @@
 #include "simulator/trace.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
+#include "model/atomic_file.hpp"
 #include "model/error.hpp"
-#include "simulator/report.hpp"
 
 namespace ddpsim::sim {
 
@@ -129,51 +124,25 @@ nlohmann::json chrome_trace_json(const std::vector<Span>& spans, const nlohmann:
 
 namespace {
 
-[[noreturn]] void cannot_write(const std::string& path, const std::string& why) {
-  throw Error("--trace " + path + ": cannot be written (" + why + ")");
-}
-
-// Writes `content` to `path` through a temporary file next to it (renamed over `path` unless
-// `probe_only`); nothing is left behind on failure, nor by a probe.
-void write_atomic_or_throw(const std::string& path, const std::string& content,
-                           bool probe_only = false) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::error_code ec;
-  if (fs::is_directory(target, ec)) cannot_write(path, "it is a folder");
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir, ec)) cannot_write(path, dir.string() + " is not a folder");
-  const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
-  bool ok = false;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (out) {
-      out << content;
-      out.flush();
-      ok = static_cast<bool>(out);
-    }
-  }
-  if (!ok || probe_only) {
-    const std::string why = std::strerror(errno);
-    fs::remove(tmp, ec);
-    if (!ok) cannot_write(path, why);
-    return;
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    cannot_write(path, ec.message());
+// The --trace option's own wording of a failed write.
+template <class Write>
+void as_trace_error(const std::string& path, Write write) {
+  try {
+    write();
+  } catch (const model::FileWriteError& e) {
+    throw Error("--trace " + path + ": cannot be written (" + e.reason() + ")");
   }
 }
 
 }  // namespace
 
-void check_trace_path(const std::string& path) { write_atomic_or_throw(path, "", true); }
+void check_trace_path(const std::string& path) {
+  as_trace_error(path, [&] { model::check_writable(path); });
+}
 
 void write_chrome_trace(const std::string& path, const std::vector<Span>& spans,
                         const nlohmann::json& metadata) {
-  write_atomic_or_throw(path, chrome_trace_text(spans, metadata));
+  as_trace_error(path, [&] { model::write_file_atomic(path, chrome_trace_text(spans, metadata)); });
 }
 
 }  // namespace ddpsim::sim

@@ -11,7 +11,7 @@
 // Spans on one (rank, stream) never overlap (simulate_event keeps each stream serial; this is
 // checked with DDPSIM_ASSERT). Which ranks appear is decided by the caller: simulate_event keeps
 // the first EventOptions::timeline_max_ranks (64) ranks plus the slowest one by default.
-// The file is written atomically (write_file_atomic, simulator/report.hpp); errors throw Error.
+// The file is written atomically (model/atomic_file.hpp); errors throw Error.
 //
 //   EventOptions o; o.record_timeline = true;
 //   EventResult r = simulate_event(plan, o);

@@ -1,15 +1,15 @@
 #include "gui/app/chart_export.hpp"
 
+#include <QBuffer>
 #include <QChartView>
 #include <QImage>
 #include <QPainter>
 #ifdef DDPSIM_GUI_HAVE_SVG
 #include <QSvgGenerator>
 #endif
-#include <filesystem>
 
 #include "gui/app/timeline_view.hpp"
-#include "simulator/report.hpp"
+#include "model/atomic_file.hpp"
 
 namespace ddpsim::gui {
 
@@ -25,13 +25,12 @@ void renderInto(QWidget* view, QPainter& p, const QRect& target) {
   }
 }
 
-// Results files are written atomically: to PATH.tmp, then renamed over PATH.
-bool commit(const QString& tmp, const QString& path, QString* error) {
-  std::error_code ec;
-  std::filesystem::rename(tmp.toStdString(), path.toStdString(), ec);
-  if (ec) {
-    std::filesystem::remove(tmp.toStdString(), ec);
-    if (error) *error = QStringLiteral("cannot write %1").arg(path);
+// The rendered bytes go to the file as every result file does (model/atomic_file.hpp).
+bool commit(const QByteArray& bytes, const QString& path, QString* error) {
+  try {
+    model::write_file_atomic(path.toStdString(), bytes.toStdString());
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
     return false;
   }
   return true;
@@ -51,9 +50,11 @@ bool exportView(QWidget* view, const QString& path, QString* error) {
   const QSize size = view->size();
   if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
 #ifdef DDPSIM_GUI_HAVE_SVG
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
     QSvgGenerator gen;
-    const QString tmp = path + QStringLiteral(".tmp");
-    gen.setFileName(tmp);
+    gen.setOutputDevice(&buffer);
     gen.setSize(size);
     gen.setViewBox(QRect(QPoint(0, 0), size));
     gen.setTitle(QStringLiteral("ddpsim"));
@@ -64,7 +65,7 @@ bool exportView(QWidget* view, const QString& path, QString* error) {
     }
     renderInto(view, p, QRect(QPoint(0, 0), size));
     p.end();
-    return commit(tmp, path, error);
+    return commit(bytes, path, error);
 #else
     if (error) *error = QStringLiteral("SVG export is not built (install qt6-svg-dev and rebuild)");
     return false;
@@ -78,22 +79,17 @@ bool exportView(QWidget* view, const QString& path, QString* error) {
     p.setRenderHint(QPainter::Antialiasing);
     renderInto(view, p, QRect(QPoint(0, 0), size));
   }
-  const QString tmp = path + QStringLiteral(".tmp");
-  if (!image.save(tmp, "PNG")) {
-    if (error) *error = QStringLiteral("cannot write %1").arg(path);
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  if (!buffer.open(QIODevice::WriteOnly) || !image.save(&buffer, "PNG")) {
+    if (error) *error = QStringLiteral("cannot write %1 (PNG encoding failed)").arg(path);
     return false;
   }
-  return commit(tmp, path, error);
+  return commit(bytes, path, error);
 }
 
 bool writeTextFile(const QString& path, const QString& text, QString* error) {
-  try {
-    sim::write_file_atomic(path.toStdString(), text.toStdString());
-  } catch (const std::exception& e) {
-    if (error) *error = QString::fromStdString(e.what());
-    return false;
-  }
-  return true;
+  return commit(text.toUtf8(), path, error);
 }
 
 }  // namespace ddpsim::gui

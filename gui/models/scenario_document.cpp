@@ -4,10 +4,10 @@
 #include <QFileInfo>
 #include <filesystem>
 
+#include "model/atomic_file.hpp"
 #include "model/error.hpp"
 #include "model/scenario.hpp"
 #include "model/schema.hpp"
-#include "simulator/report.hpp"
 
 namespace ddpsim::gui {
 
@@ -61,7 +61,7 @@ bool ScenarioDocument::load(const QString& path, QString* error) {
 
 bool ScenarioDocument::save(const QString& path, QString* error) {
   try {
-    sim::write_file_atomic(path.toStdString(), m_doc.dump(2) + "\n");
+    model::write_file_atomic(path.toStdString(), m_doc.dump(2) + "\n");
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());
     return false;

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "model/atomic_file.hpp"
 #include "model/deepspeed_import.hpp"
 #include "model/error.hpp"
 #include "model/scenario.hpp"
@@ -51,7 +52,7 @@ int run_predict(const std::string& path, const std::string& engine, const std::s
   o.trace_path = trace;
   const sim::Run r = sim::predict(s, o);
   const json doc = sim::run_json(s, r);
-  if (!out.empty()) sim::write_file_atomic(out, doc.dump(2) + "\n");
+  if (!out.empty()) model::write_file_atomic(out, doc.dump(2) + "\n");
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
   } else if (format == "csv") {
@@ -75,7 +76,7 @@ int run_plan(const std::string& path, const std::string& format, const std::stri
   const model::Scenario s = model::load_scenario(path);
   const sim::PlanResult r = sim::plan(s);
   const json doc = sim::plan_json(s, r);
-  if (!out.empty()) sim::write_file_atomic(out, doc.dump(2) + "\n");
+  if (!out.empty()) model::write_file_atomic(out, doc.dump(2) + "\n");
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
   } else {
@@ -230,7 +231,7 @@ int run_import(const std::string& kind, const std::string& path, const std::stri
   }
   for (const auto& w : r.warnings) std::fprintf(stderr, "ddpsim: warning: %s\n", w.c_str());
   if (!out.empty()) {
-    sim::write_file_atomic(out, doc.dump(2) + "\n");
+    model::write_file_atomic(out, doc.dump(2) + "\n");
     std::cout << "wrote " << out << "\n";
   } else {
     std::cout << doc.dump(2) << "\n";
@@ -313,8 +314,9 @@ int run_lr(const std::string& path, std::optional<std::int64_t> steps, const std
 int run_published(const std::string& out_dir) {
   const sim::PublishedReport r = sim::compare_published();
   const std::filesystem::path dir(out_dir);
-  sim::write_file_atomic((dir / "published.json").string(), sim::published_json(r).dump(2) + "\n");
-  sim::write_file_atomic((dir / "README.md").string(), sim::published_markdown(r));
+  model::write_file_atomic((dir / "published.json").string(),
+                           sim::published_json(r).dump(2) + "\n");
+  model::write_file_atomic((dir / "README.md").string(), sim::published_markdown(r));
   std::cout << fmt::format(
       "{} published rows: {} comparisons ({} ok, {} outside their tolerance, {} reported), {} not "
       "predicted\nwrote {} and {}\n",

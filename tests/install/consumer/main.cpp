@@ -1,11 +1,12 @@
-// consumer SCENARIO.json: predicts the scenario with the installed library and prints its step
-// time as `ddpsim predict --format json` writes it (tests/install compares the two).
+// consumer SCENARIO.json: predicts the scenario with the installed library's run API (the one
+// every ddpsim front-end calls) and prints the first point's step time as `ddpsim predict
+// --format json` writes it (tests/install compares the two).
 #include <cstdio>
 #include <exception>
 #include <nlohmann/json.hpp>
 
 #include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "simulator/run.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -13,8 +14,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto p = ddpsim::sim::predict_analytic(ddpsim::model::load_scenario(argv[1]));
-    std::printf("step_time_s %s\n", nlohmann::json(p.step_time_s).dump().c_str());
+    const ddpsim::model::Scenario s = ddpsim::model::load_scenario(argv[1]);
+    const ddpsim::sim::Run r = ddpsim::sim::predict(s);
+    const nlohmann::json doc = ddpsim::sim::run_json(s, r);
+    std::printf("step_time_s %s\n", doc.at("results").at(0).at("step_time_s").dump().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "consumer: %s\n", e.what());
     return 1;

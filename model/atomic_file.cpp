@@ -1,0 +1,66 @@
+#include "model/atomic_file.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace ddpsim::model {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Creates the folder `path` goes into; returns the temporary file's path beside `path`.
+fs::path prepare(const std::string& path) {
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir, ec)) throw FileWriteError(path, dir.string() + " is not a folder");
+  return fs::path(target.string() + ".tmp." + std::to_string(::getpid()));
+}
+
+// Writes `content` into `tmp`; on failure removes it and throws with the system's reason.
+void write_temporary(const std::string& path, const fs::path& tmp, const std::string& content) {
+  bool ok = false;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (out) {
+      out << content;
+      out.flush();
+      ok = static_cast<bool>(out);
+    }
+  }
+  if (ok) return;
+  const std::string why = std::strerror(errno);
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  throw FileWriteError(path, why);
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  const fs::path tmp = prepare(path);
+  write_temporary(path, tmp, content);
+  std::error_code ec;
+  fs::rename(tmp, fs::path(path), ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw FileWriteError(path, "cannot rename the temporary file over it: " + ec.message());
+  }
+}
+
+void check_writable(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(fs::path(path), ec)) throw FileWriteError(path, "it is a folder");
+  const fs::path tmp = prepare(path);
+  write_temporary(path, tmp, "");
+  fs::remove(tmp, ec);
+}
+
+}  // namespace ddpsim::model

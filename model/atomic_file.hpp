@@ -1,0 +1,40 @@
+// atomic_file.hpp: the one way ddpsim writes a result file (predictions, plans, traces,
+// profiles, validation reports, executor runs, imported scenarios, the GUI's saved scenarios):
+// through a temporary file in the same folder (PATH.tmp.PID), flushed, then rename(2) over PATH,
+// so a reader never sees half a file and a failure leaves nothing behind.
+//
+//   model::write_file_atomic("results/x.json", doc.dump(2) + "\n");
+//   model::check_writable("trace.json");   // before minutes of work whose output goes there
+#pragma once
+
+#include <string>
+
+#include "model/error.hpp"
+
+namespace ddpsim::model {
+
+/// A file that could not be written: what() is "cannot write PATH (REASON)"; `reason` alone for
+/// callers that phrase it their own way (e.g. "--trace PATH: cannot be written (REASON)").
+class FileWriteError : public Error {
+ public:
+  FileWriteError(const std::string& path, const std::string& reason)
+      : Error("cannot write " + path + " (" + reason + ")"), path_(path), reason_(reason) {}
+  const std::string& path() const { return path_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string path_, reason_;
+};
+
+/// Writes `content` to `path` atomically (see the file comment), creating missing parent
+/// folders. Throws FileWriteError: "<dir> is not a folder", the system's reason the temporary
+/// file could not be written (e.g. "No space left on device"), or "cannot rename the temporary
+/// file over it: <reason>" (e.g. PATH is a folder). The temporary file never survives a failure.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+/// Throws the FileWriteError a write to `path` would meet, without writing it: "it is a folder",
+/// "<dir> is not a folder", or why a temporary file cannot be created beside it (the probe file
+/// is removed again; an existing `path` is left alone).
+void check_writable(const std::string& path);
+
+}  // namespace ddpsim::model

@@ -1,0 +1,87 @@
+#include "simulator/cli/validate/children.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+
+namespace ddpsim::validate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path self_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+std::string last_line(const fs::path& log) {
+  std::ifstream f(log);
+  std::string line, last;
+  while (std::getline(f, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
+}  // namespace
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+fs::path sibling(const std::string& name) {
+  const fs::path p = self_dir() / name;
+  if (access(p.c_str(), X_OK) != 0) {
+    throw ChildError(name + " not found beside ddpsim-validate (" + p.string() +
+                     "); build the target " + name);
+  }
+  return p;
+}
+
+void run_child(const std::vector<std::string>& argv, const fs::path& log) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw ChildError("cannot fork to run " + argv[0]);
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw ChildError("lost the child " + argv[0]);
+  }
+  const std::string name = fs::path(argv[0]).filename().string();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  const std::string how = WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
+                                            : "signal " + std::to_string(WTERMSIG(status));
+  throw ChildError(name + " failed (" + how + "): " + last_line(log));
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "ddpsim-validate-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) throw ChildError("cannot create a temporary folder");
+  path = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+}  // namespace ddpsim::validate

@@ -1,0 +1,31 @@
+// options.hpp: ddpsim-validate's command line (validate_main.cpp parses it) and how a child runs
+// on several ranks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ddpsim::validate {
+
+/// ddpsim-validate's options (validate_main.cpp documents each).
+struct Options {
+  std::string scenario;
+  int nproc = 0;
+  std::vector<std::string> profiles;
+  bool calibrate = false;
+  int steps = 0;
+  int repeat = 1;
+  bool efficiency = false;
+  std::string netns_launch;
+  std::string out;
+  std::string markdown;
+};
+
+/// argv prefix that runs a child on `ranks` ranks: nothing (the child launches its own local
+/// ranks), or netns-launch.sh, one rank per network namespace.
+inline std::vector<std::string> launcher(const Options& o, int ranks) {
+  if (o.netns_launch.empty() || ranks < 2) return {};
+  return {"bash", o.netns_launch, "--nproc", std::to_string(ranks), "--timeout-s", "3600", "--"};
+}
+
+}  // namespace ddpsim::validate

@@ -1,0 +1,126 @@
+#include "simulator/cli/validate/profiles.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "model/profile.hpp"
+#include "model/run_context.hpp"
+#include "simulator/cli/validate/children.hpp"
+
+namespace ddpsim::validate {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void absolutize_profile(json& doc, const std::string& scenario_file) {
+  json& hw = doc["hardware"];
+  if (hw.contains("profile") && hw["profile"].is_string() &&
+      fs::path(hw["profile"].get<std::string>()).is_relative()) {
+    hw["profile"] =
+        fs::absolute(fs::path(scenario_file).parent_path() / hw["profile"].get<std::string>())
+            .lexically_normal()
+            .string();
+  }
+}
+
+namespace {
+
+// The profile to predict `ranks`-rank points with: a given one measured on that many ranks
+// (else the first given), the host's own when it has the right rank count, else a fresh quick
+// calibration of the scenario at that rank count (into `tmp`).
+std::string choose_profile(const Options& o, const model::Scenario& base, int ranks,
+                           std::int64_t max_bytes, const fs::path& tmp, json& how) {
+  if (!o.profiles.empty()) {
+    for (const std::string& p : o.profiles) {
+      if (model::Profile::load(p).ranks() == ranks) {
+        how = "given (--profile)";
+        return fs::absolute(p).string();
+      }
+    }
+    how = "given (--profile; measured on " +
+          std::to_string(model::Profile::load(o.profiles.front()).ranks()) + " ranks, used for " +
+          std::to_string(ranks) + ")";
+    return fs::absolute(o.profiles.front()).string();
+  }
+  const fs::path own = fs::path("results") / ("profile-" + model::host_name() + ".json");
+  if (!o.calibrate && fs::exists(own)) {
+    const model::Profile p = model::Profile::load(own.string());
+    if (p.ranks() == ranks) {
+      how = "results/profile-<host>.json";
+      return fs::absolute(own).string();
+    }
+  }
+  // The scenario at this rank count (a cluster.gpus axis removed), so the calibration times the
+  // GEMMs and collective sizes of every other sweep axis.
+  json doc = base.doc;
+  if (doc.contains("sweep")) {
+    doc["sweep"].erase("cluster.gpus");
+    if (doc["sweep"].empty()) doc.erase("sweep");
+  }
+  doc["cluster"]["gpus"] = ranks;
+  absolutize_profile(doc, base.file);
+  const fs::path scen = tmp / ("calibrate-" + std::to_string(ranks) + ".json");
+  {
+    std::ofstream f(scen);
+    f << doc.dump(2) << "\n";
+  }
+  const fs::path calibrate = sibling("ddpsim-calibrate");
+  const fs::path out = tmp / ("profile-" + std::to_string(ranks) + ".json");
+  // --iters 15: 5 timed calls per size (quick's default) left the 8 MiB all-reduce median
+  // 7.4 ms in one calibration and 10.1 ms in the next, minutes apart; 15 up to 16 MiB (fewer
+  // above, sweep.hpp) cost ~1 s more.
+  std::cerr << "calibrating (ddpsim-calibrate --quick --iters 15, " << ranks << " ranks"
+            << (launcher(o, ranks).empty() ? "" : ", in the namespace lab") << ")...\n";
+  std::vector<std::string> argv = launcher(o, ranks);
+  for (const std::string& a :
+       {calibrate.string(), std::string("--backend"), std::string("cpu"), std::string("--nproc"),
+        std::to_string(ranks), std::string("--scenario"), scen.string(), std::string("--quick"),
+        std::string("--out"), out.string(), std::string("--max-bytes"), std::to_string(max_bytes),
+        std::string("--iters"), std::string("15")}) {
+    argv.push_back(a);
+  }
+  run_child(argv, tmp / ("calibrate-" + std::to_string(ranks) + ".log"));
+  how = std::string("calibrated (ddpsim-calibrate --backend cpu --quick --iters 15") +
+        (launcher(o, ranks).empty() ? ")" : ", netns lab)");
+  return out.string();
+}
+
+}  // namespace
+
+std::map<int, ProfileChoice> choose_profiles(const Options& o, const model::Scenario& base,
+                                             const std::vector<model::Scenario>& points,
+                                             const std::string& out, const fs::path& tmp) {
+  // The collective sweep of a calibration must reach the largest bucket (--quick alone stops at
+  // 4 MiB and the fit would extrapolate 16-64 MiB buckets from small sizes): up to the power of
+  // two at or above the largest model's gradient bytes, at least 4 MiB.
+  std::set<int> rank_counts;
+  std::map<int, std::int64_t> max_bytes;
+  for (const model::Scenario& p : points) {
+    const int r = o.nproc > 0 ? o.nproc : p.cluster.gpus;
+    rank_counts.insert(r);
+    std::int64_t need = std::int64_t{4} << 20;
+    while (need < 4 * p.workload->param_count()) need *= 2;
+    max_bytes[r] = std::max(max_bytes[r], need);
+  }
+  std::map<int, ProfileChoice> profiles;
+  for (int ranks : rank_counts) {
+    ProfileChoice c;
+    c.path = choose_profile(o, base, ranks, max_bytes[ranks], tmp, c.how);
+    c.kept = c.path;
+    if (c.how.get<std::string>().rfind("calibrated", 0) == 0) {
+      // Keep the profile the prediction used beside the output.
+      fs::path keep = fs::path(out);
+      keep.replace_extension();
+      c.kept = keep.string() + (rank_counts.size() == 1
+                                    ? std::string("-profile.json")
+                                    : "-profile-" + std::to_string(ranks) + "ranks.json");
+    }
+    profiles[ranks] = c;
+  }
+  return profiles;
+}
+
+}  // namespace ddpsim::validate
