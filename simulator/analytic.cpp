@@ -9,7 +9,9 @@
 #include <mutex>
 
 #include "model/error.hpp"
+#include "simulator/ddp_timeline.hpp"
 #include "simulator/lr_schedule.hpp"
+#include "simulator/normal_order_stats.hpp"
 #include "simulator/sharded.hpp"
 
 namespace ddpsim::sim {
@@ -40,109 +42,6 @@ double optimizer_traffic_bytes(Optimizer o, Precision p) {
   DDPSIM_ASSERT(false, "unknown optimizer");
 }
 
-double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
-
-// Inverse of the standard normal CDF by bisection (monotone, exact to 1e-12).
-double normal_quantile(double p) {
-  double lo = -40.0, hi = 40.0;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    if (normal_cdf(mid) < p)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
-// Quantile q of the maximum of n standard normals: P(max <= x) = Phi(x)^n.
-double max_normal_quantile(int n, double q) {
-  return normal_quantile(std::pow(q, 1.0 / static_cast<double>(n)));
-}
-
-// The DDP timeline of one step when every rank's compute takes `f` times its nominal time.
-struct Timeline {
-  std::vector<BucketTiming> buckets;
-  double fwd_mb = 0, bwd_mb = 0, bwd_end = 0, comm_free = 0, comm_sum = 0;
-  /// The Reducer's gradient copies on the compute stream: into the buckets during the last
-  /// backward (inside bwd_end), and back into .grad in finalize_backward, which ends at
-  /// finalize_end (>= bwd_end).
-  double copy_in = 0, copy_out = 0, finalize_end = 0;
-  /// Extra backward time of the last micro-batch from StepPlan::interference (inside bwd_end).
-  double slowed = 0;
-  /// When the optimizer may start: every collective ended and every copy back done.
-  double sync_end() const { return std::max(finalize_end, comm_free); }
-  /// Time the compute stream idles waiting for communication (the exposed communication):
-  /// sync_end = bwd_end + copy_out + exposed.
-  double exposed() const { return std::max(0.0, sync_end() - bwd_end - copy_out); }
-};
-Timeline ddp_timeline(const StepPlan& sp, double f, const std::vector<PlannedBucket>& buckets) {
-  const int k = sp.grad_accumulation;
-  double fwd_total = 0, bwd_total = 0;
-  for (double t : sp.layer_fwd_s) fwd_total += t;
-  for (double t : sp.layer_bwd_s) bwd_total += t;
-  const std::size_t nl = sp.layer_bwd_s.size();
-  const bool copies = sp.layer_grad_copy_s.size() == nl;
-  Timeline tl;
-  tl.fwd_mb = f * fwd_total + sp.buffer_broadcast_s;
-  tl.bwd_mb = f * bwd_total;
-  // Backward of the last micro-batch starts here and runs from the last layer down; each
-  // layer's gradients are copied into their buckets as they are produced (on the compute
-  // stream, not jittered), and a bucket's collective is launched, in bucket order, when its
-  // last gradient is in (ready_layer done) and the previous collective has ended. A layer runs
-  // sp.interference times slower while a collective is in flight (interfered_s, as the event
-  // engine does); the copies do not.
-  const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
-  tl.comm_free = sp.overlap ? 0.0 : std::numeric_limits<double>::infinity();
-  tl.buckets.reserve(buckets.size());
-  std::size_t next = 0;
-  auto launch = [&](double ready) {
-    const PlannedBucket& pb = buckets[next++];
-    BucketTiming bt = pb.cost;
-    bt.ready_s = ready;
-    bt.start_s = std::max(bt.ready_s, tl.comm_free);
-    bt.end_s = bt.start_s + pb.duration_s();
-    tl.comm_free = bt.end_s;
-    tl.comm_sum += pb.duration_s();
-    tl.buckets.push_back(bt);
-  };
-  std::vector<double> layer_end(nl, bwd_start);  // when each layer's backward (and copy) ends
-  double t = bwd_start, copy_in = 0, slowed = 0;
-  for (std::size_t i = nl; i-- > 0;) {
-    const double nominal = f * sp.layer_bwd_s[i];
-    const double d =
-        sp.overlap ? interfered_s(nominal, tl.comm_free - t, sp.interference) : nominal;
-    slowed += d - nominal;
-    const double c = copies ? sp.layer_grad_copy_s[i] : 0.0;
-    t += d + c;
-    copy_in += c;
-    layer_end[i] = t;
-    if (sp.overlap) {
-      while (next < buckets.size() && static_cast<std::size_t>(buckets[next].ready_layer) >= i) {
-        launch(layer_end[static_cast<std::size_t>(buckets[next].ready_layer)]);
-      }
-    }
-  }
-  tl.bwd_end = t;
-  tl.copy_in = copy_in;
-  tl.slowed = slowed;
-  if (!sp.overlap) tl.comm_free = tl.bwd_end;
-  while (next < buckets.size()) {
-    launch(layer_end[static_cast<std::size_t>(buckets[next].ready_layer)]);
-  }
-  // finalize_backward: bucket by bucket, wait for its collective, then copy it back.
-  tl.finalize_end = tl.bwd_end;
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    tl.finalize_end = std::max(tl.finalize_end, tl.buckets[b].end_s) + buckets[b].copy_out_s;
-    tl.copy_out += buckets[b].copy_out_s;
-  }
-  if (sp.used_map_allreduce_s > 0) {
-    tl.comm_free = std::max(tl.comm_free, tl.bwd_end) + sp.used_map_allreduce_s;
-    tl.comm_sum += sp.used_map_allreduce_s;
-  }
-  return tl;
-}
-
 void add_note(MeasuredSources& m, const std::string& note) {
   m.extrapolated = true;
   if (std::find(m.notes.begin(), m.notes.end(), note) == m.notes.end()) m.notes.push_back(note);
@@ -161,32 +60,6 @@ double pick(const model::Estimate& e, Predictor::Bound b) {
 }
 
 }  // namespace
-
-double expected_max_std_normal(int n) {
-  DDPSIM_ASSERT(n >= 1, "need at least one variable");
-  if (n == 1) return 0.0;
-  // The integral costs ~1 ms; sweeps ask for the same few n again and again.
-  static std::mutex mutex;
-  static std::map<int, double> cache;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = cache.find(n); it != cache.end()) return it->second;
-  }
-  // E[max] = integral of x * n * phi(x) * Phi(x)^(n-1) dx, Simpson's rule on [-12, 12].
-  const int steps = 24000;
-  const double a = -12.0, b = 12.0, h = (b - a) / steps;
-  double sum = 0;
-  for (int i = 0; i <= steps; ++i) {
-    const double x = a + i * h;
-    const double phi = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
-    const double f = x * n * phi * std::pow(normal_cdf(x), n - 1);
-    sum += f * (i == 0 || i == steps ? 1.0 : (i % 2 == 1 ? 4.0 : 2.0));
-  }
-  const double value = sum * h / 3.0;
-  std::lock_guard<std::mutex> lock(mutex);
-  cache.emplace(n, value);
-  return value;
-}
 
 Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::HardwareSpec hardware,
                      std::string file)
@@ -405,7 +278,7 @@ const model::CollectiveBandwidths& Predictor::bandwidths(int gpus) const {
 
 double Predictor::steady_step_s(const StepPlan& sp, double f) const {
   if (model::is_sharded(sp.strategy)) return sharded_timeline(sp, f).step_s;
-  const Timeline tl = ddp_timeline(sp, f, sp.buckets);
+  const DdpTimeline tl = ddp_timeline(sp, f, sp.buckets);
   return tl.sync_end() + sp.optimizer_s;
 }
 
@@ -582,7 +455,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     }
     r.first_step_time_s = r.step_time_s;  // no bucket rebuild outside DDP
   } else {
-    Timeline tl = timeline(mean_factor, sp.buckets);
+    DdpTimeline tl = timeline(mean_factor, sp.buckets);
     r.buckets = std::move(tl.buckets);
     const double bwd_end = tl.bwd_end;
     const double sync_end = tl.sync_end();
@@ -597,7 +470,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     r.step_time_s = sync_end + opt;
     if (jitter_cv > 0 && n > 1) {
       auto quantile_step = [&](double q) {
-        const Timeline t = timeline(1.0 + jitter_cv * max_normal_quantile(n, q), sp.buckets);
+        const DdpTimeline t = timeline(1.0 + jitter_cv * max_normal_quantile(n, q), sp.buckets);
         return t.sync_end() + opt;
       };
       r.p50_step_time_s = quantile_step(0.5);
@@ -610,7 +483,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     }
     if (!sp.warmup_buckets.empty()) {
       // PowerSGD before start_powerSGD_iter: the same timeline with plain all-reduce buckets.
-      const Timeline w = timeline(mean_factor, sp.warmup_buckets);
+      const DdpTimeline w = timeline(mean_factor, sp.warmup_buckets);
       r.warmup_step_time_s = w.sync_end() + opt;
     }
     // Iteration 1: one bucket of every gradient, reduced after the backward, then copied back.

@@ -170,8 +170,4 @@ class Predictor {
   double activation_bytes_per_sample_ = 0;
 };
 
-/// Expected maximum of n independent standard normal variables (E[max]), by numerical
-/// integration: 1.4236 for n = 8, 2.3437 for 64, 3.2482 for 1024. Used for stragglers.
-double expected_max_std_normal(int n);
-
 }  // namespace ddpsim::sim

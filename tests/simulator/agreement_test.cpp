@@ -14,6 +14,7 @@
 #include "model/scenario.hpp"
 #include "simulator/analytic.hpp"
 #include "simulator/event/simulate.hpp"
+#include "simulator/normal_order_stats.hpp"
 
 namespace ddpsim::sim {
 namespace {

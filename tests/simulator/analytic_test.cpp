@@ -8,6 +8,7 @@
 #include "model/builders.hpp"
 #include "model/scenario.hpp"
 #include "simulator/event/simulate.hpp"
+#include "simulator/normal_order_stats.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {
@@ -210,14 +211,6 @@ TEST(AnalyticTest, MeasuredStepIsSplitByFlops) {
   EXPECT_NEAR(r.forward_time_s, 10e-3 / 3, 1e-12);
   EXPECT_NEAR(r.backward_time_s, 20e-3 / 3, 1e-12);
   EXPECT_NEAR(r.step_time_s, 10.056e-3, 1e-12);
-}
-
-TEST(AnalyticTest, ExpectedMaximumOfNormals) {
-  // The exact values DESIGN.md quotes (the sqrt(2 ln N) shortcut is 15-43% high).
-  EXPECT_NEAR(expected_max_std_normal(8), 1.4236, 5e-5);
-  EXPECT_NEAR(expected_max_std_normal(64), 2.3437, 5e-5);
-  EXPECT_NEAR(expected_max_std_normal(1024), 3.2482, 5e-5);
-  EXPECT_EQ(expected_max_std_normal(1), 0.0);
 }
 
 TEST(AnalyticTest, JitterSlowsTheSynchronousStep) {

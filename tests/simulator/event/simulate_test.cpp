@@ -17,6 +17,7 @@
 #include "model/builders.hpp"
 #include "model/error.hpp"
 #include "model/scenario.hpp"
+#include "simulator/normal_order_stats.hpp"
 #include "simulator/trace.hpp"
 #include "tests/simulator/round_machine.hpp"
 
