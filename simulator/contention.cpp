@@ -8,6 +8,7 @@
 
 #include "model/cluster.hpp"
 #include "model/error.hpp"
+#include "simulator/link_graph.hpp"
 #include "simulator/network_flow.hpp"
 
 namespace ddpsim::sim {

@@ -12,6 +12,7 @@
 #include "model/scenario.hpp"
 #include "round_machine.hpp"
 #include "simulator/collective.hpp"
+#include "simulator/link_graph.hpp"
 
 namespace ddpsim::sim {
 namespace {
