@@ -15,6 +15,7 @@
 #include "simulator/analytic.hpp"
 #include "simulator/event/simulate.hpp"
 #include "simulator/normal_order_stats.hpp"
+#include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -109,16 +110,7 @@ TEST(AgreementTest, JitteredMeanStepIsTheExpectedMaximumOfNormals) {
   // end, so step = 1 + 0.1 max(z_1..z_8) + 0.1 and E[step] = 1.1 + 0.1 x E[max of 8 normals]
   // = 1.1 + 0.1 x 1.4236 (DESIGN.md; expected_max_std_normal integrates it).
   EXPECT_NEAR(expected_max_std_normal(8), 1.4236, 1e-4);
-  StepPlan plan;
-  plan.gpus = 8;
-  plan.layer_fwd_s = {1.0};
-  plan.layer_bwd_s = {0.0};
-  plan.optimizer_s = 0;
-  PlannedBucket b;
-  b.cost.bytes = 1000;
-  b.collective_s = 0.1;
-  b.ready_layer = 0;
-  plan.buckets = {b};
+  const StepPlan plan = fixtures::one_bucket_plan(8, {1.0}, {0.0}, 0.1, 0);
   EventOptions o;
   o.steps = 1000;
   o.jitter_cv = 0.1;

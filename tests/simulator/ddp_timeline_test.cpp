@@ -3,23 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/simulator/round_machine.hpp"
+
 namespace ddpsim::sim {
 namespace {
 
 // Two layers of 1 s forward and 1 s backward, one bucket of 0.5 s ready after layer 1's
 // backward (the first in backward order), no copies, no optimizer.
-StepPlan hand_plan() {
-  StepPlan plan;
-  plan.gpus = 2;
-  plan.layer_fwd_s = {1.0, 1.0};
-  plan.layer_bwd_s = {1.0, 1.0};
-  PlannedBucket b;
-  b.cost.bytes = 1000;
-  b.collective_s = 0.5;
-  b.ready_layer = 1;
-  plan.buckets = {b};
-  return plan;
-}
+StepPlan hand_plan() { return fixtures::one_bucket_plan(2, {1.0, 1.0}, {1.0, 1.0}, 0.5, 1); }
 
 TEST(DdpTimelineTest, OverlappedBucketByHand) {
   // Forward 0-2, layer 1's backward 2-3, the bucket 3-3.5 beside layer 0's backward 3-4:

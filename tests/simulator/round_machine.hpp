@@ -5,10 +5,13 @@
 #pragma once
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "model/builders.hpp"
 #include "model/hardware.hpp"
 #include "model/scenario.hpp"
+#include "simulator/step_plan.hpp"
 
 namespace ddpsim::sim::fixtures {
 
@@ -49,6 +52,22 @@ inline model::TrainingConfig fp32_adam(int k = 1) {
   t.precision = model::Precision::kFp32;
   t.optimizer = model::Optimizer::kAdam;
   return t;
+}
+
+/// A hand-made DDP plan on `gpus` ranks: one layer per entry of `fwd_s` / `bwd_s`, one bucket of
+/// `bucket_s` seconds (1000 bytes) ready after layer `ready_layer`'s backward, no optimizer.
+inline StepPlan one_bucket_plan(int gpus, std::vector<double> fwd_s, std::vector<double> bwd_s,
+                                double bucket_s, int ready_layer) {
+  StepPlan plan;
+  plan.gpus = gpus;
+  plan.layer_fwd_s = std::move(fwd_s);
+  plan.layer_bwd_s = std::move(bwd_s);
+  PlannedBucket b;
+  b.cost.bytes = 1000;
+  b.collective_s = bucket_s;
+  b.ready_layer = ready_layer;
+  plan.buckets = {b};
+  return plan;
 }
 
 }  // namespace ddpsim::sim::fixtures

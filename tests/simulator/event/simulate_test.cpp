@@ -348,15 +348,7 @@ TEST(EventDpTest, InterferenceSlowsKernelsThatOverlapACollective) {
   // a factor of 1.2 the kernel runs at 1/1.2 while the bucket is in flight (interfered_s): the
   // 0.5 s do 0.41667 s of work, the other 0.58333 s run at full rate: 1.08333 s, step 4.08333 s.
   // A 2 s bucket covers the whole kernel: 1.2 s; the step waits for the bucket: 3 + 2 = 5 s.
-  StepPlan plan;
-  plan.gpus = 2;
-  plan.layer_fwd_s = {1.0, 1.0};
-  plan.layer_bwd_s = {1.0, 1.0};
-  PlannedBucket b;
-  b.cost.bytes = 1000;
-  b.collective_s = 0.5;
-  b.ready_layer = 1;
-  plan.buckets = {b};
+  StepPlan plan = fixtures::one_bucket_plan(2, {1.0, 1.0}, {1.0, 1.0}, 0.5, 1);
   EventOptions o;
   EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 4.0, 1e-9);
   plan.interference = 1.2;
