@@ -49,7 +49,9 @@
 #endif
 #ifdef DDPSIM_HAVE_GLOO
 #include "calibrate/comm/communicator.hpp"
+#include "calibrate/comm/gloo_communicator.hpp"
 #include "calibrate/comm/launcher.hpp"
+#include "calibrate/comm/nccl_communicator.hpp"
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
 #include "calibrate/interference.hpp"

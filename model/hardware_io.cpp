@@ -1,4 +1,6 @@
 // Resolving a "hardware" section: system, GPU and link presets merged with the keys beside them.
+#include "model/hardware_io.hpp"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,7 +10,7 @@
 #include "model/error.hpp"
 #include "model/paths.hpp"
 #include "model/profile.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario_keys.hpp"
 #include "model/units.hpp"
 
 namespace ddpsim::model {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "model/error.hpp"
+#include "model/profile_keys.hpp"
 #include "model/scenario.hpp"
 
 namespace ddpsim::model {

@@ -2,7 +2,7 @@
 // lookups the simulator makes in it.
 //
 // The profile is a JSON file (format "ddpsim-profile", version 1) with these sections, every key
-// checked strictly against profile_keys() (only "context" is free-form):
+// checked strictly against profile_keys() (profile_keys.hpp; only "context" is free-form):
 //   "context"          host, CPU/GPU model, library versions, date, git revision (informational)
 //   "gemms"            one row per distinct GEMM shape x dtype x micro-batch that was timed:
 //                      m, n, k, count, transa, transb, dtype, batch, batch_dim, time_s (median),
@@ -48,7 +48,6 @@
 #include <vector>
 
 #include "model/alpha_beta_fit.hpp"
-#include "model/schema.hpp"
 #include "model/workload.hpp"
 
 namespace ddpsim::model {
@@ -151,9 +150,6 @@ class Profile {
   std::vector<LayerTime> layer_times_;
   std::optional<double> interference_;
 };
-
-/// The key table of the profile format (validation and documentation).
-const KeyTable& profile_keys();
 
 /// Fills "fit" in every op of a "collectives" section (in place): the piecewise alpha-beta fit
 /// (fit_piecewise_alpha_beta, weights 1/t^2) of the op's out-of-place rows (in-place when only

@@ -2,11 +2,12 @@
 // a profile may hold, with its type, unit, range and help. Profile::from_json validates a
 // document against it (unknown keys and bad values name their JSON pointer); the reader and
 // the lookups are in profile.cpp.
+#include "model/profile_keys.hpp"
+
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "model/profile.hpp"
 
 namespace ddpsim::model {
 

@@ -9,10 +9,13 @@
 #include <map>
 #include <sstream>
 
-#include "model/builders.hpp"
+#include "model/builders/mlp.hpp"
+#include "model/builders/transformer.hpp"
 #include "model/detail/json_io.hpp"
 #include "model/error.hpp"
+#include "model/hardware_io.hpp"
 #include "model/paths.hpp"
+#include "model/scenario_keys.hpp"
 #include "model/units.hpp"
 #include "model/zoo.hpp"
 

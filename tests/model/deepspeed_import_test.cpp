@@ -12,6 +12,8 @@
 
 #include "model/error.hpp"
 #include "model/scenario.hpp"
+#include "model/scenario_keys.hpp"
+#include "model/torch_import.hpp"
 
 namespace ddpsim::model {
 namespace {

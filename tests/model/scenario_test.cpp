@@ -10,6 +10,7 @@
 #include <map>
 
 #include "model/error.hpp"
+#include "model/scenario_keys.hpp"
 #include "model/units.hpp"
 
 namespace ddpsim::model {
