@@ -10,6 +10,7 @@
 #include "model/error.hpp"
 #include "model/paths.hpp"
 #include "model/profile.hpp"
+#include "model/profile_hardware.hpp"
 #include "model/scenario_keys.hpp"
 #include "model/units.hpp"
 

@@ -34,6 +34,8 @@
 //     interval of +-2 rms relative residuals of the segment times the nearest row's spread. At
 //     another rank count than measured, the fit's latency is rescaled by the ring step count and
 //     its per-byte cost by the nccl-tests volume factor (flagged).
+// profile_hardware.hpp reads a profile as a hardware description (scenario "hardware":
+// {"profile": ...}).
 //
 //   Profile p = Profile::load("results/profile-vm.json");
 //   auto t = p.gemm_time_s(workload.layers[0].gemms[0], DType::kFp32, 32);   // optional
@@ -157,14 +159,5 @@ class Profile {
 /// per-step latency a/ring_steps, R^2 and residuals. Throws Error when a table has fewer than
 /// two distinct sizes.
 void add_collective_fits(nlohmann::json& collectives);
-
-/// The profile read as a hardware description in the preset format (scenarios/hardware/*.json):
-/// the measured GEMM peak per dtype with efficiency 1, the measured memory bandwidth with
-/// efficiency 1, one "node" of ranks() devices joined by the measured all-reduce (bus bandwidth
-/// from the largest-size segment, per-step latency from the smallest), the same link as
-/// inter_node (one host measures no network: override it beside the profile). Throws InputError
-/// naming `file`/`pointer` when the profile lacks what a hardware section needs.
-nlohmann::json hardware_json_from_profile(const Profile& p, const std::string& file,
-                                          const std::string& pointer);
 
 }  // namespace ddpsim::model
