@@ -41,6 +41,7 @@
 #include "calibrate/gpu_criteria.hpp"
 #include "calibrate/timing.hpp"
 #include "model/error.hpp"
+#include "model/kineto_import.hpp"
 #include "model/measurement_import.hpp"
 #include "model/profile.hpp"
 #include "model/scenario.hpp"
