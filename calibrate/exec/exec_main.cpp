@@ -23,6 +23,7 @@
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
 #include "calibrate/exec/executor.hpp"
+#include "calibrate/exec/results.hpp"
 #include "model/error.hpp"
 #include "model/scenario.hpp"
 
