@@ -136,7 +136,7 @@ DType grad_dtype(Precision p) {
   DDPSIM_ASSERT(false, "unknown precision");
 }
 
-using detail::get_or;
+using detail::get_or_default;
 
 namespace {
 
@@ -147,7 +147,7 @@ Scenario parse_with(const json& doc, const std::string& file,
   Scenario s;
   s.file = file;
   s.doc = doc;
-  s.name = get_or<std::string>(doc, "name", "");
+  s.name = get_or_default<std::string>(doc, "/name");
   if (reuse_workload) {
     s.workload = std::move(reuse_workload);
     s.model_label = reuse_label;

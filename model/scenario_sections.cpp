@@ -96,8 +96,8 @@ std::shared_ptr<const Workload> build_workload(const json& m, const std::string&
   if (m.contains("mlp")) {
     MlpOptions o;
     for (const json& w : m.at("mlp").at("widths")) o.widths.push_back(w.get<std::int64_t>());
-    o.bias = get_or<bool>(m.at("mlp"), "bias", true);
-    o.activation = get_or<std::string>(m.at("mlp"), "activation", "relu");
+    o.bias = get_or_default<bool>(m.at("mlp"), "/model/mlp/bias");
+    o.activation = get_or_default<std::string>(m.at("mlp"), "/model/mlp/activation");
     label = "mlp";
     for (std::size_t i = 0; i < o.widths.size(); ++i) {
       label += (i == 0 ? " " : "-") + std::to_string(o.widths[i]);
@@ -108,7 +108,7 @@ std::shared_ptr<const Workload> build_workload(const json& m, const std::string&
   for (const json& l : m.at("layers")) {
     layers.push_back({l.at("name").get<std::string>(), l.at("params").get<std::int64_t>(),
                       l.at("fwd_flops_per_sample").get<double>(),
-                      get_or<double>(l, "activation_bytes_per_sample", 0.0)});
+                      get_or_default<double>(l, "/model/layers/*/activation_bytes_per_sample")});
   }
   label = "layers (" + std::to_string(layers.size()) + ")";
   return std::make_shared<const Workload>(build_from_layers(layers));
@@ -133,7 +133,7 @@ void parse_cluster(const json& c, const std::string& file, Scenario& s) {
 
 void parse_training(const json& t, const std::string& file, Scenario& s) {
   {
-    const std::string prec = get_or<std::string>(t, "precision", "fp32");
+    const std::string prec = get_or_default<std::string>(t, "/training/precision");
     const DType cdt =
         compute_dtype(parse_enum(prec,
                                  {Precision::kFp32, Precision::kAmpBf16, Precision::kAmpFp16,
@@ -153,7 +153,7 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
     }
   }
   s.training.per_gpu_batch = t.at("per_gpu_batch").get<std::int64_t>();
-  s.training.grad_accumulation = get_or<int>(t, "grad_accumulation", 1);
+  s.training.grad_accumulation = get_or_default<int>(t, "/training/grad_accumulation");
   // The global batch (micro-batch x accumulation x GPUs) is an int64 count of samples; each key
   // alone is bounded, their product is bounded here so that it cannot overflow.
   if (static_cast<double>(s.training.per_gpu_batch) * s.training.grad_accumulation *
@@ -164,17 +164,18 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
                      fmt::format("{} x {} x {}", s.training.per_gpu_batch,
                                  s.training.grad_accumulation, s.cluster.gpus));
   }
-  s.training.precision = parse_enum(get_or<std::string>(t, "precision", "fp32"),
+  s.training.precision = parse_enum(get_or_default<std::string>(t, "/training/precision"),
                                     {Precision::kFp32, Precision::kAmpBf16, Precision::kAmpFp16,
                                      Precision::kBf16, Precision::kFp16},
                                     precision_name);
   s.training.optimizer = parse_enum(
-      get_or<std::string>(t, "optimizer", "adam"),
+      get_or_default<std::string>(t, "/training/optimizer"),
       {Optimizer::kSgd, Optimizer::kMomentum, Optimizer::kAdam, Optimizer::kAdamW}, optimizer_name);
   if (t.contains("grad_reduce_dtype")) {
     s.training.grad_reduce_dtype = parse_dtype(t.at("grad_reduce_dtype").get<std::string>());
   }
-  s.training.activation_checkpointing = get_or<bool>(t, "activation_checkpointing", false);
+  s.training.activation_checkpointing =
+      get_or_default<bool>(t, "/training/activation_checkpointing");
   if (t.contains("single_gpu_step_s")) {
     s.training.single_gpu_step_s = t.at("single_gpu_step_s").get<double>();
   }
@@ -183,11 +184,11 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
     LrConfig lr;
     lr.base = l.at("base").get<double>();
     lr.base_batch = l.at("base_batch").get<std::int64_t>();
-    const auto sc = get_or<std::string>(l, "scaling", "linear");
+    const auto sc = get_or_default<std::string>(l, "/training/lr/scaling");
     lr.scaling = sc == "linear" ? LrScaling::kLinear
                  : sc == "sqrt" ? LrScaling::kSqrt
                                 : LrScaling::kNone;
-    lr.warmup_steps = get_or<std::int64_t>(l, "warmup_steps", 0);
+    lr.warmup_steps = get_or_default<std::int64_t>(l, "/training/lr/warmup_steps");
     s.training.lr = lr;
   }
   if (t.contains("target") && t.at("target").contains("critical_batch")) {
@@ -202,31 +203,36 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
 
 void parse_parallelism(const json& p, const std::string& file, Scenario& s) {
   s.parallelism.strategy =
-      parse_enum(get_or<std::string>(p, "strategy", "ddp"),
+      parse_enum(get_or_default<std::string>(p, "/parallelism/strategy"),
                  {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3,
                   Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid},
                  strategy_name);
   s.parallelism.bucket_cap_defaulted = !p.contains("bucket_cap_mb");
-  s.parallelism.bucket_cap_mb = get_or<double>(p, "bucket_cap_mb", 25.0);
+  s.parallelism.bucket_cap_mb = get_or_default<double>(p, "/parallelism/bucket_cap_mb");
   if (bucket_cap_mb_to_bytes(s.parallelism.bucket_cap_mb) < 1) {
     throw InputError(file, "/parallelism/bucket_cap_mb", "a cap of at least 1 byte (2^-20 MiB)",
                      fmt::format("{}", s.parallelism.bucket_cap_mb));
   }
-  s.parallelism.overlap = get_or<bool>(p, "overlap", true);
-  s.parallelism.comm_hook = parse_comm_hook(get_or<std::string>(p, "comm_hook", "none"));
+  s.parallelism.overlap = get_or_default<bool>(p, "/parallelism/overlap");
+  s.parallelism.comm_hook =
+      parse_comm_hook(get_or_default<std::string>(p, "/parallelism/comm_hook"));
   s.parallelism.algorithm = parse_enum(
-      get_or<std::string>(p, "algorithm", "auto"),
+      get_or_default<std::string>(p, "/parallelism/algorithm"),
       {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
        CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls},
       algorithm_name);
-  s.parallelism.broadcast_buffers = get_or<bool>(p, "broadcast_buffers", true);
-  s.parallelism.find_unused_parameters = get_or<bool>(p, "find_unused_parameters", false);
-  s.parallelism.gradient_as_bucket_view = get_or<bool>(p, "gradient_as_bucket_view", false);
-  s.parallelism.static_graph = get_or<bool>(p, "static_graph", false);
-  s.parallelism.reduce_bucket_elements = get_or<double>(p, "reduce_bucket_size", 5e8);
-  s.parallelism.allgather_bucket_elements = get_or<double>(p, "allgather_bucket_size", 5e8);
+  s.parallelism.broadcast_buffers = get_or_default<bool>(p, "/parallelism/broadcast_buffers");
+  s.parallelism.find_unused_parameters =
+      get_or_default<bool>(p, "/parallelism/find_unused_parameters");
+  s.parallelism.gradient_as_bucket_view =
+      get_or_default<bool>(p, "/parallelism/gradient_as_bucket_view");
+  s.parallelism.static_graph = get_or_default<bool>(p, "/parallelism/static_graph");
+  s.parallelism.reduce_bucket_elements =
+      get_or_default<double>(p, "/parallelism/reduce_bucket_size");
+  s.parallelism.allgather_bucket_elements =
+      get_or_default<double>(p, "/parallelism/allgather_bucket_size");
   s.parallelism.fsdp_prefetch =
-      parse_enum(get_or<std::string>(p, "fsdp_prefetch", "backward_pre"),
+      parse_enum(get_or_default<std::string>(p, "/parallelism/fsdp_prefetch"),
                  {FsdpPrefetch::kBackwardPre, FsdpPrefetch::kBackwardPost, FsdpPrefetch::kNone},
                  fsdp_prefetch_name);
 
@@ -267,26 +273,26 @@ void parse_parallelism(const json& p, const std::string& file, Scenario& s) {
 }
 
 void parse_simulation(const json& sim, const std::string& file, Scenario& s) {
-  s.simulation.engine = get_or<std::string>(sim, "engine", "analytic") == "event"
+  s.simulation.engine = get_or_default<std::string>(sim, "/simulation/engine") == "event"
                             ? Engine::kEvent
                             : Engine::kAnalytic;
-  s.simulation.steps = get_or<int>(sim, "steps", 5);
-  s.simulation.jitter_cv = get_or<double>(sim, "jitter_cv", 0.0);
-  s.simulation.seed = get_or<std::uint64_t>(sim, "seed", 1);
+  s.simulation.steps = get_or_default<int>(sim, "/simulation/steps");
+  s.simulation.jitter_cv = get_or_default<double>(sim, "/simulation/jitter_cv");
+  s.simulation.seed = get_or_default<std::uint64_t>(sim, "/simulation/seed");
   s.simulation.jitter_distribution =
-      get_or<std::string>(sim, "jitter_distribution", "normal") == "lognormal"
+      get_or_default<std::string>(sim, "/simulation/jitter_distribution") == "lognormal"
           ? JitterDistribution::kLogNormal
           : JitterDistribution::kNormal;
-  s.simulation.straggler_rank = get_or<int>(sim, "straggler_rank", -1);
-  s.simulation.straggler_slowdown = get_or<double>(sim, "straggler_slowdown", 0.0);
-  s.simulation.interference = get_or<double>(sim, "interference", 1.0);
-  s.simulation.local_sgd_period = get_or<int>(sim, "local_sgd_period", 1);
-  s.simulation.staleness = get_or<int>(sim, "staleness", 0);
-  s.simulation.trace_ranks = get_or<int>(sim, "trace_ranks", 64);
+  s.simulation.straggler_rank = get_or_default<int>(sim, "/simulation/straggler_rank");
+  s.simulation.straggler_slowdown = get_or_default<double>(sim, "/simulation/straggler_slowdown");
+  s.simulation.interference = get_or_default<double>(sim, "/simulation/interference");
+  s.simulation.local_sgd_period = get_or_default<int>(sim, "/simulation/local_sgd_period");
+  s.simulation.staleness = get_or_default<int>(sim, "/simulation/staleness");
+  s.simulation.trace_ranks = get_or_default<int>(sim, "/simulation/trace_ranks");
   s.simulation.interference_given = sim.contains("interference");
-  s.simulation.network_flow = get_or<std::string>(sim, "network", "closed_form") == "flow";
-  s.simulation.background_traffic = get_or<double>(sim, "background_traffic", 0.0);
-  s.simulation.concurrent_jobs = get_or<int>(sim, "concurrent_jobs", 1);
+  s.simulation.network_flow = get_or_default<std::string>(sim, "/simulation/network") == "flow";
+  s.simulation.background_traffic = get_or_default<double>(sim, "/simulation/background_traffic");
+  s.simulation.concurrent_jobs = get_or_default<int>(sim, "/simulation/concurrent_jobs");
   if (!s.simulation.network_flow &&
       (s.simulation.background_traffic > 0 || s.simulation.concurrent_jobs > 1)) {
     // Competing traffic is only simulated by the flow network; silently ignoring it would
@@ -414,11 +420,11 @@ void parse_plan(const json& doc, const std::string& file, Scenario& s) {
                        "a budget without a price");
     }
   }
-  pc.memory_margin = get_or<double>(pl, "memory_margin", 0.05);
+  pc.memory_margin = get_or_default<double>(pl, "/plan/memory_margin");
   if (pl.contains("max_global_batch")) {
     pc.max_global_batch = pl.at("max_global_batch").get<std::int64_t>();
   }
-  const std::string objective = get_or<std::string>(pl, "objective", "time");
+  const std::string objective = get_or_default<std::string>(pl, "/plan/objective");
   pc.objective = objective == "cost"        ? PlanObjective::kCost
                  : objective == "gpu_hours" ? PlanObjective::kGpuHours
                                             : PlanObjective::kTime;
