@@ -10,8 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "model/detail/import_reader.hpp"
 #include "model/error.hpp"
-#include "model/import_reader.hpp"
 #include "model/scenario.hpp"
 #include "model/schema.hpp"
 #include "model/units.hpp"
@@ -20,7 +20,7 @@ namespace ddpsim::model {
 
 using nlohmann::json;
 
-using namespace import_detail;
+using namespace detail;
 
 namespace {
 

@@ -1,4 +1,5 @@
-// deepspeed_import.hpp: DeepSpeed config JSON and PyTorch DDP/FSDP knob names -> scenario keys.
+// deepspeed_import.hpp: DeepSpeed config JSON -> scenario keys, and the result type both importers
+// share (the PyTorch DDP/FSDP knobs are torch_import.hpp's).
 //
 // Both importers return a JSON merge patch (RFC 7386) of ddpsim scenario keys plus warnings, one
 // line each naming the JSON pointer of the knob they are about. Apply the patch to a base
@@ -33,21 +34,6 @@
 // Every other key that can change step time or memory gives a warning naming its pointer;
 // keys that cannot (logging, monitoring, checkpoint paths, loss-scale settings) are listed in
 // `ignored`. Bad values (wrong type, out of range, "auto") are InputError naming the pointer.
-//
-// PyTorch knobs file: {"ddp": {...}} or {"fsdp": {...}} with the constructor's argument names:
-//   ddp:  bucket_cap_mb, gradient_as_bucket_view, static_graph, find_unused_parameters,
-//         broadcast_buffers -> parallelism.<same name>; comm_hook: "allreduce_hook",
-//         "fp16_compress_hook", "bf16_compress_hook", "powerSGD_hook" (with
-//         matrix_approximation_rank) -> parallelism.comm_hook.
-//   fsdp: sharding_strategy FULL_SHARD | SHARD_GRAD_OP | HYBRID_SHARD | NO_SHARD ->
-//         parallelism.strategy fsdp_full_shard | fsdp_shard_grad_op | fsdp_hybrid | ddp;
-//         mixed_precision.param_dtype -> training.precision (fp32 | amp_bf16 | amp_fp16: FSDP
-//         keeps fp32 sharded parameters and computes in param_dtype, i.e. autocast's bytes);
-//         mixed_precision.reduce_dtype (else param_dtype) -> training.grad_reduce_dtype;
-//         backward_prefetch BACKWARD_PRE | BACKWARD_POST | null -> parallelism.fsdp_prefetch
-//         backward_pre | backward_post | none; forward_prefetch and limit_all_gathers: a
-//         warning when not the default (false, true);
-//         cpu_offload with offload_params true: InputError.
 //
 //   ImportResult r = import_deepspeed_file("ds_config.json", 64);
 //   nlohmann::json scenario = apply_import_patch(base_doc, r.patch);
@@ -92,10 +78,6 @@ ImportResult import_deepspeed_config(const nlohmann::json& config, const std::st
                                      std::optional<std::int64_t> world_size);
 /// Reads `path` (strict JSON) and imports it.
 ImportResult import_deepspeed_file(const std::string& path, std::optional<std::int64_t> world_size);
-
-/// Imports a PyTorch knobs file ({"ddp": {...}} or {"fsdp": {...}}, see the file comment).
-ImportResult import_torch_knobs(const nlohmann::json& knobs, const std::string& file);
-ImportResult import_torch_knobs_file(const std::string& path);
 
 /// `base` with `patch` merged in (RFC 7386: objects merge recursively, other values replace).
 nlohmann::json apply_import_patch(const nlohmann::json& base, const nlohmann::json& patch);

@@ -1,4 +1,6 @@
 // Resolving a "hardware" section: system, GPU and link presets merged with the keys beside them.
+#include "model/hardware_io.hpp"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,12 +10,14 @@
 #include "model/error.hpp"
 #include "model/paths.hpp"
 #include "model/profile.hpp"
-#include "model/scenario.hpp"
+#include "model/profile_hardware.hpp"
+#include "model/scenario_keys.hpp"
 #include "model/units.hpp"
 
 namespace ddpsim::model {
 
 using detail::get_or;
+using detail::get_or_default;
 using detail::need_number;
 using detail::read_cached;
 using detail::require_file;
@@ -93,13 +97,15 @@ std::string find_this_machine_profile(const std::string& file, const std::string
       "\"this-machine\" but none was found (first looked at " + looked.front().string() + ")");
 }
 
-CollectiveTuning parse_tuning(const json& o, double latency_default_us) {
+// `pointer`: the scenario table's row of this link class, whose defaults apply
+// ("/hardware/collectives/intra_node").
+CollectiveTuning parse_tuning(const json& o, const std::string& pointer) {
   CollectiveTuning c;
-  c.ring_efficiency = get_or<double>(o, "ring_efficiency", 0.9);
-  c.tree_efficiency = get_or<double>(o, "tree_efficiency", 0.85);
-  c.nvls_efficiency = get_or<double>(o, "nvls_efficiency", 0.0);
-  c.latency = us_to_s(get_or<double>(o, "latency_us", latency_default_us));
-  c.nvls_latency = us_to_s(get_or<double>(o, "nvls_latency_us", 25.0));
+  c.ring_efficiency = get_or_default<double>(o, pointer + "/ring_efficiency");
+  c.tree_efficiency = get_or_default<double>(o, pointer + "/tree_efficiency");
+  c.nvls_efficiency = get_or_default<double>(o, pointer + "/nvls_efficiency");
+  c.latency = us_to_s(get_or_default<double>(o, pointer + "/latency_us"));
+  c.nvls_latency = us_to_s(get_or_default<double>(o, pointer + "/nvls_latency_us"));
   return c;
 }
 
@@ -186,7 +192,7 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
   s.gpu.memory_bytes = need_number(g, "memory_gib", file, gp) * kGiB;
   s.gpu.memory_bandwidth =
       gbytes_per_s_to_bytes_per_s(need_number(g, "memory_bandwidth_gbytes_per_s", file, gp));
-  s.gpu.memory_efficiency = get_or<double>(g, "memory_efficiency", 0.8);
+  s.gpu.memory_efficiency = get_or_default<double>(g, "/hardware/gpu/memory_efficiency");
   if (!g.contains("peak_tflops") || g.at("peak_tflops").empty()) {
     throw InputError(file, gp + "/peak_tflops", "at least one dtype's peak", "nothing");
   }
@@ -208,7 +214,7 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
     throw InputError(file, pointer + "/intra_node", "a link (preset or keys)", "nothing");
   }
   s.intra_node = parse_link(hw.at("intra_node"), false, file, pointer + "/intra_node");
-  s.intra_node_switched = get_or<bool>(hw, "intra_node_switched", true);
+  s.intra_node_switched = get_or_default<bool>(hw, "/hardware/intra_node_switched");
   // Without an explicit PCIe path the GPU reaches its NIC at the NIC's own rate.
   if (!hw.contains("inter_node")) {
     throw InputError(file, pointer + "/inter_node", "a NIC (preset or keys)", "nothing");
@@ -218,11 +224,13 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
   s.pcie = hw.contains("pcie") ? parse_link(hw.at("pcie"), false, file, pointer + "/pcie")
                                : LinkSpec{"nic-rate", s.inter_node.bandwidth, 0};
   const json net = hw.value("network", json::object());
-  s.oversubscription = get_or<double>(net, "oversubscription", 1.0);
-  s.nodes_per_leaf = get_or<int>(net, "nodes_per_leaf", 32);
+  s.oversubscription = get_or_default<double>(net, "/hardware/network/oversubscription");
+  s.nodes_per_leaf = get_or_default<int>(net, "/hardware/network/nodes_per_leaf");
   const json coll = hw.value("collectives", json::object());
-  s.intra_tuning = parse_tuning(coll.value("intra_node", json::object()), 3.4);
-  s.inter_tuning = parse_tuning(coll.value("inter_node", json::object()), 14.0);
+  s.intra_tuning =
+      parse_tuning(coll.value("intra_node", json::object()), "/hardware/collectives/intra_node");
+  s.inter_tuning =
+      parse_tuning(coll.value("inter_node", json::object()), "/hardware/collectives/inter_node");
   s.profile = std::move(profile);
   return s;
 }

@@ -9,6 +9,7 @@
 #include "model/error.hpp"
 #include "model/paths.hpp"
 #include "model/scenario.hpp"
+#include "model/scenario_keys.hpp"
 
 namespace ddpsim::model {
 
@@ -98,6 +99,19 @@ KeyTable reroot(const KeyTable& t, const std::string& prefix, std::string name) 
     }
   }
   return out;
+}
+
+const json& key_default(const std::string& pointer) {
+  static const std::map<std::string, json> defaults = [] {
+    std::map<std::string, json> m;
+    for (const KeySpec& k : scenario_keys().keys) {
+      if (!k.default_value.is_null()) m.emplace(k.pointer, k.default_value);
+    }
+    return m;
+  }();
+  const auto it = defaults.find(pointer);
+  DDPSIM_ASSERT(it != defaults.end(), "scenario_keys() has no default for " + pointer);
+  return it->second;
 }
 
 // ---- reading ---------------------------------------------------------------------------------

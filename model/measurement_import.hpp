@@ -1,4 +1,6 @@
-// measurement_import.hpp: measurements users already have, turned into profile sections.
+// measurement_import.hpp: measurements users already have, turned into profile sections:
+// nccl-tests output here, PyTorch profiler (Kineto) traces in kineto_import.hpp, and
+// imported_profile, which wraps either section in a whole profile document.
 //
 // nccl-tests (NVIDIA/nccl-tests, e.g. all_reduce_perf):
 //   - the stdout log: "# nThread T nGpus G ... iters: I ..." header, "#  Rank R ... on HOST"
@@ -13,24 +15,9 @@
 //   Both become a profile "collectives" section (model/profile.hpp) with source "nccl-tests
 //   log FILE"; sizes, times and bandwidths are copied as printed.
 //
-// PyTorch profiler (Kineto) Chrome-trace JSON of one training step -> a "layer_times" section.
-// The attribution rule (documented in calibrate/README.md):
-//   1. Layer regions are "user_annotation" events (torch.profiler.record_function, e.g. one
-//      per module) and "python_function" events named "nn.Module: X" (with_modules=True),
-//      except ProfilerStep#N and Optimizer.* annotations; an op belongs to the innermost
-//      region on its thread that contains it in time.
-//   2. A forward op with a "Sequence number" in a layer marks that number as the layer's; the
-//      backward op "autograd::engine::evaluate_function: XBackward0" with the same number (run
-//      on the autograd thread) and every op nested in it are that layer's backward.
-//   3. With GPU kernels in the trace (cat kernel, gpu_memcpy, gpu_memset), a layer's time is the
-//      sum of the durations of the kernels whose "External id" is that of one of its ops (or of
-//      the runtime launch with the same "correlation"); without kernels it is the sum of its
-//      outermost CPU ops' durations. Kernels of no layer (optimizer, DDP) are "unattributed".
-//   step_s is the ProfilerStep#N span (else the whole trace's span).
-//
 //   nlohmann::json c = import_nccl_tests_file("all_reduce.log");          // {"ops": {...}}
-//   nlohmann::json l = import_kineto_file("trace.json");                  // {"layers": [...]}
-//   nlohmann::json profile = imported_profile(c, l, "ddpsim-calibrate import nccl-tests ...");
+//   nlohmann::json profile = imported_profile(c, nullptr, "ddpsim-calibrate import nccl-tests
+//   ...");
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -48,11 +35,6 @@ nlohmann::json import_nccl_tests_json(const nlohmann::json& doc, const std::stri
                                       const std::string& op = "");
 /// Reads `path` and dispatches on its content (a JSON object: -J output; else a log).
 nlohmann::json import_nccl_tests_file(const std::string& path, const std::string& op = "");
-
-/// Per-layer forward/backward times from a Kineto trace (see the rule above). Throws
-/// InputError when the document has no "traceEvents" array or no layer region.
-nlohmann::json import_kineto_trace(const nlohmann::json& trace, const std::string& file);
-nlohmann::json import_kineto_file(const std::string& path);
 
 /// A whole profile document (format ddpsim-profile, backend "import") holding the given
 /// sections; a null section is left out. It passes Profile::from_json.

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "model/detail/profile_lookup.hpp"
 #include "model/error.hpp"
+#include "model/profile_keys.hpp"
 #include "model/scenario.hpp"
 
 namespace ddpsim::model {
@@ -28,48 +31,6 @@ std::optional<BatchDim> parse_batch_dim(const std::string& s) {
   if (s == "k") return BatchDim::kK;
   if (s == "count") return BatchDim::kCount;
   return std::nullopt;
-}
-
-std::int64_t& extent(GemmShape& s, BatchDim d) {
-  switch (d) {
-    case BatchDim::kM:
-      return s.m;
-    case BatchDim::kN:
-      return s.n;
-    case BatchDim::kK:
-      return s.k;
-    case BatchDim::kCount:
-      break;
-  }
-  return s.count;
-}
-
-// The per-sample shape of a row (its batch extent divided by the batch); nullopt when the row
-// is a grid shape or the extent is not a multiple of the batch.
-std::optional<GemmShape> per_sample_of(const ProfileGemm& g) {
-  if (!g.batch_dim) return std::nullopt;
-  GemmShape s = g.shape;
-  std::int64_t& e = extent(s, *g.batch_dim);
-  if (e % g.batch != 0) return std::nullopt;
-  e /= g.batch;
-  return s;
-}
-
-// Linear interpolation of y at x between (x0, y0) and (x1, y1).
-double lerp(double x, double x0, double y0, double x1, double y1) {
-  return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
-}
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g %s", std::round(b * 100) / 100, units[u]);
-  return buf;
 }
 
 // The rows a table's lookups and fit use: out-of-place (nccl-tests' headline columns, and the
@@ -222,7 +183,7 @@ Profile Profile::from_json(json doc, const std::string& file) {
         throw InputError(file, ptr, "a spread around the median (low <= time_s <= high)",
                          std::to_string(r.low_s) + " .. " + std::to_string(r.high_s));
       }
-      if (r.batch_dim && extent(r.shape, *r.batch_dim) % r.batch != 0) {
+      if (r.batch_dim && !detail::per_sample_of(r)) {
         throw InputError(file, ptr + "/batch",
                          "a batch that divides the batch_dim extent (it is batch x per-sample)",
                          std::to_string(r.batch));
@@ -378,73 +339,11 @@ std::string Profile::host() const {
 std::string Profile::backend() const { return get<std::string>(doc_, "backend", "import"); }
 
 std::optional<Estimate> Profile::gemm_time_s(const Gemm& g, DType dtype, std::int64_t batch) const {
-  DDPSIM_ASSERT(batch >= 1, "gemm_time_s: batch must be >= 1");
-  // The family: rows of the same per-sample shape, transposes, dtype and batch dimension.
-  std::map<std::int64_t, const ProfileGemm*> by_batch;
-  for (const ProfileGemm& r : gemms_) {
-    if (r.dtype != dtype || r.batch_dim != g.batch_dim) continue;
-    const auto ps = per_sample_of(r);
-    if (ps && *ps == g.per_sample) by_batch.emplace(r.batch, &r);
-  }
-  if (by_batch.empty()) {
-    // A grid row of exactly this shape still answers.
-    return gemm_time_s(g.at_batch(batch), dtype);
-  }
-  const double flops = g.at_batch(batch).flops();
-  auto fl = [&](const ProfileGemm* r) { return r->shape.flops(); };
-  Estimate e;
-  auto exact = by_batch.find(batch);
-  if (exact != by_batch.end()) {
-    e.time_s = exact->second->time_s;
-    e.low_s = exact->second->low_s;
-    e.high_s = exact->second->high_s;
-    return e;
-  }
-  auto hi = by_batch.upper_bound(batch);
-  if (hi != by_batch.begin() && hi != by_batch.end()) {
-    const ProfileGemm* b = hi->second;
-    const ProfileGemm* a = std::prev(hi)->second;
-    e.time_s = lerp(flops, fl(a), a->time_s, fl(b), b->time_s);
-    e.low_s = lerp(flops, fl(a), a->low_s, fl(b), b->low_s);
-    e.high_s = lerp(flops, fl(a), a->high_s, fl(b), b->high_s);
-    return e;
-  }
-  e.extrapolated = true;
-  if (hi == by_batch.end()) {
-    // Above the largest batch: a large GEMM keeps its throughput.
-    const ProfileGemm* l = by_batch.rbegin()->second;
-    const double s = flops / fl(l);
-    e.time_s = l->time_s * s;
-    e.low_s = l->low_s * s;
-    e.high_s = l->high_s * s;
-    e.note = "batch " + std::to_string(batch) + " above the largest measured (" +
-             std::to_string(l->batch) + "): scaled at that batch's throughput";
-    return e;
-  }
-  // Below the smallest batch: small GEMMs have a fixed cost, so follow the line through the two
-  // smallest batches, but never claim more throughput than the smallest batch reached.
-  const ProfileGemm* a = by_batch.begin()->second;
-  const double s = flops / fl(a);
-  e.time_s = a->time_s * s;
-  e.low_s = a->low_s * s;
-  e.high_s = a->high_s * s;
-  if (by_batch.size() >= 2) {
-    const ProfileGemm* b = std::next(by_batch.begin())->second;
-    e.time_s = std::max(e.time_s, lerp(flops, fl(a), a->time_s, fl(b), b->time_s));
-    e.low_s = std::max(e.low_s, lerp(flops, fl(a), a->low_s, fl(b), b->low_s));
-    e.high_s = std::max(e.high_s, lerp(flops, fl(a), a->high_s, fl(b), b->high_s));
-  }
-  e.note = "batch " + std::to_string(batch) + " below the smallest measured (" +
-           std::to_string(a->batch) + ")";
-  return e;
+  return detail::gemm_family_time(gemms_, g, dtype, batch);
 }
 
 std::optional<Estimate> Profile::gemm_time_s(const GemmShape& shape, DType dtype) const {
-  for (const ProfileGemm& r : gemms_) {
-    if (r.dtype == dtype && r.shape == shape)
-      return Estimate{r.time_s, r.low_s, r.high_s, false, {}};
-  }
-  return std::nullopt;
+  return detail::exact_gemm_time(gemms_, shape, dtype);
 }
 
 double Profile::best_gemm_flops(DType dtype) const {
@@ -468,55 +367,7 @@ Estimate Profile::collective_time_s(CollectiveOp op, double bytes, int ranks) co
   if (t == nullptr) {
     throw Error(file_ + ": the profile has no " + collective_op_name(op) + " measurements");
   }
-  Estimate e;
-  if (bytes == 0) return e;
-  const auto& rows = t->rows;
-  const std::size_t seg_i = t->fit.segment_for(bytes);
-  const FitSegment& seg = t->fit.segments[seg_i];
-
-  if (ranks == t->ranks && bytes >= rows.front().size_bytes && bytes <= rows.back().size_bytes) {
-    // Inside the table: straight lines on log-log axes between neighbouring sizes (collective
-    // time is a power law between protocol switches far better than it is linear).
-    std::size_t i = 0;
-    while (i + 1 < rows.size() && rows[i + 1].size_bytes < bytes) ++i;
-    const CollectiveRow& a = rows[i];
-    const CollectiveRow& b = rows[std::min(i + 1, rows.size() - 1)];
-    auto loglog = [&](double ya, double yb) {
-      if (a.size_bytes == b.size_bytes) return ya;
-      const double u = (std::log(bytes) - std::log(a.size_bytes)) /
-                       (std::log(b.size_bytes) - std::log(a.size_bytes));
-      return std::exp(std::log(ya) + u * (std::log(yb) - std::log(ya)));
-    };
-    e.time_s = loglog(a.time_s, b.time_s);
-    e.low_s = loglog(a.min_s, b.min_s);
-    e.high_s = loglog(a.max_s, b.max_s);
-    return e;
-  }
-
-  // Outside: the segment's line, rescaled to another rank count by the ring's step count
-  // (latency) and the nccl-tests volume factor (bytes each rank sends), which is how the
-  // alpha-beta model of DESIGN.md scales.
-  double a = seg.fit.a, b = seg.fit.b;
-  e.extrapolated = true;
-  if (ranks != t->ranks) {
-    if (t->ranks >= 2) {
-      a *= ring_steps(op, ranks) / ring_steps(op, t->ranks);
-      b *= busbw_factor(op, ranks) / busbw_factor(op, t->ranks);
-    }
-    e.note = std::string(collective_op_name(op)) + " measured at " + std::to_string(t->ranks) +
-             " ranks, asked for " + std::to_string(ranks) +
-             ": fit rescaled by ring steps and bus-bandwidth factor";
-  } else {
-    e.note = std::string(collective_op_name(op)) + " of " + human_bytes(bytes) +
-             " outside the measured " + human_bytes(rows.front().size_bytes) + " .. " +
-             human_bytes(rows.back().size_bytes) + ": from the fit";
-  }
-  e.time_s = a + b * bytes;
-  const double rms = seg.fit.rms_relative_error();
-  const CollectiveRow& near = bytes < rows.front().size_bytes ? rows.front() : rows.back();
-  e.low_s = std::max(0.0, e.time_s * (1 - 2 * rms) * (near.min_s / near.time_s));
-  e.high_s = e.time_s * (1 + 2 * rms) * (near.max_s / near.time_s);
-  return e;
+  return detail::collective_table_time(*t, bytes, ranks);
 }
 
 std::optional<double> Profile::memory_bandwidth_bytes_per_s(const std::string& kernel) const {
@@ -526,106 +377,6 @@ std::optional<double> Profile::memory_bandwidth_bytes_per_s(const std::string& k
     }
   }
   return std::nullopt;
-}
-
-json hardware_json_from_profile(const Profile& p, const std::string& file,
-                                const std::string& pointer) {
-  const std::string where = pointer + "/profile";
-  if (p.gemms().empty()) {
-    throw InputError(file, where,
-                     "a profile with GEMM measurements (\"gemms\") to describe a device",
-                     p.file() + " has none");
-  }
-  const json ctx = p.document().value("context", json::object());
-  const bool gpu = p.backend() == "cuda";
-  json hw;
-  const std::string host = p.host().empty() ? "unknown host" : p.host();
-  hw["name"] = "profile " + host;
-  hw["source"] =
-      "calibration profile " + p.file() + " (" + host + ", " +
-      (ctx.contains("date") && ctx.at("date").is_string() ? ctx.at("date").get<std::string>()
-                                                          : std::string("undated")) +
-      "); inter_node is the measured intra-host link unless overridden";
-  json g;
-  double mem_bytes = 0;
-  if (gpu) {
-    const json gi = ctx.value("gpu", json::object());
-    g["name"] = gi.value("name", std::string("cuda device"));
-    mem_bytes = gi.value("memory_bytes", 0.0);
-  } else {
-    g["name"] = ctx.value("cpu_model", std::string("cpu")) + " (one rank)";
-    mem_bytes = ctx.value("host_memory_bytes", 0.0) / std::max(1, p.ranks());
-  }
-  if (mem_bytes <= 0) {
-    throw InputError(file, where, "a profile whose context gives the device memory",
-                     p.file() + " has none");
-  }
-  g["memory_gib"] = mem_bytes / (1024.0 * 1024.0 * 1024.0);
-  const auto bw =
-      gpu ? p.memory_bandwidth_bytes_per_s("d2d_copy") : p.memory_bandwidth_bytes_per_s("triad");
-  if (!bw) {
-    throw InputError(
-        file, where,
-        std::string("a profile with a \"") + (gpu ? "d2d_copy" : "triad") + "\" memory bandwidth",
-        p.file() + " has none");
-  }
-  g["memory_bandwidth_gbytes_per_s"] = *bw / 1e9;
-  g["memory_efficiency"] = 1.0;
-  json peak = json::object(), eff = json::object();
-  for (DType d : {DType::kFp32, DType::kFp16, DType::kBf16}) {
-    const double f = p.best_gemm_flops(d);
-    if (f > 0) {
-      // The best measured throughput is the peak the model scales from; efficiency 1 because
-      // it was reached, not quoted.
-      peak[dtype_name(d)] = f / 1e12;
-      eff[dtype_name(d)] = 1.0;
-    }
-  }
-  g["peak_tflops"] = peak;
-  g["efficiency"] = eff;
-  g["source"] = "best measured GEMM throughput per dtype in " + p.file();
-  hw["gpu"] = g;
-  hw["gpus_per_node"] = std::max(1, p.ranks());
-
-  if (const CollectiveTable* ar = p.collective(CollectiveOp::kAllReduce); ar && ar->ranks >= 2) {
-    // Ring all-reduce: t = 2(n-1) alpha + 2(n-1)/n S / B. The largest-size segment gives the
-    // bus bandwidth, the smallest-size segment the per-step latency.
-    const int n = ar->ranks;
-    // A segment fitted to noisy latency-bound rows can come out with beta = 0; then the
-    // largest segment with a per-byte cost gives the bandwidth, else the largest row itself
-    // (its bus bandwidth, nccl-tests' definition).
-    const FitSegment& small = ar->fit.segments.front();
-    double busbw_gbytes = 0;
-    for (auto it = ar->fit.segments.rbegin(); it != ar->fit.segments.rend(); ++it) {
-      if (it->fit.b > 0) {
-        busbw_gbytes = busbw_factor(CollectiveOp::kAllReduce, n) / it->fit.b / 1e9;
-        break;
-      }
-    }
-    if (!(busbw_gbytes > 0) && !ar->rows.empty() && ar->rows.back().time_s > 0) {
-      const CollectiveRow& r = ar->rows.back();
-      busbw_gbytes = busbw_factor(CollectiveOp::kAllReduce, n) * r.size_bytes / r.time_s / 1e9;
-    }
-    if (!(busbw_gbytes > 0) || !std::isfinite(busbw_gbytes)) {
-      throw InputError(file, where, "an all_reduce fit or row with a per-byte cost > 0",
-                       "no bandwidth in " + p.file());
-    }
-    const double step_us = small.fit.a / ring_steps(CollectiveOp::kAllReduce, n) * 1e6;
-    const json& coll = p.document().at("collectives");
-    const std::string lname = "measured " + coll.value("backend", std::string("collectives")) +
-                              "/" + coll.value("transport", std::string("unknown transport"));
-    hw["intra_node"] = {{"name", lname},
-                        {"kind", "intra_node"},
-                        {"bandwidth_gbytes_per_s", busbw_gbytes},
-                        {"latency_us", step_us}};
-    hw["inter_node"] = {{"name", lname},
-                        {"kind", "nic"},
-                        {"bandwidth_gbps", busbw_gbytes * 8},
-                        {"latency_us", step_us}};
-    const json tune = {{"ring_efficiency", 1.0}, {"tree_efficiency", 1.0}, {"latency_us", step_us}};
-    hw["collectives"] = {{"intra_node", tune}, {"inter_node", tune}};
-  }
-  return hw;
 }
 
 }  // namespace ddpsim::model

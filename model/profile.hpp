@@ -2,7 +2,7 @@
 // lookups the simulator makes in it.
 //
 // The profile is a JSON file (format "ddpsim-profile", version 1) with these sections, every key
-// checked strictly against profile_keys() (only "context" is free-form):
+// checked strictly against profile_keys() (profile_keys.hpp; only "context" is free-form):
 //   "context"          host, CPU/GPU model, library versions, date, git revision (informational)
 //   "gemms"            one row per distinct GEMM shape x dtype x micro-batch that was timed:
 //                      m, n, k, count, transa, transb, dtype, batch, batch_dim, time_s (median),
@@ -34,6 +34,8 @@
 //     interval of +-2 rms relative residuals of the segment times the nearest row's spread. At
 //     another rank count than measured, the fit's latency is rescaled by the ring step count and
 //     its per-byte cost by the nccl-tests volume factor (flagged).
+// profile_hardware.hpp reads a profile as a hardware description (scenario "hardware":
+// {"profile": ...}).
 //
 //   Profile p = Profile::load("results/profile-vm.json");
 //   auto t = p.gemm_time_s(workload.layers[0].gemms[0], DType::kFp32, 32);   // optional
@@ -48,7 +50,6 @@
 #include <vector>
 
 #include "model/alpha_beta_fit.hpp"
-#include "model/schema.hpp"
 #include "model/workload.hpp"
 
 namespace ddpsim::model {
@@ -152,23 +153,11 @@ class Profile {
   std::optional<double> interference_;
 };
 
-/// The key table of the profile format (validation and documentation).
-const KeyTable& profile_keys();
-
 /// Fills "fit" in every op of a "collectives" section (in place): the piecewise alpha-beta fit
 /// (fit_piecewise_alpha_beta, weights 1/t^2) of the op's out-of-place rows (in-place when only
 /// those exist), with per segment alpha_s, beta_s_per_byte, the bandwidths they imply, the
 /// per-step latency a/ring_steps, R^2 and residuals. Throws Error when a table has fewer than
 /// two distinct sizes.
 void add_collective_fits(nlohmann::json& collectives);
-
-/// The profile read as a hardware description in the preset format (scenarios/hardware/*.json):
-/// the measured GEMM peak per dtype with efficiency 1, the measured memory bandwidth with
-/// efficiency 1, one "node" of ranks() devices joined by the measured all-reduce (bus bandwidth
-/// from the largest-size segment, per-step latency from the smallest), the same link as
-/// inter_node (one host measures no network: override it beside the profile). Throws InputError
-/// naming `file`/`pointer` when the profile lacks what a hardware section needs.
-nlohmann::json hardware_json_from_profile(const Profile& p, const std::string& file,
-                                          const std::string& pointer);
 
 }  // namespace ddpsim::model

@@ -1,12 +1,13 @@
 // profile_keys.cpp: the key table of the calibration profile (model::profile_keys()): every key
 // a profile may hold, with its type, unit, range and help. Profile::from_json validates a
-// document against it (unknown keys and bad values name their JSON pointer); the reader and
-// the lookups are in profile.cpp.
+// document against it (unknown keys and bad values name their JSON pointer); the reader is in
+// profile.cpp, the lookups in profile_lookup.cpp.
+#include "model/profile_keys.hpp"
+
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "model/profile.hpp"
 
 namespace ddpsim::model {
 

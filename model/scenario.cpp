@@ -3,18 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
-#include "model/builders.hpp"
 #include "model/detail/json_io.hpp"
+#include "model/detail/scenario_sections.hpp"
 #include "model/error.hpp"
-#include "model/paths.hpp"
-#include "model/units.hpp"
-#include "model/zoo.hpp"
+#include "model/hardware_io.hpp"
+#include "model/scenario_keys.hpp"
 
 namespace ddpsim::model {
 
@@ -138,218 +136,9 @@ DType grad_dtype(Precision p) {
   DDPSIM_ASSERT(false, "unknown precision");
 }
 
-using detail::get_or;
-using detail::read_cached;
-using detail::require_file;
+using detail::get_or_default;
 
 namespace {
-
-// Largest global batch (samples) a scenario or plan may ask for: far past any published run, and
-// small enough that products with it stay exact in an int64.
-constexpr double kMaxGlobalBatch = 1e18;
-
-CommHook parse_comm_hook(const std::string& text) {
-  CommHook h;
-  h.text = text;
-  if (text == "none")
-    h.kind = CommHook::Kind::kNone;
-  else if (text == "fp16")
-    h.kind = CommHook::Kind::kFp16;
-  else if (text == "bf16")
-    h.kind = CommHook::Kind::kBf16;
-  else if (text.rfind("powersgd:", 0) == 0) {
-    h.kind = CommHook::Kind::kPowerSgd;
-    h.rank = std::stoi(text.substr(9));
-  } else {
-    h.kind = CommHook::Kind::kTopK;
-    h.fraction = std::stod(text.substr(5));
-  }
-  return h;
-}
-
-template <typename E>
-E parse_enum(const std::string& text, std::initializer_list<E> values, const char* (*name)(E)) {
-  for (E v : values) {
-    if (text == name(v)) return v;
-  }
-  DDPSIM_ASSERT(false, "validated enum value not found: " + text);
-}
-
-std::shared_ptr<const Workload> build_workload(const json& m, const std::string& file,
-                                               std::string& label) {
-  int forms = 0;
-  for (const char* k : {"preset", "file", "hf_config", "mlp", "layers"}) forms += m.contains(k);
-  if (forms != 1) {
-    throw InputError(file, "/model",
-                     "exactly one of \"preset\", \"file\", \"hf_config\", \"mlp\", \"layers\"",
-                     std::to_string(forms) + " of them");
-  }
-  std::optional<std::int64_t> seq_len;
-  if (m.contains("seq_len")) seq_len = m.at("seq_len").get<std::int64_t>();
-  if (seq_len && (m.contains("mlp") || m.contains("layers"))) {
-    throw InputError(file, "/model/seq_len",
-                     "no seq_len for \"mlp\" or \"layers\" models (a sample is one row)",
-                     std::to_string(*seq_len));
-  }
-  if (m.contains("preset")) {
-    const auto name = m.at("preset").get<std::string>();
-    label = "preset " + name;
-    return std::make_shared<const Workload>(
-        load_model_preset(name, file, "/model/preset", seq_len));
-  }
-  if (m.contains("file")) {
-    const auto path = require_file(file, "/model/file", m.at("file").get<std::string>());
-    label = "file " + m.at("file").get<std::string>();
-    return std::make_shared<const Workload>(load_model_file(path, seq_len));
-  }
-  if (m.contains("hf_config")) {
-    const auto path = require_file(file, "/model/hf_config", m.at("hf_config").get<std::string>());
-    label = "hf_config " + m.at("hf_config").get<std::string>();
-    const json cfg = read_cached(path);
-    return std::make_shared<const Workload>(build_hf_transformer(cfg, path, seq_len));
-  }
-  if (m.contains("mlp")) {
-    MlpOptions o;
-    for (const json& w : m.at("mlp").at("widths")) o.widths.push_back(w.get<std::int64_t>());
-    o.bias = get_or<bool>(m.at("mlp"), "bias", true);
-    o.activation = get_or<std::string>(m.at("mlp"), "activation", "relu");
-    label = "mlp";
-    for (std::size_t i = 0; i < o.widths.size(); ++i) {
-      label += (i == 0 ? " " : "-") + std::to_string(o.widths[i]);
-    }
-    return std::make_shared<const Workload>(build_mlp(o));
-  }
-  std::vector<LumpLayer> layers;
-  for (const json& l : m.at("layers")) {
-    layers.push_back({l.at("name").get<std::string>(), l.at("params").get<std::int64_t>(),
-                      l.at("fwd_flops_per_sample").get<double>(),
-                      get_or<double>(l, "activation_bytes_per_sample", 0.0)});
-  }
-  label = "layers (" + std::to_string(layers.size()) + ")";
-  return std::make_shared<const Workload>(build_from_layers(layers));
-}
-
-// The "/plan" section (validated by the key table already) on top of the parsed scenario `s`.
-void parse_plan(const json& doc, const std::string& file, Scenario& s) {
-  PlanConfig& pc = s.plan;
-  const json pl = doc.value("plan", json::object());
-  const int gpn = s.cluster.gpus_per_node;
-  if (pl.contains("gpus")) {
-    const json& g = pl.at("gpus");
-    for (std::size_t i = 0; i < g.size(); ++i) {
-      const int n = g[i].get<int>();
-      if (n > gpn && n % gpn != 0) {
-        throw InputError(file, "/plan/gpus/" + std::to_string(i),
-                         "at most gpus_per_node (" + std::to_string(gpn) + ") or a multiple of it",
-                         std::to_string(n));
-      }
-      pc.gpus.push_back(n);
-    }
-  } else {
-    for (int n = 1; n <= 4096; n *= 2) {
-      if (n <= gpn || n % gpn == 0) pc.gpus.push_back(n);
-    }
-  }
-  if (pl.contains("per_gpu_batch")) {
-    pc.per_gpu_batch = pl.at("per_gpu_batch").get<std::vector<std::int64_t>>();
-    if (s.training.single_gpu_step_s) {
-      for (std::size_t i = 0; i < pc.per_gpu_batch.size(); ++i) {
-        if (pc.per_gpu_batch[i] != s.training.per_gpu_batch) {
-          throw InputError(file, "/plan/per_gpu_batch/" + std::to_string(i),
-                           "training.per_gpu_batch (" + std::to_string(s.training.per_gpu_batch) +
-                               ") only: training.single_gpu_step_s was measured at it",
-                           std::to_string(pc.per_gpu_batch[i]));
-        }
-      }
-    }
-  } else {
-    pc.per_gpu_batch = {s.training.per_gpu_batch};
-  }
-  pc.grad_accumulation = pl.contains("grad_accumulation")
-                             ? pl.at("grad_accumulation").get<std::vector<int>>()
-                             : std::vector<int>{s.training.grad_accumulation};
-  pc.bucket_cap_given = pl.contains("bucket_cap_mb");
-  if (pc.bucket_cap_given) {
-    pc.bucket_cap_mb = pl.at("bucket_cap_mb").get<std::vector<double>>();
-    for (std::size_t i = 0; i < pc.bucket_cap_mb.size(); ++i) {
-      if (bucket_cap_mb_to_bytes(pc.bucket_cap_mb[i]) < 1) {
-        throw InputError(file, "/plan/bucket_cap_mb/" + std::to_string(i),
-                         "a cap of at least 1 byte (2^-20 MiB)",
-                         fmt::format("{}", pc.bucket_cap_mb[i]));
-      }
-    }
-  } else {
-    pc.bucket_cap_mb = {s.parallelism.bucket_cap_mb};
-  }
-  if (pl.contains("comm_hook")) {
-    const json& h = pl.at("comm_hook");
-    for (std::size_t i = 0; i < h.size(); ++i) {
-      CommHook hook = parse_comm_hook(h[i].get<std::string>());
-      if (s.training.grad_reduce_dtype && hook.kind != CommHook::Kind::kNone) {
-        throw InputError(file, "/plan/comm_hook/" + std::to_string(i),
-                         "\"none\" (training.grad_reduce_dtype is set; a hook sets the wire "
-                         "dtype itself)",
-                         "\"" + hook.text + "\"");
-      }
-      pc.comm_hook.push_back(std::move(hook));
-    }
-  } else {
-    pc.comm_hook = {s.parallelism.comm_hook};
-  }
-  if (pl.contains("strategy")) {
-    for (const json& v : pl.at("strategy")) {
-      pc.strategy.push_back(
-          parse_enum(v.get<std::string>(),
-                     {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3,
-                      Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid},
-                     strategy_name));
-    }
-  } else {
-    pc.strategy = {s.parallelism.strategy};
-  }
-  // A sharded strategy takes no PowerSGD / top-k hook: such pairs would only be rejected.
-  for (std::size_t i = 0; i < pc.strategy.size(); ++i) {
-    for (const CommHook& h : pc.comm_hook) {
-      if (is_sharded(pc.strategy[i]) &&
-          (h.kind == CommHook::Kind::kPowerSgd || h.kind == CommHook::Kind::kTopK)) {
-        throw InputError(file, "/plan/strategy/" + std::to_string(i),
-                         "ddp only, as the candidate hooks include \"" + h.text +
-                             "\" (a DDP communication hook)",
-                         std::string("\"") + strategy_name(pc.strategy[i]) + "\"");
-      }
-    }
-  }
-  if (pl.contains("deadline_hours")) pc.deadline_hours = pl.at("deadline_hours").get<double>();
-  if (pl.contains("budget_usd")) {
-    pc.budget_usd = pl.at("budget_usd").get<double>();
-    if (!s.gpu_hour_usd) {
-      throw InputError(file, "/plan/budget_usd", "pricing.gpu_hour_usd alongside a budget",
-                       "a budget without a price");
-    }
-  }
-  pc.memory_margin = get_or<double>(pl, "memory_margin", 0.05);
-  if (pl.contains("max_global_batch")) {
-    pc.max_global_batch = pl.at("max_global_batch").get<std::int64_t>();
-  }
-  const std::string objective = get_or<std::string>(pl, "objective", "time");
-  pc.objective = objective == "cost"        ? PlanObjective::kCost
-                 : objective == "gpu_hours" ? PlanObjective::kGpuHours
-                                            : PlanObjective::kTime;
-  if (pc.objective == PlanObjective::kCost && !s.gpu_hour_usd) {
-    throw InputError(file, "/plan/objective", "pricing.gpu_hour_usd for the \"cost\" objective",
-                     "\"cost\" without a price");
-  }
-  // The Cartesian product is predicted point by point: keep it to what runs in seconds.
-  const double total =
-      static_cast<double>(pc.gpus.size()) * static_cast<double>(pc.per_gpu_batch.size()) *
-      static_cast<double>(pc.grad_accumulation.size()) *
-      static_cast<double>(pc.bucket_cap_mb.size()) * static_cast<double>(pc.comm_hook.size()) *
-      static_cast<double>(pc.strategy.size());
-  if (total > 1e6) {
-    throw InputError(file, "/plan", "at most 1,000,000 candidates in the Cartesian product",
-                     fmt::format("{:.0f}", total));
-  }
-}
 
 Scenario parse_with(const json& doc, const std::string& file,
                     std::shared_ptr<const Workload> reuse_workload,
@@ -358,247 +147,24 @@ Scenario parse_with(const json& doc, const std::string& file,
   Scenario s;
   s.file = file;
   s.doc = doc;
-  s.name = get_or<std::string>(doc, "name", "");
+  s.name = get_or_default<std::string>(doc, "/name");
   if (reuse_workload) {
     s.workload = std::move(reuse_workload);
     s.model_label = reuse_label;
   } else {
-    s.workload = build_workload(doc.at("model"), file, s.model_label);
+    s.workload = detail::build_workload(doc.at("model"), file, s.model_label);
   }
   s.hardware = resolve_hardware(doc.at("hardware"), file, "/hardware");
-
-  const json& c = doc.at("cluster");
-  s.cluster.gpus = c.at("gpus").get<int>();
-  s.cluster.gpus_per_node = get_or<int>(c, "gpus_per_node", s.hardware.gpus_per_node);
-  s.hardware.gpus_per_node = s.cluster.gpus_per_node;
-  if (s.cluster.gpus > s.cluster.gpus_per_node && s.cluster.gpus % s.cluster.gpus_per_node != 0) {
-    throw InputError(file, "/cluster/gpus",
-                     "at most gpus_per_node (" + std::to_string(s.cluster.gpus_per_node) +
-                         ") or a multiple of it",
-                     std::to_string(s.cluster.gpus));
-  }
-  if (s.hardware.nics_per_node > s.cluster.gpus_per_node * 8) {
-    throw InputError(file, "/hardware/inter_node/nics_per_node",
-                     "at most 8 NICs per GPU of the node",
-                     std::to_string(s.hardware.nics_per_node));
-  }
-
-  const json& t = doc.at("training");
-  {
-    const std::string prec = get_or<std::string>(t, "precision", "fp32");
-    const DType cdt =
-        compute_dtype(parse_enum(prec,
-                                 {Precision::kFp32, Precision::kAmpBf16, Precision::kAmpFp16,
-                                  Precision::kBf16, Precision::kFp16},
-                                 precision_name));
-    if (s.hardware.gpu.peak_flops.count(cdt) == 0) {
-      throw InputError(file, "/training/precision",
-                       std::string("a precision the GPU runs (") + s.hardware.gpu.name +
-                           " has no " + dtype_name(cdt) + " peak)",
-                       "\"" + prec + "\"");
-    }
-    if (s.hardware.gpu.efficiency.count(cdt) == 0) {
-      throw InputError(file, std::string("/hardware/gpu/efficiency/") + dtype_name(cdt),
-                       std::string("an achievable fraction of the ") + dtype_name(cdt) +
-                           " peak (training.precision computes in " + dtype_name(cdt) + ")",
-                       "nothing");
-    }
-  }
-  s.training.per_gpu_batch = t.at("per_gpu_batch").get<std::int64_t>();
-  s.training.grad_accumulation = get_or<int>(t, "grad_accumulation", 1);
-  // The global batch (micro-batch x accumulation x GPUs) is an int64 count of samples; each key
-  // alone is bounded, their product is bounded here so that it cannot overflow.
-  if (static_cast<double>(s.training.per_gpu_batch) * s.training.grad_accumulation *
-          s.cluster.gpus >
-      kMaxGlobalBatch) {
-    throw InputError(file, "/training/per_gpu_batch",
-                     "per_gpu_batch x grad_accumulation x cluster.gpus at most 1e18 samples",
-                     fmt::format("{} x {} x {}", s.training.per_gpu_batch,
-                                 s.training.grad_accumulation, s.cluster.gpus));
-  }
-  s.training.precision = parse_enum(get_or<std::string>(t, "precision", "fp32"),
-                                    {Precision::kFp32, Precision::kAmpBf16, Precision::kAmpFp16,
-                                     Precision::kBf16, Precision::kFp16},
-                                    precision_name);
-  s.training.optimizer = parse_enum(
-      get_or<std::string>(t, "optimizer", "adam"),
-      {Optimizer::kSgd, Optimizer::kMomentum, Optimizer::kAdam, Optimizer::kAdamW}, optimizer_name);
-  if (t.contains("grad_reduce_dtype")) {
-    s.training.grad_reduce_dtype = parse_dtype(t.at("grad_reduce_dtype").get<std::string>());
-  }
-  s.training.activation_checkpointing = get_or<bool>(t, "activation_checkpointing", false);
-  if (t.contains("single_gpu_step_s")) {
-    s.training.single_gpu_step_s = t.at("single_gpu_step_s").get<double>();
-  }
-  if (t.contains("lr")) {
-    const json& l = t.at("lr");
-    LrConfig lr;
-    lr.base = l.at("base").get<double>();
-    lr.base_batch = l.at("base_batch").get<std::int64_t>();
-    const auto sc = get_or<std::string>(l, "scaling", "linear");
-    lr.scaling = sc == "linear" ? LrScaling::kLinear
-                 : sc == "sqrt" ? LrScaling::kSqrt
-                                : LrScaling::kNone;
-    lr.warmup_steps = get_or<std::int64_t>(l, "warmup_steps", 0);
-    s.training.lr = lr;
-  }
-  if (t.contains("target") && t.at("target").contains("critical_batch")) {
-    const json& cb = t.at("target").at("critical_batch");
-    s.training.critical_batch =
-        CriticalBatchTarget{cb.at("b_noise").get<double>(), cb.at("s_min").get<double>()};
-  }
-  if (t.contains("target") && t.at("target").contains("steps_multiplier")) {
-    s.training.target_steps_multiplier = t.at("target").at("steps_multiplier").get<double>();
-  }
-
-  const json p = doc.value("parallelism", json::object());
-  s.parallelism.strategy =
-      parse_enum(get_or<std::string>(p, "strategy", "ddp"),
-                 {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3,
-                  Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid},
-                 strategy_name);
-  s.parallelism.bucket_cap_defaulted = !p.contains("bucket_cap_mb");
-  s.parallelism.bucket_cap_mb = get_or<double>(p, "bucket_cap_mb", 25.0);
-  if (bucket_cap_mb_to_bytes(s.parallelism.bucket_cap_mb) < 1) {
-    throw InputError(file, "/parallelism/bucket_cap_mb", "a cap of at least 1 byte (2^-20 MiB)",
-                     fmt::format("{}", s.parallelism.bucket_cap_mb));
-  }
-  s.parallelism.overlap = get_or<bool>(p, "overlap", true);
-  s.parallelism.comm_hook = parse_comm_hook(get_or<std::string>(p, "comm_hook", "none"));
-  s.parallelism.algorithm = parse_enum(
-      get_or<std::string>(p, "algorithm", "auto"),
-      {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
-       CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls},
-      algorithm_name);
-  s.parallelism.broadcast_buffers = get_or<bool>(p, "broadcast_buffers", true);
-  s.parallelism.find_unused_parameters = get_or<bool>(p, "find_unused_parameters", false);
-  s.parallelism.gradient_as_bucket_view = get_or<bool>(p, "gradient_as_bucket_view", false);
-  s.parallelism.static_graph = get_or<bool>(p, "static_graph", false);
-  s.parallelism.reduce_bucket_elements = get_or<double>(p, "reduce_bucket_size", 5e8);
-  s.parallelism.allgather_bucket_elements = get_or<double>(p, "allgather_bucket_size", 5e8);
-  s.parallelism.fsdp_prefetch =
-      parse_enum(get_or<std::string>(p, "fsdp_prefetch", "backward_pre"),
-                 {FsdpPrefetch::kBackwardPre, FsdpPrefetch::kBackwardPost, FsdpPrefetch::kNone},
-                 fsdp_prefetch_name);
-
-  // Combinations that cannot run.
-  const auto hook = s.parallelism.comm_hook.kind;
-  if (s.training.grad_reduce_dtype && hook != CommHook::Kind::kNone) {
-    throw InputError(
-        file, "/training/grad_reduce_dtype",
-        "no grad_reduce_dtype together with a comm_hook (the hook sets the wire dtype)",
-        std::string("\"") + dtype_name(*s.training.grad_reduce_dtype) + "\"");
-  }
-  if (is_sharded(s.parallelism.strategy) &&
-      (hook == CommHook::Kind::kPowerSgd || hook == CommHook::Kind::kTopK)) {
-    // PyTorch registers PowerSGD / top-k as DDP communication hooks; FSDP's register_comm_hook
-    // takes only the default all-reduce / fp16 / bf16 hooks, and DeepSpeed ZeRO has no hook.
-    throw InputError(file, "/parallelism/comm_hook",
-                     std::string("none, fp16 or bf16 with strategy \"") +
-                         strategy_name(s.parallelism.strategy) +
-                         "\" (PowerSGD and top-k are DDP communication hooks)",
-                     "\"" + s.parallelism.comm_hook.text + "\"");
-  }
-  if (s.parallelism.strategy == Strategy::kFsdpHybrid &&
-      s.cluster.gpus % s.cluster.gpus_per_node != 0) {
-    // HYBRID_SHARD shards within a node and replicates across nodes: PyTorch builds intra-node
-    // groups of gpus_per_node ranks, so the world size must be a multiple of it.
-    throw InputError(file, "/cluster/gpus_per_node",
-                     "a divisor of cluster.gpus (" + std::to_string(s.cluster.gpus) +
-                         ") with strategy \"fsdp_hybrid\" (it shards within a node)",
-                     std::to_string(s.cluster.gpus_per_node));
-  }
-  if (s.parallelism.algorithm == CollectiveAlgorithm::kNvls &&
-      s.hardware.intra_tuning.nvls_efficiency <= 0) {
-    throw InputError(file, "/parallelism/algorithm",
-                     "an algorithm the hardware supports (\"nvls\" needs an NVSwitch with "
-                     "in-switch reduction: nvls_efficiency > 0)",
-                     "\"nvls\"");
-  }
-
-  const json sim = doc.value("simulation", json::object());
-  s.simulation.engine = get_or<std::string>(sim, "engine", "analytic") == "event"
-                            ? Engine::kEvent
-                            : Engine::kAnalytic;
-  s.simulation.steps = get_or<int>(sim, "steps", 5);
-  s.simulation.jitter_cv = get_or<double>(sim, "jitter_cv", 0.0);
-  s.simulation.seed = get_or<std::uint64_t>(sim, "seed", 1);
-  s.simulation.jitter_distribution =
-      get_or<std::string>(sim, "jitter_distribution", "normal") == "lognormal"
-          ? JitterDistribution::kLogNormal
-          : JitterDistribution::kNormal;
-  s.simulation.straggler_rank = get_or<int>(sim, "straggler_rank", -1);
-  s.simulation.straggler_slowdown = get_or<double>(sim, "straggler_slowdown", 0.0);
-  s.simulation.interference = get_or<double>(sim, "interference", 1.0);
-  s.simulation.local_sgd_period = get_or<int>(sim, "local_sgd_period", 1);
-  s.simulation.staleness = get_or<int>(sim, "staleness", 0);
-  s.simulation.trace_ranks = get_or<int>(sim, "trace_ranks", 64);
-  s.simulation.interference_given = sim.contains("interference");
-  s.simulation.network_flow = get_or<std::string>(sim, "network", "closed_form") == "flow";
-  s.simulation.background_traffic = get_or<double>(sim, "background_traffic", 0.0);
-  s.simulation.concurrent_jobs = get_or<int>(sim, "concurrent_jobs", 1);
-  if (!s.simulation.network_flow &&
-      (s.simulation.background_traffic > 0 || s.simulation.concurrent_jobs > 1)) {
-    // Competing traffic is only simulated by the flow network; silently ignoring it would
-    // report an uncontended step for a contended cluster.
-    throw InputError(file,
-                     s.simulation.background_traffic > 0 ? "/simulation/background_traffic"
-                                                         : "/simulation/concurrent_jobs",
-                     "simulation.network \"flow\" (competing traffic needs the flow network)",
-                     s.simulation.background_traffic > 0
-                         ? fmt::format("{}", s.simulation.background_traffic)
-                         : std::to_string(s.simulation.concurrent_jobs));
-  }
-  if (s.simulation.local_sgd_period > 1 && s.simulation.staleness > 0) {
-    throw InputError(file, "/simulation/staleness",
-                     "0 together with simulation.local_sgd_period > 1 (one relaxation at a time)",
-                     std::to_string(s.simulation.staleness));
-  }
-  if ((s.simulation.local_sgd_period > 1 || s.simulation.staleness > 0) &&
-      s.parallelism.strategy != Strategy::kDdp) {
-    // Both modes replace DDP's per-step gradient all-reduce; ZeRO/FSDP shard the state that
-    // a local step would need in full.
-    throw InputError(
-        file, s.simulation.staleness > 0 ? "/simulation/staleness" : "/simulation/local_sgd_period",
-        "parallelism.strategy \"ddp\" (local SGD and stale-synchronous training "
-        "keep a full replica per rank)",
-        std::string("\"") + strategy_name(s.parallelism.strategy) + "\"");
-  }
-
+  // In this order: each section may read what the ones before it filled in.
+  detail::parse_cluster(doc.at("cluster"), file, s);
+  detail::parse_training(doc.at("training"), file, s);
+  detail::parse_parallelism(doc.value("parallelism", json::object()), file, s);
+  detail::parse_simulation(doc.value("simulation", json::object()), file, s);
   if (doc.contains("pricing") && doc.at("pricing").contains("gpu_hour_usd")) {
     s.gpu_hour_usd = doc.at("pricing").at("gpu_hour_usd").get<double>();
   }
-
-  parse_plan(doc, file, s);
-
-  if (doc.contains("sweep")) {
-    for (const auto& [key, values] : doc.at("sweep").items()) {
-      const std::string ptr = "/sweep/" + escape_pointer_token(key);
-      std::string target = "/" + key;
-      std::replace(target.begin(), target.end(), '.', '/');
-      const KeySpec* spec = scenario_keys().find(target);
-      if (spec == nullptr || spec->type == KeyType::kObject || spec->type == KeyType::kArray ||
-          target.rfind("/sweep", 0) == 0 || target.rfind("/plan", 0) == 0 ||
-          key.find('/') != std::string::npos) {
-        throw InputError(file, ptr,
-                         "a dotted path to a scalar scenario key (e.g. \"cluster.gpus\", "
-                         "\"parallelism.bucket_cap_mb\")",
-                         "\"" + key + "\"");
-      }
-      for (std::size_t i = 0; i < values.size(); ++i) {
-        validate_value(values[i], *spec, scenario_keys(), file, ptr + "/" + std::to_string(i));
-      }
-      if (s.training.single_gpu_step_s &&
-          (key == "training.per_gpu_batch" || key.rfind("hardware.", 0) == 0 ||
-           key == "training.precision" || key.rfind("model.", 0) == 0)) {
-        throw InputError(file, ptr,
-                         "no sweep of the batch, precision, model or hardware when "
-                         "training.single_gpu_step_s is given (it was measured at one of each)",
-                         "\"" + key + "\"");
-      }
-      s.sweep.push_back({key, std::vector<json>(values.begin(), values.end())});
-    }
-  }
+  detail::parse_plan(doc, file, s);
+  detail::parse_sweep(doc, file, s);
   return s;
 }
 

@@ -1,6 +1,6 @@
 // scenario.hpp: a scenario file (strict JSON) resolved into typed inputs.
 //
-// The scenario keys are fixed by docs/DESIGN.md; one KeyTable (scenario_keys()) drives
+// The scenario keys are fixed by docs/DESIGN.md; one KeyTable (scenario_keys.hpp) drives
 // validation, `ddpsim schema` and docs/scenario-keys.md. Presets are resolved by name from
 // scenarios/models and scenarios/hardware, files by path relative to the scenario file, and keys
 // beside a preset override its values ({"preset": "dgx-h100", "inter_node": {"bandwidth_gbps":
@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "model/hardware.hpp"
-#include "model/schema.hpp"
 #include "model/workload.hpp"
 
 namespace ddpsim::model {
@@ -180,9 +179,6 @@ struct Scenario {
   nlohmann::json point = nlohmann::json::object();
 };
 
-/// The table of every scenario key (type, unit, default, allowed values, range, help).
-const KeyTable& scenario_keys();
-
 /// Reads, validates and resolves a scenario file.
 Scenario load_scenario(const std::string& path);
 /// Same for a document already in memory; `file` is used for errors and relative paths.
@@ -193,11 +189,6 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 /// scenario without a sweep gives itself. Each point is fully validated (e.g. cluster.gpus = 12
 /// with 8 GPUs per node is rejected, naming /sweep/cluster.gpus/i).
 std::vector<Scenario> expand_sweep(const Scenario& s);
-
-/// Resolves a hardware section ({"preset": ...} plus overrides, or explicit keys) into a spec.
-/// `pointer` is where the section sits in `file` ("/hardware").
-HardwareSpec resolve_hardware(const nlohmann::json& section, const std::string& file,
-                              const std::string& pointer);
 
 /// Reads a JSON file; a missing file or a syntax error throws InputError naming the file and,
 /// for syntax errors, the byte offset.

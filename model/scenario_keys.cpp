@@ -1,9 +1,11 @@
 // The table of every scenario key. Hardware keys are shared with the preset files
 // (scenarios/hardware/**), which are validated against re-rooted parts of this table.
+#include "model/scenario_keys.hpp"
+
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "model/scenario.hpp"
 #include "model/zoo.hpp"
 
 namespace ddpsim::model {

@@ -1,18 +1,20 @@
-// PyTorch DDP/FSDP knob import (deepspeed_import.hpp documents the mapping). What each knob
+// PyTorch DDP/FSDP knob import (torch_import.hpp documents the mapping). What each knob
 // means and its code default come from the reference notes (ecosystem.md §1-§2, read from the
 // PyTorch sources); the why of each mapping is next to it.
+#include "model/torch_import.hpp"
+
 #include <string>
 
 #include "model/deepspeed_import.hpp"
+#include "model/detail/import_reader.hpp"
 #include "model/error.hpp"
-#include "model/import_reader.hpp"
 #include "model/scenario.hpp"
 #include "model/units.hpp"
 
 namespace ddpsim::model {
 
 using nlohmann::json;
-using namespace import_detail;
+using namespace detail;
 
 // ---- PyTorch knobs ---------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 #include <filesystem>
 
-#include "model/builders.hpp"
+#include "model/builders/cnn.hpp"
+#include "model/builders/transformer.hpp"
 #include "model/error.hpp"
 #include "model/paths.hpp"
 #include "model/scenario.hpp"

@@ -14,6 +14,7 @@
 #include "model/builders.hpp"
 #include "model/cluster.hpp"
 #include "model/error.hpp"
+#include "model/hardware_io.hpp"
 #include "model/paths.hpp"
 #include "simulator/analytic.hpp"
 #include "simulator/collective.hpp"

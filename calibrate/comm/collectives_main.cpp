@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "calibrate/comm/communicator.hpp"
+#include "calibrate/comm/gloo_communicator.hpp"
 #include "calibrate/comm/launcher.hpp"
+#include "calibrate/comm/nccl_communicator.hpp"
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
 #include "model/error.hpp"

@@ -83,13 +83,4 @@ float half_to_float(std::uint16_t h, HalfType t) {
   return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (man << 13));
 }
 
-#if !DDPSIM_HAVE_NCCL
-bool nccl_built() { return false; }
-std::unique_ptr<Communicator> make_nccl(const RankInfo&, std::chrono::milliseconds) {
-  throw UnsupportedError(
-      "the NCCL communicator is not built; install CUDA and NCCL and configure with "
-      "-DDDPSIM_WITH_NCCL=ON");
-}
-#endif
-
 }  // namespace ddpsim::comm

@@ -14,6 +14,9 @@
 // the cause; the communicator is unusable afterwards. Calls must not overlap in time (one
 // thread at a time; they may come from different threads one after another).
 //
+// The backends' factories are in gloo_communicator.hpp (make_gloo) and nccl_communicator.hpp
+// (make_nccl).
+//
 //   auto info = ddpsim::comm::rank_from_env().value();
 //   auto c = ddpsim::comm::make_gloo(info, std::chrono::seconds(30));
 //   std::vector<float> g(n, 1.0f);
@@ -81,20 +84,5 @@ class Communicator {
   explicit Communicator(std::chrono::milliseconds timeout) : timeout_(timeout) {}
   std::chrono::milliseconds timeout_;
 };
-
-/// Gloo over TCP: rendezvous through a FileStore in info.store_dir (must be non-empty),
-/// the TCP device bound to info.bind_addr, full mesh. `timeout` bounds the rendezvous and
-/// every collective. Sets SIGPIPE to SIG_IGN for the process (as Python does), so that a write to
-/// a dead peer is an error, not a fatal signal.
-/// Throws ddpsim::Error when the rendezvous fails or times out.
-std::unique_ptr<Communicator> make_gloo(const RankInfo& info, std::chrono::milliseconds timeout);
-
-/// NCCL on GPU local_rank % device_count; rank 0 shares the ncclUniqueId through the same
-/// FileStore dir. Throws ddpsim::UnsupportedError when built without NCCL or when no CUDA device
-/// is usable (the message says which), ddpsim::Error when NCCL fails.
-std::unique_ptr<Communicator> make_nccl(const RankInfo& info, std::chrono::milliseconds timeout);
-
-/// True when this build has the NCCL communicator.
-bool nccl_built();
 
 }  // namespace ddpsim::comm

@@ -1,6 +1,8 @@
 // Gloo over TCP. Rendezvous through a FileStore (this Gloo has no TCP store), full mesh, and the
 // collective entry points PyTorch's ProcessGroupGloo uses: ring all-reduce, ring all-gather,
 // one-to-all broadcast, barrier; reduce-scatter is a ring on Gloo's unbound buffers (see there).
+#include "calibrate/comm/gloo_communicator.hpp"
+
 #include <fmt/format.h>
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>

@@ -1,6 +1,12 @@
 // NCCL on one GPU per rank. The communicator is non-blocking (ncclConfig_t::blocking = 0) so
 // that every call can be polled against a deadline and aborted instead of hanging on a dead
 // peer; the unique id travels through the same FileStore directory as Gloo's rendezvous.
+// Built in every configuration: without NCCL only the stub at the end is compiled.
+#include "calibrate/comm/nccl_communicator.hpp"
+
+#include "model/error.hpp"
+
+#if DDPSIM_HAVE_NCCL
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <gloo/rendezvous/file_store.h>
@@ -10,9 +16,6 @@
 #include <atomic>
 #include <cstring>
 #include <thread>
-
-#include "calibrate/comm/communicator.hpp"
-#include "model/error.hpp"
 
 namespace ddpsim::comm {
 namespace {
@@ -204,3 +207,19 @@ std::unique_ptr<Communicator> make_nccl(const RankInfo& info, std::chrono::milli
 }
 
 }  // namespace ddpsim::comm
+
+#else  // !DDPSIM_HAVE_NCCL
+
+namespace ddpsim::comm {
+
+bool nccl_built() { return false; }
+
+std::unique_ptr<Communicator> make_nccl(const RankInfo&, std::chrono::milliseconds) {
+  throw UnsupportedError(
+      "the NCCL communicator is not built; install CUDA and NCCL and configure with "
+      "-DDDPSIM_WITH_NCCL=ON");
+}
+
+}  // namespace ddpsim::comm
+
+#endif  // DDPSIM_HAVE_NCCL

@@ -18,10 +18,12 @@
 #include <vector>
 
 #include "calibrate/comm/communicator.hpp"
+#include "calibrate/comm/gloo_communicator.hpp"
 #include "calibrate/comm/launcher.hpp"
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
 #include "calibrate/exec/executor.hpp"
+#include "calibrate/exec/results.hpp"
 #include "model/error.hpp"
 #include "model/scenario.hpp"
 

@@ -18,6 +18,8 @@
 // other sharded strategies, precisions other than fp32, PowerSGD/top-k hooks, sweeps, and runs
 // whose memory (all ranks on this host) exceeds 80% of MemAvailable.
 //
+// results.hpp turns the ranks' records into the results document and the trace.
+//
 //   ExecConfig c = config_from_scenario(model::load_scenario(path), {});
 //   RankRecord r = run_rank(c, *comm);   // in every rank
 #pragma once
@@ -138,17 +140,5 @@ struct RankRecord {
 /// Trains in this rank (collective: every rank calls it). Throws ddpsim::Error on a
 /// communication failure.
 RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm);
-
-nlohmann::json rank_record_json(const RankRecord& r);
-/// The results document from every rank's record (index = rank), `context` added as is.
-nlohmann::json results_json(const ExecConfig& c, const std::vector<nlohmann::json>& ranks,
-                            const nlohmann::json& context);
-/// The results' "noise_scale" block (README.md) from rank 0's step records (rank_record_json's
-/// "steps"): per step the squared norms, the raw estimates and their EMAs; B_simple in samples.
-nlohmann::json noise_scale_json(const ExecConfig& c, const nlohmann::json& steps);
-/// Chrome trace text in simulator/trace.hpp's layout (pid = rank, tid 1 compute, tid 2
-/// communication, ts/dur in microseconds with three decimals), time 0 = rank 0's first step.
-std::string chrome_trace_text(const std::vector<nlohmann::json>& ranks,
-                              const nlohmann::json& metadata);
 
 }  // namespace ddpsim::exec

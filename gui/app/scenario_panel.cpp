@@ -22,6 +22,7 @@
 #include "gui/models/scenario_document.hpp"
 #include "model/paths.hpp"
 #include "model/scenario.hpp"
+#include "model/scenario_keys.hpp"
 
 namespace ddpsim::gui {
 

@@ -1,8 +1,10 @@
-// cnn.cpp: torchvision's ResNet and VGG as Workloads (see builders.hpp).
+// cnn.cpp: torchvision's ResNet and VGG as Workloads (see builders/cnn.hpp).
 //
 // Architectures follow torchvision/models/resnet.py (ResNet v1.5: the stride of a Bottleneck
 // sits on its 3x3 conv) and torchvision/models/vgg.py, which implement He et al. 2015
 // (arXiv:1512.03385) and Simonyan & Zisserman 2014 (arXiv:1409.1556).
+#include "model/builders/cnn.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -12,7 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include "model/builders.hpp"
 #include "model/error.hpp"
 #include "model/schema.hpp"
 

@@ -1,6 +1,7 @@
+#include "model/builders/mlp.hpp"
+
 #include <utility>
 
-#include "model/builders.hpp"
 #include "model/error.hpp"
 
 namespace ddpsim::model {

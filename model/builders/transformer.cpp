@@ -18,13 +18,14 @@
 //
 // Activations follow Korthikanti et al. 2022 (arXiv:2205.05198, sec. 4.1, no parallelism): 16-bit
 // activations, 1-byte dropout masks; see the helpers below for each family's count.
+#include "model/builders/transformer.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 
-#include "model/builders.hpp"
 #include "model/error.hpp"
 
 namespace ddpsim::model {

@@ -30,6 +30,8 @@
 #include "model/deepspeed_import.hpp"
 #include "model/error.hpp"
 #include "model/scenario.hpp"
+#include "model/scenario_keys.hpp"
+#include "model/torch_import.hpp"
 #include "model/units.hpp"
 #include "simulator/collective.hpp"
 #include "simulator/lr_schedule.hpp"

@@ -36,6 +36,7 @@
 #include "calibrate/fit_check.hpp"
 #include "calibrate/gemm_plan.hpp"
 #include "model/profile.hpp"
+#include "model/profile_hardware.hpp"
 #include "model/scenario.hpp"
 
 namespace {

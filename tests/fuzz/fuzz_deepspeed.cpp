@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "model/deepspeed_import.hpp"
+#include "model/torch_import.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "model/profile.hpp"
+#include "model/profile_hardware.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 namespace {

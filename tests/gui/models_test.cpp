@@ -176,7 +176,11 @@ class ModelsTest : public QObject {
   }
 
   void everyStrategyGivesPointsOrMessages() {
-    // Strategies the step model does not cover yet give a message per point, never a throw.
+    // Every sharded strategy has a step model (simulator/sharded.hpp), so each point of the
+    // 1..16 GPU axis is a prediction, with one exception that must be a message, never a throw:
+    // fsdp_hybrid (HYBRID_SHARD) shards within a node, so 1, 2 and 4 GPUs (not a multiple of
+    // gpus_per_node = 8) are refused naming /cluster/gpus_per_node, and the sweep goes on to 8
+    // and 16. The timeline is simulated at the scenario's 8 GPUs, which every strategy runs.
     for (const char* st :
          {"zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"}) {
       SweepRequest req = defaultRequest(16);
@@ -184,10 +188,18 @@ class ModelsTest : public QObject {
       const SweepResult r = computeSweep(req);
       QVERIFY2(r.error.empty(), r.error.c_str());
       QCOMPARE(r.strategy, std::string(st));
+      QCOMPARE(r.points.size(), std::size_t{5});  // 1, 2, 4, 8, 16
       for (const StepPoint& p : r.points) {
-        QVERIFY(p.ok() ? p.stepTimeS > 0 : !p.error.empty());
+        if (std::string(st) == "fsdp_hybrid" && p.gpus < 8) {
+          QVERIFY2(!p.ok(), st);
+          QVERIFY2(p.error.find("/cluster/gpus_per_node") != std::string::npos, p.error.c_str());
+        } else {
+          QVERIFY2(p.ok(), p.error.c_str());
+          QVERIFY(p.stepTimeS > 0);
+        }
       }
-      QVERIFY(r.timeline.error.empty() ? !r.timeline.spans.empty() : true);
+      QVERIFY2(r.timeline.error.empty(), r.timeline.error.c_str());
+      QVERIFY(!r.timeline.spans.empty());
       QCOMPARE(r.memory.size(), std::size_t{7});
     }
   }

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/builders.hpp"
+#include "model/builders/mlp.hpp"
 
 namespace ddpsim::model {
 namespace {

@@ -1,4 +1,6 @@
 // Tests of build_cnn (model/builders/cnn.cpp) against torchvision's ResNet and VGG.
+#include "model/builders/cnn.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -6,7 +8,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model/builders.hpp"
 #include "model/error.hpp"
 
 namespace ddpsim::model {

@@ -1,5 +1,6 @@
 // profile_test.cpp: the calibration profile (model/profile.hpp): the piecewise alpha-beta fit,
-// strict parsing, the GEMM and collective lookups and reading a profile as hardware.
+// strict parsing, the GEMM and collective lookups (detail/profile_lookup.hpp) and reading a
+// profile as hardware (model/profile_hardware.hpp).
 #include "model/profile.hpp"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 
 #include "model/alpha_beta_fit.hpp"
 #include "model/error.hpp"
+#include "model/profile_hardware.hpp"
 #include "model/scenario.hpp"
 
 namespace ddpsim::model {

@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "model/error.hpp"
 
@@ -621,10 +622,74 @@ TEST(Schema, JsonSchemaStructure) {
   EXPECT_EQ(back.at(json::json_pointer("/properties/model/additionalProperties")), false);
 }
 
-TEST(Schema, MarkdownOneRowPerKeyAndDeterministic) {
+// Every cell kind, written out by hand: the title, the header, "required" and a JSON default,
+// a pattern, allowed values (JSON-quoted), a two-sided and an exclusive range, an array count,
+// a free-form object, an escaped pipe and a newline folded into a space.
+TEST(Schema, MarkdownOfASmallTableExactly) {
+  std::vector<KeySpec> keys;
+  {
+    auto s = spec("/name", KeyType::kString);
+    s.required = true;
+    s.pattern = "[a-z]+";
+    s.help = "Name | label.";
+    keys.push_back(s);
+  }
+  {
+    auto s = spec("/size", KeyType::kInteger);
+    s.unit = "MiB";
+    s.default_value = 25;
+    s.minimum = 1;
+    s.maximum = 1024;
+    s.help = "Cap.";
+    keys.push_back(s);
+  }
+  {
+    auto s = spec("/mode", KeyType::kString);
+    s.allowed = {"a", "b"};
+    s.default_value = "a";
+    keys.push_back(s);
+  }
+  {
+    auto s = spec("/ratio", KeyType::kNumber);
+    s.minimum = 0;
+    s.exclusive_minimum = true;
+    s.default_value = 0.5;
+    keys.push_back(s);
+  }
+  {
+    auto s = spec("/list", KeyType::kArray);
+    s.minimum = 1;
+    s.maximum = 4;
+    keys.push_back(s);
+  }
+  {
+    auto s = spec("/free", KeyType::kObject);
+    s.pattern = "free";
+    s.help = "Two\nlines.";
+    keys.push_back(s);
+  }
+  {
+    auto s = spec("/flag", KeyType::kBoolean);
+    s.default_value = false;
+    keys.push_back(s);
+  }
+  EXPECT_EQ(to_markdown(KeyTable{"tiny", keys}),
+            "# tiny keys\n"
+            "\n"
+            "| Key | Type | Unit | Default | Allowed / range | Description |\n"
+            "|---|---|---|---|---|---|\n"
+            "| `/name` | string |  | required | matches `[a-z]+` | Name \\| label. |\n"
+            "| `/size` | integer | MiB | `25` | >= 1 and <= 1024 | Cap. |\n"
+            "| `/mode` | string |  | `\"a\"` | `\"a\"`, `\"b\"` |  |\n"
+            "| `/ratio` | number |  | `0.5` | > 0 |  |\n"
+            "| `/list` | array |  |  | of 1 to 4 elements |  |\n"
+            "| `/free` | object |  |  | free-form | Two lines. |\n"
+            "| `/flag` | boolean |  | `false` |  |  |\n");
+}
+
+TEST(Schema, MarkdownOneRowPerKey) {
   const auto t = test_table();
   const std::string md = to_markdown(t);
-  EXPECT_EQ(md, to_markdown(t));
   EXPECT_EQ(md.rfind("# scenario", 0), 0u) << md;
   EXPECT_NE(md.find("| Key | Type | Unit | Default | Allowed / range | Description |"),
             std::string::npos);

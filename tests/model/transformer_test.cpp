@@ -1,5 +1,7 @@
 // Tests of build_hf_transformer: parameter counts against published totals, tensor order, tied
 // and GQA shapes, GEMM shapes at a batch, FLOPs per token, activation bytes and bad configs.
+#include "model/builders/transformer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -7,7 +9,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model/builders.hpp"
 #include "model/error.hpp"
 
 namespace ddpsim::model {

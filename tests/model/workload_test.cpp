@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/builders.hpp"
+#include "model/builders/mlp.hpp"
 
 namespace ddpsim::model {
 namespace {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/hardware_io.hpp"
 #include "model/scenario.hpp"
 #include "round_machine.hpp"
 #include "simulator/collective.hpp"

@@ -14,6 +14,7 @@
 
 #include "calibrate/comm/communicator.hpp"
 #include "calibrate/comm/launcher.hpp"
+#include "calibrate/comm/nccl_communicator.hpp"
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
 #include "model/error.hpp"

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "calibrate/comm/communicator.hpp"
+#include "calibrate/comm/gloo_communicator.hpp"
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
 #include "model/error.hpp"

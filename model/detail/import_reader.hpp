@@ -1,4 +1,4 @@
-// import_reader.hpp (internal to model/): the typed reader both importers use
+// detail/import_reader.hpp (internal to model/): the typed reader both importers use
 // (deepspeed_import.cpp, torch_import.cpp). Every error names the file and the JSON pointer;
 // every key read is recorded as handled, warned about or deliberately ignored, so nothing is
 // dropped silently.
@@ -15,7 +15,7 @@
 #include "model/error.hpp"
 #include "model/schema.hpp"
 
-namespace ddpsim::model::import_detail {
+namespace ddpsim::model::detail {
 
 using nlohmann::json;
 
@@ -130,4 +130,4 @@ class Reader {
 inline constexpr const char* kNotModelled =
     "not modelled by ddpsim (it may change step time or memory); the prediction ignores it";
 
-}  // namespace ddpsim::model::import_detail
+}  // namespace ddpsim::model::detail
