@@ -34,6 +34,7 @@
 #include "calibrate/context.hpp"
 #include "calibrate/fit_check.hpp"
 #include "calibrate/gpu_criteria.hpp"
+#include "model/atomic_file.hpp"
 #include "model/error.hpp"
 #include "model/kineto_import.hpp"
 #include "model/measurement_import.hpp"
@@ -55,7 +56,7 @@ void emit(const json& doc, const std::string& out) {
   if (out.empty()) {
     std::printf("%s\n", doc.dump(2).c_str());
   } else {
-    calib::write_file_atomic(out, doc.dump(2) + "\n");
+    model::write_file_atomic(out, doc.dump(2) + "\n");
     std::fprintf(stderr, "calibrate: wrote %s\n", out.c_str());
   }
 }

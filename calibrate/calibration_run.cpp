@@ -18,8 +18,10 @@
 #include "calibrate/detail/calibration_steps.hpp"
 #include "calibrate/gemm_plan.hpp"
 #include "calibrate/timing.hpp"
+#include "model/atomic_file.hpp"
 #include "model/error.hpp"
 #include "model/profile.hpp"
+#include "model/run_context.hpp"
 #include "model/scenario.hpp"
 #ifdef DDPSIM_HAVE_CUDA
 #include "calibrate/gpu_kernels.hpp"
@@ -161,7 +163,7 @@ void resolve_options(RunOptions& o) {
   }
   if (o.nproc == 0) o.nproc = 2;
   if (!o.max_bytes.empty()) (void)parse_size(o.max_bytes);  // refused before any rank starts
-  if (o.out.empty()) o.out = "results/profile-" + calib::host_name() + ".json";
+  if (o.out.empty()) o.out = "results/profile-" + model::host_name() + ".json";
 }
 
 #ifdef DDPSIM_HAVE_GLOO
@@ -225,7 +227,7 @@ void write_profile(const Run& r, const Measured& m) {
   if (!m.interference.is_null()) doc["interference"] = m.interference;
   // The writer checks its own output against the reader before anyone else reads it.
   (void)model::Profile::from_json(doc, o.out);
-  calib::write_file_atomic(o.out, doc.dump(2) + "\n");
+  model::write_file_atomic(o.out, doc.dump(2) + "\n");
   say(r.lead, "wrote " + o.out + " (" + std::to_string(m.gemms.size()) + " GEMMs" +
                   (m.collectives.is_null()
                        ? std::string(", no collectives")

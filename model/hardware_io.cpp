@@ -11,6 +11,7 @@
 #include "model/paths.hpp"
 #include "model/profile.hpp"
 #include "model/profile_hardware.hpp"
+#include "model/run_context.hpp"
 #include "model/scenario_keys.hpp"
 #include "model/units.hpp"
 
@@ -62,16 +63,10 @@ LinkSpec parse_link(const json& o, bool nic, const std::string& file, const std:
   return l;
 }
 
-std::string this_host() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == 0) return "unknown";
-  return buf;
-}
-
 // "this-machine": results/profile-<hostname>.json in the scenario's folder or any folder above
 // it (a project tree keeps results/ at its root), then beside the data dir (an installed tree).
 std::string find_this_machine_profile(const std::string& file, const std::string& pointer) {
-  const std::string name = "profile-" + this_host() + ".json";
+  const std::string name = "profile-" + host_name() + ".json";
   std::vector<std::filesystem::path> looked;
   std::error_code ec;
   auto dir = std::filesystem::absolute(std::filesystem::path(file), ec).parent_path();

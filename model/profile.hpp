@@ -50,18 +50,10 @@
 #include <vector>
 
 #include "model/alpha_beta_fit.hpp"
+#include "model/collective_op.hpp"
 #include "model/workload.hpp"
 
 namespace ddpsim::model {
-
-enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast };
-/// "all_reduce", "reduce_scatter", "all_gather", "broadcast" (the profile's op keys).
-const char* collective_op_name(CollectiveOp op);
-std::optional<CollectiveOp> parse_collective_op(const std::string& name);
-/// nccl-tests' bus-bandwidth factor for n ranks: 2(n-1)/n, (n-1)/n, (n-1)/n, 1.
-double busbw_factor(CollectiveOp op, int n);
-/// Latency steps of the ring algorithm over n ranks: 2(n-1) for all-reduce, n-1 otherwise.
-double ring_steps(CollectiveOp op, int n);
 
 /// A looked-up time with its uncertainty.
 struct Estimate {

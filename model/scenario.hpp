@@ -129,7 +129,7 @@ struct SimulationConfig {
   double background_traffic = 0;  ///< [0, 0.99]: share of each network link others want
   int concurrent_jobs = 1;        ///< this job plus identical jobs sharing the network
   /// simulation.interference was given in the scenario (else a profile's measured factor may
-  /// be used: event_dp.hpp resolve_interference).
+  /// be used: simulator/analytic.hpp resolve_interference).
   bool interference_given = false;
 };
 

@@ -374,11 +374,12 @@ StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::Train
       // Sharded schedules: each single-call all-gather / reduce-scatter / all-reduce of
       // nccl-tests size cost.bytes (DeepSpeed's per-owner reduces stay on the model).
       for (ScheduledCollective& c : sp.schedule) {
-        if (c.cost.calls != 1 || c.cost.kind == CommKind::kReduce) continue;
-        const model::CollectiveOp op =
-            c.cost.kind == CommKind::kAllGather       ? model::CollectiveOp::kAllGather
-            : c.cost.kind == CommKind::kReduceScatter ? model::CollectiveOp::kReduceScatter
-                                                      : model::CollectiveOp::kAllReduce;
+        if (c.cost.calls != 1 || c.cost.kind == model::CollectiveOp::kReduce) continue;
+        const model::CollectiveOp op = c.cost.kind == model::CollectiveOp::kAllGather
+                                           ? model::CollectiveOp::kAllGather
+                                       : c.cost.kind == model::CollectiveOp::kReduceScatter
+                                           ? model::CollectiveOp::kReduceScatter
+                                           : model::CollectiveOp::kAllReduce;
         if (auto t = lookup(op, static_cast<double>(c.cost.bytes))) {
           c.collective_s = *t;
           c.cost.busbw_gbytes_per_s =

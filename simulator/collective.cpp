@@ -9,34 +9,7 @@
 namespace ddpsim::sim {
 
 using model::CollectiveAlgorithm;
-
-const char* collective_name(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce:
-      return "all_reduce";
-    case Collective::kReduceScatter:
-      return "reduce_scatter";
-    case Collective::kAllGather:
-      return "all_gather";
-    case Collective::kBroadcast:
-      return "broadcast";
-  }
-  DDPSIM_ASSERT(false, "unknown collective");
-}
-
-double bus_factor(Collective c, int ranks) {
-  const double n = ranks;
-  switch (c) {
-    case Collective::kAllReduce:
-      return 2.0 * (n - 1.0) / n;
-    case Collective::kReduceScatter:
-    case Collective::kAllGather:
-      return (n - 1.0) / n;
-    case Collective::kBroadcast:
-      return 1.0;
-  }
-  DDPSIM_ASSERT(false, "unknown collective");
-}
+using model::CollectiveOp;
 
 namespace {
 
@@ -47,23 +20,24 @@ struct RingShape {
   double volume_factor;  // bytes each rank sends = factor * S
 };
 
-RingShape ring_shape(Collective c, int n, int nodes) {
+RingShape ring_shape(CollectiveOp c, int n, int nodes) {
   const double dn = n;
   const double dN = nodes;
   switch (c) {
-    case Collective::kAllReduce:
+    case CollectiveOp::kAllReduce:
       return {2.0 * (dn - 1.0), nodes > 1 ? 2.0 * (dN - 1.0) : 0.0, 2.0 * (dn - 1.0) / dn};
-    case Collective::kReduceScatter:
-    case Collective::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather:
       return {dn - 1.0, nodes > 1 ? dN - 1.0 : 0.0, (dn - 1.0) / dn};
-    case Collective::kBroadcast:
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
       return {dn - 1.0, nodes > 1 ? dN - 1.0 : 0.0, 1.0};
   }
   DDPSIM_ASSERT(false, "unknown collective");
 }
 
-double ring_time(Collective c, const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw,
-                 double bytes) {
+double ring_time(CollectiveOp c, const model::CollectiveBandwidths& bw,
+                 const model::HardwareSpec& hw, double bytes) {
   const RingShape r = ring_shape(c, bw.gpus, bw.nodes);
   const bool multi_node = bw.nodes > 1;
   // Across nodes the ring's bottleneck is the network, so the network's efficiency applies.
@@ -116,7 +90,7 @@ bool nvls_available(const model::CollectiveBandwidths& bw, const model::Hardware
 
 }  // namespace
 
-CollectiveCost collective_cost(Collective c, const model::CollectiveBandwidths& bw,
+CollectiveCost collective_cost(CollectiveOp c, const model::CollectiveBandwidths& bw,
                                const model::HardwareSpec& hw, double bytes,
                                CollectiveAlgorithm algorithm) {
   DDPSIM_ASSERT(bytes >= 0, "negative message size");
@@ -130,7 +104,7 @@ CollectiveCost collective_cost(Collective c, const model::CollectiveBandwidths& 
       out.algorithm = a;
     }
   };
-  const bool all_reduce = c == Collective::kAllReduce;
+  const bool all_reduce = c == CollectiveOp::kAllReduce;
   switch (algorithm) {
     case CollectiveAlgorithm::kAuto:
       consider(CollectiveAlgorithm::kRing, ring_time(c, bw, hw, bytes));
@@ -169,7 +143,7 @@ CollectiveCost collective_cost(Collective c, const model::CollectiveBandwidths& 
       break;
   }
   out.algbw_gbytes_per_s = bytes / out.time_s / 1e9;
-  out.busbw_gbytes_per_s = out.algbw_gbytes_per_s * bus_factor(c, bw.gpus);
+  out.busbw_gbytes_per_s = out.algbw_gbytes_per_s * model::busbw_factor(c, bw.gpus);
   return out;
 }
 

@@ -5,7 +5,7 @@
 //   ring AllReduce      t = (2(n-1) - k)*a_i + k*a_e + 2(n-1)/n * S / (eta*B),
 //                       k = 2(N-1) inter-node steps when the ring spans N > 1 nodes (NCCL),
 //   ring ReduceScatter / AllGather   steps n-1 (k = N-1), volume (n-1)/n * S,
-//   Broadcast           t = (n-1)*a + S/(eta*B)  (pipelined ring),
+//   Broadcast, Reduce   t = (n-1)*a + S/(eta*B)  (pipelined ring; NCCL's Reduce mirrors it),
 //   tree AllReduce      t = 2*((g-1)*a_i + ceil(log2 N)*a_e) + 2*S/(eta_tree*B)  (NCCL double
 //                       binary tree across nodes, chain inside a node),
 //   hierarchical        ReduceScatter inside the node, ring AllReduce of S/g across nodes on each
@@ -14,7 +14,8 @@
 //   auto                the fastest available, as NCCL's tuner picks.
 // S is the message size in bytes (nccl-tests' "size"); n ranks, N nodes, g GPUs per node.
 // Every result carries time, algbw = S/t and busbw = algbw * factor (2(n-1)/n for AllReduce,
-// (n-1)/n for ReduceScatter/AllGather, 1 for Broadcast), like nccl-tests.
+// (n-1)/n for ReduceScatter/AllGather, 1 for Broadcast and Reduce: model::busbw_factor), like
+// nccl-tests. The collectives are model/collective_op.hpp's.
 //
 //   auto bw = model::Topology(hw, 64).bandwidths();
 //   CollectiveCost c = allreduce_cost(bw, hw, 100e6, CollectiveAlgorithm::kAuto);
@@ -22,13 +23,11 @@
 #pragma once
 
 #include "model/cluster.hpp"
+#include "model/collective_op.hpp"
 #include "model/hardware.hpp"
 #include "model/scenario.hpp"
 
 namespace ddpsim::sim {
-
-enum class Collective { kAllReduce, kReduceScatter, kAllGather, kBroadcast };
-const char* collective_name(Collective c);
 
 struct CollectiveCost {
   double time_s = 0;
@@ -37,21 +36,18 @@ struct CollectiveCost {
   model::CollectiveAlgorithm algorithm = model::CollectiveAlgorithm::kRing;
 };
 
-/// nccl-tests bus factor: AllReduce 2(n-1)/n, ReduceScatter/AllGather (n-1)/n, Broadcast 1.
-double bus_factor(Collective c, int ranks);
-
 /// Cost of `c` on `bytes` over all GPUs of `bw`. A single rank costs nothing. Algorithms that do
 /// not apply (NVLS across nodes or without in-switch reduction, hierarchical on one node) are
 /// skipped by kAuto; asking for one explicitly falls back to ring for the parts it cannot do
 /// (documented per case in the .cpp).
-CollectiveCost collective_cost(Collective c, const model::CollectiveBandwidths& bw,
+CollectiveCost collective_cost(model::CollectiveOp c, const model::CollectiveBandwidths& bw,
                                const model::HardwareSpec& hw, double bytes,
                                model::CollectiveAlgorithm algorithm);
 
 inline CollectiveCost allreduce_cost(const model::CollectiveBandwidths& bw,
                                      const model::HardwareSpec& hw, double bytes,
                                      model::CollectiveAlgorithm algorithm) {
-  return collective_cost(Collective::kAllReduce, bw, hw, bytes, algorithm);
+  return collective_cost(model::CollectiveOp::kAllReduce, bw, hw, bytes, algorithm);
 }
 
 }  // namespace ddpsim::sim

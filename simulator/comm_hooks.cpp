@@ -105,7 +105,8 @@ std::vector<PlannedBucket> Predictor::powersgd_buckets(const model::BucketPlan& 
     // The busbw of the three together (nccl-tests' AllReduce factor on their summed bytes).
     planned.cost.busbw_gbytes_per_s =
         planned.collective_s > 0
-            ? (u + p + q) / planned.collective_s * bus_factor(Collective::kAllReduce, gpus) / 1e9
+            ? (u + p + q) / planned.collective_s *
+                  model::busbw_factor(model::CollectiveOp::kAllReduce, gpus) / 1e9
             : 0.0;
     planned.cost.algorithm = u >= p + q ? cu.algorithm : (p >= q ? cp.algorithm : cq.algorithm);
     planned.ready_layer = b.ready_layer;
@@ -160,7 +161,8 @@ std::vector<PlannedBucket> Predictor::topk_buckets(const model::BucketPlan& plan
     planned.cost.tensors = static_cast<int>(b.tensors.size());
     planned.ready_layer = b.ready_layer;
     if (gpus > 1) {
-      const CollectiveCost c = collective_cost(Collective::kAllGather, bw, hw_, s, par.algorithm);
+      const CollectiveCost c =
+          collective_cost(model::CollectiveOp::kAllGather, bw, hw_, s, par.algorithm);
       planned.collective_s = c.time_s;
       planned.cost.busbw_gbytes_per_s = c.busbw_gbytes_per_s;
       planned.cost.algorithm = c.algorithm;

@@ -22,17 +22,19 @@ constexpr double kForever = 1e30;
 // last bits, but a ratio of two sums need not be exactly 1).
 constexpr double kUnity = 1e-12;
 
-Collective ring_form(CommKind k) {
+model::CollectiveOp ring_form(model::CollectiveOp k) {
   switch (k) {
-    case CommKind::kAllReduce:
-      return Collective::kAllReduce;
-    case CommKind::kAllGather:
-      return Collective::kAllGather;
-    case CommKind::kReduceScatter:
-    case CommKind::kReduce:
-      return Collective::kReduceScatter;
+    case model::CollectiveOp::kAllReduce:
+      return model::CollectiveOp::kAllReduce;
+    case model::CollectiveOp::kAllGather:
+      return model::CollectiveOp::kAllGather;
+    case model::CollectiveOp::kReduceScatter:
+    case model::CollectiveOp::kReduce:
+      return model::CollectiveOp::kReduceScatter;
+    case model::CollectiveOp::kBroadcast:
+      return model::CollectiveOp::kBroadcast;
   }
-  return Collective::kAllReduce;
+  return model::CollectiveOp::kAllReduce;
 }
 
 // The collective's flows as an identical job on other GPUs of the same nodes runs them: the
@@ -92,13 +94,13 @@ ContentionModel::ContentionModel(const model::HardwareSpec& hw, int gpus, Conten
 
 ContentionModel::~ContentionModel() = default;
 
-double ContentionModel::slowdown(CommKind kind, double bytes, model::CollectiveAlgorithm algorithm,
-                                 int group) {
+double ContentionModel::slowdown(model::CollectiveOp kind, double bytes,
+                                 model::CollectiveAlgorithm algorithm, int group) {
   group = std::clamp(group, 1, gpus_);
   if (group <= 1 || bytes <= 0) return 1.0;
   if (o_.background_traffic <= 0 && o_.concurrent_jobs <= 1) return 1.0;
-  const bool hierarchical =
-      kind == CommKind::kAllReduce && algorithm == model::CollectiveAlgorithm::kHierarchical;
+  const bool hierarchical = kind == model::CollectiveOp::kAllReduce &&
+                            algorithm == model::CollectiveAlgorithm::kHierarchical;
   const auto key = std::make_tuple(static_cast<int>(kind), bytes, hierarchical ? 1 : 0, group);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   ++simulations_;
@@ -145,14 +147,16 @@ StepPlan apply_contention(const StepPlan& plan, ContentionModel& cm, ContentionS
     const double bytes = plan.grad_bytes_total * plan.wire_scale;
     const model::CollectiveAlgorithm a =
         plan.buckets.empty() ? model::CollectiveAlgorithm::kRing : plan.buckets[0].cost.algorithm;
-    out.first_iteration_allreduce_s *= cm.slowdown(CommKind::kAllReduce, bytes, a, plan.gpus);
+    out.first_iteration_allreduce_s *=
+        cm.slowdown(model::CollectiveOp::kAllReduce, bytes, a, plan.gpus);
   }
   const bool local_shards = plan.shard_group > 1 && plan.shard_group < plan.gpus;
   for (ScheduledCollective& c : out.schedule) {
     const int calls = std::max(1, c.cost.calls);
     // fsdp_hybrid: the sharded collectives run inside a shard group, the rest across all ranks.
-    const int group =
-        local_shards && c.cost.kind != CommKind::kAllReduce ? plan.shard_group : plan.gpus;
+    const int group = local_shards && c.cost.kind != model::CollectiveOp::kAllReduce
+                          ? plan.shard_group
+                          : plan.gpus;
     const double s = cm.slowdown(c.cost.kind, static_cast<double>(c.cost.bytes) / calls,
                                  c.cost.algorithm, group);
     const double times =

@@ -38,8 +38,9 @@
 // (event/simulate.hpp), so they never contend with each other.
 //
 //   ContentionModel cm(hw, 64, {.background_traffic = 0.5, .concurrent_jobs = 1});
-//   double s = cm.slowdown(CommKind::kAllReduce, 100e6, model::CollectiveAlgorithm::kRing, 64);
-//   StepPlan slowed = apply_contention(plan, cm);   // collective_s scaled, contention_slowdown set
+//   double s = cm.slowdown(model::CollectiveOp::kAllReduce, 100e6,
+//   model::CollectiveAlgorithm::kRing, 64); StepPlan slowed = apply_contention(plan, cm);   //
+//   collective_s scaled, contention_slowdown set
 #pragma once
 
 #include <map>
@@ -65,7 +66,8 @@ class ContentionModel {
 
   /// T(with competing traffic) / T(alone) >= 1 for collective `kind` of nccl-tests size `bytes`
   /// run by `algorithm` over `group` ranks (<= gpus). 1 for one rank or no bytes.
-  double slowdown(CommKind kind, double bytes, model::CollectiveAlgorithm algorithm, int group);
+  double slowdown(model::CollectiveOp kind, double bytes, model::CollectiveAlgorithm algorithm,
+                  int group);
 
   const ContentionOptions& options() const { return o_; }
   /// Flow simulations run so far (distinct collectives; a cache hit runs none).

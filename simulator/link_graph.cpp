@@ -202,11 +202,11 @@ int LinkGraph::rails_per_gpu() const {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Collective expansions. The shapes mirror collective.cpp's ring_shape and its latency and
+// model::CollectiveOp expansions. The shapes mirror collective.cpp's ring_shape and its latency and
 // efficiency choices, so that an uncontended expansion reproduces the formula term by term:
 // steps x (alpha_step + chunk / rate) = latency term + volume x S / (eta x B).
 
-CollectiveFlows ring_collective_flows(const LinkGraph& g, Collective c, double bytes,
+CollectiveFlows ring_collective_flows(const LinkGraph& g, model::CollectiveOp c, double bytes,
                                       const model::CollectiveBandwidths& bw,
                                       const model::HardwareSpec& hw) {
   CollectiveFlows out;
@@ -215,18 +215,19 @@ CollectiveFlows ring_collective_flows(const LinkGraph& g, Collective c, double b
   const double nodes = bw.nodes;
   double steps = 0, inter = 0, volume = 0;
   switch (c) {
-    case Collective::kAllReduce:
+    case model::CollectiveOp::kAllReduce:
       steps = 2.0 * (n - 1.0);
       inter = bw.nodes > 1 ? 2.0 * (nodes - 1.0) : 0.0;
       volume = 2.0 * (n - 1.0) / n;
       break;
-    case Collective::kReduceScatter:
-    case Collective::kAllGather:
+    case model::CollectiveOp::kReduceScatter:
+    case model::CollectiveOp::kAllGather:
       steps = n - 1.0;
       inter = bw.nodes > 1 ? nodes - 1.0 : 0.0;
       volume = (n - 1.0) / n;
       break;
-    case Collective::kBroadcast:
+    case model::CollectiveOp::kBroadcast:
+    case model::CollectiveOp::kReduce:  // NCCL's ring Reduce mirrors its Broadcast
       steps = n - 1.0;
       inter = bw.nodes > 1 ? nodes - 1.0 : 0.0;
       volume = 1.0;
@@ -246,7 +247,8 @@ CollectiveFlows ring_collective_flows(const LinkGraph& g, Collective c, double b
 CollectiveFlows hierarchical_allreduce_flows(const LinkGraph& g, double bytes,
                                              const model::CollectiveBandwidths& bw,
                                              const model::HardwareSpec& hw) {
-  if (bw.nodes <= 1) return ring_collective_flows(g, Collective::kAllReduce, bytes, bw, hw);
+  if (bw.nodes <= 1)
+    return ring_collective_flows(g, model::CollectiveOp::kAllReduce, bytes, bw, hw);
   CollectiveFlows out;
   if (bytes <= 0) return out;
   const int gpn = bw.gpus_per_node;

@@ -12,7 +12,8 @@
 //
 //   model::Topology topo(hw, 16);
 //   LinkGraph g(topo, hw);
-//   CollectiveFlows f = ring_collective_flows(g, Collective::kAllReduce, 1e9, topo.bandwidths(),
+//   CollectiveFlows f = ring_collective_flows(g, model::CollectiveOp::kAllReduce, 1e9,
+//   topo.bandwidths(),
 //                                             hw);
 #pragma once
 
@@ -89,7 +90,7 @@ class LinkGraph {
 /// steps (2(n-1) AllReduce, n-1 otherwise), chunk = volume / steps / channels / eta, per-step
 /// latency = the formula's latency term / steps (so intra- and inter-node alphas average as in
 /// NCCL's model). One rank or zero bytes: no phase.
-CollectiveFlows ring_collective_flows(const LinkGraph& g, Collective c, double bytes,
+CollectiveFlows ring_collective_flows(const LinkGraph& g, model::CollectiveOp c, double bytes,
                                       const model::CollectiveBandwidths& bw,
                                       const model::HardwareSpec& hw);
 

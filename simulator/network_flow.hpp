@@ -10,7 +10,7 @@
 //     are the max-min shares of the flows active at the moment and are recomputed at every
 //     arrival and departure; between two events every flow moves at a constant rate. A listener
 //     hears each flow's finish (and may start further flows at or after it).
-//  3. Collective expansion (NetworkSim; the routes and ring forms of a collective on the
+//  3. model::CollectiveOp expansion (NetworkSim; the routes and ring forms of a collective on the
 //     cluster graph are simulator/link_graph.hpp's): a collective is a sequence of phases, each a
 //     set of rings running at once. A ring AllReduce over n ranks is 2(n-1) steps, ReduceScatter
 //     and AllGather n-1; in each step every member sends one chunk (S/n per ring for AllReduce,
@@ -29,7 +29,8 @@
 //   LinkGraph g(topo, hw);
 //   NetworkSim net(g.capacity_bytes_per_s());
 //   double end = 0;
-//   net.start(ring_collective_flows(g, Collective::kAllReduce, 1e9, topo.bandwidths(), hw), 0.0,
+//   net.start(ring_collective_flows(g, model::CollectiveOp::kAllReduce, 1e9, topo.bandwidths(),
+//   hw), 0.0,
 //             [&](double t) { end = t; });
 //   net.run();   // end == 2(n-1) alpha + 2(n-1)/n * 1e9 / (eta * ring_bus) without contention
 #pragma once

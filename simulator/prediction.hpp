@@ -11,16 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "model/collective_op.hpp"
 #include "model/scenario.hpp"
 #include "simulator/memory.hpp"
 
 namespace ddpsim::sim {
 
-/// The collective a planned communication runs (nccl-tests' names; kReduce is DeepSpeed's
-/// per-owner dist.reduce of a bucket slice).
-enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kReduce };
-/// "all_reduce", "reduce_scatter", "all_gather", "reduce".
-const char* comm_kind_name(CommKind k);
 /// The part of the step a collective belongs to.
 enum class CommPhase { kForward, kBackward, kOptimizer };
 /// "forward", "backward", "optimizer".
@@ -35,7 +31,7 @@ struct BucketTiming {
   double end_s = 0;
   double busbw_gbytes_per_s = 0;
   model::CollectiveAlgorithm algorithm = model::CollectiveAlgorithm::kRing;
-  CommKind kind = CommKind::kAllReduce;
+  model::CollectiveOp kind = model::CollectiveOp::kAllReduce;
   CommPhase phase = CommPhase::kBackward;
   /// NCCL calls it is made of: 1, or DeepSpeed ZeRO-1/2's one reduce per owning rank.
   int calls = 1;

@@ -185,7 +185,7 @@ System load_system(const json& section) {
 double busbw_gbytes_per_s(const System& s, int gpus, double bytes,
                           model::CollectiveAlgorithm algo = model::CollectiveAlgorithm::kAuto) {
   const model::Topology topo(s.hw, gpus);
-  return collective_cost(Collective::kAllReduce, topo.bandwidths(), s.hw, bytes, algo)
+  return collective_cost(model::CollectiveOp::kAllReduce, topo.bandwidths(), s.hw, bytes, algo)
       .busbw_gbytes_per_s;
 }
 

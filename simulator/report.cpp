@@ -91,7 +91,7 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
     if (sharded) {
       // Every collective of a sharded step; DDP buckets keep their original keys (all
       // all-reduces of the backward).
-      bj["kind"] = comm_kind_name(b.kind);
+      bj["kind"] = model::collective_op_name(b.kind);
       bj["phase"] = comm_phase_name(b.phase);
       bj["calls"] = b.calls;
       bj["layer"] = b.layer >= 0 ? json(b.layer) : json(nullptr);

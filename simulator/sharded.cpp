@@ -90,10 +90,10 @@ std::vector<std::int64_t> allgather_chunks(std::int64_t total_elements, int rank
   return out;
 }
 
-double per_rank_traffic_bytes(CommKind kind, double bytes, int ranks) {
+double per_rank_traffic_bytes(model::CollectiveOp kind, double bytes, int ranks) {
   if (ranks <= 1) return 0.0;
   const double n = ranks;
-  return (kind == CommKind::kAllReduce ? 2.0 : 1.0) * (n - 1.0) / n * bytes;
+  return (kind == model::CollectiveOp::kAllReduce ? 2.0 : 1.0) * (n - 1.0) / n * bytes;
 }
 
 namespace {
@@ -183,7 +183,7 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
 
   const model::CollectiveBandwidths& bw = ctx.group_bandwidths;
   std::map<std::pair<int, double>, CollectiveCost> memo;
-  auto cost = [&](Collective c, double bytes, model::CollectiveAlgorithm a) {
+  auto cost = [&](model::CollectiveOp c, double bytes, model::CollectiveAlgorithm a) {
     auto [it, inserted] = memo.try_emplace({static_cast<int>(c) * 8 + static_cast<int>(a), bytes});
     if (inserted) it->second = collective_cost(c, bw, hw, bytes, a);
     return it->second;
@@ -196,7 +196,7 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
     const int seq = static_cast<int>(pending.size());
     pending.push_back({gate, priority, seq, std::move(c)});
   };
-  auto make = [&](CommKind kind, CommPhase phase, double bytes, const CollectiveCost& cc,
+  auto make = [&](model::CollectiveOp kind, CommPhase phase, double bytes, const CollectiveCost& cc,
                   CommScope scope, int gate, int block, std::string name) {
     ScheduledCollective c;
     c.cost.kind = kind;
@@ -228,7 +228,7 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
       double time = 0;
       const auto slices = owner_slices(b.flat_begin, b.elements, total, n);
       for (std::int64_t e : slices) {
-        time += cost(Collective::kBroadcast, static_cast<double>(e) * wire_bytes,
+        time += cost(model::CollectiveOp::kBroadcast, static_cast<double>(e) * wire_bytes,
                      model::CollectiveAlgorithm::kRing)
                     .time_s;
       }
@@ -238,12 +238,14 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
       const double bytes = static_cast<double>(b.elements) * wire_bytes;
       // Reported like a reduce-scatter of the bucket (the same bytes on the wire).
       cc.busbw_gbytes_per_s =
-          time > 0 ? bytes / time * bus_factor(Collective::kReduceScatter, n) / 1e9 : 0.0;
+          time > 0
+              ? bytes / time * model::busbw_factor(model::CollectiveOp::kReduceScatter, n) / 1e9
+              : 0.0;
       const int gate = (!sp.overlap || b.trigger_layer < 0)
                            ? end_op
                            : backward_op(b.trigger_layer, L) + 1;  // its backward has ended
-      ScheduledCollective c = make(CommKind::kReduce, CommPhase::kBackward, bytes, cc, scope, gate,
-                                   end_op, fmt::format("reduce bucket {}", i));
+      ScheduledCollective c = make(model::CollectiveOp::kReduce, CommPhase::kBackward, bytes, cc,
+                                   scope, gate, end_op, fmt::format("reduce bucket {}", i));
       c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(b.elements) * grad_bytes);
       c.cost.tensors = b.tensors;
       c.cost.calls = static_cast<int>(slices.size());
@@ -254,10 +256,10 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
     const auto chunks = allgather_chunks(total, n, par.allgather_bucket_elements);
     for (std::size_t i = 0; i < chunks.size(); ++i) {
       const double bytes = static_cast<double>(chunks[i]) * param_bytes;
-      const CollectiveCost cc = cost(Collective::kAllGather, bytes, par.algorithm);
+      const CollectiveCost cc = cost(model::CollectiveOp::kAllGather, bytes, par.algorithm);
       add(end_op + 1, 0,
-          make(CommKind::kAllGather, CommPhase::kOptimizer, bytes, cc, CommScope::kAfterOptimizer,
-               0, 0, fmt::format("all_gather params {}", i)));
+          make(model::CollectiveOp::kAllGather, CommPhase::kOptimizer, bytes, cc,
+               CommScope::kAfterOptimizer, 0, 0, fmt::format("all_gather params {}", i)));
     }
   } else {
     // Units: the layers with parameters, in forward order.
@@ -270,11 +272,11 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
     auto unit_elements = [&](int i) { return layer_elements[static_cast<std::size_t>(units[i])]; };
     auto gather = [&](int i, bool fwd, int gate, int priority) {
       const double bytes = static_cast<double>(unit_elements(i)) * param_bytes;
-      const CollectiveCost cc = cost(Collective::kAllGather, bytes, par.algorithm);
+      const CollectiveCost cc = cost(model::CollectiveOp::kAllGather, bytes, par.algorithm);
       const int block = fwd ? forward_op(units[i]) : backward_op(units[i], L);
       ScheduledCollective c =
-          make(CommKind::kAllGather, fwd ? CommPhase::kForward : CommPhase::kBackward, bytes, cc,
-               CommScope::kEveryMicroBatch, gate, block,
+          make(model::CollectiveOp::kAllGather, fwd ? CommPhase::kForward : CommPhase::kBackward,
+               bytes, cc, CommScope::kEveryMicroBatch, gate, block,
                fmt::format("all_gather {} {}", fwd ? "fwd" : "bwd", unit_name(i)));
       c.cost.layer = units[i];
       c.cost.tensors = layer_tensors[static_cast<std::size_t>(units[i])];
@@ -296,9 +298,9 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
     auto reduce_scatter = [&](int i, int gate, int priority) {
       const std::int64_t e = unit_elements(i);
       const double bytes = static_cast<double>(e) * wire_bytes;
-      const CollectiveCost cc = cost(Collective::kReduceScatter, bytes, par.algorithm);
-      ScheduledCollective c = make(CommKind::kReduceScatter, CommPhase::kBackward, bytes, cc,
-                                   CommScope::kEveryMicroBatch, gate, end_op,
+      const CollectiveCost cc = cost(model::CollectiveOp::kReduceScatter, bytes, par.algorithm);
+      ScheduledCollective c = make(model::CollectiveOp::kReduceScatter, CommPhase::kBackward, bytes,
+                                   cc, CommScope::kEveryMicroBatch, gate, end_op,
                                    fmt::format("reduce_scatter {}", unit_name(i)));
       c.cost.layer = units[i];
       c.cost.tensors = layer_tensors[static_cast<std::size_t>(units[i])];
@@ -309,9 +311,9 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
         // The reduce-scattered shard (1/g of the unit) is all-reduced across the nodes.
         const double shard_bytes = bytes / shard;
         const CollectiveCost xc =
-            collective_cost(Collective::kAllReduce, cross, hw, shard_bytes, par.algorithm);
-        ScheduledCollective a = make(CommKind::kAllReduce, CommPhase::kBackward, shard_bytes, xc,
-                                     CommScope::kEveryMicroBatch, gate, end_op,
+            collective_cost(model::CollectiveOp::kAllReduce, cross, hw, shard_bytes, par.algorithm);
+        ScheduledCollective a = make(model::CollectiveOp::kAllReduce, CommPhase::kBackward,
+                                     shard_bytes, xc, CommScope::kEveryMicroBatch, gate, end_op,
                                      fmt::format("all_reduce shard {}", unit_name(i)));
         a.cost.layer = units[i];
         add(gate, priority, std::move(a));
@@ -355,11 +357,11 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
       for (std::size_t i = 0; i < buckets.size(); ++i) {
         const DeepSpeedBucket& b = buckets[i];
         const double bytes = static_cast<double>(b.elements) * wire_bytes;
-        const CollectiveCost cc = cost(Collective::kReduceScatter, bytes, par.algorithm);
+        const CollectiveCost cc = cost(model::CollectiveOp::kReduceScatter, bytes, par.algorithm);
         const int gate =
             (!sp.overlap || b.trigger_layer < 0) ? end_op : backward_op(b.trigger_layer, L) + 1;
-        ScheduledCollective c = make(CommKind::kReduceScatter, CommPhase::kBackward, bytes, cc,
-                                     CommScope::kEveryMicroBatch, gate, end_op,
+        ScheduledCollective c = make(model::CollectiveOp::kReduceScatter, CommPhase::kBackward,
+                                     bytes, cc, CommScope::kEveryMicroBatch, gate, end_op,
                                      fmt::format("reduce_scatter bucket {}", i));
         c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(b.elements) * grad_bytes);
         c.cost.tensors = b.tensors;
@@ -369,7 +371,8 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
     } else if (!sp.overlap) {
       // overlap = false: the gradient collectives wait for the end of the backward.
       for (Pending& p : pending) {
-        if (p.c.cost.phase == CommPhase::kBackward && p.c.cost.kind != CommKind::kAllGather) {
+        if (p.c.cost.phase == CommPhase::kBackward &&
+            p.c.cost.kind != model::CollectiveOp::kAllGather) {
           p.gate = p.c.gate_op = end_op;
         }
       }

@@ -117,7 +117,7 @@ std::vector<std::int64_t> allgather_chunks(std::int64_t total_elements, int rank
 /// Bytes each rank sends for one collective of total size `bytes` over `ranks` ranks (nccl-tests'
 /// bus factor applied to the size): all-reduce 2(n-1)/n S; reduce-scatter, all-gather and
 /// reduce (n-1)/n S (a ring reduce sends S from every rank but the root: (n-1) S in all).
-double per_rank_traffic_bytes(CommKind kind, double bytes, int ranks);
+double per_rank_traffic_bytes(model::CollectiveOp kind, double bytes, int ranks);
 
 /// One collective of the step as both engines lay it out. Ops are numbered across the step:
 /// micro-batch m's op j is m x 2L + j; 2Lk is the optimizer; 2Lk + 1 is the end of the step.

@@ -122,7 +122,8 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
   // Buffers (BatchNorm statistics) are broadcast from rank 0 before every forward.
   if (cluster.gpus > 1 && par.broadcast_buffers && buffer_bytes_ > 0) {
     sp.buffer_broadcast_s =
-        collective_cost(Collective::kBroadcast, bw, hw_, buffer_bytes_, par.algorithm).time_s;
+        collective_cost(model::CollectiveOp::kBroadcast, bw, hw_, buffer_bytes_, par.algorithm)
+            .time_s;
   }
 
   // Each distinct bucket size is costed once; every bucket of that size costs the same.

@@ -1,13 +1,7 @@
 // trace.hpp: a Chrome Trace Event Format file (Perfetto, chrome://tracing) of an event run.
 //
-// Layout: {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {metadata}}; one pid per
-// rank (process_name "rank N", sorted by rank), tid 1 = compute stream, tid 2 = communication
-// stream (thread_name metadata rows); one "X" (complete) event per Span with ts and dur in
-// microseconds written with three decimals (nanosecond precision, as Kineto writes them);
-// args carry the step, the layer name (compute) or the bytes on the wire (collectives).
-// Per rank a "C" (counter) series "comm bytes in flight" on tid 2: the bytes of the collective
-// running on its communication stream (0 between collectives). otherData gets "ranks": the
-// ranks shown, ascending (unless the caller's metadata already has that key).
+// The layout is model/chrome_trace.hpp's, the one the executor's measured traces share, so the
+// two open side by side.
 // Spans on one (rank, stream) never overlap (simulate_event keeps each stream serial; this is
 // checked with DDPSIM_ASSERT). Which ranks appear is decided by the caller: simulate_event keeps
 // the first EventOptions::timeline_max_ranks (64) ranks plus the slowest one by default.

@@ -24,6 +24,7 @@
 #include "calibrate/comm/nccl_communicator.hpp"
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
+#include "model/atomic_file.hpp"
 #include "model/error.hpp"
 
 namespace {
@@ -143,9 +144,9 @@ int main(int argc, char** argv) {
     }
     // One sweep per op so that each gets its own table, as nccl-tests' binaries do.
     nlohmann::json section;
-    for (ddpsim::comm::Op o : std::vector<ddpsim::comm::Op>(so.ops)) {
+    for (ddpsim::model::CollectiveOp o : std::vector<ddpsim::model::CollectiveOp>(so.ops)) {
       if (comm->rank() == 0) {
-        std::printf("#\n# %s\n%s", std::string(ddpsim::comm::op_name(o)).c_str(),
+        std::printf("#\n# %s\n%s", std::string(ddpsim::model::collective_op_name(o)).c_str(),
                     ddpsim::comm::format_header().c_str());
         std::fflush(stdout);
       }
@@ -168,7 +169,7 @@ int main(int argc, char** argv) {
         for (const auto& row : entry.at("rows")) wrong += row.at("wrong").get<std::int64_t>();
       }
       if (!json_out.empty()) {
-        ddpsim::comm::write_file_atomic(json_out, section.dump(2) + "\n");
+        ddpsim::model::write_file_atomic(json_out, section.dump(2) + "\n");
       }
       std::printf("# Out of bounds values : %lld %s\n", static_cast<long long>(wrong),
                   wrong == 0 ? "OK" : "FAILED");

@@ -10,41 +10,10 @@ namespace ddpsim::comm {
 
 Communicator::~Communicator() = default;
 
-std::string_view op_name(Op op) {
-  switch (op) {
-    case Op::kAllReduce:
-      return "all_reduce";
-    case Op::kReduceScatter:
-      return "reduce_scatter";
-    case Op::kAllGather:
-      return "all_gather";
-    case Op::kBroadcast:
-      return "broadcast";
-  }
-  DDPSIM_ASSERT(false, "unknown Op");
-}
-
-Op op_from_name(std::string_view name) {
-  for (Op op : {Op::kAllReduce, Op::kReduceScatter, Op::kAllGather, Op::kBroadcast}) {
-    if (op_name(op) == name) return op;
-  }
+model::CollectiveOp op_from_name(std::string_view name) {
+  if (const auto op = model::parse_collective_op(std::string(name))) return *op;
   throw Error("unknown collective '" + std::string(name) +
               "' (expected all_reduce, reduce_scatter, all_gather or broadcast)");
-}
-
-double busbw_factor(Op op, int n) {
-  // nccl-tests PERFORMANCE.md: all-reduce moves 2(n-1)/n of the data over the busiest link,
-  // reduce-scatter and all-gather (n-1)/n, broadcast all of it once.
-  switch (op) {
-    case Op::kAllReduce:
-      return 2.0 * (n - 1) / n;
-    case Op::kReduceScatter:
-    case Op::kAllGather:
-      return static_cast<double>(n - 1) / n;
-    case Op::kBroadcast:
-      return 1.0;
-  }
-  DDPSIM_ASSERT(false, "unknown Op");
 }
 
 std::uint16_t float_to_half(float x, HalfType t) {

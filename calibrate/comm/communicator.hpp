@@ -31,17 +31,13 @@
 #include <string_view>
 
 #include "calibrate/comm/rank.hpp"
+#include "model/collective_op.hpp"
 
 namespace ddpsim::comm {
 
-enum class Op { kAllReduce, kReduceScatter, kAllGather, kBroadcast };
-
-/// "all_reduce", "reduce_scatter", "all_gather", "broadcast" (the JSON keys of the profile).
-std::string_view op_name(Op op);
-/// Inverse of op_name; throws ddpsim::Error listing the valid names.
-Op op_from_name(std::string_view name);
-/// nccl-tests' bus-bandwidth factor for n ranks: 2(n-1)/n, (n-1)/n, (n-1)/n, 1.
-double busbw_factor(Op op, int n);
+/// The collective a sweep runs (model::kMeasuredOps) named as model::collective_op_name names
+/// it; throws ddpsim::Error listing the valid names.
+model::CollectiveOp op_from_name(std::string_view name);
 
 /// 16-bit float formats for compressed gradients (stored as uint16_t bit patterns).
 enum class HalfType { kFloat16, kBFloat16 };

@@ -17,6 +17,9 @@
 #include "model/error.hpp"
 
 namespace ddpsim::comm {
+
+using model::CollectiveOp;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -45,25 +48,27 @@ struct Shape {
   std::int64_t size_bytes = 0;
 };
 
-Shape shape_for(Op op, std::int64_t bytes, int n) {
+Shape shape_for(CollectiveOp op, std::int64_t bytes, int n) {
   Shape s;
   const std::size_t un = static_cast<std::size_t>(n);
   switch (op) {
-    case Op::kAllReduce:
-    case Op::kBroadcast:
+    case CollectiveOp::kAllReduce:
+    case CollectiveOp::kBroadcast:
       s.count = static_cast<std::size_t>(bytes) / sizeof(float);
       s.in_elems = s.out_elems = s.count;
       break;
-    case Op::kReduceScatter:
+    case CollectiveOp::kReduceScatter:
       s.count = static_cast<std::size_t>(bytes) / (sizeof(float) * un);
       s.in_elems = s.count * un;
       s.out_elems = s.count;
       break;
-    case Op::kAllGather:
+    case CollectiveOp::kAllGather:
       s.count = static_cast<std::size_t>(bytes) / (sizeof(float) * un);
       s.in_elems = s.count;
       s.out_elems = s.count * un;
       break;
+    case CollectiveOp::kReduce:
+      DDPSIM_ASSERT(false, "the sweeps run no reduce");
   }
   s.size_bytes = static_cast<std::int64_t>(std::max(s.in_elems, s.out_elems) * sizeof(float));
   return s;
@@ -71,7 +76,7 @@ Shape shape_for(Op op, std::int64_t bytes, int n) {
 
 // Buffers of one (op, size, placement) and the call that runs it.
 struct Case {
-  Op op;
+  CollectiveOp op;
   Shape shape;
   bool in_place;
   int root;
@@ -80,7 +85,7 @@ struct Case {
   float* out = nullptr;
   std::vector<float> host_in;
 
-  Case(Communicator& c, Op o, const Shape& s, bool ip, int rt)
+  Case(Communicator& c, CollectiveOp o, const Shape& s, bool ip, int rt)
       : op(o), shape(s), in_place(ip), root(rt) {
     const int r = c.rank();
     const std::size_t off = static_cast<std::size_t>(r) * s.count;
@@ -88,16 +93,18 @@ struct Case {
       a = c.allocate(std::max(s.in_elems, s.out_elems));
       float* base = a->data();
       switch (op) {
-        case Op::kAllReduce:
-        case Op::kBroadcast:
+        case CollectiveOp::kAllReduce:
+        case CollectiveOp::kBroadcast:
           in = out = base;
           break;
-        case Op::kReduceScatter:
+        case CollectiveOp::kReduceScatter:
           in = base, out = base + off;
           break;
-        case Op::kAllGather:
+        case CollectiveOp::kAllGather:
           out = base, in = base + off;
           break;
+        case CollectiveOp::kReduce:
+          DDPSIM_ASSERT(false, "the sweeps run no reduce");
       }
     } else {
       a = c.allocate(s.in_elems);
@@ -117,25 +124,27 @@ struct Case {
 
   void run(Communicator& c) {
     switch (op) {
-      case Op::kAllReduce:
+      case CollectiveOp::kAllReduce:
         c.all_reduce(in, out, shape.count);
         break;
-      case Op::kReduceScatter:
+      case CollectiveOp::kReduceScatter:
         c.reduce_scatter(in, out, shape.count);
         break;
-      case Op::kAllGather:
+      case CollectiveOp::kAllGather:
         c.all_gather(in, out, shape.count);
         break;
-      case Op::kBroadcast:
+      case CollectiveOp::kBroadcast:
         c.broadcast(in, out, shape.count, root);
         break;
+      case CollectiveOp::kReduce:
+        DDPSIM_ASSERT(false, "the sweeps run no reduce");
     }
   }
 
   // Elements of this rank's output that differ from the exact expected value.
   std::int64_t count_wrong(const Communicator& c,
-                           const std::function<void(Op, std::int64_t, bool, std::vector<float>&)>&
-                               corrupt_for_test) const {
+                           const std::function<void(CollectiveOp, std::int64_t, bool,
+                                                    std::vector<float>&)>& corrupt_for_test) const {
     const int n = c.size();
     const int r = c.rank();
     std::vector<float> got(shape.out_elems);
@@ -148,21 +157,23 @@ struct Case {
     for (std::size_t j = 0; j < got.size(); ++j) {
       float want = 0;
       switch (op) {
-        case Op::kAllReduce:
+        case CollectiveOp::kAllReduce:
           want = s * element_pattern(j);
           break;
-        case Op::kReduceScatter: {
+        case CollectiveOp::kReduceScatter: {
           const std::size_t gi = static_cast<std::size_t>(r) * shape.count + j;
           want = s * element_pattern(gi);
           break;
         }
-        case Op::kAllGather: {
+        case CollectiveOp::kAllGather: {
           want = input_value(static_cast<int>(j / shape.count), j % shape.count);
           break;
         }
-        case Op::kBroadcast:
+        case CollectiveOp::kBroadcast:
           want = input_value(root, j);
           break;
+        case CollectiveOp::kReduce:
+          DDPSIM_ASSERT(false, "the sweeps run no reduce");
       }
       if (got[j] != want) ++wrong;
     }
@@ -170,7 +181,9 @@ struct Case {
   }
 };
 
-bool has_redop(Op op) { return op == Op::kAllReduce || op == Op::kReduceScatter; }
+bool has_redop(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -242,7 +255,7 @@ nlohmann::json measure(Communicator& c, Case& k, int warmup, int iters, const Sw
           {"time_us_p10", percentile(slowest, 0.10)},
           {"time_us_p90", percentile(slowest, 0.90)},
           {"algbw_gbytes_per_s", algbw},
-          {"busbw_gbytes_per_s", algbw * busbw_factor(k.op, n)},
+          {"busbw_gbytes_per_s", algbw * model::busbw_factor(k.op, n)},
           {"wrong", static_cast<std::int64_t>(wrong_total)}};
 }
 
@@ -322,7 +335,7 @@ nlohmann::json run_sweep(Communicator& comm, const SweepOptions& in_opts,
 
   const int n = comm.size();
   nlohmann::json ops = nlohmann::json::object();
-  for (Op op : o.ops) {
+  for (CollectiveOp op : o.ops) {
     nlohmann::json rows = nlohmann::json::array();
     for (const std::int64_t bytes : sweep_sizes(o)) {
       const Shape s = shape_for(op, bytes, n);
@@ -346,8 +359,8 @@ nlohmann::json run_sweep(Communicator& comm, const SweepOptions& in_opts,
     }
     nlohmann::json entry = {
         {"dtype", "float32"}, {"redop", has_redop(op) ? "sum" : "none"}, {"rows", rows}};
-    if (op == Op::kBroadcast) entry["root"] = o.root;
-    ops[std::string(op_name(op))] = entry;
+    if (op == CollectiveOp::kBroadcast) entry["root"] = o.root;
+    ops[std::string(model::collective_op_name(op))] = entry;
   }
   if (comm.rank() != 0) return nullptr;
   const int local = o.ranks_per_node > 0 ? o.ranks_per_node : n;
@@ -369,8 +382,8 @@ std::string format_header() {
          "     (us)  (GB/s)  (GB/s)\n";
 }
 
-std::string format_row(Op op, const nlohmann::json& out_of_place, const nlohmann::json* in_place,
-                       int root) {
+std::string format_row(CollectiveOp op, const nlohmann::json& out_of_place,
+                       const nlohmann::json* in_place, int root) {
   auto cols = [](const nlohmann::json& r) {
     const double t = r.at("time_us").get<double>();
     return fmt::format("  {:>7}  {:6.2f}  {:6.2f}  {:5}",
@@ -378,10 +391,10 @@ std::string format_row(Op op, const nlohmann::json& out_of_place, const nlohmann
                        r.at("algbw_gbytes_per_s").get<double>(),
                        r.at("busbw_gbytes_per_s").get<double>(), r.at("wrong").get<std::int64_t>());
   };
-  std::string line = fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}",
-                                 out_of_place.at("size_bytes").get<std::int64_t>(),
-                                 out_of_place.at("count").get<std::int64_t>(), "float",
-                                 has_redop(op) ? "sum" : "none", op == Op::kBroadcast ? root : -1);
+  std::string line = fmt::format(
+      "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", out_of_place.at("size_bytes").get<std::int64_t>(),
+      out_of_place.at("count").get<std::int64_t>(), "float", has_redop(op) ? "sum" : "none",
+      op == CollectiveOp::kBroadcast ? root : -1);
   line += cols(out_of_place);
   if (in_place) line += cols(*in_place);
   return line;
@@ -495,25 +508,6 @@ std::string oversubscription_note(const std::string& backend, int local_ranks, i
       "times mix a fast and a slow mode (most at 64 KiB-4 MiB, where a tick is a large part of "
       "a call) and need not repeat within 10% from run to run; {} cores give each rank two",
       local_ranks, cores, 2 * local_ranks);
-}
-
-void write_file_atomic(const std::string& path, const std::string& content) {
-  const std::filesystem::path p(path);
-  const std::filesystem::path tmp =
-      p.parent_path() / (p.filename().string() + fmt::format(".tmp.{}", ::getpid()));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error("cannot write " + tmp.string());
-    f << content;
-    f.flush();
-    if (!f) throw Error("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, p, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error("cannot write " + path + ": rename failed");
-  }
 }
 
 }  // namespace ddpsim::comm

@@ -10,7 +10,7 @@
 // min_iters (5), and as few warm-up calls, so a sweep to 256 MiB stays a few minutes. A call's
 // time is the slowest rank's (a collective ends when its last rank does); the row reports the
 // median as time_us, the mean (time_us_mean: nccl-tests' time column is an average), min, max,
-// p10 and p90 over the calls, algbw = size/time_us and busbw = algbw * busbw_factor(op, n).
+// p10 and p90 over the calls, algbw = size/time_us and busbw = algbw * model::busbw_factor(op, n).
 // Every size checks the result: inputs are (rank+1)*h(i) with h a hash of i into 1..251, so all
 // sums are small integers, exact in float32, and "wrong" counts the elements (over all ranks)
 // that differ from the expected value.
@@ -37,7 +37,8 @@
 namespace ddpsim::comm {
 
 struct SweepOptions {
-  std::vector<Op> ops = {Op::kAllReduce, Op::kReduceScatter, Op::kAllGather, Op::kBroadcast};
+  std::vector<model::CollectiveOp> ops = {std::begin(model::kMeasuredOps),
+                                          std::end(model::kMeasuredOps)};
   std::int64_t min_bytes = 8;
   std::int64_t max_bytes = 0;    ///< 0: 256 MiB, or 4 MiB with quick; set: exactly this.
   std::int64_t step_factor = 2;  ///< sizes grow by this factor (nccl-tests -f).
@@ -53,7 +54,8 @@ struct SweepOptions {
   /// Test hook (tests only; empty in every production path): called with the checked call's
   /// output as downloaded, before its elements are compared, so a test can make the checker
   /// see a wrong result. Arguments: op, row size in bytes, in place, this rank's output.
-  std::function<void(Op, std::int64_t, bool, std::vector<float>&)> corrupt_output_for_test;
+  std::function<void(model::CollectiveOp, std::int64_t, bool, std::vector<float>&)>
+      corrupt_output_for_test;
 };
 
 /// The sizes run_sweep visits (before per-op rounding), in order. Throws ddpsim::Error on bad
@@ -76,8 +78,8 @@ nlohmann::json run_sweep(Communicator& comm, const SweepOptions& opts,
 /// nccl-tests table header (two '#' lines) and one row from a row object of the section
 /// (out-of-place and in-place columns side by side when both rows are given).
 std::string format_header();
-std::string format_row(Op op, const nlohmann::json& out_of_place, const nlohmann::json* in_place,
-                       int root = 0);
+std::string format_row(model::CollectiveOp op, const nlohmann::json& out_of_place,
+                       const nlohmann::json* in_place, int root = 0);
 
 /// Cores this process may use, at least 1: its affinity mask (sched_getaffinity), lowered to
 /// the whole CPUs of its cgroup's CPU quota where one is set (a container given 2.5 CPUs of time
@@ -105,9 +107,5 @@ std::optional<double> cgroup_cpu_quota(const std::string& proc_self_cgroup = "/p
 /// rank pinned to one core; 64 KiB-4 MiB medians moved by up to 69% between two runs. NCCL, and
 /// Gloo with enough cores: empty.
 std::string oversubscription_note(const std::string& backend, int local_ranks, int cores);
-
-/// Writes `content` to `path` through a temporary file in the same directory and a rename, so
-/// readers never see a partial file. Throws ddpsim::Error naming the path on failure.
-void write_file_atomic(const std::string& path, const std::string& content);
 
 }  // namespace ddpsim::comm

@@ -24,7 +24,9 @@
 #include "calibrate/comm/sweep.hpp"
 #include "calibrate/exec/executor.hpp"
 #include "calibrate/exec/results.hpp"
+#include "model/atomic_file.hpp"
 #include "model/error.hpp"
+#include "model/run_context.hpp"
 #include "model/scenario.hpp"
 
 namespace {
@@ -41,22 +43,14 @@ std::string part_path(const ddpsim::comm::RankInfo& me, int rank) {
 }
 
 nlohmann::json context_json(const ddpsim::comm::Communicator& comm) {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return {{"tool", "ddpsim-exec"},
-          {"version", DDPSIM_VERSION},
-          {"host", host},
-          {"date", date},
-          {"device", "cpu"},
-          {"backend", comm.backend()},
-          {"backend_version", comm.version()},
-          {"transport", comm.transport()},
-          {"blas", openblas_get_config()},
-          {"blas_threads_per_rank", 1}};
+  nlohmann::json c = ddpsim::model::run_context_json("ddpsim-exec");
+  c["device"] = "cpu";
+  c["backend"] = comm.backend();
+  c["backend_version"] = comm.version();
+  c["transport"] = comm.transport();
+  c["blas"] = openblas_get_config();
+  c["blas_threads_per_rank"] = 1;
+  return c;
 }
 
 }  // namespace
@@ -174,8 +168,8 @@ int main(int argc, char** argv) {
     auto comm = ddpsim::comm::make_gloo(
         *me, std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)));
     ddpsim::exec::RankRecord rec = ddpsim::exec::run_rank(cfg, *comm);
-    ddpsim::comm::write_file_atomic(part_path(*me, me->rank),
-                                    ddpsim::exec::rank_record_json(rec).dump());
+    ddpsim::model::write_file_atomic(part_path(*me, me->rank),
+                                     ddpsim::exec::rank_record_json(rec).dump());
     comm->barrier();  // every part written
     if (me->rank == 0) {
       std::vector<nlohmann::json> ranks;
@@ -224,15 +218,15 @@ int main(int argc, char** argv) {
                     ns.contains("reason") ? ns.at("reason").get<std::string>().c_str()
                                           : "the smoothed |G|^2 estimate is not positive");
       }
-      if (!out_path.empty()) ddpsim::comm::write_file_atomic(out_path, doc.dump(2) + "\n");
+      if (!out_path.empty()) ddpsim::model::write_file_atomic(out_path, doc.dump(2) + "\n");
       if (!trace_path.empty()) {
-        ddpsim::comm::write_file_atomic(
+        ddpsim::model::write_file_atomic(
             trace_path, ddpsim::exec::chrome_trace_text(ranks, {{"scenario", cfg.scenario_file},
                                                                 {"source", "ddpsim-exec"},
                                                                 {"context", ctx}}));
       }
       if (!dump_path.empty()) {
-        ddpsim::comm::write_file_atomic(
+        ddpsim::model::write_file_atomic(
             dump_path, std::string(reinterpret_cast<const char*>(rec.final_params.data()),
                                    rec.final_params.size() * sizeof(float)));
       }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "calibrate/exec/noise_scale.hpp"
+#include "model/chrome_trace.hpp"
 
 namespace ddpsim::exec {
 namespace {
@@ -195,62 +196,25 @@ json results_json(const ExecConfig& c, const std::vector<json>& ranks, const jso
 
 std::string chrome_trace_text(const std::vector<json>& ranks, const json& metadata) {
   const std::int64_t origin = ranks.at(0).at("steps").at(0).at("start_ns").get<std::int64_t>();
-  auto micros = [&](std::int64_t ns) {
-    const std::int64_t whole = ns / 1000, frac = ns % 1000;
-    if (ns < 0) return fmt::format("-{}.{:03}", -whole, -frac);
-    return fmt::format("{}.{:03}", whole, frac);
-  };
-  std::string out = "{\"traceEvents\": [\n";
-  bool first = true;
-  auto add = [&](const std::string& ev) {
-    if (!first) out += ",\n";
-    first = false;
-    out += ev;
-  };
+  std::vector<model::TraceSpan> spans;
+  std::vector<int> rank_ids;
   for (const json& r : ranks) {
     const int rank = r.at("rank").get<int>();
-    add(json({{"ph", "M"},
-              {"name", "process_name"},
-              {"pid", rank},
-              {"tid", 0},
-              {"args", {{"name", "rank " + std::to_string(rank)}}}})
-            .dump());
-    add(json({{"ph", "M"},
-              {"name", "process_sort_index"},
-              {"pid", rank},
-              {"tid", 0},
-              {"args", {{"sort_index", rank}}}})
-            .dump());
-    add(json({{"ph", "M"},
-              {"name", "thread_name"},
-              {"pid", rank},
-              {"tid", 1},
-              {"args", {{"name", "compute"}}}})
-            .dump());
-    add(json({{"ph", "M"},
-              {"name", "thread_name"},
-              {"pid", rank},
-              {"tid", 2},
-              {"args", {{"name", "communication"}}}})
-            .dump());
-  }
-  for (const json& r : ranks) {
-    const int rank = r.at("rank").get<int>();
+    rank_ids.push_back(rank);
     for (const json& s : r.at("spans")) {
-      const int stream = s[0].get<int>();
-      json args = {{"step", s[1].get<int>() + 1}};
-      if (!s[3].get<std::string>().empty()) args["layer"] = s[3];
-      if (s[4].get<std::int64_t>() >= 0) args["bytes"] = s[4];
-      const std::int64_t t0 = s[5].get<std::int64_t>(), t1 = s[6].get<std::int64_t>();
-      add(
-          fmt::format("{{\"ph\": \"X\", \"name\": {}, \"cat\": \"{}\", \"pid\": {}, \"tid\": {}, "
-                      "\"ts\": {}, \"dur\": {}, \"args\": {}}}",
-                      s[2].dump(), stream == 1 ? "compute" : "collective", rank, stream,
-                      micros(t0 - origin), micros(t1 - t0), args.dump()));
+      model::TraceSpan t;
+      t.rank = rank;
+      t.stream = s[0].get<int>();
+      t.step = s[1].get<int>();
+      t.name = s[2].get<std::string>();
+      t.layer = s[3].get<std::string>();
+      t.bytes = s[4].get<std::int64_t>();
+      t.start_ns = s[5].get<std::int64_t>() - origin;
+      t.end_ns = s[6].get<std::int64_t>() - origin;
+      spans.push_back(std::move(t));
     }
   }
-  out += "\n], \"displayTimeUnit\": \"ms\", \"otherData\": " + metadata.dump() + "}\n";
-  return out;
+  return model::chrome_trace_text(spans, metadata, rank_ids);
 }
 
 }  // namespace ddpsim::exec

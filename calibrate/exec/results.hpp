@@ -30,8 +30,8 @@ nlohmann::json results_json(const ExecConfig& c, const std::vector<nlohmann::jso
 /// The results' "noise_scale" block (README.md) from rank 0's step records (rank_record_json's
 /// "steps"): per step the squared norms, the raw estimates and their EMAs; B_simple in samples.
 nlohmann::json noise_scale_json(const ExecConfig& c, const nlohmann::json& steps);
-/// Chrome trace text in simulator/trace.hpp's layout (pid = rank, tid 1 compute, tid 2
-/// communication, ts/dur in microseconds with three decimals), time 0 = rank 0's first step.
+/// The measured spans as a Chrome trace (model/chrome_trace.hpp's layout, the simulator's),
+/// time 0 = rank 0's first step.
 std::string chrome_trace_text(const std::vector<nlohmann::json>& ranks,
                               const nlohmann::json& metadata);
 

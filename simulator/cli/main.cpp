@@ -160,10 +160,10 @@ int run_collective(const std::string& hardware, int gpus, const std::string& op,
               {"parallelism", {{"algorithm", algo}}}};
   const model::Scenario s = model::parse_scenario(doc, "<command line>");
   const auto bw = model::Topology(s.hardware, s.cluster.gpus).bandwidths();
-  sim::Collective c = sim::Collective::kAllReduce;
-  if (op == "reduce_scatter") c = sim::Collective::kReduceScatter;
-  if (op == "all_gather") c = sim::Collective::kAllGather;
-  if (op == "broadcast") c = sim::Collective::kBroadcast;
+  model::CollectiveOp c = model::CollectiveOp::kAllReduce;
+  if (op == "reduce_scatter") c = model::CollectiveOp::kReduceScatter;
+  if (op == "all_gather") c = model::CollectiveOp::kAllGather;
+  if (op == "broadcast") c = model::CollectiveOp::kBroadcast;
   std::printf("# %s on %d x %s (%s), %d node(s), model prediction\n", op.c_str(), gpus,
               s.hardware.gpu.name.c_str(), s.hardware.name.c_str(), bw.nodes);
   std::printf("# %12s %12s %8s %13s %10s %8s %8s\n", "size(B)", "count", "type", "algorithm",

@@ -210,7 +210,8 @@ class ModelsTest : public QObject {
     QCOMPARE(r.timeline.gpus, 8);
     QVERIFY(!r.timeline.spans.empty());
     QVERIFY(r.timeline.ranks.size() >= 4);
-    // event_dp.hpp: with no jitter the event step equals the analytic one within 1 ns per event.
+    // event/simulate.hpp: with no jitter the event step equals the analytic one within 1 ns per
+    // event.
     double analytic = 0;
     for (const StepPoint& p : r.points) {
       if (p.gpus == 8) analytic = p.stepTimeS;

@@ -1,4 +1,4 @@
-// Collective cost formulas, each checked against a hand-computed value.
+// model::CollectiveOp cost formulas, each checked against a hand-computed value.
 #include "simulator/collective.hpp"
 
 #include <gtest/gtest.h>
@@ -35,7 +35,7 @@ model::CollectiveBandwidths one_node(int n, double b) {
 
 TEST(CollectiveTest, RingAllReduceBandwidthTerm) {
   // 8 GPUs, 300 GB/s, 1 GB: 2(n-1)/n * S/B = 1.75 * 1e9 / 300e9 = 5.8333 ms.
-  const auto c = collective_cost(Collective::kAllReduce, one_node(8, 300e9), ideal(), 1e9,
+  const auto c = collective_cost(model::CollectiveOp::kAllReduce, one_node(8, 300e9), ideal(), 1e9,
                                  CollectiveAlgorithm::kRing);
   EXPECT_NEAR(c.time_s, 1.75e9 / 300e9, 1e-15);
   // algbw = S/t = 171.43 GB/s; busbw = algbw * 2(n-1)/n = 300 GB/s exactly.
@@ -48,7 +48,7 @@ TEST(CollectiveTest, RingAllReduceLatencyTerm) {
   auto bw = one_node(8, 1e30);
   bw.intra_latency = 5e-6;
   const auto c =
-      collective_cost(Collective::kAllReduce, bw, ideal(), 8, CollectiveAlgorithm::kRing);
+      collective_cost(model::CollectiveOp::kAllReduce, bw, ideal(), 8, CollectiveAlgorithm::kRing);
   EXPECT_NEAR(c.time_s, 70e-6, 1e-12);
 }
 
@@ -62,8 +62,8 @@ TEST(CollectiveTest, SeedTextAllReduceIsAbout0p79Seconds) {
   bw.ring_bus = 50e9;
   bw.intra_node_bus = 50e9;
   bw.inter_node_per_gpu = 50e9;
-  const auto c =
-      collective_cost(Collective::kAllReduce, bw, ideal(), 20e9, CollectiveAlgorithm::kRing);
+  const auto c = collective_cost(model::CollectiveOp::kAllReduce, bw, ideal(), 20e9,
+                                 CollectiveAlgorithm::kRing);
   EXPECT_NEAR(c.time_s, 0.7875, 1e-12);
   EXPECT_GT(c.time_s, 0.040 * 19);  // twenty times the seed's figure
 }
@@ -77,7 +77,7 @@ TEST(CollectiveTest, InterNodeStepsPayTheNetworkLatency) {
   bw.intra_latency = 1e-6;
   bw.inter_latency = 10e-6;
   const auto c =
-      collective_cost(Collective::kAllReduce, bw, ideal(), 1, CollectiveAlgorithm::kRing);
+      collective_cost(model::CollectiveOp::kAllReduce, bw, ideal(), 1, CollectiveAlgorithm::kRing);
   EXPECT_NEAR(c.time_s, 48e-6, 1e-12);
 }
 
@@ -86,19 +86,20 @@ TEST(CollectiveTest, ReduceScatterAndAllGatherAreHalfAnAllReduce) {
   // 3 * 2 us + 0.75 * 4e8 / 1e11 = 6 us + 3 ms.
   auto bw = one_node(4, 100e9);
   bw.intra_latency = 2e-6;
-  for (Collective c : {Collective::kReduceScatter, Collective::kAllGather}) {
+  for (model::CollectiveOp c :
+       {model::CollectiveOp::kReduceScatter, model::CollectiveOp::kAllGather}) {
     const auto r = collective_cost(c, bw, ideal(), 4e8, CollectiveAlgorithm::kRing);
     EXPECT_NEAR(r.time_s, 6e-6 + 3e-3, 1e-12);
     EXPECT_NEAR(r.busbw_gbytes_per_s, r.algbw_gbytes_per_s * 0.75, 1e-9);
   }
-  const auto ar =
-      collective_cost(Collective::kAllReduce, bw, ideal(), 4e8, CollectiveAlgorithm::kRing);
+  const auto ar = collective_cost(model::CollectiveOp::kAllReduce, bw, ideal(), 4e8,
+                                  CollectiveAlgorithm::kRing);
   EXPECT_NEAR(ar.time_s, 2 * (6e-6 + 3e-3), 1e-12);
 }
 
 TEST(CollectiveTest, BroadcastBusFactorIsOne) {
   // Pipelined ring broadcast: (n-1) alpha + S/B = 0 + 1e9/1e11 = 10 ms; busbw = algbw.
-  const auto r = collective_cost(Collective::kBroadcast, one_node(8, 100e9), ideal(), 1e9,
+  const auto r = collective_cost(model::CollectiveOp::kBroadcast, one_node(8, 100e9), ideal(), 1e9,
                                  CollectiveAlgorithm::kRing);
   EXPECT_NEAR(r.time_s, 0.01, 1e-12);
   EXPECT_NEAR(r.busbw_gbytes_per_s, r.algbw_gbytes_per_s, 1e-12);
@@ -112,8 +113,8 @@ TEST(CollectiveTest, TreeAllReduce) {
   bw.gpus_per_node = 8;
   bw.intra_latency = 1e-6;
   bw.inter_latency = 10e-6;
-  const auto r =
-      collective_cost(Collective::kAllReduce, bw, ideal(), 1e9, CollectiveAlgorithm::kTree);
+  const auto r = collective_cost(model::CollectiveOp::kAllReduce, bw, ideal(), 1e9,
+                                 CollectiveAlgorithm::kTree);
   EXPECT_NEAR(r.time_s, 54e-6 + 0.01, 1e-12);
 }
 
@@ -126,8 +127,8 @@ TEST(CollectiveTest, HierarchicalAllReduce) {
   bw.gpus_per_node = 8;
   bw.intra_node_bus = 300e9;
   bw.inter_node_per_gpu = 25e9;
-  const auto r =
-      collective_cost(Collective::kAllReduce, bw, ideal(), 8e8, CollectiveAlgorithm::kHierarchical);
+  const auto r = collective_cost(model::CollectiveOp::kAllReduce, bw, ideal(), 8e8,
+                                 CollectiveAlgorithm::kHierarchical);
   EXPECT_NEAR(r.time_s, 2 * 0.875 * 8e8 / 3e11 + 1e8 / 2.5e10, 1e-12);
 }
 
@@ -138,7 +139,8 @@ TEST(CollectiveTest, NvlsAllReduce) {
   auto hw = ideal();
   hw.intra_tuning.nvls_efficiency = 0.5;
   hw.intra_tuning.nvls_latency = 6e-6;
-  const auto r = collective_cost(Collective::kAllReduce, bw, hw, 9e8, CollectiveAlgorithm::kNvls);
+  const auto r =
+      collective_cost(model::CollectiveOp::kAllReduce, bw, hw, 9e8, CollectiveAlgorithm::kNvls);
   EXPECT_NEAR(r.time_s, 6e-6 + 4e-3, 1e-12);
   EXPECT_EQ(r.algorithm, CollectiveAlgorithm::kNvls);
 }
@@ -152,22 +154,24 @@ TEST(CollectiveTest, AutoPicksTheFastest) {
   bw.intra_latency = 1e-6;
   bw.inter_latency = 10e-6;
   for (double bytes : {8.0, 1e4, 1e6, 1e8, 1e10}) {
-    const auto a =
-        collective_cost(Collective::kAllReduce, bw, ideal(), bytes, CollectiveAlgorithm::kAuto);
+    const auto a = collective_cost(model::CollectiveOp::kAllReduce, bw, ideal(), bytes,
+                                   CollectiveAlgorithm::kAuto);
     for (auto alg : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
                      CollectiveAlgorithm::kHierarchical}) {
-      EXPECT_LE(a.time_s, collective_cost(Collective::kAllReduce, bw, ideal(), bytes, alg).time_s)
+      EXPECT_LE(a.time_s,
+                collective_cost(model::CollectiveOp::kAllReduce, bw, ideal(), bytes, alg).time_s)
           << bytes;
     }
   }
   // Small messages are latency-bound: the tree's log2 depth beats the ring's 62 steps.
   EXPECT_EQ(
-      collective_cost(Collective::kAllReduce, bw, ideal(), 8, CollectiveAlgorithm::kAuto).algorithm,
+      collective_cost(model::CollectiveOp::kAllReduce, bw, ideal(), 8, CollectiveAlgorithm::kAuto)
+          .algorithm,
       CollectiveAlgorithm::kTree);
 }
 
 TEST(CollectiveTest, OneRankCostsNothing) {
-  const auto r = collective_cost(Collective::kAllReduce, one_node(1, 1e9), ideal(), 1e9,
+  const auto r = collective_cost(model::CollectiveOp::kAllReduce, one_node(1, 1e9), ideal(), 1e9,
                                  CollectiveAlgorithm::kAuto);
   EXPECT_EQ(r.time_s, 0.0);
   EXPECT_EQ(r.busbw_gbytes_per_s, 0.0);
@@ -176,20 +180,20 @@ TEST(CollectiveTest, OneRankCostsNothing) {
 TEST(CollectiveTest, MoreBandwidthIsNeverSlower) {
   for (double b = 1e9; b < 1e12; b *= 1.7) {
     for (double s : {64.0, 1e6, 1e9}) {
-      const auto slow = collective_cost(Collective::kAllReduce, one_node(8, b), ideal(), s,
+      const auto slow = collective_cost(model::CollectiveOp::kAllReduce, one_node(8, b), ideal(), s,
                                         CollectiveAlgorithm::kAuto);
-      const auto fast = collective_cost(Collective::kAllReduce, one_node(8, b * 1.7), ideal(), s,
-                                        CollectiveAlgorithm::kAuto);
+      const auto fast = collective_cost(model::CollectiveOp::kAllReduce, one_node(8, b * 1.7),
+                                        ideal(), s, CollectiveAlgorithm::kAuto);
       EXPECT_LE(fast.time_s, slow.time_s);
     }
   }
 }
 
 TEST(CollectiveTest, BusFactors) {
-  EXPECT_DOUBLE_EQ(bus_factor(Collective::kAllReduce, 8), 1.75);
-  EXPECT_DOUBLE_EQ(bus_factor(Collective::kReduceScatter, 8), 0.875);
-  EXPECT_DOUBLE_EQ(bus_factor(Collective::kAllGather, 4), 0.75);
-  EXPECT_DOUBLE_EQ(bus_factor(Collective::kBroadcast, 64), 1.0);
+  EXPECT_DOUBLE_EQ(model::busbw_factor(model::CollectiveOp::kAllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(model::busbw_factor(model::CollectiveOp::kReduceScatter, 8), 0.875);
+  EXPECT_DOUBLE_EQ(model::busbw_factor(model::CollectiveOp::kAllGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(model::busbw_factor(model::CollectiveOp::kBroadcast, 64), 1.0);
 }
 
 }  // namespace

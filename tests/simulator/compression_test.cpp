@@ -115,7 +115,7 @@ TEST(CompressionTest, PowerSgdBucketByHand) {
     EXPECT_EQ(b.cost.bytes, static_cast<std::int64_t>(u + 2 * pq)) << c.rank;
     // Three chained all-reduces, three latencies; the same as collective_cost says.
     const auto ar = [&](double s) {
-      return collective_cost(Collective::kAllReduce, sp.bandwidths, p.hardware(), s,
+      return collective_cost(model::CollectiveOp::kAllReduce, sp.bandwidths, p.hardware(), s,
                              model::CollectiveAlgorithm::kRing)
           .time_s;
     };
@@ -146,7 +146,7 @@ TEST(CompressionTest, TopKByHand) {
   const PlannedBucket& b = sp.buckets[0];
   EXPECT_EQ(b.cost.bytes, 960000);
   EXPECT_NEAR(b.collective_s,
-              collective_cost(Collective::kAllGather, sp.bandwidths, p.hardware(), 960000,
+              collective_cost(model::CollectiveOp::kAllGather, sp.bandwidths, p.hardware(), 960000,
                               model::CollectiveAlgorithm::kRing)
                   .time_s,
               1e-15);

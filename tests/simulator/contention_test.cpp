@@ -34,7 +34,7 @@ model::HardwareSpec one_gpu_per_node() {
 TEST(ContentionTest, NothingCompetingIsNoSlowdown) {
   const model::HardwareSpec hw = one_gpu_per_node();
   ContentionModel cm(hw, 4, {});
-  EXPECT_EQ(cm.slowdown(CommKind::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4), 1.0);
+  EXPECT_EQ(cm.slowdown(model::CollectiveOp::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4), 1.0);
   EXPECT_EQ(cm.simulations(), 0);  // nothing to simulate
 }
 
@@ -44,15 +44,19 @@ TEST(ContentionTest, TwoJobsOnOneNicDoubleTheBandwidthTerm) {
   // 6.25 GB/s each, 240 ms: x2. ReduceScatter / AllGather (3 steps) likewise.
   const model::HardwareSpec hw = one_gpu_per_node();
   ContentionModel cm(hw, 4, {.background_traffic = 0, .concurrent_jobs = 2});
-  EXPECT_NEAR(cm.slowdown(CommKind::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4), 2.0, 1e-9);
-  EXPECT_NEAR(cm.slowdown(CommKind::kReduceScatter, 1e9, CollectiveAlgorithm::kRing, 4), 2.0, 1e-9);
-  EXPECT_NEAR(cm.slowdown(CommKind::kAllGather, 1e9, CollectiveAlgorithm::kRing, 4), 2.0, 1e-9);
+  EXPECT_NEAR(cm.slowdown(model::CollectiveOp::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4), 2.0,
+              1e-9);
+  EXPECT_NEAR(cm.slowdown(model::CollectiveOp::kReduceScatter, 1e9, CollectiveAlgorithm::kRing, 4),
+              2.0, 1e-9);
+  EXPECT_NEAR(cm.slowdown(model::CollectiveOp::kAllGather, 1e9, CollectiveAlgorithm::kRing, 4), 2.0,
+              1e-9);
   // Three jobs: a third each, x3.
   ContentionModel three(hw, 4, {.background_traffic = 0, .concurrent_jobs = 3});
-  EXPECT_NEAR(three.slowdown(CommKind::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4), 3.0, 1e-9);
+  EXPECT_NEAR(three.slowdown(model::CollectiveOp::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4),
+              3.0, 1e-9);
   // Cached: the second lookup runs no flows.
   const int runs = cm.simulations();
-  cm.slowdown(CommKind::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4);
+  cm.slowdown(model::CollectiveOp::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4);
   EXPECT_EQ(cm.simulations(), runs);
 }
 
@@ -62,7 +66,8 @@ TEST(ContentionTest, LatencyTermIsNotShared) {
   hw.inter_tuning.latency = 5e-6;
   ContentionModel cm(hw, 4, {.background_traffic = 0, .concurrent_jobs = 2});
   const double want = (6 * 5e-6 + 0.24) / (6 * 5e-6 + 0.12);
-  EXPECT_NEAR(cm.slowdown(CommKind::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4), want, 1e-9);
+  EXPECT_NEAR(cm.slowdown(model::CollectiveOp::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4),
+              want, 1e-9);
 }
 
 TEST(ContentionTest, BackgroundTrafficTakesItsMaxMinShare) {
@@ -71,14 +76,16 @@ TEST(ContentionTest, BackgroundTrafficTakesItsMaxMinShare) {
   // at 3.125, the ring gets 9.375 GB/s: 12.5 / 9.375 = x4/3.
   const model::HardwareSpec hw = one_gpu_per_node();
   ContentionModel half(hw, 4, {.background_traffic = 0.5, .concurrent_jobs = 1});
-  EXPECT_NEAR(half.slowdown(CommKind::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4), 2.0, 1e-9);
+  EXPECT_NEAR(half.slowdown(model::CollectiveOp::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4),
+              2.0, 1e-9);
   ContentionModel quarter(hw, 4, {.background_traffic = 0.25, .concurrent_jobs = 1});
-  EXPECT_NEAR(quarter.slowdown(CommKind::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4), 4.0 / 3.0,
-              1e-9);
+  EXPECT_NEAR(quarter.slowdown(model::CollectiveOp::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 4),
+              4.0 / 3.0, 1e-9);
   // Inside one node nothing crosses the network: no slowdown.
   const model::HardwareSpec node = round_machine();
   ContentionModel in_node(node, 8, {.background_traffic = 0.5, .concurrent_jobs = 2});
-  EXPECT_EQ(in_node.slowdown(CommKind::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 8), 1.0);
+  EXPECT_EQ(in_node.slowdown(model::CollectiveOp::kAllReduce, 1e9, CollectiveAlgorithm::kRing, 8),
+            1.0);
 }
 
 TEST(ContentionTest, HierarchicalAcrossOversubscribedSpine) {
@@ -99,12 +106,12 @@ TEST(ContentionTest, HierarchicalAcrossOversubscribedSpine) {
   const auto hier = CollectiveAlgorithm::kHierarchical;
   hw.oversubscription = 1;
   ContentionModel full2(hw, 32, {.background_traffic = 0, .concurrent_jobs = 2});
-  EXPECT_NEAR(full2.slowdown(CommKind::kAllReduce, 1e9, hier, 32), 47.5 / 32.5, 1e-9);
+  EXPECT_NEAR(full2.slowdown(model::CollectiveOp::kAllReduce, 1e9, hier, 32), 47.5 / 32.5, 1e-9);
   hw.oversubscription = 2;
   ContentionModel over2(hw, 32, {.background_traffic = 0, .concurrent_jobs = 2});
-  EXPECT_NEAR(over2.slowdown(CommKind::kAllReduce, 1e9, hier, 32), 77.5 / 47.5, 1e-9);
+  EXPECT_NEAR(over2.slowdown(model::CollectiveOp::kAllReduce, 1e9, hier, 32), 77.5 / 47.5, 1e-9);
   ContentionModel over_bg(hw, 32, {.background_traffic = 0.5, .concurrent_jobs = 1});
-  EXPECT_NEAR(over_bg.slowdown(CommKind::kAllReduce, 1e9, hier, 32), 51.25 / 47.5, 1e-9);
+  EXPECT_NEAR(over_bg.slowdown(model::CollectiveOp::kAllReduce, 1e9, hier, 32), 51.25 / 47.5, 1e-9);
 }
 
 // Two 4 MB layers on 4 nodes of one GPU each, no overlap (the buckets run after the backward),

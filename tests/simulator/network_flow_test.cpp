@@ -122,8 +122,9 @@ TEST(NetworkSimTest, UncontendedRingEqualsTheFormulaOnEveryPreset) {
     for (int gpus : {2, 8, 16, 64, 1024}) {
       const model::Topology topo(hw, gpus);
       const LinkGraph g(topo, hw);
-      for (Collective c : {Collective::kAllReduce, Collective::kReduceScatter,
-                           Collective::kAllGather, Collective::kBroadcast}) {
+      for (model::CollectiveOp c :
+           {model::CollectiveOp::kAllReduce, model::CollectiveOp::kReduceScatter,
+            model::CollectiveOp::kAllGather, model::CollectiveOp::kBroadcast}) {
         const double bytes = 256e6;
         const double want =
             collective_cost(c, topo.bandwidths(), hw, bytes, model::CollectiveAlgorithm::kRing)
@@ -131,7 +132,7 @@ TEST(NetworkSimTest, UncontendedRingEqualsTheFormulaOnEveryPreset) {
         const double got =
             run_together(g, {ring_collective_flows(g, c, bytes, topo.bandwidths(), hw)})[0];
         EXPECT_NEAR(got, want, 1e-9 * want)
-            << name << " gpus=" << gpus << " " << collective_name(c);
+            << name << " gpus=" << gpus << " " << model::collective_op_name(c);
       }
     }
   }
@@ -160,8 +161,8 @@ TEST(NetworkSimTest, SmallRingByHand) {
   hw.intra_tuning.latency = 10e-6;
   const model::Topology topo(hw, 4);
   const LinkGraph g(topo, hw);
-  const double t = run_together(
-      g, {ring_collective_flows(g, Collective::kAllReduce, 400e6, topo.bandwidths(), hw)})[0];
+  const double t = run_together(g, {ring_collective_flows(g, model::CollectiveOp::kAllReduce, 400e6,
+                                                          topo.bandwidths(), hw)})[0];
   EXPECT_NEAR(t, 6.06e-3, 1e-15);
 }
 
@@ -176,7 +177,7 @@ TEST(NetworkSimTest, TwoRingsOnOneNicTakeTwiceTheBandwidthTerm) {
   const model::Topology topo(hw, 4);
   const LinkGraph g(topo, hw);
   const CollectiveFlows ar =
-      ring_collective_flows(g, Collective::kAllReduce, 1e9, topo.bandwidths(), hw);
+      ring_collective_flows(g, model::CollectiveOp::kAllReduce, 1e9, topo.bandwidths(), hw);
   const double alone = run_together(g, {ar})[0];
   const std::vector<double> both = run_together(g, {ar, ar});
   const double latency = 6 * 5e-6;
@@ -196,7 +197,7 @@ TEST(NetworkSimTest, SecondCollectiveStartingLaterSharesOnlyTheOverlap) {
   const model::Topology topo(hw, 4);
   const LinkGraph g(topo, hw);
   const CollectiveFlows ar =
-      ring_collective_flows(g, Collective::kAllReduce, 1e9, topo.bandwidths(), hw);
+      ring_collective_flows(g, model::CollectiveOp::kAllReduce, 1e9, topo.bandwidths(), hw);
   NetworkSim net(g.capacity_bytes_per_s());
   double a = -1, b = -1;
   net.start(ar, 0.0, [&](double t) { a = t; });
@@ -214,7 +215,7 @@ double simulated_busbw(const model::HardwareSpec& hw, int gpus, bool rails_only)
   const LinkGraph g(topo, hw);
   const double bytes = 1e9;
   CollectiveFlows f =
-      ring_collective_flows(g, Collective::kAllReduce, bytes, topo.bandwidths(), hw);
+      ring_collective_flows(g, model::CollectiveOp::kAllReduce, bytes, topo.bandwidths(), hw);
   double s = bytes;
   int n = gpus;
   if (rails_only) {
@@ -225,7 +226,7 @@ double simulated_busbw(const model::HardwareSpec& hw, int gpus, bool rails_only)
     n = topo.bandwidths().nodes;
   }
   const double t = run_together(g, {f})[0];
-  return s / t * bus_factor(Collective::kAllReduce, n);
+  return s / t * model::busbw_factor(model::CollectiveOp::kAllReduce, n);
 }
 
 TEST(NetworkSimTest, OversubscribedSpineHalvesCrossSpineBusbw) {

@@ -96,7 +96,7 @@ TEST(StrategyTest, HybridShardsWithinANodeAndAllReducesAcross) {
   const Prediction p = pr.predict({16, 8}, fp32_adam(), strategy(Strategy::kFsdpHybrid));
   double intra = 0, inter = 0, shard_bytes = 0;
   for (const BucketTiming& b : p.buckets) {
-    if (b.kind == CommKind::kAllReduce) {
+    if (b.kind == model::CollectiveOp::kAllReduce) {
       inter += per_rank_traffic_bytes(b.kind, static_cast<double>(b.bytes), 2);
       shard_bytes += static_cast<double>(b.bytes);
     } else {
@@ -113,7 +113,7 @@ TEST(StrategyTest, HybridShardsWithinANodeAndAllReducesAcross) {
   // Each shard all-reduce costs as a ring over the 2 nodes on one 12.5 GB/s rail:
   // 2 (r-1)/r x 0.5 MB / 12.5 GB/s = 40 us.
   for (const ScheduledCollective& c : sp.schedule) {
-    if (c.cost.kind == CommKind::kAllReduce) {
+    if (c.cost.kind == model::CollectiveOp::kAllReduce) {
       EXPECT_NEAR(c.collective_s, 40e-6, 1e-15);
     }
   }
@@ -164,14 +164,14 @@ TEST(StrategyTest, ZeroTwoReducesOncePerOwningRank) {
   const StepPlan sp = pr.plan({4, 8}, fp32_adam(), strategy(Strategy::kZero2));
   ASSERT_EQ(sp.schedule.size(), 2u);  // the reduce bucket, then the parameter all-gather
   const ScheduledCollective& r = sp.schedule[0];
-  EXPECT_EQ(r.cost.kind, CommKind::kReduce);
+  EXPECT_EQ(r.cost.kind, model::CollectiveOp::kReduce);
   EXPECT_EQ(r.cost.calls, 4);
   EXPECT_EQ(r.cost.bytes, 8000000);
   EXPECT_NEAR(r.collective_s, 4 * (3e-6 + 2e6 / 100e9), 1e-15);
   const StepPlan f = pr.plan({4, 8}, fp32_adam(), strategy(Strategy::kZero3));
   double rs = 0;
   for (const ScheduledCollective& c : f.schedule) {
-    if (c.cost.kind == CommKind::kReduceScatter) rs = c.collective_s;
+    if (c.cost.kind == model::CollectiveOp::kReduceScatter) rs = c.collective_s;
   }
   EXPECT_NEAR(rs, 3e-6 + 0.75 * 8e6 / 100e9, 1e-15);
   // The parameter all-gather after the optimizer: 3 alpha + 3/4 x 8 MB / 100 GB/s.
@@ -189,7 +189,7 @@ TEST(StrategyTest, AccumulationCommunicatesPerMicroStepFromZeroTwoOn) {
   auto count = [&](Strategy s, int k) {
     std::map<std::string, int> n;
     for (const BucketTiming& b : pr.predict(c, fp32_adam(k), strategy(s)).buckets) {
-      ++n[std::string(comm_kind_name(b.kind)) + "/" + comm_phase_name(b.phase)];
+      ++n[std::string(model::collective_op_name(b.kind)) + "/" + comm_phase_name(b.phase)];
     }
     return n;
   };

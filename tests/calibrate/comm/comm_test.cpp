@@ -20,6 +20,8 @@
 #include "model/error.hpp"
 
 namespace ddpsim::comm {
+using model::CollectiveOp;
+
 namespace {
 
 std::optional<RankInfo> from(const std::map<std::string, std::string>& vars) {
@@ -86,12 +88,12 @@ TEST(RankFromEnv, MalformedValuesAreErrors) {
 
 TEST(Vocabulary, BusBandwidthFactorsOfNcclTests) {
   // PERFORMANCE.md of nccl-tests: 2(n-1)/n, (n-1)/n, (n-1)/n, 1.
-  EXPECT_DOUBLE_EQ(busbw_factor(Op::kAllReduce, 8), 1.75);
-  EXPECT_DOUBLE_EQ(busbw_factor(Op::kReduceScatter, 8), 0.875);
-  EXPECT_DOUBLE_EQ(busbw_factor(Op::kAllGather, 2), 0.5);
-  EXPECT_DOUBLE_EQ(busbw_factor(Op::kBroadcast, 16), 1.0);
-  EXPECT_EQ(op_from_name("reduce_scatter"), Op::kReduceScatter);
-  EXPECT_EQ(op_name(Op::kAllGather), "all_gather");
+  EXPECT_DOUBLE_EQ(model::busbw_factor(CollectiveOp::kAllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(model::busbw_factor(CollectiveOp::kReduceScatter, 8), 0.875);
+  EXPECT_DOUBLE_EQ(model::busbw_factor(CollectiveOp::kAllGather, 2), 0.5);
+  EXPECT_DOUBLE_EQ(model::busbw_factor(CollectiveOp::kBroadcast, 16), 1.0);
+  EXPECT_EQ(op_from_name("reduce_scatter"), CollectiveOp::kReduceScatter);
+  EXPECT_STREQ(model::collective_op_name(CollectiveOp::kAllGather), "all_gather");
   EXPECT_THROW(op_from_name("allreduce"), Error);
 }
 
@@ -195,7 +197,7 @@ TEST(Gloo, FourCollectivesAreExactAcrossTwoProcesses) {
       EXPECT_LE(row.at("time_us_mean").get<double>(), row.at("time_us_max").get<double>());
       EXPECT_NEAR(algbw, row.at("size_bytes").get<double>() / t * 1e-3, 1e-9 * algbw);
       EXPECT_NEAR(row.at("busbw_gbytes_per_s").get<double>(),
-                  algbw * busbw_factor(op_from_name(op), 2), 1e-12);
+                  algbw * model::busbw_factor(op_from_name(op), 2), 1e-12);
     }
     // nccl-tests counts: 8 B is 2 floats for all-reduce, 1 per rank for all-gather.
     EXPECT_EQ(rows[0].at("size_bytes"), 8);

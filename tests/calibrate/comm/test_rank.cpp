@@ -27,6 +27,7 @@
 #include "calibrate/comm/gloo_communicator.hpp"
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
+#include "model/atomic_file.hpp"
 #include "model/error.hpp"
 
 namespace {
@@ -89,20 +90,20 @@ int main() {
       o.iters = 2;
       auto section = ddpsim::comm::run_sweep(*comm, o, {});
       const int bad_half = check_half(*comm);
-      if (me->rank == 0) ddpsim::comm::write_file_atomic(env("OUT"), section.dump(1));
+      if (me->rank == 0) ddpsim::model::write_file_atomic(env("OUT"), section.dump(1));
       comm->barrier();
       return bad_half == 0 ? 0 : 1;
     }
     if (mode == "wrong_result") {
       ddpsim::comm::SweepOptions o;
-      o.ops = {ddpsim::comm::Op::kAllReduce};
+      o.ops = {ddpsim::model::CollectiveOp::kAllReduce};
       o.max_bytes = 4 << 10;
       o.step_factor = 8;
       o.warmup = 1;
       o.iters = 2;
       const int r = me->rank;
-      o.corrupt_output_for_test = [r](ddpsim::comm::Op, std::int64_t bytes, bool in_place,
-                                      std::vector<float>& got) {
+      o.corrupt_output_for_test = [r](ddpsim::model::CollectiveOp, std::int64_t bytes,
+                                      bool in_place, std::vector<float>& got) {
         if (r == 1 && bytes == 512 && !in_place) {
           for (int i = 0; i < 3; ++i) got[static_cast<std::size_t>(i)] += 1.0f;
         }
