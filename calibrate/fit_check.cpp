@@ -5,26 +5,11 @@
 #include <cstdio>
 
 #include "model/error.hpp"
+#include "model/units.hpp"
 
 namespace ddpsim::calib {
 
 using nlohmann::json;
-
-namespace {
-
-std::string human(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  int u = 0;
-  while (b >= 1024 && u < 3) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g %s", std::round(b * 100) / 100, units[u]);
-  return buf;
-}
-
-}  // namespace
 
 FitCheck check_fit(const model::Profile& profile, const json& sweep, const std::string& sweep_file,
                    model::CollectiveOp op, double above_bytes, double tolerance) {
@@ -107,7 +92,7 @@ std::string format_fit_check(const FitCheck& r) {
     const char* verdict = !c.judged ? "not judged" : c.ok ? "ok" : "FAIL";
     std::snprintf(buf, sizeof buf,
                   "| %s | %.1f | %.1f..%.1f | %.1f | %+.1f%% | %.1f%s | %+.1f%% | %s%s |\n",
-                  human(c.size_bytes).c_str(), c.measured_s * 1e6, c.measured_min_s * 1e6,
+                  human_bytes(c.size_bytes).c_str(), c.measured_s * 1e6, c.measured_min_s * 1e6,
                   c.measured_max_s * 1e6, c.fit_s * 1e6, c.fit_error * 100, c.lookup_s * 1e6,
                   c.lookup_extrapolated ? " (extrap.)" : "", c.lookup_error * 100, verdict,
                   c.in_profile ? " (size also in the profile)" : "");
@@ -116,7 +101,7 @@ std::string format_fit_check(const FitCheck& r) {
   std::snprintf(buf, sizeof buf,
                 "%s over %d ranks: %d size(s) above %s judged, largest |fit error| %.1f%%, %d "
                 "above %.0f%%: %s\n",
-                r.op.c_str(), r.ranks, r.judged, human(r.above_bytes).c_str(),
+                r.op.c_str(), r.ranks, r.judged, human_bytes(r.above_bytes).c_str(),
                 r.max_abs_fit_error * 100, r.failures, r.tolerance * 100,
                 r.judged == 0 ? "NOTHING JUDGED" : (r.failures == 0 ? "PASS" : "FAIL"));
   s += buf;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/error.hpp"
+#include "model/units.hpp"
 
 namespace ddpsim::model::detail {
 namespace {
@@ -32,18 +33,6 @@ std::int64_t& extent(GemmShape& s, BatchDim d) {
 // Linear interpolation of y at x between (x0, y0) and (x1, y1).
 double lerp(double x, double x0, double y0, double x1, double y1) {
   return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
-}
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g %s", std::round(b * 100) / 100, units[u]);
-  return buf;
 }
 
 }  // namespace
@@ -170,9 +159,9 @@ Estimate collective_table_time(const CollectiveTable& t, double bytes, int ranks
              " ranks, asked for " + std::to_string(ranks) +
              ": fit rescaled by ring steps and bus-bandwidth factor";
   } else {
-    e.note = std::string(collective_op_name(op)) + " of " + human_bytes(bytes) +
-             " outside the measured " + human_bytes(rows.front().size_bytes) + " .. " +
-             human_bytes(rows.back().size_bytes) + ": from the fit";
+    e.note = std::string(collective_op_name(op)) + " of " + ddpsim::human_bytes(bytes) +
+             " outside the measured " + ddpsim::human_bytes(rows.front().size_bytes) + " .. " +
+             ddpsim::human_bytes(rows.back().size_bytes) + ": from the fit";
   }
   e.time_s = a + b * bytes;
   const double rms = seg.fit.rms_relative_error();

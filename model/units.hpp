@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 namespace ddpsim {
 
@@ -38,5 +40,19 @@ inline SimTime to_sim_time(double seconds) {
   return SimTime(static_cast<std::int64_t>(std::llround(seconds * 1e9)));
 }
 inline double to_seconds(SimTime t) { return static_cast<double>(t.count()) * 1e-9; }
+
+/// A size for people: bytes in the largest binary unit below 1024 of it, to two decimals at most
+/// ("64 KiB", "1.5 MiB", "8 GiB").
+inline std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g %s", std::round(bytes * 100) / 100, units[u]);
+  return buf;
+}
 
 }  // namespace ddpsim

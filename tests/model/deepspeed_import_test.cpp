@@ -14,28 +14,15 @@
 #include "model/error.hpp"
 #include "model/scenario.hpp"
 #include "model/scenario_keys.hpp"
+#include "tests/model/import_test_helpers.hpp"
 
 namespace ddpsim::model {
 namespace {
 
 using nlohmann::json;
 
-// Runs `f`, expects an InputError whose message contains every one of `parts`.
-template <typename F>
-void expect_input_error(F f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no InputError";
-  } catch (const InputError& e) {
-    const std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << msg << " / " << p;
-  }
-}
-
-bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
-  return std::any_of(lines.begin(), lines.end(),
-                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
-}
+using import_test::any_contains;
+using import_test::expect_input_error;
 
 // ---- DeepSpeed's batch rule: train_batch_size = micro x accumulation x world size ----
 

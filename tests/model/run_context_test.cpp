@@ -1,5 +1,5 @@
-// The shared vocabulary of result files (model/run_context.hpp, model/atomic_file.hpp) and of
-// collectives (model/collective_op.hpp).
+// The shared vocabulary of result files (model/run_context.hpp, model/atomic_file.hpp), of
+// collectives (model/collective_op.hpp) and of sizes in messages (model/units.hpp human_bytes).
 #include "model/run_context.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 
 #include "model/atomic_file.hpp"
 #include "model/collective_op.hpp"
+#include "model/units.hpp"
 
 namespace ddpsim::model {
 namespace {
@@ -106,6 +107,14 @@ TEST(CollectiveOp, NamesAndBusFactorsAsNcclTests) {
   EXPECT_STREQ(collective_op_name(CollectiveOp::kReduce), "reduce");
   EXPECT_FALSE(parse_collective_op("reduce").has_value());  // no profile measures it
   EXPECT_FALSE(parse_collective_op("allreduce").has_value());
+}
+
+TEST(Units, HumanBytesForMessages) {
+  EXPECT_EQ(human_bytes(512), "512 B");
+  EXPECT_EQ(human_bytes(64 * 1024), "64 KiB");
+  EXPECT_EQ(human_bytes(1.5 * 1024 * 1024), "1.5 MiB");
+  EXPECT_EQ(human_bytes(1234567890), "1.15 GiB");  // 1.1498 GiB, two decimals
+  EXPECT_EQ(human_bytes(3.0 * 1024 * 1024 * 1024 * 1024 * 1024), "3072 TiB");
 }
 
 }  // namespace
