@@ -92,6 +92,11 @@ void import_zero(Reader& r, const json& config, json& par, int& stage, bool& ove
     par["overlap"] = r.boolean(*o, zp + "/overlap_comm");
     overlap_given = true;
   }
+  // zero/config.py use_multi_rank_bucket_allreduce (default true): ZeRO-1/2 all-reduce each
+  // bucket instead of one reduce per owning rank (stage_1_and_2.py average_tensor).
+  if (auto o = z.find("use_multi_rank_bucket_allreduce"); o != z.end() && !o->is_null()) {
+    par["use_multi_rank_bucket_allreduce"] = r.boolean(*o, zp + "/use_multi_rank_bucket_allreduce");
+  }
   // Element counts, as DeepSpeed reads them (int(5e8)); the scenario keys keep elements.
   for (const char* key : {"reduce_bucket_size", "allgather_bucket_size"}) {
     if (auto o = z.find(key); o != z.end() && !o->is_null()) {
@@ -110,15 +115,16 @@ void import_zero(Reader& r, const json& config, json& par, int& stage, bool& ove
       }
     }
   }
-  r.sweep_rest(z, zp,
-               {"stage", "offload_optimizer", "offload_param", "cpu_offload", "cpu_offload_params",
-                "overlap_comm", "reduce_bucket_size", "allgather_bucket_size",
-                "contiguous_gradients", "reduce_scatter", "allgather_partitions"},
-               {"stage3_gather_16bit_weights_on_model_save",
-                "stage3_gather_fp16_weights_on_model_save", "gather_16bit_weights_on_model_save",
-                "elastic_checkpoint", "load_from_fp32_weights", "cpu_offload_use_pin_memory",
-                "ignore_unused_parameters", "legacy_stage1", "log_trace_cache_warnings"},
-               kNotModelled);
+  r.sweep_rest(
+      z, zp,
+      {"stage", "offload_optimizer", "offload_param", "cpu_offload", "cpu_offload_params",
+       "overlap_comm", "use_multi_rank_bucket_allreduce", "reduce_bucket_size",
+       "allgather_bucket_size", "contiguous_gradients", "reduce_scatter", "allgather_partitions"},
+      {"stage3_gather_16bit_weights_on_model_save", "stage3_gather_fp16_weights_on_model_save",
+       "gather_16bit_weights_on_model_save", "elastic_checkpoint", "load_from_fp32_weights",
+       "cpu_offload_use_pin_memory", "ignore_unused_parameters", "legacy_stage1",
+       "log_trace_cache_warnings"},
+      kNotModelled);
 }
 
 // fp16 / bf16 (alias "bfloat16") -> precision.

@@ -94,6 +94,10 @@ struct ParallelismConfig {
   double bucket_cap_mb = 25;
   bool bucket_cap_defaulted = true;
   bool overlap = true;
+  /// parallelism.overlap left out: each strategy takes its library's default (DDP and FSDP
+  /// overlap; DeepSpeed's overlap_comm is false below stage 3, zero/config.py
+  /// overlap_comm_valid), resolved where the strategy is planned (simulator/sharded.cpp).
+  bool overlap_defaulted = true;
   CommHook comm_hook;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
   bool broadcast_buffers = true;
@@ -104,6 +108,9 @@ struct ParallelismConfig {
   /// default 5e8): ZeRO-1/2/3 gradient buckets and the ZeRO-1/2 post-step parameter all-gather.
   double reduce_bucket_elements = 5e8;
   double allgather_bucket_elements = 5e8;
+  /// DeepSpeed zero_optimization.use_multi_rank_bucket_allreduce (default true): ZeRO-1/2 reduce
+  /// each gradient bucket with one all-reduce; false: one dist.reduce per rank owning a slice.
+  bool use_multi_rank_bucket_allreduce = true;
   /// FSDP backward_prefetch (default BACKWARD_PRE, as in PyTorch).
   FsdpPrefetch fsdp_prefetch = FsdpPrefetch::kBackwardPre;
 };

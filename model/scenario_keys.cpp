@@ -281,7 +281,10 @@ std::vector<KeySpec> build_scenario_keys() {
                      "DDP bucket_cap_mb (MiB); leaving it out also enables the 1 MiB first bucket",
                      1e6));
   t.push_back(boolean("/parallelism/overlap", true,
-                      "launch each bucket's all-reduce during backward (false: after it)"));
+                      "launch each bucket's all-reduce during backward (false: after it). "
+                      "zero1/zero2: DeepSpeed's overlap_comm, false when left out (its default "
+                      "below stage 3): each bucket is then reduced on the compute stream when it "
+                      "fills, which waits for it"));
   t.push_back(
       pattern_str("/parallelism/comm_hook", "none",
                   "none|fp16|bf16|powersgd:[1-9][0-9]{0,3}|topk:(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)",
@@ -305,6 +308,9 @@ std::vector<KeySpec> build_scenario_keys() {
                      "DeepSpeed ZeRO allgather_bucket_size: elements per all-gather of the "
                      "updated parameters after the optimizer step (zero1, zero2)",
                      1e13));
+  t.push_back(boolean("/parallelism/use_multi_rank_bucket_allreduce", true,
+                      "DeepSpeed ZeRO-1/2 use_multi_rank_bucket_allreduce: one all-reduce per "
+                      "gradient bucket (false: one dist.reduce per rank owning a slice of it)"));
   t.push_back(str("/parallelism/fsdp_prefetch", "backward_pre",
                   {"backward_pre", "backward_post", "none"},
                   "FSDP backward_prefetch: the next unit's all-gather is issued before the "

@@ -214,6 +214,7 @@ void parse_parallelism(const json& p, const std::string& file, Scenario& s) {
                      fmt::format("{}", s.parallelism.bucket_cap_mb));
   }
   s.parallelism.overlap = get_or_default<bool>(p, "/parallelism/overlap");
+  s.parallelism.overlap_defaulted = !p.contains("overlap");
   s.parallelism.comm_hook =
       parse_comm_hook(get_or_default<std::string>(p, "/parallelism/comm_hook"));
   s.parallelism.algorithm = parse_enum(
@@ -231,6 +232,8 @@ void parse_parallelism(const json& p, const std::string& file, Scenario& s) {
       get_or_default<double>(p, "/parallelism/reduce_bucket_size");
   s.parallelism.allgather_bucket_elements =
       get_or_default<double>(p, "/parallelism/allgather_bucket_size");
+  s.parallelism.use_multi_rank_bucket_allreduce =
+      get_or_default<bool>(p, "/parallelism/use_multi_rank_bucket_allreduce");
   s.parallelism.fsdp_prefetch =
       parse_enum(get_or_default<std::string>(p, "/parallelism/fsdp_prefetch"),
                  {FsdpPrefetch::kBackwardPre, FsdpPrefetch::kBackwardPost, FsdpPrefetch::kNone},

@@ -219,37 +219,71 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
   const bool zero12 = strategy == Strategy::kZero1 || strategy == Strategy::kZero2;
   if (zero12) {
     const CommScope scope = per_micro ? CommScope::kEveryMicroBatch : CommScope::kLastMicroBatch;
+    // DeepSpeed's overlap_comm: when the scenario leaves parallelism.overlap out, its default,
+    // false below stage 3 (deepspeed/runtime/zero/config.py overlap_comm_valid: None ->
+    // stage == 3). Without it average_tensor runs on the current stream (stage_1_and_2.py
+    // average_tensor: `stream = get_accelerator().current_stream()`), inside the backward hook
+    // of the gradient that overflows the bucket (reduce_independent_p_g_buckets_and_remove_grads
+    // -> reduce_ipg_grads): the compute stream waits for the reduction.
+    const bool overlap_comm = par.overlap_defaulted ? false : par.overlap;
+    sp.overlap = overlap_comm;
     const auto buckets = deepspeed_buckets(w, par.reduce_bucket_elements);
+    // Memory passes of average_tensor per bucket element, in the gradient dtype (g bytes):
+    // tensor.div_(world size) reads and writes the bucket (gradient_average, DeepSpeed's
+    // default MEAN), allreduce_bucket's self.flatten(bucket) (torch.cat of the slices) reads and
+    // writes it again, and after the collective each rank copies back only the slices it owns
+    // (allreduce_and_copy_with_multiple_ranks: `if copy_to_local_rank: buf.copy_(synced)`),
+    // 1/n of the bucket: (4 + 2/n) g. A communication_data_type other than g casts the
+    // flattened bucket there and back (`tensor.to(...)`, `tensor.copy_(...)`), 2 (g + w).
+    const double deepspeed_pass_bytes =
+        (4.0 + 2.0 / n) * grad_bytes + (wire_bytes != grad_bytes && cast_bytes_per_element == 0
+                                            ? 2.0 * (grad_bytes + wire_bytes)
+                                            : 0.0);
     for (std::size_t i = 0; i < buckets.size(); ++i) {
       const DeepSpeedBucket& b = buckets[i];
-      // average_tensor: one dist.reduce per rank owning a slice of the bucket. NCCL's Reduce
-      // is the mirror image of its ring Broadcast (ring only, nccl-tests bus factor 1), so each
-      // costs as a Broadcast of the slice: (n-1) latency steps + slice / B.
-      double time = 0;
-      const auto slices = owner_slices(b.flat_begin, b.elements, total, n);
-      for (std::int64_t e : slices) {
-        time += cost(model::CollectiveOp::kBroadcast, static_cast<double>(e) * wire_bytes,
-                     model::CollectiveAlgorithm::kRing)
-                    .time_s;
-      }
-      CollectiveCost cc;
-      cc.time_s = time;
-      cc.algorithm = model::CollectiveAlgorithm::kRing;
       const double bytes = static_cast<double>(b.elements) * wire_bytes;
-      // Reported like a reduce-scatter of the bucket (the same bytes on the wire).
-      cc.busbw_gbytes_per_s =
-          time > 0
-              ? bytes / time * model::busbw_factor(model::CollectiveOp::kReduceScatter, n) / 1e9
-              : 0.0;
-      const int gate = (!sp.overlap || b.trigger_layer < 0)
-                           ? end_op
-                           : backward_op(b.trigger_layer, L) + 1;  // its backward has ended
-      ScheduledCollective c = make(model::CollectiveOp::kReduce, CommPhase::kBackward, bytes, cc,
-                                   scope, gate, end_op, fmt::format("reduce bucket {}", i));
+      CollectiveCost cc;
+      model::CollectiveOp kind = model::CollectiveOp::kAllReduce;
+      int calls = 1;
+      if (par.use_multi_rank_bucket_allreduce) {
+        // use_multi_rank_bucket_allreduce (default true, zero/config.py): every slice of the
+        // bucket goes into the ("allreduce", process_group) bucket of average_tensor, reduced by
+        // allreduce_and_scatter -> allreduce_bucket: one dist.all_reduce of the whole bucket.
+        cc = cost(model::CollectiveOp::kAllReduce, bytes, par.algorithm);
+      } else {
+        // false: one dist.reduce per rank owning a slice of the bucket (allreduce_no_retain
+        // with rank = dst). NCCL's Reduce is the mirror image of its ring Broadcast (ring only,
+        // nccl-tests bus factor 1), so each costs as a Broadcast of the slice: (n-1) latency
+        // steps + slice / B.
+        double time = 0;
+        const auto slices = owner_slices(b.flat_begin, b.elements, total, n);
+        for (std::int64_t e : slices) {
+          time += cost(model::CollectiveOp::kReduce, static_cast<double>(e) * wire_bytes,
+                       model::CollectiveAlgorithm::kRing)
+                      .time_s;
+        }
+        cc.time_s = time;
+        cc.algorithm = model::CollectiveAlgorithm::kRing;
+        // Reported like a reduce-scatter of the bucket (the same bytes on the wire).
+        cc.busbw_gbytes_per_s =
+            time > 0
+                ? bytes / time * model::busbw_factor(model::CollectiveOp::kReduceScatter, n) / 1e9
+                : 0.0;
+        kind = model::CollectiveOp::kReduce;
+        calls = static_cast<int>(slices.size());
+      }
+      // The bucket goes when the gradient that overflows it exists; the last one at the end of
+      // the backward. With overlap_comm it runs on the reduction stream and must end before
+      // the next micro-batch or the optimizer; without it the compute stream waits for it.
+      const int gate = b.trigger_layer < 0 ? end_op : backward_op(b.trigger_layer, L) + 1;
+      const int block = overlap_comm ? end_op : gate;
+      ScheduledCollective c = make(kind, CommPhase::kBackward, bytes, cc, scope, gate, block,
+                                   fmt::format("{} bucket {}", model::collective_op_name(kind), i));
       c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(b.elements) * grad_bytes);
       c.cost.tensors = b.tensors;
-      c.cost.calls = static_cast<int>(slices.size());
-      c.overhead_s = gradient_overhead(b.elements);
+      c.cost.calls = calls;
+      c.overhead_s = gradient_overhead(b.elements) +
+                     deepspeed_pass_bytes * static_cast<double>(b.elements) / mem_rate;
       add(gate, 0, std::move(c));
     }
     // The optimizer updated this rank's partition; every rank gathers all partitions.

@@ -5,12 +5,15 @@
 // runtime/utils.py all_gather_dp_groups; torch/distributed/fsdp):
 //  - zero1: at the accumulation boundary only (DeepSpeed "communicate only at gradient
 //    accumulation boundaries" for stage 0/1), gradients are reduced in DeepSpeed buckets of
-//    reduce_bucket_size ELEMENTS; each bucket is reduced with one dist.reduce per rank owning a
-//    slice of it (average_tensor: the flat gradient space is split into n equal partitions), so
-//    the bytes equal a reduce-scatter's and the latency is paid once per owner. Then the
+//    reduce_bucket_size ELEMENTS; each bucket is all-reduced whole (use_multi_rank_bucket_
+//    allreduce, default true: average_tensor's ("allreduce", group) bucket) or, with it false,
+//    reduced with one dist.reduce per rank owning a slice of it (the flat gradient space split
+//    into n equal partitions: a reduce-scatter's bytes, the latency once per owner). Without
+//    overlap_comm (DeepSpeed's default below stage 3; parallelism.overlap left out) the compute
+//    stream waits for each bucket's reduction, issued when the bucket fills. Then the
 //    optimizer on the 1/n shard and the all-gather of the updated partitions in
 //    allgather_bucket_size chunks (all_gather_dp_groups: num_shards = max(1, partition x n //
-//    allgather_bucket_size)). Volume 2(n-1)/n of the gradient bytes, as DDP.
+//    allgather_bucket_size)). Volume 3(n-1)/n of the gradient bytes (2(n-1)/n with reduces).
 //  - zero2: the same, but the buckets are reduced in EVERY micro-step (ZeRO stage >= 2
 //    communicates at non-boundary micro-steps too; no_sync is incompatible with it).
 //  - zero3 / fsdp_full_shard: one unit per workload layer that has parameters (FSDP's

@@ -132,6 +132,13 @@ TEST(DeepSpeedImport, StagesAndTheirOverlapDefaults) {
   EXPECT_EQ(with_stage(2).at("overlap"), false);
   EXPECT_EQ(with_stage(3).at("strategy"), "zero3");
   EXPECT_EQ(with_stage(3).at("overlap"), true);
+  // use_multi_rank_bucket_allreduce (zero/config.py, default true) passes through when given.
+  EXPECT_FALSE(with_stage(2).contains("use_multi_rank_bucket_allreduce"));
+  json c = {{"train_micro_batch_size_per_gpu", 4},
+            {"zero_optimization", {{"stage", 2}, {"use_multi_rank_bucket_allreduce", false}}}};
+  const ImportResult m = import_deepspeed_config(c, "ds.json", std::nullopt);
+  EXPECT_EQ(m.patch.at("parallelism").at("use_multi_rank_bucket_allreduce"), false);
+  EXPECT_TRUE(m.warnings.empty());
   // Stage 0: DDP all-reduced after the backward in 5e8-element buffers: fp32 gradients are
   // 5e8 x 4 B = 2e9 B = 1907.3486328125 MiB; fp16 ones 953.67431640625 MiB.
   const json p0 = with_stage(0);

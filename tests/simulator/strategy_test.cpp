@@ -53,17 +53,19 @@ double traffic(const Prediction& p, int ranks) {
 
 TEST(StrategyTest, VolumePerStepByHand) {
   // 8 layers of 4 MB fp32 parameters (P = 32 MB) on the 8 GPUs of one node, fp32 gradients:
-  // DDP all-reduces 2(n-1)/n P = 56 MB per rank; ZeRO-1/2 reduce (n-1)/n P and all-gather
-  // (n-1)/n P, the same 56 MB; SHARD_GRAD_OP gathers once and reduce-scatters once, 56 MB;
-  // ZeRO-3 / FULL_SHARD gather twice, 3(n-1)/n P = 84 MB (1.5x DDP).
+  // DDP all-reduces 2(n-1)/n P = 56 MB per rank; ZeRO-1/2 all-reduce every bucket (DeepSpeed's
+  // default use_multi_rank_bucket_allreduce) and all-gather (n-1)/n P, 84 MB (1.5x DDP; with
+  // one reduce per owner it would be (n-1)/n P + (n-1)/n P = 56 MB, below); SHARD_GRAD_OP
+  // gathers once and reduce-scatters once, 56 MB; ZeRO-3 / FULL_SHARD gather twice, 3(n-1)/n P
+  // = 84 MB.
   const Predictor pr(layers(8), round_machine());
   const double P = 8 * 4e6;
   const double n = 8;
   const model::ClusterConfig c{8, 8};
   const std::map<Strategy, double> expected = {
       {Strategy::kDdp, 2 * (n - 1) / n * P},
-      {Strategy::kZero1, 2 * (n - 1) / n * P},
-      {Strategy::kZero2, 2 * (n - 1) / n * P},
+      {Strategy::kZero1, 3 * (n - 1) / n * P},
+      {Strategy::kZero2, 3 * (n - 1) / n * P},
       {Strategy::kZero3, 3 * (n - 1) / n * P},
       {Strategy::kFsdpFullShard, 3 * (n - 1) / n * P},
       {Strategy::kFsdpShardGradOp, 2 * (n - 1) / n * P},
@@ -72,6 +74,9 @@ TEST(StrategyTest, VolumePerStepByHand) {
     const Prediction p = pr.predict(c, fp32_adam(), strategy(s));
     EXPECT_DOUBLE_EQ(traffic(p, 8), bytes) << model::strategy_name(s);
   }
+  model::ParallelismConfig reduces = strategy(Strategy::kZero2);
+  reduces.use_multi_rank_bucket_allreduce = false;
+  EXPECT_DOUBLE_EQ(traffic(pr.predict(c, fp32_adam(), reduces), 8), 2 * (n - 1) / n * P);
   // 56 MB is exactly 7/8 of 64 MB: the DDP number is the familiar 2(n-1)/n of the gradients.
   EXPECT_DOUBLE_EQ(2 * (n - 1) / n * P, 56e6);
 }
@@ -153,21 +158,35 @@ TEST(StrategyTest, DeepSpeedBucketsSlicesAndChunks) {
   EXPECT_EQ(allgather_chunks(1000, 8, 5e8), (std::vector<std::int64_t>{1000}));
 }
 
-TEST(StrategyTest, ZeroTwoReducesOncePerOwningRank) {
+TEST(StrategyTest, ZeroTwoAllReducesEachBucketOrReducesOncePerOwningRank) {
   // Two layers (2e6 elements, one 8 MB bucket at the default 5e8 cap) on 4 GPUs of one node with
-  // alpha = 1 us per step: the bucket is reduced as 4 dist.reduce calls of 2 MB, each costing as a
-  // ring Broadcast, 3 alpha + 2 MB / 100 GB/s = 23 us, 92 us in all: 12 alpha of latency, 4x
-  // the 3 alpha of one reduce-scatter (3 us + 3/4 x 8 MB / 100 GB/s = 63 us).
+  // alpha = 1 us per step. DeepSpeed's default (use_multi_rank_bucket_allreduce) all-reduces the
+  // bucket: a ring of 6 alpha + 2 x 3/4 x 8 MB / 100 GB/s = 126 us. Without it the bucket is 4
+  // dist.reduce calls of 2 MB, each costing as a ring Broadcast, 3 alpha + 2 MB / 100 GB/s =
+  // 23 us, 92 us in all: 12 alpha of latency, 4x the 3 alpha of one reduce-scatter (3 us + 3/4 x
+  // 8 MB / 100 GB/s = 63 us). Both add average_tensor's memory passes on 1 TB/s: div_ and
+  // flatten read and write the bucket, each rank copies back its quarter: (4 + 2/4) x 4 bytes x
+  // 2e6 = 36 MB, 36 us.
   model::HardwareSpec hw = round_machine();
   hw.intra_tuning.latency = 1e-6;
   const Predictor pr(layers(2), hw);
   const StepPlan sp = pr.plan({4, 8}, fp32_adam(), strategy(Strategy::kZero2));
-  ASSERT_EQ(sp.schedule.size(), 2u);  // the reduce bucket, then the parameter all-gather
-  const ScheduledCollective& r = sp.schedule[0];
+  ASSERT_EQ(sp.schedule.size(), 2u);  // the bucket, then the parameter all-gather
+  const ScheduledCollective& a = sp.schedule[0];
+  EXPECT_EQ(a.cost.kind, model::CollectiveOp::kAllReduce);
+  EXPECT_EQ(a.cost.calls, 1);
+  EXPECT_EQ(a.cost.bytes, 8000000);
+  EXPECT_NEAR(a.collective_s, 6e-6 + 1.5 * 8e6 / 100e9, 1e-15);
+  EXPECT_NEAR(a.overhead_s, 36e-6, 1e-15);
+  EXPECT_EQ(a.name, "all_reduce bucket 0");
+  model::ParallelismConfig reduces = strategy(Strategy::kZero2);
+  reduces.use_multi_rank_bucket_allreduce = false;
+  const ScheduledCollective r = pr.plan({4, 8}, fp32_adam(), reduces).schedule[0];
   EXPECT_EQ(r.cost.kind, model::CollectiveOp::kReduce);
   EXPECT_EQ(r.cost.calls, 4);
   EXPECT_EQ(r.cost.bytes, 8000000);
   EXPECT_NEAR(r.collective_s, 4 * (3e-6 + 2e6 / 100e9), 1e-15);
+  EXPECT_NEAR(r.overhead_s, 36e-6, 1e-15);
   const StepPlan f = pr.plan({4, 8}, fp32_adam(), strategy(Strategy::kZero3));
   double rs = 0;
   for (const ScheduledCollective& c : f.schedule) {
@@ -198,7 +217,7 @@ TEST(StrategyTest, AccumulationCommunicatesPerMicroStepFromZeroTwoOn) {
   }
   auto z2 = count(Strategy::kZero2, 4);
   auto z2_1 = count(Strategy::kZero2, 1);
-  EXPECT_EQ(z2["reduce/backward"], 4 * z2_1["reduce/backward"]);
+  EXPECT_EQ(z2["all_reduce/backward"], 4 * z2_1["all_reduce/backward"]);
   EXPECT_EQ(z2["all_gather/optimizer"], z2_1["all_gather/optimizer"]);
   for (Strategy s : {Strategy::kZero3, Strategy::kFsdpFullShard}) {
     auto a = count(s, 4);
@@ -248,36 +267,49 @@ TEST(StrategyTest, StepTimesByHand) {
   // ZeRO-3: FULL_SHARD's gathers; its one 8 MB DeepSpeed bucket is reduce-scattered at the end
   // of the backward (6040-6080 us); optimizer to 6108 us.
   EXPECT_NEAR(step(strategy(Strategy::kZero3)), 6.108e-3, 1e-12);
-  // ZeRO-2 (and ZeRO-1 with k = 1): compute 0-6000 us, the 8 MB bucket as 2 reduces of 4 MB
-  // (40 us each) 6000-6080, optimizer 6080-6108, all-gather of the 8 MB of parameters
-  // 6108-6148 us.
-  EXPECT_NEAR(step(strategy(Strategy::kZero2)), 6.148e-3, 1e-12);
-  EXPECT_NEAR(step(strategy(Strategy::kZero1)), 6.148e-3, 1e-12);
+  // ZeRO-2 (and ZeRO-1 with k = 1): compute 0-6000 us, the 8 MB bucket all-reduced (1/2 x 2 x
+  // 8 MB / 100 GB/s = 80 us) after average_tensor's passes ((4 + 2/2) x 4 bytes x 2e6 / 1 TB/s
+  // = 40 us) 6000-6120, optimizer 6120-6148, all-gather of the 8 MB of parameters 6148-6188 us.
+  EXPECT_NEAR(step(strategy(Strategy::kZero2)), 6.188e-3, 1e-12);
+  EXPECT_NEAR(step(strategy(Strategy::kZero1)), 6.188e-3, 1e-12);
   const Prediction z2 = pr.predict(c, fp32_adam(), strategy(Strategy::kZero2));
-  EXPECT_NEAR(z2.exposed_comm_s, 120e-6, 1e-12);
+  EXPECT_NEAR(z2.exposed_comm_s, 160e-6, 1e-12);
   // HYBRID on one node of 2: FULL_SHARD with nothing to all-reduce across nodes.
   EXPECT_NEAR(pr.predict({2, 2}, fp32_adam(), strategy(Strategy::kFsdpHybrid)).step_time_s,
               6.088e-3, 1e-12);
 }
 
-TEST(StrategyTest, ZeroTwoOverlapsBucketsWithTheBackward) {
-  // Three layers, 1.5e6-element buckets {l2}, {l1}, {l0} on 2 GPUs (partitions of 1.5e6
-  // elements): {l2} goes when l1's gradient exists: F 0-3000 us, B2 3000-5000, B1 5000-7000
-  // -> {l2} (all in partition 1: one reduce of 4 MB, 40 us) 7000-7040; B0 7000-9000 -> {l1}
-  // (two reduces of 2 MB) 9000-9040, {l0} (one of 4 MB) 9040-9080; optimizer (28 x 1.5e6 /
-  // 1 TB/s = 42 us) 9080-9122; parameter all-gather 12 MB over 2 = 60 us: 9182 us.
+TEST(StrategyTest, ZeroTwoOverlapsBucketsOnlyWithOverlapComm) {
+  // Three layers, 1.5e6-element buckets {l2}, {l1}, {l0} on 2 GPUs. {l2} goes when l1's
+  // gradient exists: F 0-3000 us, B2 3000-5000, B1 5000-7000. Each 4 MB bucket takes an
+  // all-reduce of 1/2 x 2 x 4 MB / 100 GB/s = 40 us plus average_tensor's (4 + 1) x 4 bytes x
+  // 1e6 / 1 TB/s = 20 us: 60 us. The optimizer takes 28 x 1.5e6 / 1 TB/s = 42 us, the parameter
+  // all-gather of 12 MB over 2 ranks 60 us.
   const Predictor pr(layers(3), round_machine());
   model::ParallelismConfig par = strategy(Strategy::kZero2);
   par.reduce_bucket_elements = 1.5e6;
+  // overlap_comm = true: {l2} on the reduction stream 7000-7060 beside B0 (7000-9000), then
+  // {l1} 9000-9060 and {l0} 9060-9120; optimizer 9120-9162; all-gather to 9222 us.
+  par.overlap = true;
+  par.overlap_defaulted = false;
   const Prediction p = pr.predict({2, 8}, fp32_adam(), par);
-  EXPECT_NEAR(p.step_time_s, 9.182e-3, 1e-12);
+  EXPECT_NEAR(p.step_time_s, 9.222e-3, 1e-12);
   ASSERT_EQ(p.buckets.size(), 4u);
-  EXPECT_EQ(p.buckets[1].calls, 2);
   EXPECT_NEAR(p.buckets[0].start_s, 7e-3, 1e-12);
-  EXPECT_NEAR(p.buckets[0].end_s, 7.04e-3, 1e-12);
-  // overlap = false: all three after the backward, the same end here (they queue anyway).
+  EXPECT_NEAR(p.buckets[0].end_s, 7.06e-3, 1e-12);
+  // overlap_comm = false, DeepSpeed's default below stage 3 (the key left out): the compute
+  // stream runs {l2} 7000-7060 itself, B0 7060-9060, {l1} 9060-9120, {l0} 9120-9180,
+  // optimizer 9180-9222, all-gather to 9282 us.
+  par.overlap_defaulted = true;
+  EXPECT_NEAR(pr.predict({2, 8}, fp32_adam(), par).step_time_s, 9.282e-3, 1e-12);
   par.overlap = false;
-  EXPECT_NEAR(pr.predict({2, 8}, fp32_adam(), par).buckets[0].start_s, 9e-3, 1e-12);
+  par.overlap_defaulted = false;
+  const Prediction q = pr.predict({2, 8}, fp32_adam(), par);
+  EXPECT_NEAR(q.step_time_s, 9.282e-3, 1e-12);
+  EXPECT_NEAR(q.buckets[0].start_s, 7e-3, 1e-12);
+  // One dist.reduce per owner: {l1} spans both 1.5e6-element partitions, two calls.
+  par.use_multi_rank_bucket_allreduce = false;
+  EXPECT_EQ(pr.predict({2, 8}, fp32_adam(), par).buckets[1].calls, 2);
 }
 
 TEST(StrategyTest, OneGpuShardingEqualsDdp) {
