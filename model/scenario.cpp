@@ -104,6 +104,8 @@ const char* algorithm_name(CollectiveAlgorithm a) {
       return "hierarchical";
     case CollectiveAlgorithm::kNvls:
       return "nvls";
+    case CollectiveAlgorithm::kNvlsTree:
+      return "nvls_tree";
   }
   DDPSIM_ASSERT(false, "unknown algorithm");
 }

@@ -25,7 +25,9 @@ namespace ddpsim::model {
 enum class Precision { kFp32, kAmpBf16, kAmpFp16, kBf16, kFp16 };
 enum class Optimizer { kSgd, kMomentum, kAdam, kAdamW };
 enum class Strategy { kDdp, kZero1, kZero2, kZero3, kFsdpFullShard, kFsdpShardGradOp, kFsdpHybrid };
-enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls };
+/// kNvlsTree (NCCL's NVLS_TREE: in-switch reduction inside each node, a tree across nodes) is
+/// chosen by kAuto or kNvls across nodes of an NVLS-capable NVSwitch; it is not a scenario value.
+enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kNvlsTree };
 enum class Engine { kAnalytic, kEvent };
 /// Per-layer compute noise of the event engine: Normal(1, cv) clipped at 0.05, or log-normal
 /// with mean 1 and coefficient of variation cv.

@@ -291,7 +291,9 @@ std::vector<KeySpec> build_scenario_keys() {
                   "DDP communication hook: none, fp16, bf16, powersgd:RANK, topk:FRACTION"));
   t.push_back(str("/parallelism/algorithm", "auto",
                   {"auto", "ring", "tree", "hierarchical", "nvls"},
-                  "collective algorithm; auto picks the fastest like NCCL's tuner"));
+                  "collective algorithm; auto picks the fastest of those NCCL has here: ring, "
+                  "tree across nodes, nvls on one NVSwitch node that reduces, nvls_tree across "
+                  "such nodes (NCCL has no hierarchical all-reduce: only when asked for)"));
   t.push_back(
       boolean("/parallelism/broadcast_buffers", true,
               "DDP broadcasts module buffers (BatchNorm statistics) from rank 0 every forward"));

@@ -83,9 +83,13 @@ double nvls_allreduce_time(const model::CollectiveBandwidths& bw, const model::H
   return hw.intra_tuning.nvls_latency + bytes / (hw.intra_tuning.nvls_efficiency * bw.nvls_bus);
 }
 
+// The node's NVSwitch reduces in the switch (NCCL's nvlsSupport: Hopper and later).
+bool nvls_in_node(const model::HardwareSpec& hw, const model::CollectiveBandwidths& bw) {
+  return hw.intra_node_switched && hw.intra_tuning.nvls_efficiency > 0 && bw.nvls_bus > 0;
+}
+
 bool nvls_available(const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw) {
-  return bw.nodes == 1 && hw.intra_node_switched && hw.intra_tuning.nvls_efficiency > 0 &&
-         bw.nvls_bus > 0;
+  return bw.nodes == 1 && nvls_in_node(hw, bw);
 }
 
 }  // namespace
@@ -105,15 +109,25 @@ CollectiveCost collective_cost(CollectiveOp c, const model::CollectiveBandwidths
     }
   };
   const bool all_reduce = c == CollectiveOp::kAllReduce;
+  // NVLS_TREE: NVLS inside each node, a tree across nodes; costed as the hierarchical form
+  // (in-node reduction, then the network on every rail), pending NCCL's own tuning model.
+  const bool nvls_tree = all_reduce && bw.nodes > 1 && nvls_in_node(hw, bw);
   switch (algorithm) {
     case CollectiveAlgorithm::kAuto:
+      // The algorithms NCCL has for this collective on this hardware, as its tuner weighs them
+      // (NVIDIA/nccl src/enqueue.cc updateCollCostTable: CollNet only with collNetSupport
+      // (SHARP, not modelled); NVLS and NVLS_TREE only with nvlsSupport, NVLS on one node only;
+      // src/graph/tuning.cc: NVLS_TREE disabled on one node). NCCL has no "hierarchical"
+      // all-reduce: that form is costed only when asked for.
       consider(CollectiveAlgorithm::kRing, ring_time(c, bw, hw, bytes));
       if (all_reduce && bw.nodes > 1) {
         consider(CollectiveAlgorithm::kTree, tree_allreduce_time(bw, hw, bytes));
-        consider(CollectiveAlgorithm::kHierarchical, hierarchical_allreduce_time(bw, hw, bytes));
       }
       if (all_reduce && nvls_available(bw, hw)) {
         consider(CollectiveAlgorithm::kNvls, nvls_allreduce_time(bw, hw, bytes));
+      }
+      if (nvls_tree) {
+        consider(CollectiveAlgorithm::kNvlsTree, hierarchical_allreduce_time(bw, hw, bytes));
       }
       break;
     case CollectiveAlgorithm::kRing:
@@ -131,12 +145,12 @@ CollectiveCost collective_cost(CollectiveOp c, const model::CollectiveBandwidths
           all_reduce ? hierarchical_allreduce_time(bw, hw, bytes) : ring_time(c, bw, hw, bytes));
       break;
     case CollectiveAlgorithm::kNvls:
-      // Across nodes NVLS alone cannot reduce; NCCL would pick NVLS_TREE, modelled here as the
-      // hierarchical form (in-node reduction then the network).
+    case CollectiveAlgorithm::kNvlsTree:
+      // Across nodes NVLS alone cannot reduce (without SHARP): NCCL runs NVLS_TREE there.
       if (all_reduce && nvls_available(bw, hw)) {
         consider(CollectiveAlgorithm::kNvls, nvls_allreduce_time(bw, hw, bytes));
-      } else if (all_reduce) {
-        consider(CollectiveAlgorithm::kHierarchical, hierarchical_allreduce_time(bw, hw, bytes));
+      } else if (nvls_tree) {
+        consider(CollectiveAlgorithm::kNvlsTree, hierarchical_allreduce_time(bw, hw, bytes));
       } else {
         consider(CollectiveAlgorithm::kRing, ring_time(c, bw, hw, bytes));
       }

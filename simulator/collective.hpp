@@ -11,7 +11,11 @@
 //   hierarchical        ReduceScatter inside the node, ring AllReduce of S/g across nodes on each
 //                       GPU's rail, AllGather inside the node,
 //   NVLS                t = a_nvls + S/(eta_nvls*B_nvls) (in-switch reduction, one node),
-//   auto                the fastest available, as NCCL's tuner picks.
+//   NVLS_TREE           NVLS inside each node, then across nodes: costed as the hierarchical form,
+//   auto                the fastest of the algorithms NCCL has on this hardware: Ring; Tree
+//                       across nodes; NVLS on one node and NVLS_TREE across nodes of an NVSwitch
+//                       that reduces (NVIDIA/nccl src/enqueue.cc updateCollCostTable). NCCL has
+//                       no hierarchical all-reduce: that form is costed only when asked for.
 // S is the message size in bytes (nccl-tests' "size"); n ranks, N nodes, g GPUs per node.
 // Every result carries time, algbw = S/t and busbw = algbw * factor (2(n-1)/n for AllReduce,
 // (n-1)/n for ReduceScatter/AllGather, 1 for Broadcast and Reduce: model::busbw_factor), like

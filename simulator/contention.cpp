@@ -99,8 +99,10 @@ double ContentionModel::slowdown(model::CollectiveOp kind, double bytes,
   group = std::clamp(group, 1, gpus_);
   if (group <= 1 || bytes <= 0) return 1.0;
   if (o_.background_traffic <= 0 && o_.concurrent_jobs <= 1) return 1.0;
+  // NVLS_TREE's flows are the hierarchical form's: inside the node, then across on the rails.
   const bool hierarchical = kind == model::CollectiveOp::kAllReduce &&
-                            algorithm == model::CollectiveAlgorithm::kHierarchical;
+                            (algorithm == model::CollectiveAlgorithm::kHierarchical ||
+                             algorithm == model::CollectiveAlgorithm::kNvlsTree);
   const auto key = std::make_tuple(static_cast<int>(kind), bytes, hierarchical ? 1 : 0, group);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   ++simulations_;

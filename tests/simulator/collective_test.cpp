@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "model/cluster.hpp"
+#include "model/hardware_io.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -194,6 +195,51 @@ TEST(CollectiveTest, BusFactors) {
   EXPECT_DOUBLE_EQ(model::busbw_factor(model::CollectiveOp::kReduceScatter, 8), 0.875);
   EXPECT_DOUBLE_EQ(model::busbw_factor(model::CollectiveOp::kAllGather, 4), 0.75);
   EXPECT_DOUBLE_EQ(model::busbw_factor(model::CollectiveOp::kBroadcast, 64), 1.0);
+}
+
+// auto weighs only the algorithms NCCL has (src/enqueue.cc updateCollCostTable): Ring and
+// Tree everywhere (Tree across nodes), NVLS on one node and NVLS_TREE across nodes of an
+// NVSwitch that reduces. NCCL has no "hierarchical" all-reduce, so auto never returns it.
+TEST(CollectiveTest, AutoPicksOnlyWhatNcclHas) {
+  const nlohmann::json a100 = {{"preset", "dgx-a100"}};
+  const nlohmann::json h100 = {{"preset", "dgx-h100"}};
+  const model::HardwareSpec a = model::resolve_hardware(a100, "t.json", "/hardware");
+  const model::HardwareSpec h = model::resolve_hardware(h100, "t.json", "/hardware");
+  bool nvls_tree_seen = false;
+  for (int gpus : {8, 16, 32, 128}) {
+    const auto bwa = model::Topology(a, gpus).bandwidths();
+    const auto bwh = model::Topology(h, gpus).bandwidths();
+    for (double bytes = 1024; bytes <= 4e9; bytes *= 4) {
+      const auto ca = allreduce_cost(bwa, a, bytes, CollectiveAlgorithm::kAuto).algorithm;
+      EXPECT_TRUE(ca == CollectiveAlgorithm::kRing || ca == CollectiveAlgorithm::kTree)
+          << "A100 x " << gpus << ", " << bytes << " B: " << model::algorithm_name(ca);
+      const auto ch = allreduce_cost(bwh, h, bytes, CollectiveAlgorithm::kAuto).algorithm;
+      EXPECT_NE(ch, CollectiveAlgorithm::kHierarchical);
+      if (gpus <= 8) {
+        EXPECT_NE(ch, CollectiveAlgorithm::kNvlsTree);  // NVLS_TREE is off on one node
+        EXPECT_NE(ch, CollectiveAlgorithm::kTree);
+      } else {
+        EXPECT_NE(ch, CollectiveAlgorithm::kNvls);  // NVLS alone cannot reduce across nodes
+      }
+      nvls_tree_seen |= ch == CollectiveAlgorithm::kNvlsTree;
+      // The choice is the fastest candidate: never slower than the ring.
+      EXPECT_LE(allreduce_cost(bwh, h, bytes, CollectiveAlgorithm::kAuto).time_s,
+                allreduce_cost(bwh, h, bytes, CollectiveAlgorithm::kRing).time_s);
+    }
+  }
+  EXPECT_FALSE(nvls_tree_seen);  // with a NIC per GPU, Ring or Tree always beat it here
+  // With 2 NICs per node the rails are scarce and in-node reduction first pays off.
+  const nlohmann::json h2 = {{"preset", "dgx-h100"}, {"inter_node", {{"nics_per_node", 2}}}};
+  const model::HardwareSpec hs = model::resolve_hardware(h2, "t.json", "/hardware");
+  const auto bws = model::Topology(hs, 32).bandwidths();
+  EXPECT_EQ(allreduce_cost(bws, hs, 64e6, CollectiveAlgorithm::kAuto).algorithm,
+            CollectiveAlgorithm::kNvlsTree);
+  // Asked for, NVLS across H100 nodes runs as NVLS_TREE, costed as the hierarchical form.
+  const auto bw16 = model::Topology(h, 16).bandwidths();
+  const auto nv = allreduce_cost(bw16, h, 256e6, CollectiveAlgorithm::kNvls);
+  EXPECT_EQ(nv.algorithm, CollectiveAlgorithm::kNvlsTree);
+  EXPECT_DOUBLE_EQ(nv.time_s,
+                   allreduce_cost(bw16, h, 256e6, CollectiveAlgorithm::kHierarchical).time_s);
 }
 
 }  // namespace
