@@ -162,7 +162,8 @@ std::string import_precision(Reader& r, const json& config) {
 // optimizer.type -> training.optimizer. DeepSpeed lower-cases the type. "Adam" runs in AdamW
 // mode unless params.adam_w_mode is false (runtime/config.py ADAM_W_MODE_DEFAULT = True).
 std::optional<std::string> import_optimizer(Reader& r, const json& config,
-                                            std::optional<double>& lr) {
+                                            std::optional<double>& lr,
+                                            std::optional<std::string>& impl) {
   auto it = config.find("optimizer");
   if (it == config.end() || it->is_null()) return std::nullopt;
   const json& o = r.object_at(config, "optimizer", "/optimizer");
@@ -173,9 +174,13 @@ std::optional<std::string> import_optimizer(Reader& r, const json& config,
   if (auto l = params.find("lr"); l != params.end()) {
     lr = r.positive_number(*l, "/optimizer/params/lr");
   }
+  bool torch_adam = false;
+  if (auto ta = params.find("torch_adam"); ta != params.end() && !ta->is_null()) {
+    torch_adam = r.boolean(*ta, "/optimizer/params/torch_adam");
+  }
   for (const auto& [k, v] : params.items()) {
     // Hyperparameters (betas, eps, weight_decay, ...) change no byte and no FLOP count.
-    if (k != "lr") r.ignore("/optimizer/params/" + escape_pointer_token(k));
+    if (k != "lr" && k != "torch_adam") r.ignore("/optimizer/params/" + escape_pointer_token(k));
   }
   r.sweep_rest(o, "/optimizer", {"type", "params"}, {}, kNotModelled);
   auto t = o.find("type");
@@ -186,6 +191,10 @@ std::optional<std::string> import_optimizer(Reader& r, const json& config,
   std::string type = r.string(*t, "/optimizer/type");
   std::transform(type.begin(), type.end(), type.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // deepspeed/runtime/engine.py _configure_basic_optimizer: Adam and AdamW run as DeepSpeed's
+  // FusedAdam (one fused kernel) unless torch_adam, which takes torch.optim.Adam / AdamW (foreach
+  // by default on CUDA).
+  if (type == "adam" || type == "adamw") impl = torch_adam ? "foreach" : "fused";
   if (type == "adam") {
     auto w = params.find("adam_w_mode");
     const bool adamw = w == params.end() || r.boolean(*w, "/optimizer/params/adam_w_mode");
@@ -435,7 +444,9 @@ ImportResult import_deepspeed_config(const json& config, const std::string& file
   }
 
   std::optional<double> lr;
-  if (auto o = import_optimizer(r, config, lr)) training["optimizer"] = *o;
+  std::optional<std::string> impl;
+  if (auto o = import_optimizer(r, config, lr, impl)) training["optimizer"] = *o;
+  if (impl) training["optimizer_impl"] = *impl;
   const Warmup w = import_scheduler(r, config);
   if (w.max_lr) {
     if (lr && *lr != *w.max_lr) {

@@ -60,6 +60,25 @@ const char* objective_name(PlanObjective o) {
   DDPSIM_ASSERT(false, "unknown objective");
 }
 
+const char* optimizer_impl_name(OptimizerImpl i) {
+  switch (i) {
+    case OptimizerImpl::kForeach:
+      return "foreach";
+    case OptimizerImpl::kFused:
+      return "fused";
+    case OptimizerImpl::kForLoop:
+      return "for_loop";
+  }
+  DDPSIM_ASSERT(false, "unknown optimizer implementation");
+}
+
+OptimizerImpl optimizer_impl_for(const TrainingConfig& t, Strategy s) {
+  if (!t.optimizer_impl_defaulted) return t.optimizer_impl;
+  const bool deepspeed = s == Strategy::kZero1 || s == Strategy::kZero2 || s == Strategy::kZero3;
+  const bool adam = t.optimizer == Optimizer::kAdam || t.optimizer == Optimizer::kAdamW;
+  return deepspeed && adam ? OptimizerImpl::kFused : OptimizerImpl::kForeach;
+}
+
 const char* strategy_name(Strategy s) {
   switch (s) {
     case Strategy::kDdp:

@@ -24,6 +24,10 @@ namespace ddpsim::model {
 
 enum class Precision { kFp32, kAmpBf16, kAmpFp16, kBf16, kFp16 };
 enum class Optimizer { kSgd, kMomentum, kAdam, kAdamW };
+/// How the optimizer step runs: PyTorch's foreach (multi-tensor kernels, one per operation,
+/// its CUDA default), one fused kernel (torch fused=True, DeepSpeed's FusedAdam) or a for-loop
+/// over the tensors (foreach=False).
+enum class OptimizerImpl { kForeach, kFused, kForLoop };
 enum class Strategy { kDdp, kZero1, kZero2, kZero3, kFsdpFullShard, kFsdpShardGradOp, kFsdpHybrid };
 /// kNvlsTree (NCCL's NVLS_TREE: in-switch reduction inside each node, a tree across nodes) is
 /// chosen by kAuto or kNvls across nodes of an NVLS-capable NVSwitch; it is not a scenario value.
@@ -38,6 +42,7 @@ enum class FsdpPrefetch { kBackwardPre, kBackwardPost, kNone };
 
 const char* precision_name(Precision p);
 const char* optimizer_name(Optimizer o);
+const char* optimizer_impl_name(OptimizerImpl i);  ///< "foreach", "fused", "for_loop"
 const char* strategy_name(Strategy s);
 const char* algorithm_name(CollectiveAlgorithm a);
 const char* fsdp_prefetch_name(FsdpPrefetch p);  ///< "backward_pre", "backward_post", "none"
@@ -79,6 +84,10 @@ struct TrainingConfig {
   int grad_accumulation = 1;
   Precision precision = Precision::kFp32;
   Optimizer optimizer = Optimizer::kAdam;
+  OptimizerImpl optimizer_impl = OptimizerImpl::kForeach;
+  /// training.optimizer_impl left out: PyTorch's foreach, except Adam/AdamW under DeepSpeed
+  /// (zero1/2/3), which is FusedAdam (resolved by optimizer_impl_for).
+  bool optimizer_impl_defaulted = true;
   std::optional<DType> grad_reduce_dtype;
   std::optional<double> single_gpu_step_s;
   /// Full activation checkpointing of every "transformer_block" layer: less activation memory,
@@ -90,6 +99,12 @@ struct TrainingConfig {
   /// training relative to synchronous SGD (user-given; nothing is invented when absent).
   std::optional<double> target_steps_multiplier;
 };
+
+/// The optimizer implementation a step runs with: the scenario's, or when it left it out the
+/// library's default: DeepSpeed's FusedAdam for Adam/AdamW under zero1/2/3
+/// (deepspeed/runtime/engine.py _configure_basic_optimizer: torch_adam defaults to false),
+/// PyTorch's foreach otherwise (torch/optim/optimizer.py _default_to_fused_or_foreach).
+OptimizerImpl optimizer_impl_for(const TrainingConfig& t, Strategy s);
 
 struct ParallelismConfig {
   Strategy strategy = Strategy::kDdp;

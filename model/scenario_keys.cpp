@@ -243,6 +243,12 @@ std::vector<KeySpec> build_scenario_keys() {
                   "params and grads with fp32 master weights"));
   t.push_back(str("/training/optimizer", "adam", {"sgd", "momentum", "adam", "adamw"},
                   "optimizer (its state bytes per parameter follow from the precision)"));
+  t.push_back(str("/training/optimizer_impl", "foreach", {"foreach", "fused", "for_loop"},
+                  "how the optimizer step runs: PyTorch's foreach multi-tensor kernels (its CUDA "
+                  "default), one fused kernel (fused=True; DeepSpeed's FusedAdam, the default "
+                  "for adam and adamw under zero1/2/3 when left out) or a for-loop over the "
+                  "tensors (foreach=False; "
+                  "costed with foreach's memory passes, not its per-tensor launches)"));
   t.push_back(str("/training/grad_reduce_dtype", nullptr, {"fp32", "fp16", "bf16"},
                   "dtype of the gradients on the wire (default: the gradients' dtype)"));
   t.push_back(boolean("/training/activation_checkpointing", false,

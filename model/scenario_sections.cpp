@@ -171,6 +171,11 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
   s.training.optimizer = parse_enum(
       get_or_default<std::string>(t, "/training/optimizer"),
       {Optimizer::kSgd, Optimizer::kMomentum, Optimizer::kAdam, Optimizer::kAdamW}, optimizer_name);
+  s.training.optimizer_impl =
+      parse_enum(get_or_default<std::string>(t, "/training/optimizer_impl"),
+                 {OptimizerImpl::kForeach, OptimizerImpl::kFused, OptimizerImpl::kForLoop},
+                 optimizer_impl_name);
+  s.training.optimizer_impl_defaulted = !t.contains("optimizer_impl");
   if (t.contains("grad_reduce_dtype")) {
     s.training.grad_reduce_dtype = parse_dtype(t.at("grad_reduce_dtype").get<std::string>());
   }

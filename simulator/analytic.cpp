@@ -23,10 +23,11 @@ using model::Precision;
 
 namespace {
 
-// Bytes the optimizer kernel reads and writes per parameter (fused, one pass):
-// Adam: read param, grad, m, v; write param, m, v (7 x 4 in fp32). With fp32 master weights the
-// 16-bit param and grad are read/written in 2 bytes and the master in 4.
-double optimizer_traffic_bytes(Optimizer o, Precision p) {
+// Bytes one optimizer step reads and writes in HBM per parameter.
+// Fused (one kernel: torch._fused_adam_, DeepSpeed's FusedAdam, apex): read param, grad, m, v;
+// write param, m, v (Adam: 7 x 4 in fp32). With fp32 master weights the 16-bit param and grad
+// are read/written in 2 bytes and the master in 4.
+double fused_optimizer_bytes(Optimizer o, Precision p) {
   const bool master = p == Precision::kBf16 || p == Precision::kFp16;
   const double param_rw = master ? 2.0 + 4.0 + 4.0 : 4.0 + 4.0;  // (write 16-bit) + master r/w
   const double grad_r = master ? 2.0 : 4.0;
@@ -40,6 +41,48 @@ double optimizer_traffic_bytes(Optimizer o, Precision p) {
       return param_rw + grad_r + 16.0;
   }
   DDPSIM_ASSERT(false, "unknown optimizer");
+}
+
+// Foreach (PyTorch's CUDA default) runs one multi-tensor kernel per operation, each a full pass
+// over its operands (fp32 params, grads and state; 4 bytes each). torch/optim/adam.py
+// _multi_tensor_adam, weight_decay 0 (Adam's default):
+//   _foreach_lerp_(exp_avgs, grads)            read m, g, write m      12
+//   _foreach_mul_(exp_avg_sqs, beta2)          read v, write v          8
+//   _foreach_addcmul_(exp_avg_sqs, g, g)       read v, g, write v      12
+//   _foreach_sqrt(exp_avg_sqs) -> tmp          read v, write tmp        8
+//   _foreach_div_(tmp, bias_correction2_sqrt)  read, write tmp          8
+//   _foreach_add_(tmp, eps)                    read, write tmp          8
+//   _foreach_addcdiv_(params, exp_avgs, tmp)   read p, m, tmp, write p 16   = 72
+// adamw.py _multi_tensor_adamw first decays the parameters, _foreach_mul_(params, 1 - lr x
+// weight_decay) (default 1e-2): + 8 = 80. sgd.py _multi_tensor_sgd: plain SGD
+// _foreach_add_(params, grads, alpha=-lr), 12; with momentum _foreach_mul_(bufs) 8,
+// _foreach_add_(bufs, grads) 12, _foreach_add_(params, bufs) 12 = 32. A for-loop over the
+// tensors (_single_tensor_*) runs the same operations per tensor: the same bytes. With fp32
+// master weights (bf16/fp16 precision) the 16-bit gradients are first cast up (read 2, write 4)
+// and the updated master cast down into the 16-bit parameters (read 4, write 2): + 12.
+double foreach_optimizer_bytes(Optimizer o, Precision p) {
+  const bool master = p == Precision::kBf16 || p == Precision::kFp16;
+  double bytes = 0;
+  switch (o) {
+    case Optimizer::kSgd:
+      bytes = 12;
+      break;
+    case Optimizer::kMomentum:
+      bytes = 32;
+      break;
+    case Optimizer::kAdam:
+      bytes = 72;
+      break;
+    case Optimizer::kAdamW:
+      bytes = 80;
+      break;
+  }
+  return bytes + (master ? 12.0 : 0.0);
+}
+
+double optimizer_traffic_bytes(Optimizer o, Precision p, model::OptimizerImpl impl) {
+  return impl == model::OptimizerImpl::kFused ? fused_optimizer_bytes(o, p)
+                                              : foreach_optimizer_bytes(o, p);
 }
 
 void add_note(MeasuredSources& m, const std::string& note) {
@@ -98,10 +141,12 @@ double resolve_interference(const model::Scenario& s, std::string* source) {
 }
 
 std::optional<double> Predictor::profile_optimizer_s(const model::TrainingConfig& t,
-                                                     Bound bound) const {
+                                                     model::OptimizerImpl impl, Bound bound) const {
   // calibrate times one fused Adam update in fp32 (7 x 4 bytes per element, kernel
   // "adam_fp32"); its time per element times the parameter count is the optimizer step of an
-  // fp32 Adam/AdamW model. Other optimizers or precisions use the measured memory bandwidth.
+  // fp32 Adam/AdamW model, scaled by the bytes another implementation moves (foreach: 72 or 80
+  // of 28; both memory-bound). Other optimizers or precisions use the measured memory
+  // bandwidth.
   if (!hw_.profile || t.precision != Precision::kFp32 ||
       (t.optimizer != Optimizer::kAdam && t.optimizer != Optimizer::kAdamW)) {
     return std::nullopt;
@@ -117,7 +162,9 @@ std::optional<double> Predictor::profile_optimizer_s(const model::TrainingConfig
                                 : "time_s";
     const double time = k.value(key, k.value("time_s", 0.0));
     if (time <= 0) continue;
-    return param_count_ * time / k.at("elements").get<double>();
+    return param_count_ * time / k.at("elements").get<double>() *
+           optimizer_traffic_bytes(t.optimizer, t.precision, impl) /
+           fused_optimizer_bytes(t.optimizer, t.precision);
   }
   return std::nullopt;
 }
@@ -149,9 +196,9 @@ std::optional<double> Predictor::profile_collective_s(model::CollectiveOp op, do
   return pick(e, bound);
 }
 
-double Predictor::optimizer_time(const model::TrainingConfig& t) const {
-  if (auto measured = profile_optimizer_s(t, Bound::kMedian)) return *measured;
-  const double bytes = param_count_ * optimizer_traffic_bytes(t.optimizer, t.precision);
+double Predictor::optimizer_time(const model::TrainingConfig& t, model::OptimizerImpl impl) const {
+  if (auto measured = profile_optimizer_s(t, impl, Bound::kMedian)) return *measured;
+  const double bytes = param_count_ * optimizer_traffic_bytes(t.optimizer, t.precision, impl);
   return bytes / (hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency);
 }
 
@@ -169,9 +216,11 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
                                                     Bound bound) const {
   const DType dt = model::compute_dtype(t.precision);
   const double measured = t.single_gpu_step_s.value_or(0.0);
-  const auto key =
-      std::make_tuple(batch, static_cast<int>(dt), measured, static_cast<int>(t.optimizer),
-                      static_cast<int>(t.precision), static_cast<int>(bound));
+  // A measured single_gpu_step_s is a plain PyTorch step: its optimizer runs as it does for ddp.
+  const model::OptimizerImpl impl = model::optimizer_impl_for(t, model::Strategy::kDdp);
+  const auto key = std::make_tuple(batch, static_cast<int>(dt), measured,
+                                   static_cast<int>(t.optimizer) * 8 + static_cast<int>(impl),
+                                   static_cast<int>(t.precision), static_cast<int>(bound));
   if (auto it = layer_cache_.find(key); it != layer_cache_.end()) return it->second;
 
   LayerTimes lt;
@@ -181,11 +230,11 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
   if (t.single_gpu_step_s) {
     // A measured step at per_gpu_batch: what is not the optimizer is forward+backward, split
     // across layers by FLOPs (DESIGN: "a measured single_gpu_step_s split across layers").
-    const double compute = *t.single_gpu_step_s - optimizer_time(t);
+    const double compute = *t.single_gpu_step_s - optimizer_time(t, impl);
     if (compute <= 0) {
       throw InputError(file_, "/training/single_gpu_step_s",
                        "a step longer than the optimizer step alone (" +
-                           std::to_string(optimizer_time(t)) + " s)",
+                           std::to_string(optimizer_time(t, impl)) + " s)",
                        std::to_string(*t.single_gpu_step_s));
     }
     const double per_flop = total_flops_per_sample_ > 0 ? compute / total_flops_per_sample_ : 0.0;
@@ -283,7 +332,7 @@ double Predictor::steady_step_s(const StepPlan& sp, double f) const {
 }
 
 double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
-                                  const model::TrainingConfig& t) const {
+                                  const model::TrainingConfig& t, model::Strategy s) const {
   const LayerTimes& lt = layer_times(batch, t);
   double recompute = 0;
   if (t.activation_checkpointing) {
@@ -291,7 +340,8 @@ double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
       if (workload_->layers[i].kind == "transformer_block") recompute += lt.fwd[i];
     }
   }
-  return micro_batches * (lt.fwd_total + lt.bwd_total + recompute) + optimizer_time(t);
+  return micro_batches * (lt.fwd_total + lt.bwd_total + recompute) +
+         optimizer_time(t, model::optimizer_impl_for(t, s));
 }
 
 StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
@@ -314,8 +364,9 @@ StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::Train
   if (training.single_gpu_step_s) {
     m.notes.push_back("training.single_gpu_step_s replaces the profile's GEMM times");
   }
-  if (auto opt = profile_optimizer_s(training, bound)) {
-    sp.optimizer_s = *opt;
+  if (auto opt =
+          profile_optimizer_s(training, model::optimizer_impl_for(training, par.strategy), bound)) {
+    sp.optimizer_s = *opt / sp.shard_group;  // a sharded rank steps its 1/shard of the state
     m.optimizer = "profile_kernel";
   } else {
     m.optimizer = hw_.profile->memory_bandwidth_bytes_per_s("triad") ||
@@ -512,11 +563,12 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
 
   r.throughput_samples_per_s = static_cast<double>(r.global_batch) / r.step_time_s;
   // Weak scaling: per-GPU throughput at N over that at 1 GPU with the same per-GPU batch.
-  const double t1 = single_gpu_time(training.per_gpu_batch, k, training);
+  const double t1 = single_gpu_time(training.per_gpu_batch, k, training, par.strategy);
   r.weak_scaling_efficiency = t1 / r.step_time_s;
   // Strong scaling: T_1 / (N T_N) for the same global batch, which one GPU processes as N*k
   // micro-batches of per_gpu_batch with one optimizer step.
-  const double t1_global = single_gpu_time(training.per_gpu_batch, k * cluster.gpus, training);
+  const double t1_global =
+      single_gpu_time(training.per_gpu_batch, k * cluster.gpus, training, par.strategy);
   r.strong_scaling_efficiency = t1_global / (cluster.gpus * r.step_time_s);
 
   // Memory per GPU: model states by strategy, activations, buckets and buffers, the CUDA

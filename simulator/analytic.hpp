@@ -117,7 +117,8 @@ class Predictor {
   StepPlan plan_model(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                       const model::ParallelismConfig& parallelism, Bound bound) const;
   /// The optimizer step from the profile's adam_fp32 kernel (Adam/AdamW in fp32 only).
-  std::optional<double> profile_optimizer_s(const model::TrainingConfig& t, Bound bound) const;
+  std::optional<double> profile_optimizer_s(const model::TrainingConfig& t,
+                                            model::OptimizerImpl impl, Bound bound) const;
   /// The roofline for kernels computing in `dt` (falls back to HBM-bound only when the GPU
   /// lists no peak for `dt`).
   Roofline roofline(model::DType dt) const;
@@ -140,12 +141,13 @@ class Predictor {
                                           const model::CollectiveBandwidths& bw, model::DType dt,
                                           int gpus, const model::ParallelismConfig& par,
                                           double& hook_memory_bytes) const;
-  double optimizer_time(const model::TrainingConfig& t) const;
+  /// The optimizer step of every parameter on one GPU, run as `impl`.
+  double optimizer_time(const model::TrainingConfig& t, model::OptimizerImpl impl) const;
   /// The steady step time of a plan with compute scaled by `f` (both layouts of predict()).
   double steady_step_s(const StepPlan& sp, double f) const;
   /// Step time on one GPU for `micro_batches` micro-batches of `batch` (no communication).
-  double single_gpu_time(std::int64_t batch, int micro_batches,
-                         const model::TrainingConfig& t) const;
+  double single_gpu_time(std::int64_t batch, int micro_batches, const model::TrainingConfig& t,
+                         model::Strategy s) const;
 
   std::shared_ptr<const model::Workload> workload_;
   model::HardwareSpec hw_;

@@ -83,7 +83,7 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
     }
   }
   sp.workload = workload_;  // a pointer copy: names for traces without copying strings per point
-  sp.optimizer_s = optimizer_time(training);
+  sp.optimizer_s = optimizer_time(training, model::optimizer_impl_for(training, par.strategy));
   sp.strategy = par.strategy;
   if (model::is_sharded(par.strategy)) {
     ShardedContext ctx;

@@ -102,12 +102,19 @@ TEST(DeepSpeedImport, FullConfigMapsEveryKey) {
   const json expected = json::parse(R"({
     "cluster": {"gpus": 32},
     "training": {"per_gpu_batch": 8, "grad_accumulation": 2, "precision": "bf16",
-                 "optimizer": "adamw", "grad_reduce_dtype": "fp32",
+                 "optimizer": "adamw", "optimizer_impl": "fused", "grad_reduce_dtype": "fp32",
                  "lr": {"base": 3e-4, "base_batch": 512, "warmup_steps": 2000}},
     "parallelism": {"strategy": "zero2", "overlap": true, "reduce_bucket_size": 500000000,
                     "allgather_bucket_size": 200000000}
   })");
   EXPECT_EQ(r.patch, expected) << r.patch.dump(2);
+  // AdamW runs as DeepSpeed's FusedAdam; with torch_adam, as torch.optim.AdamW (foreach).
+  json torch_adam = full_config();
+  torch_adam["optimizer"]["params"]["torch_adam"] = true;
+  EXPECT_EQ(import_deepspeed_config(torch_adam, "ds.json", std::nullopt)
+                .patch.at("training")
+                .at("optimizer_impl"),
+            "foreach");
   // steps_per_print and the optimizer's weight_decay change nothing: ignored, not warned.
   EXPECT_NE(std::find(r.ignored.begin(), r.ignored.end(), "/steps_per_print"), r.ignored.end());
   EXPECT_NE(std::find(r.ignored.begin(), r.ignored.end(), "/optimizer/params/weight_decay"),

@@ -39,6 +39,8 @@ model::Scenario small_scenario() {
   s.training.per_gpu_batch = 1;
   s.training.precision = model::Precision::kFp32;
   s.training.optimizer = model::Optimizer::kAdam;
+  s.training.optimizer_impl = model::OptimizerImpl::kFused;  // 28 B per parameter, as counted
+  s.training.optimizer_impl_defaulted = false;
   s.training.critical_batch = model::CriticalBatchTarget{8, 1000};
   s.gpu_hour_usd = 3600;  // so cost_usd = GPU-seconds
   s.plan.gpus = {1, 2, 4, 8};

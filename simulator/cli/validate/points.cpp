@@ -123,6 +123,9 @@ Point predict_validation_point(const Options& o, const model::Scenario& base,
   absolutize_profile(pt.doc, base.file);
   json pdoc = pt.doc;
   pdoc["hardware"] = {{"profile", profile}};
+  // ddpsim-exec steps every tensor in one fused pass (calibrate/exec/mlp.cpp Optimizer::step),
+  // so the prediction it is compared with runs the optimizer fused too.
+  pdoc["training"]["optimizer_impl"] = "fused";
   if (model::Profile::load(profile).ranks() < 2) {
     // A one-rank profile measured no collective, so it has no links; a one-rank point runs
     // none either. Placeholders complete the hardware and are never used.
