@@ -25,9 +25,14 @@ class Profile;  // model/profile.hpp
 struct GpuSpec {
   std::string name;                    ///< e.g. "h100-sxm"
   std::map<DType, double> peak_flops;  ///< dense peak, FLOP/s, per compute dtype
-  std::map<DType, double> efficiency;  ///< achievable fraction of peak for large GEMMs, per dtype
-  double memory_bytes = 0;             ///< HBM capacity
-  double memory_bandwidth = 0;         ///< HBM bytes/s
+  std::map<DType, double> efficiency;  ///< fraction of peak of the best-shaped GEMM, per dtype
+  int sm_count = 0;  ///< streaming multiprocessors (wave quantization); 0: not modelled
+  /// Fraction of the fp16/bf16 peak a fused attention kernel's executed FLOPs run at (forward,
+  /// backward); 0 when no kernel benchmark is known for this GPU.
+  double attention_fwd_efficiency = 0;
+  double attention_bwd_efficiency = 0;
+  double memory_bytes = 0;         ///< HBM capacity
+  double memory_bandwidth = 0;     ///< HBM bytes/s
   double memory_efficiency = 0.8;  ///< achievable fraction of memory_bandwidth for streaming ops
   std::string source;              ///< datasheet
 };

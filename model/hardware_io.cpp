@@ -200,6 +200,12 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
       s.gpu.efficiency[d] = g.at("efficiency").at(k).get<double>();
     }
   }
+  s.gpu.sm_count = get_or_default<int>(g, "/hardware/gpu/sm_count");
+  if (g.contains("attention_efficiency")) {
+    const json& a = g.at("attention_efficiency");
+    s.gpu.attention_fwd_efficiency = need_number(a, "fwd", file, gp + "/attention_efficiency");
+    s.gpu.attention_bwd_efficiency = need_number(a, "bwd", file, gp + "/attention_efficiency");
+  }
   if (!hw.contains("gpus_per_node")) {
     throw InputError(file, pointer + "/gpus_per_node", "a value (from a preset or given here)",
                      "nothing");

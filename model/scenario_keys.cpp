@@ -152,7 +152,23 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
   t.push_back(number(h + "/gpu/memory_efficiency", "", 0.8, 1e-6, false,
                      "achievable fraction of HBM bandwidth for streaming kernels", 1.0));
   t.push_back(obj(h + "/gpu/peak_tflops", "dense peak per compute dtype (no sparsity)"));
-  t.push_back(obj(h + "/gpu/efficiency", "achievable fraction of peak for large GEMMs, per dtype"));
+  t.push_back(obj(h + "/gpu/efficiency",
+                  "achievable fraction of peak of the best-shaped large GEMM (a matmul sweep's "
+                  "maximum), per dtype; smaller shapes lose to tile and wave quantization"));
+  t.push_back(integer(h + "/gpu/sm_count", "SMs", 0, 0,
+                      "streaming multiprocessors, for wave quantization of GEMMs (0: not "
+                      "modelled)",
+                      1 << 16));
+  t.push_back(obj(h + "/gpu/attention_efficiency",
+                  "fraction of the fp16/bf16 peak fused attention kernels (FlashAttention-2, "
+                  "what scaled_dot_product_attention runs) reach, from kernel benchmarks"));
+  t.push_back(number(h + "/gpu/attention_efficiency/fwd", "", nullptr, 1e-6, false,
+                     "forward kernel, executed FLOPs over the peak", 1.0));
+  t.push_back(number(h + "/gpu/attention_efficiency/bwd", "", nullptr, 1e-6, false,
+                     "backward kernel, executed FLOPs (with the recomputation) over the peak",
+                     1.0));
+  t.push_back(str(h + "/gpu/attention_efficiency/source", nullptr, {},
+                  "the kernel benchmark the two fractions come from"));
   for (const char* d : {"fp32", "fp16", "bf16", "fp8"}) {
     t.push_back(number(h + "/gpu/peak_tflops/" + d, "TFLOP/s", nullptr, 1e-6, false,
                        std::string("dense ") + d + " peak", 1e9));
@@ -199,6 +215,11 @@ std::vector<KeySpec> build_scenario_keys() {
           "a Hugging Face config.json (GPT-2, Llama, BERT families), relative to this file"));
   t.push_back(integer("/model/seq_len", "tokens", nullptr, 1,
                       "tokens per sample (default: the config's maximum positions)", 1 << 24));
+  t.push_back(str("/model/attention", "sdpa", {"sdpa", "flash", "eager"},
+                  "how a transformer's attention runs: sdpa (torch scaled_dot_product_attention, "
+                  "Hugging Face's default: a fused flash or memory-efficient kernel), flash (the "
+                  "flash-attn package; fp16/bf16 on Ampere or newer), eager (s x s scores "
+                  "materialised and kept)"));
   t.push_back(obj("/model/mlp", "a multilayer perceptron of nn.Linear layers"));
   {
     KeySpec w = array("/model/mlp/widths", 2, "input width, hidden widths..., output width");

@@ -58,6 +58,18 @@ E parse_enum(const std::string& text, std::initializer_list<E> values, const cha
   DDPSIM_ASSERT(false, "validated enum value not found: " + text);
 }
 
+/// A model.attention given for a model without attention (a CNN from the zoo) is a mistake to
+/// name, not a key to ignore.
+std::shared_ptr<const Workload> with_attention_checked(Workload w, const json& m,
+                                                       const std::string& file) {
+  if (m.contains("attention") && !w.attention) {
+    throw InputError(file, "/model/attention",
+                     "no attention for model \"" + w.name + "\" (it has no attention layers)",
+                     m.at("attention").dump());
+  }
+  return std::make_shared<const Workload>(std::move(w));
+}
+
 }  // namespace
 
 std::shared_ptr<const Workload> build_workload(const json& m, const std::string& file,
@@ -76,22 +88,31 @@ std::shared_ptr<const Workload> build_workload(const json& m, const std::string&
                      "no seq_len for \"mlp\" or \"layers\" models (a sample is one row)",
                      std::to_string(*seq_len));
   }
+  // model.attention: how a transformer's attention runs (sdpa by default, what PyTorch and
+  // Hugging Face run); a model without attention has nothing to apply it to.
+  const auto attention = parse_attention_impl(get_or_default<std::string>(m, "/model/attention"));
+  DDPSIM_ASSERT(attention.has_value(), "attention names are checked by the key table");
+  if (m.contains("attention") && (m.contains("mlp") || m.contains("layers"))) {
+    throw InputError(file, "/model/attention",
+                     "no attention for \"mlp\" or \"layers\" models (they have no attention)",
+                     m.at("attention").dump());
+  }
   if (m.contains("preset")) {
     const auto name = m.at("preset").get<std::string>();
     label = "preset " + name;
-    return std::make_shared<const Workload>(
-        load_model_preset(name, file, "/model/preset", seq_len));
+    return with_attention_checked(
+        load_model_preset(name, file, "/model/preset", seq_len, *attention), m, file);
   }
   if (m.contains("file")) {
     const auto path = require_file(file, "/model/file", m.at("file").get<std::string>());
     label = "file " + m.at("file").get<std::string>();
-    return std::make_shared<const Workload>(load_model_file(path, seq_len));
+    return with_attention_checked(load_model_file(path, seq_len, *attention), m, file);
   }
   if (m.contains("hf_config")) {
     const auto path = require_file(file, "/model/hf_config", m.at("hf_config").get<std::string>());
     label = "hf_config " + m.at("hf_config").get<std::string>();
     const json cfg = read_cached(path);
-    return std::make_shared<const Workload>(build_hf_transformer(cfg, path, seq_len));
+    return std::make_shared<const Workload>(build_hf_transformer(cfg, path, seq_len, *attention));
   }
   if (m.contains("mlp")) {
     MlpOptions o;
@@ -150,6 +171,19 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
                        std::string("an achievable fraction of the ") + dtype_name(cdt) +
                            " peak (training.precision computes in " + dtype_name(cdt) + ")",
                        "nothing");
+    }
+    // The flash-attn package runs fp16/bf16 on Ampere or newer only (flash_attn's own check,
+    // mirrored by PyTorch sdp_utils.cpp: sm80..sm121, half and bfloat16); a GPU preset has an
+    // attention_efficiency exactly when it has flash kernels. sdpa falls back by itself.
+    if (s.workload && s.workload->attention == AttentionImpl::kFlash) {
+      const bool half = cdt == DType::kFp16 || cdt == DType::kBf16;
+      if (!half || s.hardware.gpu.attention_fwd_efficiency <= 0) {
+        throw InputError(file, "/model/attention",
+                         std::string("sdpa or eager (flash needs fp16/bf16 on a GPU with flash "
+                                     "kernels; here ") +
+                             dtype_name(cdt) + " on " + s.hardware.gpu.name + ")",
+                         "\"flash\"");
+      }
     }
   }
   s.training.per_gpu_batch = t.at("per_gpu_batch").get<std::int64_t>();

@@ -44,6 +44,25 @@ std::optional<DType> parse_dtype(const std::string& name) {
   return std::nullopt;
 }
 
+const char* attention_impl_name(AttentionImpl a) {
+  switch (a) {
+    case AttentionImpl::kSdpa:
+      return "sdpa";
+    case AttentionImpl::kFlash:
+      return "flash";
+    case AttentionImpl::kEager:
+      return "eager";
+  }
+  DDPSIM_ASSERT(false, "unknown attention implementation");
+}
+
+std::optional<AttentionImpl> parse_attention_impl(const std::string& name) {
+  for (AttentionImpl a : {AttentionImpl::kSdpa, AttentionImpl::kFlash, AttentionImpl::kEager}) {
+    if (name == attention_impl_name(a)) return a;
+  }
+  return std::nullopt;
+}
+
 const char* gemm_role_name(GemmRole r) {
   switch (r) {
     case GemmRole::kForward:

@@ -52,6 +52,21 @@ struct ParamTensor {
 enum class GemmRole { kForward, kInputGrad, kWeightGrad };
 const char* gemm_role_name(GemmRole r);
 
+/// How attention runs (scenario key model.attention). PyTorch's scaled_dot_product_attention
+/// (sdpa, what Hugging Face models call by default) and the flash-attn package (flash) run one
+/// fused kernel: the s x s scores live in on-chip memory only, nothing of size s^2 is written or
+/// kept for backward, and the backward recomputes QK^T. eager materialises the scores, streams
+/// them through softmax and dropout and keeps them (Korthikanti et al. 2022's 5as^2).
+enum class AttentionImpl { kSdpa, kFlash, kEager };
+/// "sdpa", "flash", "eager".
+const char* attention_impl_name(AttentionImpl a);
+/// Inverse of attention_impl_name; std::nullopt for an unknown name.
+std::optional<AttentionImpl> parse_attention_impl(const std::string& name);
+
+/// Which kernel runs a GEMM: a library GEMM (cuBLAS, BLAS), or one matrix product inside a fused
+/// attention kernel (costed at the attention kernel's measured rate, never by a GEMM profile).
+enum class GemmKernel { kLibrary, kFusedAttention };
+
 /// Which dimension grows with the micro-batch size.
 enum class BatchDim { kM, kN, kK, kCount };
 
@@ -72,6 +87,11 @@ struct Gemm {
   GemmRole role = GemmRole::kForward;
   GemmShape per_sample;  ///< the shape at batch 1 (the batch dimension at its per-sample extent)
   BatchDim batch_dim = BatchDim::kM;  ///< which extent is multiplied by the micro-batch
+  GemmKernel kernel = GemmKernel::kLibrary;
+  /// FLOPs the kernel really executes per model FLOP of this product: a causal fused kernel skips
+  /// the masked half of the scores (0.5), a fused backward recomputes QK^T (its four products
+  /// execute 5/4 of their model FLOPs). Model FLOPs (MFU's convention) stay dense.
+  double executed_flop_factor = 1.0;
   GemmShape at_batch(std::int64_t batch) const;
   double flops_per_sample() const { return per_sample.flops(); }
 };
@@ -113,6 +133,8 @@ struct Workload {
   /// The element type activation_bytes_per_sample was counted in (transformer builders follow
   /// Korthikanti et al. 2022 with 16-bit activations; the MLP and CNN builders count fp32).
   DType activation_dtype = DType::kFp32;
+  /// How the attention of a transformer runs; std::nullopt for models without attention.
+  std::optional<AttentionImpl> attention;
 
   /// Trainable parameters, counting tied tensors once.
   std::int64_t param_count() const;

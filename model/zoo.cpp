@@ -56,7 +56,8 @@ const KeyTable& model_file_keys() {
 
 }  // namespace
 
-Workload load_model_file(const std::string& path, std::optional<std::int64_t> seq_len) {
+Workload load_model_file(const std::string& path, std::optional<std::int64_t> seq_len,
+                         AttentionImpl attention) {
   const json doc = read_json_file(path);
   validate(doc, model_file_keys(), path);
   const std::string builder = doc.at("builder").get<std::string>();
@@ -64,7 +65,7 @@ Workload load_model_file(const std::string& path, std::optional<std::int64_t> se
   Workload w;
   if (builder == "hf_transformer") {
     try {
-      w = build_hf_transformer(doc.at("config"), path, seq_len);
+      w = build_hf_transformer(doc.at("config"), path, seq_len, attention);
     } catch (const InputError& e) {
       // The builder reads a config.json; here the config sits under "/config".
       if (e.file() == path) throw e.rebased("/config");
@@ -93,13 +94,14 @@ Workload load_model_file(const std::string& path, std::optional<std::int64_t> se
 }
 
 Workload load_model_preset(const std::string& name, const std::string& file,
-                           const std::string& pointer, std::optional<std::int64_t> seq_len) {
+                           const std::string& pointer, std::optional<std::int64_t> seq_len,
+                           AttentionImpl attention) {
   const auto path = data_dir() / "models" / (name + ".json");
   if (!std::filesystem::exists(path)) {
     throw InputError(file, pointer, "a model preset in " + (data_dir() / "models").string(),
                      "\"" + name + "\"");
   }
-  return load_model_file(path.string(), seq_len);
+  return load_model_file(path.string(), seq_len, attention);
 }
 
 }  // namespace ddpsim::model

@@ -20,10 +20,13 @@ namespace ddpsim::model {
 const std::vector<std::string>& model_preset_names();
 
 /// Loads scenarios/models/<name>.json; unknown names throw InputError at `pointer` of `file`.
+/// `attention` applies to transformers (model.attention); other builders ignore it.
 Workload load_model_preset(const std::string& name, const std::string& file,
-                           const std::string& pointer, std::optional<std::int64_t> seq_len);
+                           const std::string& pointer, std::optional<std::int64_t> seq_len,
+                           AttentionImpl attention = AttentionImpl::kSdpa);
 
 /// Loads a model file (the zoo format) from a path.
-Workload load_model_file(const std::string& path, std::optional<std::int64_t> seq_len);
+Workload load_model_file(const std::string& path, std::optional<std::int64_t> seq_len,
+                         AttentionImpl attention = AttentionImpl::kSdpa);
 
 }  // namespace ddpsim::model

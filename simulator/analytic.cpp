@@ -10,6 +10,7 @@
 
 #include "model/error.hpp"
 #include "simulator/ddp_timeline.hpp"
+#include "simulator/kernel_rates.hpp"
 #include "simulator/lr_schedule.hpp"
 #include "simulator/normal_order_stats.hpp"
 #include "simulator/sharded.hpp"
@@ -22,6 +23,14 @@ using model::Optimizer;
 using model::Precision;
 
 namespace {
+
+constexpr const char* kNoAttentionKernelNote =
+    "fused attention costed at the GEMM rate of its products: no attention kernel benchmark for "
+    "this GPU and precision (hardware.gpu.attention_efficiency, fp16/bf16 only)";
+
+void add_unique_note(std::vector<std::string>& notes, const std::string& note) {
+  if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+}
 
 // Bytes one optimizer step reads and writes in HBM per parameter.
 // Fused (one kernel: torch._fused_adam_, DeepSpeed's FusedAdam, apex): read param, grad, m, v;
@@ -262,20 +271,31 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         double time = 0;
         // A GEMM the profile timed (its family, interpolated to this batch) replaces the
         // roofline; the profile's roofline (its best GEMM rate) covers the rest.
+        // A fused attention product runs at the attention kernel's rate when one is known;
+        // otherwise (a profile's GEMMs, fp32, a GPU without flash kernels) at the same product's
+        // GEMM rate, scaled to the FLOPs the fused kernel executes.
+        const bool fused = g.kernel == model::GemmKernel::kFusedAttention;
+        const model::GemmShape s = g.at_batch(batch);
+        const double fused_rate = fused ? fused_attention_flops_per_s(hw_.gpu, dt, g.role) : 0.0;
         std::optional<model::Estimate> e;
-        if (hw_.profile) e = hw_.profile->gemm_time_s(g, dt, batch);
-        if (e) {
+        if (hw_.profile && fused_rate == 0) e = hw_.profile->gemm_time_s(g, dt, batch);
+        if (fused_rate > 0) {
+          time = s.flops() * g.executed_flop_factor / fused_rate;
+        } else if (e) {
           ++lt.gemms_measured;
-          time = pick(*e, bound);
+          time = pick(*e, bound) * g.executed_flop_factor;
           if (e->extrapolated &&
               std::find(lt.notes.begin(), lt.notes.end(), e->note) == lt.notes.end()) {
             lt.notes.push_back(e->note);
           }
         } else {
-          const model::GemmShape s = g.at_batch(batch);
           const double bytes = elem * static_cast<double>(s.count) *
                                static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
-          time = roof.time_s(s.flops(), bytes);
+          Roofline shaped = roof;
+          shaped.flops_per_s *= gemm_tile_wave_utilization(s, hw_.gpu.sm_count);
+          time = roof.flops_per_s > 0 ? shaped.time_s(s.flops() * g.executed_flop_factor, bytes)
+                                      : roof.time_s(0, bytes);
+          if (fused) add_unique_note(lt.notes, kNoAttentionKernelNote);
         }
         (g.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
       }
@@ -352,7 +372,15 @@ StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::Train
 StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                          const model::ParallelismConfig& par, Bound bound) const {
   StepPlan sp = plan_model(cluster, training, par, bound);
-  if (!hw_.profile) return sp;
+  if (!hw_.profile) {
+    // How the presets costed the layers (e.g. fused attention without a kernel benchmark).
+    if (!training.single_gpu_step_s) {
+      for (const std::string& n : layer_times(training.per_gpu_batch, training, bound).notes) {
+        sp.warnings.push_back(n);
+      }
+    }
+    return sp;
+  }
   // Which pieces the profile measured (MeasuredSources); collectives it swept at this rank count
   // replace the alpha-beta costs planned above.
   MeasuredSources m;
@@ -560,6 +588,24 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   r.grad_bytes_total = sp.grad_bytes_total;
   r.model_flops_per_step =
       total_flops_per_sample_ * static_cast<double>(training.per_gpu_batch) * k;
+  // Activation checkpointing runs each checkpointed block's forward again in the backward (as
+  // single_gpu_time charges it).
+  double recomputed_per_sample = 0;
+  if (training.activation_checkpointing) {
+    for (std::size_t i = 0; i < workload_->layers.size(); ++i) {
+      if (workload_->layers[i].kind == "transformer_block") {
+        recomputed_per_sample += layer_fwd_flops_[i];
+      }
+    }
+  }
+  r.hardware_flops_per_step =
+      r.model_flops_per_step +
+      recomputed_per_sample * static_cast<double>(training.per_gpu_batch) * k;
+  if (auto peak = hw_.gpu.peak_flops.find(model::compute_dtype(training.precision));
+      peak != hw_.gpu.peak_flops.end()) {
+    r.peak_flops_per_gpu = peak->second;
+  }
+  r.tokens_per_sample = workload_->seq_len;
 
   r.throughput_samples_per_s = static_cast<double>(r.global_batch) / r.step_time_s;
   // Weak scaling: per-GPU throughput at N over that at 1 GPU with the same per-GPU batch.

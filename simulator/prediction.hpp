@@ -111,12 +111,29 @@ struct Prediction {
   std::optional<double> time_to_train_s;
   std::optional<double> gpu_hours;
   std::optional<double> cost_usd;
-  double grad_bytes_total = 0;      ///< gradient bytes reduced per step
-  double model_flops_per_step = 0;  ///< forward+backward FLOPs per GPU per step
+  double grad_bytes_total = 0;  ///< gradient bytes reduced per step
+  /// Model FLOPs per GPU per step: every GEMM of the forward and backward at its model shape,
+  /// attention dense (no causal halving), no recomputation: the FLOPs MFU counts (Megatron-LM,
+  /// llm-foundry: 6N + 12 L h s per token for a transformer).
+  double model_flops_per_step = 0;
+  /// model_flops_per_step plus what activation checkpointing recomputes (one more forward of
+  /// each checkpointed block): the FLOPs HFU counts.
+  double hardware_flops_per_step = 0;
+  double peak_flops_per_gpu = 0;       ///< dense peak in the compute dtype (MFU's denominator)
+  std::int64_t tokens_per_sample = 1;  ///< sequence length (1 for non-sequence models)
   /// PowerSGD only: the step time while the hook still runs plain all-reduce (iterations before
   /// start_powerSGD_iter); step_time_s is the steady state after it.
   std::optional<double> warmup_step_time_s;
   std::vector<std::string> warnings;
 };
+
+/// What users compare against, from the step time of whichever engine filled `p`:
+/// model TFLOP/s per GPU = model_flops_per_step / step_time_s / 1e12;
+/// MFU = model FLOP/s per GPU / peak; HFU the same with hardware_flops_per_step;
+/// tokens/s per GPU = samples/s x tokens_per_sample / gpus. 0 when the peak or step is unknown.
+double model_tflops_per_gpu(const Prediction& p);
+double mfu(const Prediction& p);
+double hfu(const Prediction& p);
+double tokens_per_s_per_gpu(const Prediction& p);
 
 }  // namespace ddpsim::sim

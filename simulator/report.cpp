@@ -118,6 +118,11 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
   r["weak_scaling_efficiency"] = p.weak_scaling_efficiency;
   r["strong_scaling_efficiency"] = p.strong_scaling_efficiency;
   r["model_flops_per_gpu_per_step"] = p.model_flops_per_step;
+  r["hardware_flops_per_gpu_per_step"] = p.hardware_flops_per_step;
+  r["model_tflops_per_gpu"] = model_tflops_per_gpu(p);
+  r["mfu"] = mfu(p);
+  r["hfu"] = hfu(p);
+  r["tokens_per_s_per_gpu"] = tokens_per_s_per_gpu(p);
   r["memory_per_gpu_bytes"] = p.memory.total();
   r["memory"] = {{"params_bytes", p.memory.params_bytes},
                  {"grads_bytes", p.memory.grads_bytes},
@@ -182,10 +187,11 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
   std::string head;
   for (const auto& k : extra_keys) head += fmt::format("{:>14} ", k.substr(k.rfind('.') + 1));
   out += head + fmt::format(
-                    "{:>6} {:>5} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>12} {:>6} "
-                    "{:>6} {:>8} {:>4}\n",
+                    "{:>6} {:>5} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>12} {:>11} "
+                    "{:>6} {:>6} {:>6} {:>8} {:>4}\n",
                     "gpus", "nodes", "g.batch", "step_ms", "fwd_ms", "bwd_ms", "comm_ms", "exposed",
-                    "opt_ms", "buckets", "samples/s", "weak", "strong", "mem_GiB", "fits");
+                    "opt_ms", "buckets", "samples/s", "tok/s/gpu", "MFU", "weak", "strong",
+                    "mem_GiB", "fits");
   for (std::size_t i = 0; i < predictions.size(); ++i) {
     const Prediction& p = predictions[i];
     std::string row;
@@ -195,15 +201,15 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
                                     : it->is_string()           ? it->get<std::string>()
                                                                 : it->dump());
     }
-    out +=
-        row + fmt::format(
-                  "{:>6} {:>5} {:>8} {:>10.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} "
-                  "{:>7} {:>12.1f} {:>6.3f} {:>6.3f} {:>8.1f} {:>4}\n",
-                  p.gpus, p.nodes, p.global_batch, p.step_time_s * 1e3, p.forward_time_s * 1e3,
-                  p.backward_time_s * 1e3, p.comm_time_s * 1e3, p.exposed_comm_s * 1e3,
-                  p.optimizer_time_s * 1e3, p.buckets.size(), p.throughput_samples_per_s,
-                  p.weak_scaling_efficiency, p.strong_scaling_efficiency,
-                  p.memory.total() / (1024.0 * 1024.0 * 1024.0), p.fits_in_memory ? "yes" : "NO");
+    out += row + fmt::format(
+                     "{:>6} {:>5} {:>8} {:>10.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} "
+                     "{:>7} {:>12.1f} {:>11.0f} {:>6.3f} {:>6.3f} {:>6.3f} {:>8.1f} {:>4}\n",
+                     p.gpus, p.nodes, p.global_batch, p.step_time_s * 1e3, p.forward_time_s * 1e3,
+                     p.backward_time_s * 1e3, p.comm_time_s * 1e3, p.exposed_comm_s * 1e3,
+                     p.optimizer_time_s * 1e3, p.buckets.size(), p.throughput_samples_per_s,
+                     tokens_per_s_per_gpu(p), mfu(p), p.weak_scaling_efficiency,
+                     p.strong_scaling_efficiency, p.memory.total() / (1024.0 * 1024.0 * 1024.0),
+                     p.fits_in_memory ? "yes" : "NO");
   }
   return out;
 }
@@ -214,7 +220,8 @@ std::string results_csv(const std::vector<model::Scenario>& points,
       "point,gpus,nodes,per_gpu_batch,grad_accumulation,global_batch,strategy,step_time_s,"
       "forward_time_s,backward_time_s,optimizer_time_s,comm_time_s,exposed_comm_s,bucket_count,"
       "throughput_samples_per_s,weak_scaling_efficiency,strong_scaling_efficiency,"
-      "memory_per_gpu_bytes,fits_in_memory,lr,steps_to_target,time_to_train_s,gpu_hours\n";
+      "memory_per_gpu_bytes,fits_in_memory,lr,steps_to_target,time_to_train_s,gpu_hours,"
+      "tokens_per_s_per_gpu,model_tflops_per_gpu,mfu,hfu\n";
   auto opt = [](const std::optional<double>& v) {
     return v ? fmt::format("{:.9g}", *v) : std::string();
   };
@@ -227,13 +234,14 @@ std::string results_csv(const std::vector<model::Scenario>& points,
     quoted += "\"";
     out += fmt::format(
         "{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{:.9g},"
-        "{:.9g},{},{},{},{},{}\n",
+        "{:.9g},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n",
         point.empty() ? std::string() : quoted, p.gpus, p.nodes, p.per_gpu_batch,
         p.grad_accumulation, p.global_batch, model::strategy_name(p.strategy), p.step_time_s,
         p.forward_time_s, p.backward_time_s, p.optimizer_time_s, p.comm_time_s, p.exposed_comm_s,
         p.buckets.size(), p.throughput_samples_per_s, p.weak_scaling_efficiency,
         p.strong_scaling_efficiency, p.memory.total(), p.fits_in_memory ? "true" : "false",
-        opt(p.lr), opt(p.steps_to_target), opt(p.time_to_train_s), opt(p.gpu_hours));
+        opt(p.lr), opt(p.steps_to_target), opt(p.time_to_train_s), opt(p.gpu_hours),
+        tokens_per_s_per_gpu(p), model_tflops_per_gpu(p), mfu(p), hfu(p));
   }
   return out;
 }

@@ -11,10 +11,13 @@
 // backward ends, as in PyTorch.
 //
 // FLOPs: every matrix product is a GEMM with its real shape (so fwd FLOPs per token are
-// 2 * matmul parameters + 4 * L * s * h for the attention core, dense s x s as the eager and SDPA
-// kernels compute it, without halving for the causal mask). Element-wise ops carry bytes and
-// zero FLOPs: they are memory-bound, and counting their arithmetic would break the GEMM-only
-// convention of model FLOPs (Kaplan et al. 2020, PaLM, Megatron-LM) that utilisation figures use.
+// 2 * matmul parameters + 4 * L * s * h for the attention core, dense s x s, without halving for
+// the causal mask: the model-FLOPs convention of MFU). What a fused attention kernel (model.
+// attention sdpa or flash, the default) really executes is on each GEMM's executed_flop_factor:
+// half the scores when causal, and the backward's recomputation of Q K^T. Element-wise ops carry
+// bytes and zero FLOPs: they are memory-bound, and counting their arithmetic would break the
+// GEMM-only convention of model FLOPs (Kaplan et al. 2020, PaLM, Megatron-LM) that utilisation
+// figures use.
 //
 // Activations follow Korthikanti et al. 2022 (arXiv:2205.05198, sec. 4.1, no parallelism): 16-bit
 // activations, 1-byte dropout masks; see the helpers below for each family's count.
@@ -119,6 +122,13 @@ struct Dims {
   std::int64_t s = 0, h = 0, L = 0, a = 0, kv = 0, d = 0, f = 0, V = 0, P = 0;
 };
 
+/// How the attention core runs, and whether it is causal (decoders) or not (BERT).
+struct AttentionKind {
+  AttentionImpl impl = AttentionImpl::kSdpa;
+  bool causal = true;
+  bool fused() const { return impl != AttentionImpl::kEager; }
+};
+
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 
 /// The sequence length: the caller's, or the config's maximum. Learned position tables (GPT-2,
@@ -185,9 +195,15 @@ void add_conv1d_gemms(Layer& l, const std::string& name, std::int64_t rows, std:
 /// the products still run per query head), each instance over one sample's s x s scores:
 ///   S = Q K^T     [s, s] = [s, d] [d, s]          backward dQ = dS K, dK = dS^T Q
 ///   O = P V       [s, d] = [s, s] [s, d]          backward dP = dO V^T, dV = P^T dO
-/// Each backward GEMM has the forward's FLOPs, so the core's backward is 2x its forward.
+/// Each backward GEMM has the forward's FLOPs, so the core's backward is 2x its forward in model
+/// FLOPs. Fused (sdpa, flash): the six products run inside one forward and one backward kernel
+/// (FlashAttention-2, Dao 2023, Algorithms 1 and 2): a causal kernel skips the blocks above the
+/// diagonal, executing half the scores' FLOPs (FlashAttention's own FLOP count, flash_attn
+/// benchmarks/benchmark_flash_attention.py flops(): "/ (2 if causal else 1)"), and the backward
+/// recomputes S = Q K^T before its four products, executing 5/4 of their model FLOPs.
 void add_attention_core(Layer& l, const std::string& prefix, std::int64_t s, std::int64_t a,
-                        std::int64_t d) {
+                        std::int64_t d, AttentionKind kind) {
+  const std::size_t first = l.gemms.size();
   l.gemms.push_back(
       {prefix + ".qk.fwd", GemmRole::kForward, {s, s, d, a, false, true}, BatchDim::kCount});
   l.gemms.push_back(
@@ -200,17 +216,33 @@ void add_attention_core(Layer& l, const std::string& prefix, std::int64_t s, std
       {prefix + ".av.dgrad_p", GemmRole::kInputGrad, {s, s, d, a, false, true}, BatchDim::kCount});
   l.gemms.push_back(
       {prefix + ".av.dgrad_v", GemmRole::kInputGrad, {s, d, s, a, true, false}, BatchDim::kCount});
+  if (!kind.fused()) return;
+  const double masked = kind.causal ? 0.5 : 1.0;
+  for (std::size_t i = first; i < l.gemms.size(); ++i) {
+    Gemm& g = l.gemms[i];
+    g.kernel = GemmKernel::kFusedAttention;
+    g.executed_flop_factor = masked * (g.role == GemmRole::kForward ? 1.0 : 1.25);
+  }
 }
+
+/// The activations a fused attention kernel keeps instead of the scores: its row statistics
+/// (logsumexp, fp32, one per query row and head: 4as bytes; PyTorch's
+/// _scaled_dot_product_flash_attention returns it for backward). Dropout inside the kernel keeps
+/// only its RNG seed and offset, no mask.
+double fused_attention_stats(const Dims& m) { return 4.0 * dbl(m.a) * dbl(m.s); }
 
 // ---- Activation counts (bytes per sample, Korthikanti et al. 2022 sec. 4.1) ----
 
 /// Attention block of GPT-2 / BERT, with its LayerNorm: 11sh + 5as^2 in the paper (QKV input
 /// 2sh, Q and K 4sh, softmax output 2as^2, its dropout mask as^2, dropout output 2as^2, V 2sh,
 /// output-projection input 2sh, output dropout mask sh), plus the LayerNorm's input 2sh.
-double korthikanti_attention(const Dims& m) {
+double korthikanti_attention(const Dims& m, AttentionKind kind) {
   const double sh = dbl(m.s) * dbl(m.h);
   const double as2 = dbl(m.a) * dbl(m.s) * dbl(m.s);
-  return 13.0 * sh + 5.0 * as2;
+  // Fused: the paper's 5as^2 (softmax output, dropout mask and output) is never stored; the
+  // output-projection input 2sh it already counts is the kernel's output O, which its backward
+  // reads too.
+  return 13.0 * sh + (kind.fused() ? fused_attention_stats(m) : 5.0 * as2);
 }
 
 /// MLP block of GPT-2 / BERT, with its LayerNorm: first linear's input 2sh, GeLU input 2sf,
@@ -226,10 +258,10 @@ double korthikanti_mlp(const Dims& m) {
 /// 2sh, rotated Q 2s*a*d and K 2s*kv*d (RoPE's backward needs only the cos/sin buffers), softmax
 /// output 2as^2 (serves both the softmax backward and P V's, with no dropout in between), V
 /// 2s*kv*d, o_proj input 2s*a*d. With a*d = h and kv = a: 12sh + 2as^2.
-double llama_attention(const Dims& m) {
+double llama_attention(const Dims& m, AttentionKind kind) {
   const double s = dbl(m.s);
   return 4.0 * s * dbl(m.h) + 4.0 * s * dbl(m.a * m.d) + 4.0 * s * dbl(m.kv * m.d) +
-         2.0 * dbl(m.a) * s * s;
+         (kind.fused() ? fused_attention_stats(m) : 2.0 * dbl(m.a) * s * s);
 }
 
 /// Llama gated MLP, adapted: RMSNorm input 2sh, gate/up input 2sh, SiLU input (gate output) 2sf,
@@ -261,7 +293,9 @@ void add_lm_head(Workload& w, const Dims& m, int tied_to, const std::string& wei
 
 // ---- GPT-2 ----
 
-Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len) {
+Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len,
+                    AttentionImpl attention) {
+  const AttentionKind kind{attention, /*causal=*/true};
   Dims m;
   m.h = c.required_int("n_embd", 1);
   m.L = c.layer_count("n_layer");
@@ -319,9 +353,11 @@ Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len) 
     // writes its tensor and writes its mask; a residual add reads two and writes one.
     add_ew(l, p + ".ln_1", 4.0 * sh, 6.0 * sh);
     add_conv1d_gemms(l, p + ".attn.c_attn", m.s, m.h, 3 * m.h);
-    add_attention_core(l, p + ".attn", m.s, m.a, m.d);
-    add_ew(l, p + ".attn.softmax", 4.0 * as2, 6.0 * as2);
-    add_ew(l, p + ".attn.attn_dropout", 5.0 * as2, 5.0 * as2);
+    add_attention_core(l, p + ".attn", m.s, m.a, m.d, kind);
+    if (!kind.fused()) {
+      add_ew(l, p + ".attn.softmax", 4.0 * as2, 6.0 * as2);
+      add_ew(l, p + ".attn.attn_dropout", 5.0 * as2, 5.0 * as2);
+    }
     add_conv1d_gemms(l, p + ".attn.c_proj", m.s, m.h, m.h);
     add_ew(l, p + ".attn.resid_dropout_add", 7.0 * sh, 5.0 * sh);
     add_ew(l, p + ".ln_2", 4.0 * sh, 6.0 * sh);
@@ -329,7 +365,7 @@ Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len) 
     add_ew(l, p + ".mlp.act." + act, 4.0 * sf, 6.0 * sf);
     add_conv1d_gemms(l, p + ".mlp.c_proj", m.s, m.f, m.h);
     add_ew(l, p + ".mlp.dropout_add", 7.0 * sh, 5.0 * sh);
-    l.activation_bytes_per_sample = korthikanti_attention(m) + korthikanti_mlp(m);
+    l.activation_bytes_per_sample = korthikanti_attention(m, kind) + korthikanti_mlp(m);
   }
 
   const int lnf = add_layer(w, "transformer.ln_f", "norm");
@@ -347,7 +383,8 @@ Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len) 
 // ---- Llama / Mistral ----
 
 Workload build_llama(const ConfigReader& c, const std::string& model_type,
-                     std::optional<std::int64_t> seq_len) {
+                     std::optional<std::int64_t> seq_len, AttentionImpl attention) {
+  const AttentionKind kind{attention, /*causal=*/true};
   Dims m;
   m.h = c.required_int("hidden_size", 1);
   m.f = c.required_int("intermediate_size", 1);
@@ -422,8 +459,8 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     add_linear_gemms(l, p + ".self_attn.k_proj", m.s, m.h, m.kv * m.d);
     add_linear_gemms(l, p + ".self_attn.v_proj", m.s, m.h, m.kv * m.d);
     add_ew(l, p + ".self_attn.rotary", 4.0 * qk_rows, 4.0 * qk_rows);
-    add_attention_core(l, p + ".self_attn", m.s, m.a, m.d);
-    add_ew(l, p + ".self_attn.softmax", 4.0 * as2, 6.0 * as2);
+    add_attention_core(l, p + ".self_attn", m.s, m.a, m.d, kind);
+    if (!kind.fused()) add_ew(l, p + ".self_attn.softmax", 4.0 * as2, 6.0 * as2);
     add_linear_gemms(l, p + ".self_attn.o_proj", m.s, m.a * m.d, m.h);
     add_ew(l, p + ".self_attn.residual_add", 6.0 * sh, 0.0);
     add_ew(l, p + ".post_attention_layernorm", 4.0 * sh, 6.0 * sh);
@@ -433,7 +470,7 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     add_ew(l, p + ".mlp.act_mul." + act, 6.0 * sf, 10.0 * sf);
     add_linear_gemms(l, p + ".mlp.down_proj", m.s, m.f, m.h);
     add_ew(l, p + ".mlp.residual_add", 6.0 * sh, 0.0);
-    l.activation_bytes_per_sample = llama_attention(m) + llama_mlp(m);
+    l.activation_bytes_per_sample = llama_attention(m, kind) + llama_mlp(m);
   }
 
   const int norm = add_layer(w, "model.norm", "norm");
@@ -448,7 +485,9 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
 
 // ---- BERT ----
 
-Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len) {
+Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len,
+                    AttentionImpl attention) {
+  const AttentionKind kind{attention, /*causal=*/false};
   Dims m;
   m.h = c.required_int("hidden_size", 1);
   m.L = c.layer_count("num_hidden_layers");
@@ -514,9 +553,11 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len) 
     add_linear_gemms(l, p + ".attention.self.query", m.s, m.h, m.h);
     add_linear_gemms(l, p + ".attention.self.key", m.s, m.h, m.h);
     add_linear_gemms(l, p + ".attention.self.value", m.s, m.h, m.h);
-    add_attention_core(l, p + ".attention.self", m.s, m.a, m.d);
-    add_ew(l, p + ".attention.self.softmax", 4.0 * as2, 6.0 * as2);
-    add_ew(l, p + ".attention.self.dropout", 5.0 * as2, 5.0 * as2);
+    add_attention_core(l, p + ".attention.self", m.s, m.a, m.d, kind);
+    if (!kind.fused()) {
+      add_ew(l, p + ".attention.self.softmax", 4.0 * as2, 6.0 * as2);
+      add_ew(l, p + ".attention.self.dropout", 5.0 * as2, 5.0 * as2);
+    }
     add_linear_gemms(l, p + ".attention.output.dense", m.s, m.h, m.h);
     add_ew(l, p + ".attention.output.dropout_add", 7.0 * sh, 5.0 * sh);
     add_ew(l, p + ".attention.output.LayerNorm", 4.0 * sh, 6.0 * sh);
@@ -526,7 +567,7 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len) 
     add_ew(l, p + ".output.dropout_add", 7.0 * sh, 5.0 * sh);
     add_ew(l, p + ".output.LayerNorm", 4.0 * sh, 6.0 * sh);
     // Post-LN moves the norms after the residual adds; the paper's count is unchanged.
-    l.activation_bytes_per_sample = korthikanti_attention(m) + korthikanti_mlp(m);
+    l.activation_bytes_per_sample = korthikanti_attention(m, kind) + korthikanti_mlp(m);
   }
 
   // BertPooler: dense + tanh on the first token only, so its GEMMs have one row per sample.
@@ -544,7 +585,7 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len) 
 }  // namespace
 
 Workload build_hf_transformer(const nlohmann::json& config, const std::string& file,
-                              std::optional<std::int64_t> seq_len) {
+                              std::optional<std::int64_t> seq_len, AttentionImpl attention) {
   if (!config.is_object())
     throw InputError(file, "", "a JSON object (a config.json)", shown(config));
   const ConfigReader c(config, file);
@@ -553,9 +594,15 @@ Workload build_hf_transformer(const nlohmann::json& config, const std::string& f
     throw InputError(file, "/model_type", "one of \"gpt2\", \"llama\", \"mistral\", \"bert\"",
                      "nothing (the key is missing)");
   }
-  if (*type == "gpt2") return build_gpt2(c, seq_len);
-  if (*type == "llama" || *type == "mistral") return build_llama(c, *type, seq_len);
-  if (*type == "bert") return build_bert(c, seq_len);
+  auto built = [&](Workload w) {
+    w.attention = attention;
+    return w;
+  };
+  if (*type == "gpt2") return built(build_gpt2(c, seq_len, attention));
+  if (*type == "llama" || *type == "mistral") {
+    return built(build_llama(c, *type, seq_len, attention));
+  }
+  if (*type == "bert") return built(build_bert(c, seq_len, attention));
   throw InputError(file, "/model_type", "one of \"gpt2\", \"llama\", \"mistral\", \"bert\"",
                    shown(config["model_type"]));
 }

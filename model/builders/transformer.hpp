@@ -20,8 +20,11 @@ namespace ddpsim::model {
 
 /// Decoder-only transformer (GPT-2 and Llama families) or encoder (BERT) from a Hugging Face
 /// config.json. `file` is only used in error messages. seq_len defaults to the config's maximum
-/// positions. Bad or missing keys throw InputError naming file and JSON pointer.
+/// positions. `attention` says how attention runs (model.attention; workload.hpp AttentionImpl):
+/// fused kernels keep no s x s scores. Bad or missing keys throw InputError naming file and JSON
+/// pointer.
 Workload build_hf_transformer(const nlohmann::json& config, const std::string& file,
-                              std::optional<std::int64_t> seq_len);
+                              std::optional<std::int64_t> seq_len,
+                              AttentionImpl attention = AttentionImpl::kSdpa);
 
 }  // namespace ddpsim::model

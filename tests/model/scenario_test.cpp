@@ -116,6 +116,38 @@ TEST(ScenarioTest, RelaxedSynchronisationAndTraceKeys) {
   expect_error_at(m, "/training/target/steps_multiplier", "a ratio > 0");
 }
 
+// model.attention: sdpa by default for transformers; flash only where flash kernels run; no
+// attention key for models without attention.
+TEST(ScenarioTest, AttentionImplementation) {
+  json d = base_doc();
+  d["model"] = {{"preset", "gpt2-xl"}, {"seq_len", 128}};
+  d["training"]["precision"] = "amp_bf16";
+  EXPECT_EQ(parse_scenario(d, "a.json").workload->attention, AttentionImpl::kSdpa);
+  for (const char* impl : {"eager", "flash"}) {
+    d["model"]["attention"] = impl;
+    EXPECT_EQ(model::attention_impl_name(*parse_scenario(d, "a.json").workload->attention),
+              std::string(impl));
+  }
+  json fp32 = d;
+  fp32["training"]["precision"] = "fp32";
+  expect_error_at(fp32, "/model/attention", "flash-attn has no fp32 kernels");
+  json volta = d;
+  volta["hardware"] = {{"preset", "dgx-1"}};
+  volta["training"]["precision"] = "amp_fp16";
+  expect_error_at(volta, "/model/attention", "no flash kernels on sm70");
+  volta["model"]["attention"] = "sdpa";
+  EXPECT_NO_THROW(parse_scenario(volta, "a.json"));
+  json mlp = base_doc();
+  mlp["model"]["attention"] = "sdpa";
+  expect_error_at(mlp, "/model/attention", "an MLP has no attention");
+  json cnn = base_doc();
+  cnn["model"] = {{"preset", "resnet50"}, {"attention", "eager"}};
+  expect_error_at(cnn, "/model/attention", "a CNN has no attention");
+  json unknown = d;
+  unknown["model"]["attention"] = "xformers";
+  expect_error_at(unknown, "/model/attention", "not a known implementation");
+}
+
 TEST(ScenarioTest, KeysBesideAPresetOverrideIt) {
   json d = base_doc();
   d["hardware"] = json::parse(R"({"preset": "dgx-h100", "inter_node": {"bandwidth_gbps": 800},
@@ -417,6 +449,9 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
                                                     "fwd_flops_per_sample": 20}]})");
   const Scenario mlp = parse_scenario(mlp_doc, "defaults.json");
   const Scenario layers = parse_scenario(layers_doc, "defaults.json");
+  json gpt_doc = mlp_doc;
+  gpt_doc["model"] = json::parse(R"({"preset": "gpt2-xl", "seq_len": 128})");
+  const Scenario gpt = parse_scenario(gpt_doc, "defaults.json");
 
   using Get = std::function<json(const Scenario&)>;
   const auto same = [](const json& d) { return d; };
@@ -457,6 +492,14 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
       {"/model/layers/*/activation_bytes_per_sample",
        {[](const Scenario& s) { return json(s.workload->layers[0].activation_bytes_per_sample); },
         same, &layers}},
+      {"/model/attention",
+       {[](const Scenario& s) {
+          return json(s.workload->attention ? model::attention_impl_name(*s.workload->attention)
+                                            : "none");
+        },
+        same, &gpt}},
+      {"/hardware/gpu/sm_count",
+       {[](const Scenario& s) { return json(s.hardware.gpu.sm_count); }, same, &mlp}},
       {"/hardware/gpu/memory_efficiency",
        {[](const Scenario& s) { return json(s.hardware.gpu.memory_efficiency); }, same, &mlp}},
       {"/hardware/intra_node_switched",

@@ -226,27 +226,76 @@ TEST(HfTransformer, Gpt2SmallFlopsPerToken) {
   }
 }
 
-// Activations per sample, GPT-2 small at s = 1024, h = 768, a = 12, V = 50257 (bytes):
+// Activations per sample, GPT-2 small at s = 1024, h = 768, a = 12, V = 50257 (bytes), eager
+// attention (Korthikanti et al. 2022):
 //   per block s h (34 + 5 a s / h) = 786,432 * (34 + 80)         = 89,653,248
 //   12 blocks                                                     = 1,075,838,976
 //   embedding dropout mask s h                                    = 786,432
 //   ln_f input 2 s h + lm_head input 2 s h + fp32 logits 4 s V    = 3,145,728 + 205,852,672
 //   total                                                         = 1,285,623,808
+// A fused kernel (sdpa, the default) keeps no scores, only its fp32 logsumexp, 4 a s bytes:
+//   per block 34 s h + 4 a s = 26,738,688 + 49,152               = 26,787,840
+//   total 12 x 26,787,840 + 786,432 + 3,145,728 + 205,852,672    = 531,238,912
 TEST(HfTransformer, Gpt2SmallActivationBytes) {
-  const Workload w = build_hf_transformer(hf_config("gpt2-config.json"), "gpt2-config.json", {});
-  EXPECT_EQ(w.layers[1].activation_bytes_per_sample, 89'653'248.0);
-  EXPECT_EQ(w.activation_bytes_per_sample(), 1'285'623'808.0);
+  const Workload eager = build_hf_transformer(hf_config("gpt2-config.json"), "gpt2-config.json", {},
+                                              AttentionImpl::kEager);
+  EXPECT_EQ(eager.layers[1].activation_bytes_per_sample, 89'653'248.0);
+  EXPECT_EQ(eager.activation_bytes_per_sample(), 1'285'623'808.0);
+  const Workload sdpa = build_hf_transformer(hf_config("gpt2-config.json"), "gpt2-config.json", {});
+  EXPECT_EQ(sdpa.attention, AttentionImpl::kSdpa);
+  EXPECT_EQ(sdpa.layers[1].activation_bytes_per_sample, 26'787'840.0);
+  EXPECT_EQ(sdpa.activation_bytes_per_sample(), 531'238'912.0);
+  const Workload flash = build_hf_transformer(hf_config("gpt2-config.json"), "gpt2-config.json", {},
+                                              AttentionImpl::kFlash);
+  EXPECT_EQ(flash.activation_bytes_per_sample(), 531'238'912.0);
+}
+
+// The fused kernel runs the same six products (model FLOPs unchanged: MFU's dense convention)
+// without the softmax and dropout passes over the s x s scores. GPT-2 is causal: the forward
+// products execute half their FLOPs, the backward's four execute 1/2 x 5/4 = 5/8 (Q K^T is
+// recomputed). BERT is not causal: 1 and 5/4.
+TEST(HfTransformer, FusedAttentionKeepsModelFlopsAndDropsTheScorePasses) {
+  const Workload eager = build_hf_transformer(hf_config("gpt2-config.json"), "gpt2-config.json", {},
+                                              AttentionImpl::kEager);
+  const Workload sdpa = build_hf_transformer(hf_config("gpt2-config.json"), "gpt2-config.json", {});
+  EXPECT_EQ(sdpa.fwd_flops_per_sample(), eager.fwd_flops_per_sample());
+  EXPECT_EQ(sdpa.bwd_flops_per_sample(), eager.bwd_flops_per_sample());
+  const Layer& fused_block = sdpa.layers[1];
+  const Layer& eager_block = eager.layers[1];
+  // Eager: ln_1, softmax, attn_dropout, resid_dropout_add, ln_2, act, dropout_add (fwd + bwd).
+  EXPECT_EQ(eager_block.elementwise.size(), 14u);
+  EXPECT_EQ(fused_block.elementwise.size(), 10u);
+  for (const ElementwiseOp& e : fused_block.elementwise) {
+    EXPECT_EQ(e.name.find("softmax"), std::string::npos) << e.name;
+    EXPECT_EQ(e.name.find("attn_dropout"), std::string::npos) << e.name;
+  }
+  int fused = 0;
+  for (const Gemm& g : fused_block.gemms) {
+    if (g.kernel != GemmKernel::kFusedAttention) {
+      EXPECT_EQ(g.executed_flop_factor, 1.0) << g.name;
+      continue;
+    }
+    ++fused;
+    EXPECT_EQ(g.executed_flop_factor, g.role == GemmRole::kForward ? 0.5 : 0.625) << g.name;
+  }
+  EXPECT_EQ(fused, 6);
+  for (const Gemm& g : eager_block.gemms) EXPECT_EQ(g.kernel, GemmKernel::kLibrary) << g.name;
 }
 
 // Llama adaptation (no dropout, RMSNorm, gated MLP), Llama-2-7B at s = 4096, h = 4096, a = kv =
 // 32, f = 11008: attention 12 s h + 2 a s^2, MLP 4 s h + 8 s f:
 //   16 * 4096 * 4096 + 2 * 32 * 4096^2 + 8 * 4096 * 11008 = 268,435,456 + 1,073,741,824
 //   + 360,710,144 = 1,702,887,424 bytes per layer.
+// Fused (sdpa): 2 a s^2 becomes the logsumexp 4 a s = 524,288: 268,435,456 + 524,288 +
+// 360,710,144 = 629,669,888.
 TEST(HfTransformer, Llama2_7bActivationBytesPerLayer) {
-  const Workload w =
-      build_hf_transformer(hf_config("llama-2-7b-config.json"), "llama-2-7b-config.json", {});
+  const Workload w = build_hf_transformer(hf_config("llama-2-7b-config.json"),
+                                          "llama-2-7b-config.json", {}, AttentionImpl::kEager);
   EXPECT_EQ(w.layers[1].name, "model.layers.0");
   EXPECT_EQ(w.layers[1].activation_bytes_per_sample, 1'702'887'424.0);
+  const Workload sdpa =
+      build_hf_transformer(hf_config("llama-2-7b-config.json"), "llama-2-7b-config.json", {});
+  EXPECT_EQ(sdpa.layers[1].activation_bytes_per_sample, 629'669'888.0);
 }
 
 TEST(HfTransformer, SeqLenOverrideScalesShapes) {

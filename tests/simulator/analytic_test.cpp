@@ -64,6 +64,40 @@ TEST(AnalyticTest, TwoGpuStepByHand) {
   EXPECT_TRUE(r.fits_in_memory);
 }
 
+// What users compare against, on TwoGpuStepByHand's step (6.120 ms, 2 GPUs, batch 1 each):
+// model FLOPs per GPU per step = (1e9 forward + 2e9 backward) x 2 layers = 6e9; TFLOP/s per GPU
+// = 6e9 / 6.120e-3 / 1e12 = 0.98039; MFU against the 1 TFLOP/s fp32 peak the same 0.98039;
+// no checkpointing, so HFU = MFU; one "token" per sample: 2 / 6.120e-3 / 2 = 163.40 per GPU.
+TEST(AnalyticTest, UtilisationAndTokensByHand) {
+  const Predictor p(two_layers(), round_machine());
+  const Prediction r = p.predict({2, 8}, fp32_adam(), {});
+  EXPECT_DOUBLE_EQ(r.model_flops_per_step, 6e9);
+  EXPECT_DOUBLE_EQ(r.hardware_flops_per_step, 6e9);
+  EXPECT_DOUBLE_EQ(r.peak_flops_per_gpu, 1e12);
+  EXPECT_NEAR(model_tflops_per_gpu(r), 6e9 / 6.120e-3 / 1e12, 1e-9);
+  EXPECT_NEAR(mfu(r), 6e9 / 6.120e-3 / 1e12, 1e-9);
+  EXPECT_DOUBLE_EQ(hfu(r), mfu(r));
+  EXPECT_NEAR(tokens_per_s_per_gpu(r), 1.0 / 6.120e-3, 1e-6);
+}
+
+// HFU adds what checkpointing recomputes: one more forward of every transformer block. A
+// 2-layer GPT-2 (h 64, 4 heads, f 256, V 100, s 32) block's forward FLOPs per sample: QKV
+// 2 s h 3h = 786,432; c_proj 2 s h h = 262,144; MLP 2 x 2 s h f = 2,097,152; attention core
+// 4 s^2 h = 262,144; total 3,407,872. Two blocks, batch 2: 13,631,488 FLOPs on top.
+TEST(AnalyticTest, HardwareFlopsCountTheRecomputation) {
+  const nlohmann::json config = {{"model_type", "gpt2"}, {"n_embd", 64},      {"n_layer", 2},
+                                 {"n_head", 4},          {"vocab_size", 100}, {"n_positions", 32}};
+  const auto w = std::make_shared<const model::Workload>(
+      model::build_hf_transformer(config, "tiny.json", std::int64_t{32}));
+  model::TrainingConfig t = fp32_adam();
+  t.per_gpu_batch = 2;
+  t.activation_checkpointing = true;
+  const Prediction r = Predictor(w, round_machine()).predict({1, 8}, t, {});
+  EXPECT_DOUBLE_EQ(r.hardware_flops_per_step - r.model_flops_per_step, 13'631'488.0);
+  EXPECT_EQ(r.tokens_per_sample, 32);
+  EXPECT_GT(hfu(r), mfu(r));
+}
+
 TEST(AnalyticTest, InterferenceSlowsTheBackwardWhileACollectiveIsInFlight) {
   // TwoGpuStepByHand with compute 1.5x slower while a collective runs (interfered_s). l1's
   // backward runs alone (2..4 ms), its copy to 4.008 ms; bucket 0's all-reduce is in flight
