@@ -28,6 +28,28 @@ constexpr const char* kNoAttentionKernelNote =
     "fused attention costed at the GEMM rate of its products: no attention kernel benchmark for "
     "this GPU and precision (hardware.gpu.attention_efficiency, fp16/bf16 only)";
 
+// Autocast (amp_bf16, amp_fp16) keeps fp32 parameters and casts each weight a GEMM reads to the
+// 16-bit type in every forward (torch.autocast: linear, matmul and conv run in the lower type;
+// the cast cache lives for one autocast region, i.e. one micro-batch): the cast reads 4 and
+// writes 2 bytes per element, and its backward (ToCopyBackward) turns the 16-bit weight gradient
+// into fp32, reading 2 and writing 4. Matrices (and conv kernels) of layers that run library
+// GEMMs, tied ones included (lm_head casts the shared embedding each time); norms and embedding
+// lookups are on autocast's fp32 list and cast nothing. Bytes per micro-batch, each direction.
+double autocast_weight_cast_bytes(const model::Workload& w, std::size_t layer, Precision p) {
+  if (p != Precision::kAmpBf16 && p != Precision::kAmpFp16) return 0.0;
+  const model::Layer& l = w.layers[layer];
+  const bool runs_gemms = std::any_of(l.gemms.begin(), l.gemms.end(), [](const model::Gemm& g) {
+    return g.kernel == model::GemmKernel::kLibrary;
+  });
+  if (!runs_gemms) return 0.0;
+  double elements = 0;
+  for (int t = l.first_tensor; t < l.first_tensor + l.tensor_count; ++t) {
+    const model::ParamTensor& pt = w.tensors[static_cast<std::size_t>(t)];
+    if (pt.is_matrix()) elements += static_cast<double>(pt.numel());
+  }
+  return 6.0 * elements;
+}
+
 void add_unique_note(std::vector<std::string>& notes, const std::string& note) {
   if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
 }
@@ -303,6 +325,9 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         const double time = e.bytes_per_sample * act_scale * static_cast<double>(batch) / mem_rate;
         (e.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
       }
+      const double cast = autocast_weight_cast_bytes(*workload_, i, t.precision) / mem_rate;
+      lt.fwd[i] += cast;
+      lt.bwd[i] += cast;
     }
   }
   for (std::size_t i = 0; i < nl; ++i) {
@@ -566,8 +591,13 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
       const DdpTimeline w = timeline(mean_factor, sp.warmup_buckets);
       r.warmup_step_time_s = w.sync_end() + opt;
     }
-    // Iteration 1: one bucket of every gradient, reduced after the backward, then copied back.
-    r.first_step_time_s = cluster.gpus > 1
+    // Iteration 1 (torch/nn/parallel/distributed.py _ddp_init_helper): when the Reducer will
+    // rebuild its buckets (static_graph, or find_unused_parameters off) the initial assignment
+    // is one bucket of every gradient (bucket_size_limits = [sys.maxsize]), reduced after the
+    // backward, then copied back. With find_unused_parameters and no static graph the initial
+    // buckets are the cap-sized ones it keeps for good: iteration 1 is a steady step (with
+    // PowerSGD it would run plain all-reduce on them; not modelled, as in the event engine).
+    r.first_step_time_s = cluster.gpus > 1 && sp.first_iteration_one_bucket
                               ? bwd_end + sp.first_iteration_allreduce_s + tl.copy_out + opt
                               : r.step_time_s;
   }

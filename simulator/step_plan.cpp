@@ -37,9 +37,11 @@ WireFormat ddp_wire_format(const model::TrainingConfig& t, const model::CommHook
   if (hook.kind == CommHook::Kind::kFp16 || hook.kind == CommHook::Kind::kBf16) {
     const DType hook_dt = hook.kind == CommHook::Kind::kFp16 ? DType::kFp16 : DType::kBf16;
     if (model::dtype_bytes(gdt) > model::dtype_bytes(hook_dt)) {
-      // fp16_compress_hook: cast the bucket down (read 4, write 2), all-reduce, cast back up
-      // (read 2, write 4) and copy into the gradients.
-      f.cast_bytes_per_element = 2.0 * (model::dtype_bytes(gdt) + model::dtype_bytes(hook_dt));
+      // fp16/bf16_compress_hook (torch/distributed/algorithms/ddp_comm_hooks/default_hooks.py
+      // _compress_hook): buffer.to(dtype) reads g and writes h bytes, .div_(world_size) reads
+      // and writes h, and after the all-reduce decompress's copy_ reads h and writes g back into
+      // the bucket: 2g + 4h bytes per element (16 for fp32 -> fp16).
+      f.cast_bytes_per_element = 2.0 * model::dtype_bytes(gdt) + 4.0 * model::dtype_bytes(hook_dt);
     }
     f.dtype = hook_dt;
   }
@@ -215,6 +217,7 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
           one_way * 1e3));
     }
   }
+  sp.first_iteration_one_bucket = par.static_graph || !par.find_unused_parameters;
   // Iteration 1 runs with a single bucket, reduced once the whole backward is done.
   // (PowerSGD: plain all-reduce, since iteration 1 < start_powerSGD_iter; top-k: the hook on
   // that one bucket.)

@@ -93,6 +93,9 @@ struct StepPlan {
   std::vector<PlannedBucket> buckets;      ///< in launch order
   double used_map_allreduce_s = 0;         ///< find_unused_parameters' local_used_map all-reduce
   double first_iteration_allreduce_s = 0;  ///< iteration 1: one bucket of every gradient
+  /// Iteration 1 reduces one bucket of every gradient (DDP rebuilds its buckets afterwards:
+  /// static_graph, or find_unused_parameters off); false: it runs the steady buckets.
+  bool first_iteration_one_bucket = true;
   double grad_bytes_total = 0;
   double wire_scale = 1;  ///< bytes on the wire per gradient byte
   /// PowerSGD: the buckets as plain all-reduces, which the hook runs for the first

@@ -50,7 +50,7 @@ class DpModel {
     check_plan(plan, o);
     broadcast_ = to_sim_time(plan.buffer_broadcast_s);
     steady_ = collectives(false);
-    first_ = collectives(true);
+    first_ = plan.first_iteration_one_bucket ? collectives(true) : steady_;
     ranks_ = seeded_ranks(o, n_);
     const auto steps = static_cast<std::size_t>(o.steps);
     step_end_.assign(steps, SimTime(0));

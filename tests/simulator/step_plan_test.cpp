@@ -44,12 +44,13 @@ TEST(StepPlanTest, WireFormatOfTheHooksAndReduceDtypes) {
   WireFormat f = ddp_wire_format(t, none);
   EXPECT_EQ(f.dtype, DType::kFp32);
   EXPECT_EQ(f.cast_bytes_per_element, 0.0);
-  // fp16_compress_hook on fp32 gradients: down read 4 + write 2, up read 2 + write 4 = 12 B.
+  // fp16_compress_hook on fp32 gradients: to(fp16) read 4 + write 2, div_ read 2 + write 2,
+  // copy_ back read 2 + write 4 = 16 B.
   CommHook fp16;
   fp16.kind = CommHook::Kind::kFp16;
   f = ddp_wire_format(t, fp16);
   EXPECT_EQ(f.dtype, DType::kFp16);
-  EXPECT_EQ(f.cast_bytes_per_element, 12.0);
+  EXPECT_EQ(f.cast_bytes_per_element, 16.0);
   // bf16 gradients (bf16 training) under a bf16 hook: already narrow, no cast.
   CommHook bf16;
   bf16.kind = CommHook::Kind::kBf16;
