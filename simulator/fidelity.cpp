@@ -73,10 +73,13 @@ std::optional<double> flops_per_token(const json& row, std::size_t i, const std:
 
 std::string setup_text(const model::Scenario& s) {
   const auto& t = s.training;
-  std::string out =
-      fmt::format("{}; {} x {} GPUs; micro-batch {} x accumulation {} = global {}", s.model_label,
-                  s.hardware.name, s.cluster.gpus, t.per_gpu_batch, t.grad_accumulation,
-                  t.per_gpu_batch * t.grad_accumulation * s.cluster.gpus);
+  std::string out = fmt::format(
+      "{}; {} ({}, {:g} GiB, {:g} GB/s) x {} GPUs; micro-batch {} x accumulation {} = "
+      "global {}",
+      s.model_label, s.hardware.name, s.hardware.gpu.name,
+      s.hardware.gpu.memory_bytes / 1073741824.0, s.hardware.gpu.memory_bandwidth / 1e9,
+      s.cluster.gpus, t.per_gpu_batch, t.grad_accumulation,
+      t.per_gpu_batch * t.grad_accumulation * s.cluster.gpus);
   if (s.workload->seq_len > 1) out += fmt::format(" x {} tokens", s.workload->seq_len);
   out += fmt::format("; {}", model::precision_name(t.precision));
   if (t.grad_reduce_dtype)
