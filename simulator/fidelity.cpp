@@ -416,11 +416,10 @@ std::string rows_table(const std::vector<TrainingComparison>& rows, bool held_ou
       "predicted | source |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     if (r.held_out != held_out) continue;
-    const std::string mfu_text =
-        r.published_mfu ? fmt::format("{:.1f}% / {}", *r.published_mfu * 100,
-                                      r.ddpsim_mfu ? fmt::format("{:.1f}%", *r.ddpsim_mfu * 100)
-                                                   : std::string("-"))
-                        : std::string("-");
+    auto pct_or_dash = [](const std::optional<double>& v) {
+      return v ? fmt::format("{:.1f}%", *v * 100) : std::string("-");
+    };
+    const std::string mfu_text = pct_or_dash(r.published_mfu) + " / " + pct_or_dash(r.ddpsim_mfu);
     const std::string src = r.source_url.empty()
                                 ? r.source
                                 : fmt::format("[{}]({}), {}", r.source, r.source_url, r.location);
