@@ -16,6 +16,17 @@
 //     tokens/s, images/s, ...) or lists a training row in "fitted_from" is flagged.
 // Published end-to-end runs test the model; a flagged constant breaks that rule.
 //
+// A training row (one object of the array): "id", "source", "source_url", "location" (table and
+// row), "quoted" (the source's header and row, verbatim), the setup as published ("model",
+// "gpu_type", "num_gpus", "per_gpu_batch", "grad_accumulation", "global_batch", "seq_len",
+// "precision", "parallelism", "activation_checkpointing", "attention", "optimizer"), "quantity"
+// (a throughput_kind_name: samples_per_s, tokens_per_s, tokens_per_s_per_gpu, step_time_s,
+// tflops_per_gpu, mfu), "value" (> 0), "unit" (text), "held_out" (bool), and exactly one of
+// "scenario" (a scenario document, relative paths from the data file's folder, no sweep) and
+// "not_predicted" (why no scenario expresses the run). Optional: "model_dims" {"n_layers",
+// "d_model"} and "mfu_peak_tflops" (ddpsim's MFU; required for tflops_per_gpu and mfu),
+// "also_published" {"mfu": fraction, ...}, "mapping_notes", "notes", "setup_source".
+//
 //   FidelityReport r = compare_fidelity();           // reads the files under data_dir()
 //   model::write_file_atomic("results/FIDELITY.md", fidelity_markdown(r));
 #pragma once
