@@ -11,6 +11,7 @@
 #include <set>
 
 #include "model/cluster.hpp"
+#include "model/collective_op.hpp"
 #include "model/error.hpp"
 #include "model/hardware_io.hpp"
 #include "model/paths.hpp"
@@ -152,12 +153,30 @@ double median(std::vector<double> v) {
 
 // ---- part 2: nccl-tests sweeps ----------------------------------------------------------------
 
-constexpr const char* kSweepPrefix = "AllReduce bus bandwidth at message size ";
+constexpr const char* kSweepMarker = " bus bandwidth at message size ";
 
-// "1KB" .. "8GB": decimal prefixes of powers of two (nccl-tests prints 65536 as "65K"); the
-// nearest power of two of the decimal value.
-double size_label_bytes(const std::string& label, const std::string& where) {
+// The op named before kSweepMarker ("AllReduce bus bandwidth at message size 1KB"), as
+// nccl-tests names its binaries' collectives; nullopt for anything else.
+std::optional<model::CollectiveOp> sweep_op(const std::string& quantity) {
+  const auto at = quantity.find(kSweepMarker);
+  if (at == std::string::npos) return std::nullopt;
+  const std::string op = quantity.substr(0, at);
+  if (op == "AllReduce") return model::CollectiveOp::kAllReduce;
+  if (op == "AllGather") return model::CollectiveOp::kAllGather;
+  if (op == "ReduceScatter") return model::CollectiveOp::kReduceScatter;
+  if (op == "Broadcast") return model::CollectiveOp::kBroadcast;
+  return std::nullopt;
+}
+
+// The first word after kSweepMarker: "1KB" .. "8GB", decimal prefixes of powers of two
+// (nccl-tests prints 65536 as "65K": the nearest power of two of the decimal value), or a plain
+// byte count ("1048576").
+double size_label_bytes(const std::string& quantity, const std::string& where) {
+  const std::string rest =
+      quantity.substr(quantity.find(kSweepMarker) + std::string(kSweepMarker).size());
+  const std::string label = rest.substr(0, rest.find_first_of(" (,;"));
   std::string l = label;
+  if (!l.empty() && l.find_first_not_of("0123456789") == std::string::npos) return std::stod(l);
   if (!l.empty() && l.back() == 'B') l.pop_back();
   const char u = l.empty() ? '?' : l.back();
   const double mult = u == 'K' ? 1e3 : u == 'M' ? 1e6 : u == 'G' ? 1e9 : 0;
@@ -166,7 +185,9 @@ double size_label_bytes(const std::string& label, const std::string& where) {
     v = mult > 0 ? std::stod(l.substr(0, l.size() - 1)) : 0;
   } catch (const std::exception&) {
   }
-  if (!(v > 0)) throw Error(where + ": size label \"" + label + "\" is not <number>K|M|G[B]");
+  if (!(v > 0)) {
+    throw Error(where + ": message size \"" + label + "\" is not <number>K|M|G[B] or bytes");
+  }
   return std::exp2(std::round(std::log2(v * mult)));
 }
 
@@ -188,7 +209,8 @@ std::vector<BusbwBand> busbw_bands(const json& measurements) {
   std::map<std::string, model::HardwareSpec> systems;
   for (const json& row : measurements) {
     const std::string q = row.value("quantity", std::string());
-    if (q.rfind(kSweepPrefix, 0) != 0 || !row.contains("value") || !row.at("value").is_number() ||
+    const auto op = sweep_op(q);
+    if (!op || !row.contains("value") || !row.at("value").is_number() ||
         !row.contains("num_gpus") || !row.at("num_gpus").is_number_integer()) {
       continue;
     }
@@ -197,19 +219,22 @@ std::vector<BusbwBand> busbw_bands(const json& measurements) {
     const std::string preset = preset_for_gpu(gpu_type);
     if (preset.empty()) continue;  // no system preset for this GPU: not a sweep ddpsim predicts
     const int gpus = row.at("num_gpus").get<int>();
-    const double bytes = size_label_bytes(q.substr(std::string(kSweepPrefix).size()),
-                                          "published-measurements.json row " + id);
-    if (!systems.count(preset)) {
-      systems[preset] = model::resolve_hardware({{"preset", preset}}, "<fidelity>", "/hardware");
+    const double bytes = size_label_bytes(q, "published-measurements.json row " + id);
+    json section = {{"preset", preset}};
+    if (row.contains("gpus_per_node") && row.at("gpus_per_node").is_number_integer()) {
+      section["gpus_per_node"] = row.at("gpus_per_node");
     }
-    const model::HardwareSpec& hw = systems.at(preset);
+    if (!systems.count(section.dump())) {
+      systems[section.dump()] = model::resolve_hardware(section, "<fidelity>", "/hardware");
+    }
+    const model::HardwareSpec& hw = systems.at(section.dump());
     const model::Topology topo(hw, gpus);
-    const double b = collective_cost(model::CollectiveOp::kAllReduce, topo.bandwidths(), hw, bytes,
-                                     model::CollectiveAlgorithm::kAuto)
-                         .busbw_gbytes_per_s;
+    const double b =
+        collective_cost(*op, topo.bandwidths(), hw, bytes, model::CollectiveAlgorithm::kAuto)
+            .busbw_gbytes_per_s;
     const double published = row.at("value").get<double>();
-    const std::string key =
-        fmt::format("{} | {} | {} GPUs", row.value("source", std::string()), gpu_type, gpus);
+    const std::string key = fmt::format("{} | {} | {} | {} GPUs", model::collective_op_name(*op),
+                                        row.value("source", std::string()), gpu_type, gpus);
     sweeps[key].first = preset;
     sweeps[key].second.push_back({bytes, (b - published) / published});
   }
@@ -532,9 +557,11 @@ std::string fidelity_markdown(const FidelityReport& r) {
                       markdown_cell(n.source));
   }
   md +=
-      "\n## NCCL AllReduce busbw error by message size\n\n"
-      "Every nccl-tests AllReduce sweep in `published-measurements.json` (rows whose quantity is "
-      "\"AllReduce bus bandwidth at message size ...\"), predicted by the collective model "
+      "\n## NCCL busbw error by message size\n\n"
+      "Every nccl-tests sweep in `published-measurements.json` (rows whose quantity reads "
+      "`OP bus bandwidth at message size SIZE`, OP one of AllReduce, AllGather, ReduceScatter, "
+      "Broadcast; "
+      "grouped by op, source, GPU and GPU count), predicted by the collective model "
       "(`algorithm auto`) on the system preset of its GPU. Geomean and max of |busbw error| per "
       "size band. These rows are kernel-level data: the presets' collective constants may be "
       "fitted to them (see `fitted_from` below), so a small error here is a fit, not a test.\n\n"

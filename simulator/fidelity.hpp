@@ -8,9 +8,11 @@
 //     with their reason. Median and max |error| overall, per GPU and per strategy, for the
 //     visible rows and, separately, the rows marked "held_out" (never to be looked at when a
 //     constant changes).
-//  2. every nccl-tests AllReduce sweep of scenarios/data/published-measurements.json (rows whose
-//     quantity reads "AllReduce bus bandwidth at message size <label>", grouped by source, GPU
-//     and GPU count, whatever their ids): geomean |busbw error| per size band.
+//  2. every nccl-tests sweep of scenarios/data/published-measurements.json (rows whose quantity
+//     reads "<AllReduce|AllGather|ReduceScatter|Broadcast> bus bandwidth at message size <size>",
+//     size "1KB".."8GB" or bytes, grouped by op, source, GPU and GPU count, whatever their ids;
+//     the system preset from gpu_type, gpus_per_node from the row): geomean |busbw error| per
+//     size band.
 //  3. every constant of scenarios/hardware/{*,gpus/*,links/*}.json with the text that says
 //     where it came from; a preset whose source cites end-to-end training results (MFU,
 //     tokens/s, images/s, ...) or lists a training row in "fitted_from" is flagged.
@@ -78,7 +80,7 @@ struct ErrorSummary {
 
 /// Geomean |busbw error| of one size band of one nccl-tests sweep.
 struct BusbwBand {
-  std::string sweep;   ///< "<source> | <gpu_type> | <n> GPUs"
+  std::string sweep;   ///< "<op> | <source> | <gpu_type> | <n> GPUs"
   std::string preset;  ///< the system preset predicted on
   std::string band;    ///< "< 64 KiB", "64 KiB - 1 MiB", "1 - 64 MiB", ">= 64 MiB"
   std::size_t count = 0;

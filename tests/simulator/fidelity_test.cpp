@@ -98,12 +98,49 @@ TEST(Fidelity, FindsSweepsByTheirFieldsNotTheirIds) {
                               {{"id", "not-a-sweep"}, {"quantity", "peak busbw"}, {"value", 1}}});
   const FidelityReport r = compare_fidelity(json::array(), kFile, m, kHardware);
   ASSERT_EQ(r.bands.size(), 2u);
+  EXPECT_EQ(r.bands[0].sweep, "all_reduce | somebody's sweep | A100-SXM4-80GB | 8 GPUs");
   EXPECT_EQ(r.bands[0].band, "< 64 KiB");
   EXPECT_EQ(r.bands[0].count, 2u);
   EXPECT_EQ(r.bands[0].preset, "dgx-a100");
   EXPECT_EQ(r.bands[1].band, ">= 64 MiB");
   EXPECT_EQ(r.bands[1].count, 1u);
   EXPECT_GT(r.bands[1].geomean_abs_error, 0.0);
+}
+
+TEST(Fidelity, SweepsOfOtherOpsAndPlainByteSizesAreTheirOwnSweeps) {
+  const json m =
+      json::array({{{"id", "g1"},
+                    {"source", "s"},
+                    {"quantity", "AllGather bus bandwidth at message size 1048576 (busbw)"},
+                    {"value", 50.0},
+                    {"num_gpus", 16},
+                    {"gpus_per_node", 8},
+                    {"gpu_type", "H100 SXM"}},
+                   {{"id", "r1"},
+                    {"source", "s"},
+                    {"quantity", "AllReduce bus bandwidth at message size 8MB"},
+                    {"value", 100.0},
+                    {"num_gpus", 16},
+                    {"gpu_type", "H100 SXM"}},
+                   {{"id", "x"},
+                    {"quantity", "Alltoall bus bandwidth at message size 8MB"},
+                    {"value", 1.0},
+                    {"num_gpus", 8},
+                    {"gpu_type", "H100"}}});
+  const FidelityReport r = compare_fidelity(json::array(), kFile, m, kHardware);
+  ASSERT_EQ(r.bands.size(), 2u);  // Alltoall is not a sweep ddpsim predicts
+  EXPECT_EQ(r.bands[0].sweep, "all_gather | s | H100 SXM | 16 GPUs");
+  EXPECT_EQ(r.bands[0].band, "1 - 64 MiB");  // 1048576 bytes exactly
+  EXPECT_EQ(r.bands[1].sweep, "all_reduce | s | H100 SXM | 16 GPUs");
+  EXPECT_EQ(r.bands[1].preset, "dgx-h100");
+  json bad = m;
+  bad[1]["quantity"] = "AllReduce bus bandwidth at message size big";
+  try {
+    compare_fidelity(json::array(), kFile, bad, kHardware);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row r1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Fidelity, FlagsPresetsThatCiteEndToEndTrainingData) {
