@@ -19,6 +19,7 @@
 #include "simulator/analytic.hpp"
 #include "simulator/collective.hpp"
 #include "simulator/lr_schedule.hpp"
+#include "simulator/markdown.hpp"
 #include "simulator/memory.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
@@ -499,19 +500,7 @@ std::string pct(const std::optional<double>& rel) {
   return fmt::format("{:+.1f}%", *rel * 100);
 }
 
-std::string cell(std::string s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') {
-      out += "\\|";
-    } else if (ch == '\n') {
-      out += ' ';
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
+std::string cell(const std::string& s) { return markdown_cell(s); }
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 //   ddpsim import torch KNOBS.json [--scenario BASE.json] [--out OUT.json]
 //   ddpsim lr SCENARIO.json [--steps N] [--format table|json]
 //   ddpsim published [--out-dir results/published]
+//   ddpsim fidelity [--out-dir results]
 //   ddpsim <verb> ...   runs ddpsim-<verb> (calibrate, exec, validate, plot, gui) when built.
 //
 // Exit codes: 0 ok, 2 bad input (one line on stderr naming file and JSON pointer), 1 internal.
@@ -34,6 +35,7 @@
 #include "model/torch_import.hpp"
 #include "model/units.hpp"
 #include "simulator/collective.hpp"
+#include "simulator/fidelity.hpp"
 #include "simulator/lr_schedule.hpp"
 #include "simulator/planner.hpp"
 #include "simulator/published.hpp"
@@ -328,6 +330,24 @@ int run_published(const std::string& out_dir) {
   return 0;
 }
 
+// `ddpsim fidelity`: FIDELITY.md and fidelity.json under out_dir, both written atomically.
+int run_fidelity(const std::string& out_dir) {
+  const sim::FidelityReport r = sim::compare_fidelity();
+  const std::filesystem::path dir(out_dir);
+  model::write_file_atomic((dir / "fidelity.json").string(), sim::fidelity_json(r).dump(2) + "\n");
+  model::write_file_atomic((dir / "FIDELITY.md").string(), sim::fidelity_markdown(r));
+  for (const auto& [name, summary] :
+       {std::pair{"visible", &r.visible}, {"held-out", &r.held_out}}) {
+    if (summary->empty()) continue;
+    const sim::ErrorSummary& all = summary->front();
+    std::cout << fmt::format("{} rows: {} predicted, median |error| {:.1f}%, max {:.1f}%\n", name,
+                             all.count, all.median_abs * 100, all.max_abs * 100);
+  }
+  std::cout << fmt::format("{} not predicted\nwrote {} and {}\n", r.not_predicted.size(),
+                           (dir / "FIDELITY.md").string(), (dir / "fidelity.json").string());
+  return 0;
+}
+
 // git-style dispatch: `ddpsim calibrate ...` runs ddpsim-calibrate beside this binary.
 int dispatch(const std::string& verb, int argc, char** argv) {
   std::error_code ec;
@@ -360,7 +380,7 @@ int dispatch(const std::string& verb, int argc, char** argv) {
   }
   std::fprintf(stderr,
                "ddpsim: unknown command '%s' (commands: predict, plan, schema, collective, "
-               "import, lr, published, calibrate, exec, validate, plot, gui)\n",
+               "import, lr, published, fidelity, calibrate, exec, validate, plot, gui)\n",
                verb.c_str());
   return 2;
 }
@@ -370,8 +390,8 @@ int dispatch(const std::string& verb, int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc >= 2) {
     const std::string verb = argv[1];
-    static const std::vector<std::string> built_in = {"predict", "plan", "schema",   "collective",
-                                                      "import",  "lr",   "published"};
+    static const std::vector<std::string> built_in = {"predict", "plan", "schema",    "collective",
+                                                      "import",  "lr",   "published", "fidelity"};
     if (std::find(built_in.begin(), built_in.end(), verb) == built_in.end() &&
         verb.front() != '-') {
       return dispatch(verb, argc, argv);
@@ -456,6 +476,12 @@ int main(int argc, char** argv) {
       "published", "compare ddpsim with every published row it can predict (README.md + JSON)");
   pub->add_option("--out-dir", pub_dir, "folder for README.md and published.json");
 
+  std::string fid_dir = "results";
+  auto* fid = app.add_subcommand(
+      "fidelity",
+      "presets against published training runs and nccl-tests sweeps (FIDELITY.md + JSON)");
+  fid->add_option("--out-dir", fid_dir, "folder for FIDELITY.md and fidelity.json");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -488,6 +514,7 @@ int main(int argc, char** argv) {
     }
     if (*lrc) return run_lr(lr_path, lr_steps, lr_format);
     if (*pub) return run_published(pub_dir);
+    if (*fid) return run_fidelity(fid_dir);
   } catch (const ddpsim::Error& e) {
     std::fprintf(stderr, "ddpsim: %s\n", e.what());
     return 2;
