@@ -1,8 +1,9 @@
 // kernel_rates.hpp: how fast one GPU runs one kernel of a layer, from kernel-level measurements.
 //
 // GEMMs (cuBLAS): the GPU preset's efficiency is the best-shaped large matmul's fraction of peak
-// (a "maximum achievable matmul FLOPS" sweep, e.g. stas00/ml-engineering's mamf-finder: A100
-// SXM 267.9 of 312 TFLOP/s bf16). A real shape runs at that rate times its tile and wave
+// (a matmul sweep, stas00/ml-engineering's mamf-finder: the sustainable, power-saturated rate
+// where published, H200 698.6 of 989 TFLOP/s bf16; else the burst maximum, A100 SXM 267.9 of
+// 312; the preset's source says which). A real shape runs at that rate times its tile and wave
 // utilisation (NVIDIA "Matrix Multiplication Background User's Guide": the output is cut into
 // thread-block tiles, tiles run in waves of one per SM; a partial last tile or a partial last
 // wave does full-tile, full-wave work). cuBLAS picks the tile per shape, so the best of its tile
