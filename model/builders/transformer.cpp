@@ -85,6 +85,16 @@ class ConfigReader {
     return v;
   }
 
+  /// A dropout probability in [0, 1), or `fallback` when absent or null.
+  double probability_or(const std::string& key, double fallback) const {
+    auto it = config_.find(key);
+    if (it == config_.end() || it->is_null()) return fallback;
+    if (!it->is_number() || it->get<double>() < 0 || it->get<double>() >= 1) {
+      throw InputError(file_, "/" + key, "a probability in [0, 1)", shown(*it));
+    }
+    return it->get<double>();
+  }
+
   bool bool_or(const std::string& key, bool fallback) const {
     auto it = config_.find(key);
     if (it == config_.end() || it->is_null()) return fallback;
@@ -126,7 +136,16 @@ struct Dims {
 struct AttentionKind {
   AttentionImpl impl = AttentionImpl::kSdpa;
   bool causal = true;
+  bool dropout = true;  ///< attention-probability dropout (attn_pdrop > 0)
   bool fused() const { return impl != AttentionImpl::kEager; }
+};
+
+/// Which dropouts run. A dropout with p = 0 is no kernel and keeps no mask: ATen's dropout
+/// returns its input unchanged (aten/src/ATen/native/Dropout.cpp: the fused kernel needs
+/// 0 < p < 1, and _dropout_impl returns the input when p == 0).
+struct Dropouts {
+  bool residual = true;   ///< after attention and MLP outputs (GPT-2 resid_pdrop)
+  bool embedding = true;  ///< after the embeddings (GPT-2 embd_pdrop)
 };
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
@@ -177,6 +196,18 @@ Layer& layer_at(Workload& w, int li) { return w.layers[static_cast<std::size_t>(
 void add_ew(Layer& l, const std::string& name, double fwd_bytes, double bwd_bytes) {
   l.elementwise.push_back({name, GemmRole::kForward, fwd_bytes, 0.0});
   l.elementwise.push_back({name + ".bwd", GemmRole::kInputGrad, bwd_bytes, 0.0});
+}
+
+/// A block output joining the residual stream. With dropout: the dropout reads 2sh and writes
+/// 2sh and its 1-byte mask, fused with the add here as 7sh forward (read 2 + 2, write 2, mask 1),
+/// backward reads dY and the mask and writes dX (5sh). Without: the add alone (read 4sh, write
+/// 2sh); its backward passes the gradient through, no kernel.
+void add_residual(Layer& l, const std::string& name, double sh, bool dropout) {
+  if (dropout) {
+    add_ew(l, name, 7.0 * sh, 5.0 * sh);
+  } else {
+    l.elementwise.push_back({name, GemmRole::kForward, 6.0 * sh, 0.0});
+  }
 }
 
 /// HF GPT-2's Conv1D stores W as [in, out] and computes Y = addmm(b, X, W): same M, N, K as
@@ -236,22 +267,24 @@ double fused_attention_stats(const Dims& m) { return 4.0 * dbl(m.a) * dbl(m.s); 
 /// Attention block of GPT-2 / BERT, with its LayerNorm: 11sh + 5as^2 in the paper (QKV input
 /// 2sh, Q and K 4sh, softmax output 2as^2, its dropout mask as^2, dropout output 2as^2, V 2sh,
 /// output-projection input 2sh, output dropout mask sh), plus the LayerNorm's input 2sh.
-double korthikanti_attention(const Dims& m, AttentionKind kind) {
+double korthikanti_attention(const Dims& m, AttentionKind kind, Dropouts drop = {}) {
   const double sh = dbl(m.s) * dbl(m.h);
   const double as2 = dbl(m.a) * dbl(m.s) * dbl(m.s);
   // Fused: the paper's 5as^2 (softmax output, dropout mask and output) is never stored; the
   // output-projection input 2sh it already counts is the kernel's output O, which its backward
-  // reads too.
-  return 13.0 * sh + (kind.fused() ? fused_attention_stats(m) : 5.0 * as2);
+  // reads too. Eager without attention dropout keeps the softmax output alone (2as^2); without
+  // residual dropout there is no output mask (sh).
+  const double scores = kind.fused() ? fused_attention_stats(m) : (kind.dropout ? 5.0 : 2.0) * as2;
+  return (drop.residual ? 13.0 : 12.0) * sh + scores;
 }
 
 /// MLP block of GPT-2 / BERT, with its LayerNorm: first linear's input 2sh, GeLU input 2sf,
 /// second linear's input 2sf, dropout mask sh, LayerNorm input 2sh. At f = 4h this is the
 /// paper's 19sh + 2sh = 21sh, so a block is s*h*(34 + 5as/h).
-double korthikanti_mlp(const Dims& m) {
+double korthikanti_mlp(const Dims& m, Dropouts drop = {}) {
   const double sh = dbl(m.s) * dbl(m.h);
   const double sf = dbl(m.s) * dbl(m.f);
-  return 5.0 * sh + 4.0 * sf;
+  return (drop.residual ? 5.0 : 4.0) * sh + 4.0 * sf;
 }
 
 /// Llama attention, adapted (no dropout, RMSNorm, RoPE, GQA): RMSNorm input 2sh, q/k/v input
@@ -295,7 +328,10 @@ void add_lm_head(Workload& w, const Dims& m, int tied_to, const std::string& wei
 
 Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len,
                     AttentionImpl attention) {
-  const AttentionKind kind{attention, /*causal=*/true};
+  // GPT2Config: resid_pdrop, embd_pdrop and attn_pdrop default to 0.1.
+  const Dropouts drop{c.probability_or("resid_pdrop", 0.1) > 0,
+                      c.probability_or("embd_pdrop", 0.1) > 0};
+  const AttentionKind kind{attention, /*causal=*/true, c.probability_or("attn_pdrop", 0.1) > 0};
   Dims m;
   m.h = c.required_int("n_embd", 1);
   m.L = c.layer_count("n_layer");
@@ -328,8 +364,10 @@ Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len,
     // Gather two rows per token and add them (ids 8s, rows 2sh + 2sh, sum 2sh); the backward
     // scatter-adds dY into both tables' gradients.
     add_ew(l, "transformer.embeddings.gather", 8.0 * s + 6.0 * sh, 8.0 * s + 6.0 * sh);
-    add_ew(l, "transformer.drop", 5.0 * sh, 5.0 * sh);
-    l.activation_bytes_per_sample = sh;  // embedding dropout mask, 1 byte per element
+    if (drop.embedding) {
+      add_ew(l, "transformer.drop", 5.0 * sh, 5.0 * sh);
+      l.activation_bytes_per_sample = sh;  // embedding dropout mask, 1 byte per element
+    }
   }
 
   for (std::int64_t i = 0; i < m.L; ++i) {
@@ -356,16 +394,17 @@ Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len,
     add_attention_core(l, p + ".attn", m.s, m.a, m.d, kind);
     if (!kind.fused()) {
       add_ew(l, p + ".attn.softmax", 4.0 * as2, 6.0 * as2);
-      add_ew(l, p + ".attn.attn_dropout", 5.0 * as2, 5.0 * as2);
+      if (kind.dropout) add_ew(l, p + ".attn.attn_dropout", 5.0 * as2, 5.0 * as2);
     }
     add_conv1d_gemms(l, p + ".attn.c_proj", m.s, m.h, m.h);
-    add_ew(l, p + ".attn.resid_dropout_add", 7.0 * sh, 5.0 * sh);
+    add_residual(l, p + (drop.residual ? ".attn.resid_dropout_add" : ".attn.resid_add"), sh,
+                 drop.residual);
     add_ew(l, p + ".ln_2", 4.0 * sh, 6.0 * sh);
     add_conv1d_gemms(l, p + ".mlp.c_fc", m.s, m.h, m.f);
     add_ew(l, p + ".mlp.act." + act, 4.0 * sf, 6.0 * sf);
     add_conv1d_gemms(l, p + ".mlp.c_proj", m.s, m.f, m.h);
-    add_ew(l, p + ".mlp.dropout_add", 7.0 * sh, 5.0 * sh);
-    l.activation_bytes_per_sample = korthikanti_attention(m, kind) + korthikanti_mlp(m);
+    add_residual(l, p + (drop.residual ? ".mlp.dropout_add" : ".mlp.resid_add"), sh, drop.residual);
+    l.activation_bytes_per_sample = korthikanti_attention(m, kind, drop) + korthikanti_mlp(m, drop);
   }
 
   const int lnf = add_layer(w, "transformer.ln_f", "norm");

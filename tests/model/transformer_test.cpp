@@ -250,6 +250,32 @@ TEST(HfTransformer, Gpt2SmallActivationBytes) {
   EXPECT_EQ(flash.activation_bytes_per_sample(), 531'238'912.0);
 }
 
+// GPT-2 with every dropout probability 0 (MPT's setting; ATen's dropout is the identity at
+// p = 0, no kernel, no mask): the block loses its two residual-dropout masks (2sh), the
+// embeddings their mask (sh), eager attention its dropout mask and output (3as^2):
+//   sdpa  block 32 s h + 4 a s = 25,165,824 + 49,152 = 25,214,976
+//         total 12 x 25,214,976 + 0 + 3,145,728 + 205,852,672 = 511,578,112
+//   eager block 32 s h + 2 a s^2 = 25,165,824 + 25,165,824 = 50,331,648
+TEST(HfTransformer, ZeroDropoutKeepsNoMasks) {
+  nlohmann::json config = hf_config("gpt2-config.json");
+  config["resid_pdrop"] = 0.0;
+  config["embd_pdrop"] = 0.0;
+  config["attn_pdrop"] = 0.0;
+  const Workload sdpa = build_hf_transformer(config, "gpt2-config.json", {});
+  EXPECT_EQ(sdpa.layers[1].activation_bytes_per_sample, 25'214'976.0);
+  EXPECT_EQ(sdpa.activation_bytes_per_sample(), 511'578'112.0);
+  for (const Layer& l : sdpa.layers) {
+    for (const ElementwiseOp& e : l.elementwise) {
+      EXPECT_EQ(e.name.find("drop"), std::string::npos) << e.name;
+    }
+  }
+  const Workload eager =
+      build_hf_transformer(config, "gpt2-config.json", {}, AttentionImpl::kEager);
+  EXPECT_EQ(eager.layers[1].activation_bytes_per_sample, 50'331'648.0);
+  config["resid_pdrop"] = 1.0;
+  EXPECT_THROW(build_hf_transformer(config, "gpt2-config.json", {}), InputError);
+}
+
 // The fused kernel runs the same six products (model FLOPs unchanged: MFU's dense convention)
 // without the softmax and dropout passes over the s x s scores. GPT-2 is causal: the forward
 // products execute half their FLOPs, the backward's four execute 1/2 x 5/4 = 5/8 (Q K^T is
