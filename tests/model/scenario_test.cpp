@@ -459,6 +459,15 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
         same, &layers}},
       {"/hardware/gpu/memory_efficiency",
        {[](const Scenario& s) { return json(s.hardware.gpu.memory_efficiency); }, same, &mlp}},
+      {"/hardware/gpu/compute_capability",
+       {[](const Scenario& s) { return json(s.hardware.gpu.compute_capability); }, same, &mlp}},
+      {"/hardware/collectives/model",
+       {[](const Scenario& s) {
+          return json(s.hardware.collective_model == model::CollectiveModel::kAlphaBeta
+                          ? "alpha_beta"
+                          : "nccl");
+        },
+        same, &mlp}},
       {"/hardware/intra_node_switched",
        {[](const Scenario& s) { return json(s.hardware.intra_node_switched); }, same, &mlp}},
       {"/hardware/network/oversubscription",
