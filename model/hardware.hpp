@@ -34,7 +34,10 @@ struct GpuSpec {
   double memory_bytes = 0;         ///< HBM capacity
   double memory_bandwidth = 0;     ///< HBM bytes/s
   double memory_efficiency = 0.8;  ///< achievable fraction of memory_bandwidth for streaming ops
-  std::string source;              ///< datasheet
+  /// CUDA compute capability (7.0 V100, 8.0 A100, 9.0 H100/H200): picks NCCL's per-generation
+  /// tuning constants (simulator/nccl_tuning.hpp).
+  double compute_capability = 8.0;
+  std::string source;  ///< datasheet
 };
 
 /// A class of link with its physical rate and latency.
@@ -56,6 +59,10 @@ struct CollectiveTuning {
   double nvls_latency = 25e-6;    ///< whole-operation latency of NVLS (NCCL models 25 us)
 };
 
+/// How collectives are costed: NCCL's own tuning model (presets), or the alpha-beta line of the
+/// `collectives` constants (a calibration profile's measured line, a hand-described machine).
+enum class CollectiveModel { kNccl, kAlphaBeta };
+
 /// A whole system: nodes of identical GPUs joined by an intra-node fabric and NICs.
 struct HardwareSpec {
   std::string name;  ///< preset name ("dgx-h100") or "custom"
@@ -70,7 +77,8 @@ struct HardwareSpec {
   int nodes_per_leaf = 32;        ///< nodes under one leaf switch
   CollectiveTuning intra_tuning;  ///< NCCL-like behaviour inside a node
   CollectiveTuning inter_tuning;  ///< ... and across nodes
-  std::string source;             ///< where the numbers come from (datasheets, nccl-tests row ids)
+  CollectiveModel collective_model = CollectiveModel::kNccl;  ///< "collectives": {"model": ...}
+  std::string source;  ///< where the numbers come from (datasheets, nccl-tests row ids)
   /// The calibration profile the spec was read from ("hardware.profile" or "preset":
   /// "this-machine"); null for presets and explicit keys. Its measured GEMM and collective
   /// tables refine what the fields above summarise (model/profile.hpp).

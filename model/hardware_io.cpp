@@ -188,6 +188,7 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
   s.gpu.memory_bandwidth =
       gbytes_per_s_to_bytes_per_s(need_number(g, "memory_bandwidth_gbytes_per_s", file, gp));
   s.gpu.memory_efficiency = get_or_default<double>(g, "/hardware/gpu/memory_efficiency");
+  s.gpu.compute_capability = get_or_default<double>(g, "/hardware/gpu/compute_capability");
   if (!g.contains("peak_tflops") || g.at("peak_tflops").empty()) {
     throw InputError(file, gp + "/peak_tflops", "at least one dtype's peak", "nothing");
   }
@@ -232,6 +233,10 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
       parse_tuning(coll.value("intra_node", json::object()), "/hardware/collectives/intra_node");
   s.inter_tuning =
       parse_tuning(coll.value("inter_node", json::object()), "/hardware/collectives/inter_node");
+  s.collective_model =
+      get_or_default<std::string>(coll, "/hardware/collectives/model") == "alpha_beta"
+          ? CollectiveModel::kAlphaBeta
+          : CollectiveModel::kNccl;
   s.profile = std::move(profile);
   return s;
 }

@@ -106,7 +106,8 @@ json hardware_json_from_profile(const Profile& p, const std::string& file,
                         {"bandwidth_gbps", busbw_gbytes * 8},
                         {"latency_us", step_us}};
     const json tune = {{"ring_efficiency", 1.0}, {"tree_efficiency", 1.0}, {"latency_us", step_us}};
-    hw["collectives"] = {{"intra_node", tune}, {"inter_node", tune}};
+    // The measured line itself, not NCCL's model: the profile may time Gloo or any backend.
+    hw["collectives"] = {{"model", "alpha_beta"}, {"intra_node", tune}, {"inter_node", tune}};
   }
   return hw;
 }

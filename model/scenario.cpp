@@ -129,6 +129,20 @@ const char* algorithm_name(CollectiveAlgorithm a) {
   DDPSIM_ASSERT(false, "unknown algorithm");
 }
 
+const char* protocol_name(CollectiveProtocol p) {
+  switch (p) {
+    case CollectiveProtocol::kAuto:
+      return "auto";
+    case CollectiveProtocol::kLL:
+      return "ll";
+    case CollectiveProtocol::kLL128:
+      return "ll128";
+    case CollectiveProtocol::kSimple:
+      return "simple";
+  }
+  DDPSIM_ASSERT(false, "unknown protocol");
+}
+
 DType compute_dtype(Precision p) {
   switch (p) {
     case Precision::kFp32:

@@ -32,6 +32,8 @@ enum class Strategy { kDdp, kZero1, kZero2, kZero3, kFsdpFullShard, kFsdpShardGr
 /// kNvlsTree (NCCL's NVLS_TREE: in-switch reduction inside each node, a tree across nodes) is
 /// chosen by kAuto or kNvls across nodes of an NVLS-capable NVSwitch; it is not a scenario value.
 enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kNvlsTree };
+/// NCCL's protocols (NCCL_PROTO: LL, LL128, Simple); kAuto lets the tuner choose.
+enum class CollectiveProtocol { kAuto, kLL, kLL128, kSimple };
 enum class Engine { kAnalytic, kEvent };
 /// Per-layer compute noise of the event engine: Normal(1, cv) clipped at 0.05, or log-normal
 /// with mean 1 and coefficient of variation cv.
@@ -45,7 +47,8 @@ const char* optimizer_name(Optimizer o);
 const char* optimizer_impl_name(OptimizerImpl i);  ///< "foreach", "fused", "for_loop"
 const char* strategy_name(Strategy s);
 const char* algorithm_name(CollectiveAlgorithm a);
-const char* fsdp_prefetch_name(FsdpPrefetch p);  ///< "backward_pre", "backward_post", "none"
+const char* protocol_name(CollectiveProtocol p);  ///< "auto", "ll", "ll128", "simple"
+const char* fsdp_prefetch_name(FsdpPrefetch p);   ///< "backward_pre", "backward_post", "none"
 /// True for every strategy but ddp (ZeRO-1/2/3 and the FSDP sharding strategies).
 inline bool is_sharded(Strategy s) { return s != Strategy::kDdp; }
 

@@ -151,6 +151,10 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
                      "HBM bandwidth (10^9 byte/s)", 1e9));
   t.push_back(number(h + "/gpu/memory_efficiency", "", 0.8, 1e-6, false,
                      "achievable fraction of HBM bandwidth for streaming kernels", 1.0));
+  t.push_back(number(h + "/gpu/compute_capability", "", 8.0, 3.0, false,
+                     "CUDA compute capability (7.0 V100, 8.0 A100, 9.0 H100): selects NCCL's "
+                     "per-generation tuning constants",
+                     20.0));
   t.push_back(obj(h + "/gpu/peak_tflops", "dense peak per compute dtype (no sparsity)"));
   t.push_back(obj(h + "/gpu/efficiency",
                   "achievable fraction of peak of the best-shaped large GEMM (a matmul sweep's "
@@ -189,7 +193,12 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
                      "leaf-to-spine oversubscription (1: non-blocking)", 1024));
   t.push_back(
       integer(h + "/network/nodes_per_leaf", "nodes", 32, 1, "nodes under one leaf switch", 1e6));
-  t.push_back(obj(h + "/collectives", "fitted collective-library constants"));
+  t.push_back(obj(h + "/collectives", "collective-library constants"));
+  t.push_back(str(h + "/collectives/model", "nccl", {"nccl", "alpha_beta"},
+                  "nccl: NCCL's own tuning model (algorithms x protocols, channels; the constants "
+                  "below give the achievable link fractions and NVLS efficiency); alpha_beta: one "
+                  "line per algorithm from these constants (a measured or hand-described "
+                  "machine; calibration profiles)"));
   add_tuning_keys(t, h + "/collectives/intra_node", 3.4);
   add_tuning_keys(t, h + "/collectives/inter_node", 14.0);
   t.push_back(array(h + "/collectives/fitted_from", 0,

@@ -1,21 +1,15 @@
 // collective.hpp: analytic cost of collectives (alpha-beta, NCCL's vocabulary).
 //
-// One formula family fed by a table of constants (CollectiveBandwidths from the cluster graph,
-// CollectiveTuning fitted to published nccl-tests rows or to a calibration profile):
-//   ring AllReduce      t = (2(n-1) - k)*a_i + k*a_e + 2(n-1)/n * S / (eta*B),
-//                       k = 2(N-1) inter-node steps when the ring spans N > 1 nodes (NCCL),
-//   ring ReduceScatter / AllGather   steps n-1 (k = N-1), volume (n-1)/n * S,
-//   Broadcast, Reduce   t = (n-1)*a + S/(eta*B)  (pipelined ring; NCCL's Reduce mirrors it),
-//   tree AllReduce      t = 2*((g-1)*a_i + ceil(log2 N)*a_e) + 2*S/(eta_tree*B)  (NCCL double
-//                       binary tree across nodes, chain inside a node),
-//   hierarchical        ReduceScatter inside the node, ring AllReduce of S/g across nodes on each
-//                       GPU's rail, AllGather inside the node,
-//   NVLS                t = a_nvls + S/(eta_nvls*B_nvls) (in-switch reduction, one node),
-//   NVLS_TREE           NVLS inside each node, then across nodes: costed as the hierarchical form,
-//   auto                the fastest of the algorithms NCCL has on this hardware: Ring; Tree
-//                       across nodes; NVLS on one node and NVLS_TREE across nodes of an NVSwitch
-//                       that reduces (NVIDIA/nccl src/enqueue.cc updateCollCostTable). NCCL has
-//                       no hierarchical all-reduce: that form is costed only when asked for.
+// The NCCL algorithms (ring, tree, NVLS, NVLS_TREE) are costed by NCCL's own tuning model
+// (simulator/nccl_tuning.hpp): for every (algorithm, protocol) NCCL has on the hardware,
+// t = base latency + per-step hardware latencies (NVLink / PCIe / network) + bytes / bandwidth,
+// the bandwidth being channels x per-channel rate from the cluster graph's link rates, capped
+// per protocol (LL, LL128, Simple), with the channels NCCL really runs for that size; `auto`
+// takes the (algorithm, protocol) NCCL's tuner takes (NVIDIA/nccl src/enqueue.cc
+// topoGetAlgoInfo), a forced algorithm or protocol restricts the choice like NCCL_ALGO /
+// NCCL_PROTO. NCCL has no hierarchical all-reduce: that form (ReduceScatter inside the node,
+// ring AllReduce of S/g across nodes on each GPU's rail, AllGather inside the node, with the
+// preset's per-step latencies) is costed only when asked for.
 // S is the message size in bytes (nccl-tests' "size"); n ranks, N nodes, g GPUs per node.
 // Every result carries time, algbw = S/t and busbw = algbw * factor (2(n-1)/n for AllReduce,
 // (n-1)/n for ReduceScatter/AllGather, 1 for Broadcast and Reduce: model::busbw_factor), like
@@ -38,20 +32,24 @@ struct CollectiveCost {
   double algbw_gbytes_per_s = 0;  ///< S / t, 10^9 byte/s
   double busbw_gbytes_per_s = 0;  ///< algbw * bus factor
   model::CollectiveAlgorithm algorithm = model::CollectiveAlgorithm::kRing;
+  model::CollectiveProtocol protocol = model::CollectiveProtocol::kSimple;  ///< NCCL's protocol
+  int channels = 1;  ///< channels (CUDA blocks) the call runs on
 };
 
-/// Cost of `c` on `bytes` over all GPUs of `bw`. A single rank costs nothing. Algorithms that do
-/// not apply (NVLS across nodes or without in-switch reduction, hierarchical on one node) are
-/// skipped by kAuto; asking for one explicitly falls back to ring for the parts it cannot do
-/// (documented per case in the .cpp).
-CollectiveCost collective_cost(model::CollectiveOp c, const model::CollectiveBandwidths& bw,
-                               const model::HardwareSpec& hw, double bytes,
-                               model::CollectiveAlgorithm algorithm);
+/// Cost of `c` on `bytes` over all GPUs of `bw`. A single rank costs nothing. kAuto weighs what
+/// NCCL has here; an algorithm NCCL does not have for this collective or hardware (NVLS on an
+/// A100, NVLS across nodes runs as NVLS_TREE, tree for an all-gather) falls back to the ring,
+/// and a protocol the algorithm cannot run (LL with NVLS) to the algorithm's own choice.
+CollectiveCost collective_cost(
+    model::CollectiveOp c, const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw,
+    double bytes, model::CollectiveAlgorithm algorithm,
+    model::CollectiveProtocol protocol = model::CollectiveProtocol::kAuto);
 
-inline CollectiveCost allreduce_cost(const model::CollectiveBandwidths& bw,
-                                     const model::HardwareSpec& hw, double bytes,
-                                     model::CollectiveAlgorithm algorithm) {
-  return collective_cost(model::CollectiveOp::kAllReduce, bw, hw, bytes, algorithm);
+inline CollectiveCost allreduce_cost(
+    const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw, double bytes,
+    model::CollectiveAlgorithm algorithm,
+    model::CollectiveProtocol protocol = model::CollectiveProtocol::kAuto) {
+  return collective_cost(model::CollectiveOp::kAllReduce, bw, hw, bytes, algorithm, protocol);
 }
 
 }  // namespace ddpsim::sim

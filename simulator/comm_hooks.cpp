@@ -108,7 +108,11 @@ std::vector<PlannedBucket> Predictor::powersgd_buckets(const model::BucketPlan& 
             ? (u + p + q) / planned.collective_s *
                   model::busbw_factor(model::CollectiveOp::kAllReduce, gpus) / 1e9
             : 0.0;
-    planned.cost.algorithm = u >= p + q ? cu.algorithm : (p >= q ? cp.algorithm : cq.algorithm);
+    // The largest of the three names the algorithm, protocol and channels.
+    const CollectiveCost& big = u >= p + q ? cu : (p >= q ? cp : cq);
+    planned.cost.algorithm = big.algorithm;
+    planned.cost.protocol = big.protocol;
+    planned.cost.channels = big.channels;
     planned.ready_layer = b.ready_layer;
     if (gpus > 1) {
       const double l = static_cast<double>(pb.elements);
@@ -166,6 +170,8 @@ std::vector<PlannedBucket> Predictor::topk_buckets(const model::BucketPlan& plan
       planned.collective_s = c.time_s;
       planned.cost.busbw_gbytes_per_s = c.busbw_gbytes_per_s;
       planned.cost.algorithm = c.algorithm;
+      planned.cost.protocol = c.protocol;
+      planned.cost.channels = c.channels;
       const double select = g * 7.0 * l + kd * (g + kTopKIndexBytes);
       const double scatter = g * 3.0 * l + ranks * kd * (3.0 * g + kTopKIndexBytes);
       planned.overhead_s = (select + scatter) / mem_rate;

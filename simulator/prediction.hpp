@@ -31,6 +31,8 @@ struct BucketTiming {
   double end_s = 0;
   double busbw_gbytes_per_s = 0;
   model::CollectiveAlgorithm algorithm = model::CollectiveAlgorithm::kRing;
+  model::CollectiveProtocol protocol = model::CollectiveProtocol::kSimple;  ///< NCCL's protocol
+  int channels = 1;  ///< channels the collective runs on
   model::CollectiveOp kind = model::CollectiveOp::kAllReduce;
   CommPhase phase = CommPhase::kBackward;
   /// NCCL calls it is made of: 1, or DeepSpeed ZeRO-1/2's one reduce per owning rank.

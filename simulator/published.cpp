@@ -183,11 +183,10 @@ System load_system(const json& section) {
   return s;
 }
 
-double busbw_gbytes_per_s(const System& s, int gpus, double bytes,
-                          model::CollectiveAlgorithm algo = model::CollectiveAlgorithm::kAuto) {
+CollectiveCost allreduce(const System& s, int gpus, double bytes,
+                         model::CollectiveAlgorithm algo = model::CollectiveAlgorithm::kAuto) {
   const model::Topology topo(s.hw, gpus);
-  return collective_cost(model::CollectiveOp::kAllReduce, topo.bandwidths(), s.hw, bytes, algo)
-      .busbw_gbytes_per_s;
+  return collective_cost(model::CollectiveOp::kAllReduce, topo.bandwidths(), s.hw, bytes, algo);
 }
 
 // "1K".."8G": the decimal prefixes of 2^10..2^33 (the rows' notes: powers of two, '65K' =
@@ -215,12 +214,17 @@ PublishedComparison busbw_row(const std::string& id, const std::string& publishe
   c.id = id;
   c.group = "nccl-tests";
   c.quantity = "AllReduce busbw";
-  c.setup = fmt::format("{} x {} GPUs, {}, algorithm {}{}", s.label, gpus, size_text(bytes),
-                        model::algorithm_name(algo), note.empty() ? "" : "; " + note);
+  const CollectiveCost cost = allreduce(s, gpus, bytes, algo);
+  c.setup = fmt::format("{} x {} GPUs, {}, algorithm {} -> {}/{}/{} channels{}", s.label, gpus,
+                        size_text(bytes), model::algorithm_name(algo),
+                        model::algorithm_name(cost.algorithm), model::protocol_name(cost.protocol),
+                        cost.channels, note.empty() ? "" : "; " + note);
   c.unit = "GB/s";
   c.published_text = published_text;
   c.published = published;
-  const double b = busbw_gbytes_per_s(s, gpus, bytes, algo);
+  c.bytes = bytes;
+  c.sweep = id;
+  const double b = cost.busbw_gbytes_per_s;
   c.ddpsim = b;
   c.ddpsim_text = fmt::format("{:.2f}", b);
   c.relative_error = relative(b, published);
@@ -325,7 +329,7 @@ PublishedReport compare_published(const json& rows) {
     } else if (starts_with(id, "zero-t2-")) {
       for (auto& c : zero_table2(row)) r.rows.push_back(std::move(c));
     } else if (starts_with(id, "nccl-azure-")) {
-      // "nccl-azure-a100-1K": 8 GPUs in one node; the preset fitted to this very sweep.
+      // "nccl-azure-a100-1K": 8 GPUs in one node (NCCL's model; nothing fitted to the sweep).
       const std::string rest = id.substr(std::string("nccl-azure-").size());
       const auto dash = rest.find('-');
       const std::string gpu = rest.substr(0, dash);
@@ -335,9 +339,10 @@ PublishedReport compare_published(const json& rows) {
       const double v = row.at("value").get<double>();
       PublishedComparison c =
           busbw_row(id, printed(row.at("value")), v, s, row.at("num_gpus").get<int>(), bytes, kAuto,
-                    "the preset's constants were fitted to this sweep");
-      // presets_test.cpp: 15% at >= 256 MiB; the two-parameter line cannot follow NCCL's
-      // protocol changes between ~1 MiB and ~256 MiB, so smaller sizes are reported.
+                    "NCCL's tuning model, no constant fitted to this sweep");
+      c.sweep = "nccl-azure-" + gpu;
+      // 15% at >= 256 MiB; smaller sizes are reported (their errors by size band are
+      // summarised below the table).
       if (bytes >= 256.0 * 1048576.0) {
         c.tolerance = "15%";
         c.agreement = within(*c.relative_error, 0.15);
@@ -502,6 +507,49 @@ std::string pct(const std::optional<double>& rel) {
 
 std::string cell(const std::string& s) { return markdown_cell(s); }
 
+// Geometric mean of |busbw error| of the nccl-tests rows, per sweep and message-size band.
+std::string nccl_band_markdown(const PublishedReport& r) {
+  struct Band {
+    const char* name;
+    double lo, hi;
+  };
+  const Band bands[] = {{"< 64 KiB", 0, 65536},
+                        {"64 KiB - 1 MiB", 65536, 1048576},
+                        {"1 - 64 MiB", 1048576, 67108864},
+                        {">= 64 MiB", 67108864, 1e300},
+                        {">= 64 KiB", 65536, 1e300}};
+  std::vector<std::string> sweeps;
+  for (const auto& c : r.rows) {
+    if (c.group != "nccl-tests" || !c.relative_error || c.bytes <= 0) continue;
+    if (std::find(sweeps.begin(), sweeps.end(), c.sweep) == sweeps.end()) {
+      sweeps.push_back(c.sweep);
+    }
+  }
+  std::string md =
+      "\n## nccl-tests busbw error by size band\n\nGeometric mean of |busbw error| over the "
+      "rows of each sweep in each band (rows: count); the size is nccl-tests' \"size\".\n\n"
+      "| sweep |";
+  for (const auto& b : bands) md += fmt::format(" {} |", b.name);
+  md += "\n|---|";
+  for (std::size_t i = 0; i < std::size(bands); ++i) md += "---|";
+  md += "\n";
+  for (const auto& sw : sweeps) {
+    md += "| `" + cell(sw) + "` |";
+    for (const auto& b : bands) {
+      double log_sum = 0;
+      int n = 0;
+      for (const auto& c : r.rows) {
+        if (c.sweep != sw || !c.relative_error || c.bytes < b.lo || c.bytes >= b.hi) continue;
+        log_sum += std::log(std::max(std::abs(*c.relative_error), 1e-6));
+        ++n;
+      }
+      md += n == 0 ? " - |" : fmt::format(" {:.1f}% ({}) |", 100 * std::exp(log_sum / n), n);
+    }
+    md += "\n";
+  }
+  return md;
+}
+
 }  // namespace
 
 json published_json(const PublishedReport& r) {
@@ -568,6 +616,7 @@ std::string published_markdown(const PublishedReport& r) {
                         cell(c.setup));
     }
   }
+  md += nccl_band_markdown(r);
   md += "\n## Not predicted\n\n| id | why |\n|---|---|\n";
   for (const auto& n : r.not_predicted) {
     md += fmt::format("| `{}` | {} |\n", cell(n.id), cell(n.reason));

@@ -57,6 +57,8 @@ struct PublishedComparison {
   std::optional<double> relative_error;  ///< (ddpsim - published) / published
   std::string tolerance;                 ///< e.g. "15%", "+-0.05 (half the last digit)"
   Agreement agreement = Agreement::kReported;
+  std::string sweep;  ///< nccl-tests rows: the sweep the row belongs to ("nccl-azure-a100")
+  double bytes = 0;   ///< nccl-tests rows: the message size
 };
 
 struct NotPredicted {

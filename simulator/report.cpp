@@ -87,6 +87,8 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
                {"start_s", b.start_s},
                {"end_s", b.end_s},
                {"algorithm", model::algorithm_name(b.algorithm)},
+               {"protocol", model::protocol_name(b.protocol)},
+               {"channels", b.channels},
                {"busbw_gbytes_per_s", b.busbw_gbytes_per_s}};
     if (sharded) {
       // Every collective of a sharded step; DDP buckets keep their original keys (all

@@ -203,6 +203,8 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
     c.cost.phase = phase;
     c.cost.bytes = static_cast<std::int64_t>(std::llround(bytes));
     c.cost.algorithm = cc.algorithm;
+    c.cost.protocol = cc.protocol;
+    c.cost.channels = cc.channels;
     c.cost.busbw_gbytes_per_s = cc.busbw_gbytes_per_s;
     c.collective_s = cc.time_s;
     c.scope = scope;

@@ -152,6 +152,8 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
     pb.cost.tensors = static_cast<int>(b.tensors.size());
     pb.cost.busbw_gbytes_per_s = c.busbw_gbytes_per_s;
     pb.cost.algorithm = c.algorithm;
+    pb.cost.protocol = c.protocol;
+    pb.cost.channels = c.channels;
     pb.collective_s = c.time_s;
     pb.overhead_s = cluster.gpus > 1
                         ? cast_bytes_per_element * static_cast<double>(b.elements) / mem_rate

@@ -168,13 +168,13 @@ int run_collective(const std::string& hardware, int gpus, const std::string& op,
   if (op == "broadcast") c = model::CollectiveOp::kBroadcast;
   std::printf("# %s on %d x %s (%s), %d node(s), model prediction\n", op.c_str(), gpus,
               s.hardware.gpu.name.c_str(), s.hardware.name.c_str(), bw.nodes);
-  std::printf("# %12s %12s %8s %13s %10s %8s %8s\n", "size(B)", "count", "type", "algorithm",
-              "time(us)", "algbw", "busbw");
+  std::printf("# %12s %12s %8s %13s %8s %8s %10s %8s %8s\n", "size(B)", "count", "type",
+              "algorithm", "protocol", "channels", "time(us)", "algbw", "busbw");
   for (double b = lo; b <= hi; b *= 2) {
     const auto cost = sim::collective_cost(c, bw, s.hardware, b, s.parallelism.algorithm);
-    std::printf("  %12.0f %12.0f %8s %13s %10.2f %8.2f %8.2f\n", b, b / 4, "float",
-                model::algorithm_name(cost.algorithm), cost.time_s * 1e6, cost.algbw_gbytes_per_s,
-                cost.busbw_gbytes_per_s);
+    std::printf("  %12.0f %12.0f %8s %13s %8s %8d %10.2f %8.2f %8.2f\n", b, b / 4, "float",
+                model::algorithm_name(cost.algorithm), model::protocol_name(cost.protocol),
+                cost.channels, cost.time_s * 1e6, cost.algbw_gbytes_per_s, cost.busbw_gbytes_per_s);
   }
   return 0;
 }

@@ -502,6 +502,15 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
        {[](const Scenario& s) { return json(s.hardware.gpu.sm_count); }, same, &mlp}},
       {"/hardware/gpu/memory_efficiency",
        {[](const Scenario& s) { return json(s.hardware.gpu.memory_efficiency); }, same, &mlp}},
+      {"/hardware/gpu/compute_capability",
+       {[](const Scenario& s) { return json(s.hardware.gpu.compute_capability); }, same, &mlp}},
+      {"/hardware/collectives/model",
+       {[](const Scenario& s) {
+          return json(s.hardware.collective_model == model::CollectiveModel::kAlphaBeta
+                          ? "alpha_beta"
+                          : "nccl");
+        },
+        same, &mlp}},
       {"/hardware/intra_node_switched",
        {[](const Scenario& s) { return json(s.hardware.intra_node_switched); }, same, &mlp}},
       {"/hardware/network/oversubscription",

@@ -116,9 +116,11 @@ model::HardwareSpec preset(const std::string& name) {
 TEST(NetworkSimTest, UncontendedRingEqualsTheFormulaOnEveryPreset) {
   // With nothing else on the network the expanded ring is steps x (alpha + chunk / rate) and the
   // slowest flow's rate is min over links of bandwidth / load, so the time is collective.hpp's
-  // 2(n-1) alpha + 2(n-1)/n S / (eta B) (and (n-1) steps for ReduceScatter/AllGather).
+  // 2(n-1) alpha + 2(n-1)/n S / (eta B) (and (n-1) steps for ReduceScatter/AllGather): the
+  // alpha-beta line of the preset's constants (the flows expand that line, not NCCL's protocols).
   for (const std::string name : {"dgx-1", "dgx-a100", "dgx-h100", "hgx-h200"}) {
-    const model::HardwareSpec hw = preset(name);
+    model::HardwareSpec hw = preset(name);
+    hw.collective_model = model::CollectiveModel::kAlphaBeta;
     for (int gpus : {2, 8, 16, 64, 1024}) {
       const model::Topology topo(hw, gpus);
       const LinkGraph g(topo, hw);

@@ -35,6 +35,7 @@ inline model::HardwareSpec round_machine() {
   hw.nics_per_node = 8;
   hw.intra_tuning = {1.0, 1.0, 0.0, 0.0};
   hw.inter_tuning = {1.0, 1.0, 0.0, 0.0};
+  hw.collective_model = model::CollectiveModel::kAlphaBeta;  // the hand-computed line
   return hw;
 }
 
