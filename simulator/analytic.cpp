@@ -597,9 +597,11 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     // backward, then copied back. With find_unused_parameters and no static graph the initial
     // buckets are the cap-sized ones it keeps for good: iteration 1 is a steady step (with
     // PowerSGD it would run plain all-reduce on them; not modelled, as in the event engine).
-    r.first_step_time_s = cluster.gpus > 1 && sp.first_iteration_one_bucket
-                              ? bwd_end + sp.first_iteration_allreduce_s + tl.copy_out + opt
-                              : r.step_time_s;
+    // With one bucket nothing is reduced during the backward, so no interference slows it.
+    r.first_step_time_s =
+        cluster.gpus > 1 && sp.first_iteration_one_bucket
+            ? bwd_end - tl.slowed + sp.first_iteration_allreduce_s + tl.copy_out + opt
+            : r.step_time_s;
   }
   if (sp.measured) {
     // The same layout on the low and high ends of every measured interval.
@@ -614,6 +616,13 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
         sp.interference);
     r.warnings.push_back(note);
     if (r.measured) r.measured->notes.push_back(note);
+  }
+  if (sp.interference_source == "nccl_channels" && cluster.gpus > 1) {
+    r.warnings.push_back(fmt::format(
+        "interference {:.3f}: the backward runs on the SMs NCCL's bucket all-reduces leave free "
+        "({} SMs / ({} - {} channels); simulation.interference overrides it)",
+        sp.interference, hw_.gpu.sm_count, hw_.gpu.sm_count,
+        static_cast<int>(std::lround(hw_.gpu.sm_count - hw_.gpu.sm_count / sp.interference))));
   }
   r.grad_bytes_total = sp.grad_bytes_total;
   r.model_flops_per_step =

@@ -237,6 +237,21 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
     sp.first_iteration_allreduce_s =
         allreduce_cost(bw, hw_, sp.grad_bytes_total * sp.wire_scale, par.algorithm).time_s;
   }
+  // Without a measured or given factor, the slowdown NCCL itself causes: its kernel runs one
+  // thread block per channel (NVIDIA/nccl src/enqueue.cc: the launch grid is the channel count,
+  // each block NCCL_MAX_NTHREADS = 640 threads), and a block holds its SM for the whole
+  // collective, so a backward GEMM overlapping a bucket's all-reduce has sm_count - channels SMs:
+  // it runs sm_count / (sm_count - channels) slower. The widest bucket collective sets it.
+  if (sp.interference_source == "default" && hw_.gpu.sm_count > 0 &&
+      hw_.collective_model == model::CollectiveModel::kNccl) {
+    int channels = 0;
+    for (const PlannedBucket& b : sp.buckets) channels = std::max(channels, b.cost.channels);
+    if (channels > 0 && channels < hw_.gpu.sm_count) {
+      sp.interference =
+          static_cast<double>(hw_.gpu.sm_count) / static_cast<double>(hw_.gpu.sm_count - channels);
+      sp.interference_source = "nccl_channels";
+    }
+  }
   return sp;
 }
 

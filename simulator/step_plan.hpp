@@ -118,9 +118,11 @@ struct StepPlan {
   /// DDP: backward compute runs this factor slower while one of the step's collectives is in
   /// flight (interfered_s; the analytic timeline, the event engine has
   /// EventOptions::interference with the same rule). From resolve_interference:
-  /// simulation.interference, else the profile's measured factor, else 1.
+  /// simulation.interference, else the profile's measured factor, else (NCCL model, a GPU with
+  /// sm_count) the SMs NCCL's channels take: sm_count / (sm_count - channels); else 1.
   double interference = 1.0;
-  std::string interference_source = "default";  ///< "scenario", "profile" or "default"
+  /// "scenario", "profile", "nccl_channels" or "default"
+  std::string interference_source = "default";
 };
 
 /// How long `work_s` of compute takes when it starts with a collective in flight for another

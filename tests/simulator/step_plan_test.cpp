@@ -7,6 +7,8 @@
 
 #include "model/bucketing.hpp"
 #include "model/builders.hpp"
+#include "model/scenario.hpp"
+#include "simulator/analytic.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {
@@ -87,6 +89,33 @@ TEST(StepPlanTest, InterferedTimeOfTheHeaderExample) {
   // at full rate: 2.01333 ms.
   EXPECT_NEAR(interfered_s(2e-3, 40e-6, 1.5), 40e-6 + (2e-3 - 40e-6 / 1.5), 1e-15);
   EXPECT_NEAR(interfered_s(2e-3, 40e-6, 1.5), 2.0133333e-3, 1e-10);
+}
+
+// Without a given or measured interference, NCCL's own SM use: on a DGX A100 (108 SMs) the
+// buckets' all-reduces run on c channels, one thread block and SM each, so the backward keeps
+// 108 - c SMs: interference 108 / (108 - c), c the widest bucket's channel count. A given
+// simulation.interference wins.
+TEST(StepPlanTest, DefaultInterferenceIsTheSmsNcclChannelsTake) {
+  nlohmann::json doc = {{"name", "i"},
+                        {"model", {{"mlp", {{"widths", {4096, 4096, 4096, 4096}}}}}},
+                        {"hardware", {{"preset", "dgx-a100"}}},
+                        {"cluster", {{"gpus", 16}}},
+                        {"training", {{"per_gpu_batch", 64}}}};
+  const model::Scenario s = model::parse_scenario(doc, "i.json");
+  const Predictor p(s);
+  const StepPlan plan = p.plan(s.cluster, s.training, s.parallelism);
+  ASSERT_FALSE(plan.buckets.empty());
+  int channels = 0;
+  for (const PlannedBucket& b : plan.buckets) channels = std::max(channels, b.cost.channels);
+  ASSERT_GT(channels, 0);
+  EXPECT_EQ(plan.interference_source, "nccl_channels");
+  EXPECT_DOUBLE_EQ(plan.interference, 108.0 / (108.0 - channels));
+  doc["simulation"] = {{"interference", 1.05}};
+  const model::Scenario given = model::parse_scenario(doc, "i.json");
+  const StepPlan plan_given =
+      Predictor(given).plan(given.cluster, given.training, given.parallelism);
+  EXPECT_EQ(plan_given.interference_source, "scenario");
+  EXPECT_DOUBLE_EQ(plan_given.interference, 1.05);
 }
 
 }  // namespace
