@@ -127,6 +127,8 @@ class Predictor {
     model::BucketPlan plan;
     std::vector<std::int64_t> distinct_bytes;  ///< distinct Bucket::bytes values
     std::vector<int> size_index;               ///< per bucket, its index in distinct_bytes
+    /// reducer_copy_in_s of this plan per gradient dtype (the same at every GPU count).
+    mutable std::map<model::DType, std::vector<double>> copy_in_s;
   };
   const CachedPlan& buckets(const model::BucketOptions& o) const;
   const model::CollectiveBandwidths& bandwidths(int gpus) const;

@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "model/error.hpp"
@@ -339,6 +341,37 @@ constexpr CollectiveAlgorithm kAlgoOf[kAlgos] = {
 constexpr CollectiveProtocol kProtoOf[kProtos] = {
     CollectiveProtocol::kLL, CollectiveProtocol::kLL128, CollectiveProtocol::kSimple};
 
+// What nccl_system reads, to reuse its result: a sweep or a bucket plan costs many messages on
+// the same system, and the channel search is most of a call's time.
+struct SystemKey {
+  int gpus = 0, gpus_per_node = 0, nodes = 0, nics = 0;
+  double intra_bus = 0, nvls_bus = 0, ring_bus = 0, inter_bw = 0;
+  double cc = 0, intra_eff = 0, inter_eff = 0, nvls_eff = 0;
+  bool pcie = false, switched = false;
+  bool operator==(const SystemKey&) const = default;
+};
+
+const NcclSystem& cached_system(const model::CollectiveBandwidths& bw,
+                                const model::HardwareSpec& hw) {
+  const SystemKey key{bw.gpus,
+                      bw.gpus_per_node,
+                      bw.nodes,
+                      hw.nics_per_node,
+                      bw.intra_node_bus,
+                      bw.nvls_bus,
+                      bw.ring_bus,
+                      hw.inter_node.bandwidth,
+                      hw.gpu.compute_capability,
+                      hw.intra_tuning.ring_efficiency,
+                      hw.inter_tuning.ring_efficiency,
+                      hw.intra_tuning.nvls_efficiency,
+                      hw.intra_node.kind == "pcie",
+                      hw.intra_node_switched};
+  thread_local std::optional<std::pair<SystemKey, NcclSystem>> last;
+  if (!last || !(last->first == key)) last.emplace(key, nccl_system(bw, hw));
+  return last->second;
+}
+
 }  // namespace
 
 std::optional<NcclPlan> nccl_plan(CollectiveOp op, const model::CollectiveBandwidths& bw,
@@ -346,7 +379,7 @@ std::optional<NcclPlan> nccl_plan(CollectiveOp op, const model::CollectiveBandwi
                                   CollectiveAlgorithm algorithm, CollectiveProtocol protocol) {
   DDPSIM_ASSERT(bw.gpus >= 2 && bytes > 0, "nccl_plan needs >= 2 ranks and a message");
   DDPSIM_ASSERT(algorithm != CollectiveAlgorithm::kHierarchical, "not an NCCL algorithm");
-  const NcclSystem s = nccl_system(bw, hw);
+  const NcclSystem& s = cached_system(bw, hw);
   const int only_a = algorithm == CollectiveAlgorithm::kAuto ? -1 : algo_index(algorithm);
   std::optional<NcclPlan> best;
   // enqueue.cc:2035-2044: the lowest modelled time wins; ties keep the earlier (algorithm,

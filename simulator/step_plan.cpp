@@ -202,7 +202,12 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
     const bool view = par.gradient_as_bucket_view;
     const bool copy_in = !view || par.comm_hook.kind == CommHook::Kind::kNone;
     if (copy_in) {
-      sp.layer_grad_copy_s = reducer_copy_in_s(*workload_, plan, gdt, mem_rate);
+      auto it = cached.copy_in_s.find(gdt);
+      if (it == cached.copy_in_s.end()) {
+        it =
+            cached.copy_in_s.emplace(gdt, reducer_copy_in_s(*workload_, plan, gdt, mem_rate)).first;
+      }
+      sp.layer_grad_copy_s = it->second;
     }
     if (!view) {
       for (std::vector<PlannedBucket>* v : {&sp.buckets, &sp.warmup_buckets}) {
