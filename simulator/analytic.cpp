@@ -306,10 +306,7 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         } else if (e) {
           ++lt.gemms_measured;
           time = pick(*e, bound) * g.executed_flop_factor;
-          if (e->extrapolated &&
-              std::find(lt.notes.begin(), lt.notes.end(), e->note) == lt.notes.end()) {
-            lt.notes.push_back(e->note);
-          }
+          if (e->extrapolated) add_unique_note(lt.notes, e->note);
         } else {
           const double bytes = elem * static_cast<double>(s.count) *
                                static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
