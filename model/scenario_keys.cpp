@@ -371,8 +371,9 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(number("/simulation/straggler_slowdown", "", 0.0, 0, false,
                      "event engine: 0.10 makes the straggler's every kernel 10% longer", 100));
   t.push_back(number("/simulation/interference", "", 1.0, 1, false,
-                     "compute slowdown while a collective runs (1: none; DDP in both engines, "
-                     "sharded in the event engine); default: the profile's measured factor",
+                     "compute slowdown while a collective runs (1: none; both engines, every "
+                     "strategy); default: the profile's measured factor, else sm_count / "
+                     "(sm_count - NCCL channels)",
                      100));
   t.push_back(str("/simulation/network", "closed_form", {"closed_form", "flow"},
                   "event engine: closed_form times each collective by the alpha-beta formula "

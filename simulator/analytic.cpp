@@ -606,7 +606,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
     r.step_time_low_s = steady_step_s(plan(cluster, training, par, Bound::kLow), mean_factor);
     r.step_time_high_s = steady_step_s(plan(cluster, training, par, Bound::kHigh), mean_factor);
   }
-  if (sp.interference_source == "profile" && !model::is_sharded(par.strategy) && cluster.gpus > 1) {
+  if (sp.interference_source == "profile" && cluster.gpus > 1) {
     const std::string note = fmt::format(
         "interference {} (compute slowdown while a collective runs) measured by the "
         "calibration profile",
@@ -616,9 +616,11 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   }
   if (sp.interference_source == "nccl_channels" && cluster.gpus > 1) {
     r.warnings.push_back(fmt::format(
-        "interference {:.3f}: the backward runs on the SMs NCCL's bucket all-reduces leave free "
-        "({} SMs / ({} - {} channels); simulation.interference overrides it)",
-        sp.interference, hw_.gpu.sm_count, hw_.gpu.sm_count,
+        "interference {:.3f}: compute overlapping {} runs on the SMs they leave free ({} SMs / "
+        "({} - {} channels); simulation.interference overrides it)",
+        sp.interference,
+        model::is_sharded(par.strategy) ? "the sharded collectives" : "the bucket all-reduces",
+        hw_.gpu.sm_count, hw_.gpu.sm_count,
         static_cast<int>(std::lround(hw_.gpu.sm_count - hw_.gpu.sm_count / sp.interference))));
   }
   r.grad_bytes_total = sp.grad_bytes_total;

@@ -488,7 +488,11 @@ ShardedTimeline sharded_timeline(const StepPlan& sp, double f) {
       break;
     }
     if (g == opt) out.backward_end_s = t;
-    const double d = duration(g);
+    // Compute overlapping the collectives runs StepPlan::interference times slower while the
+    // communication stream is busy (interfered_s): the op starts once its blockers are done, and
+    // the stream stays busy until every collective launched so far ends.
+    const double start = std::max(t, block_end[static_cast<std::size_t>(g)]);
+    const double d = interfered_s(duration(g), comm_free - start, sp.interference);
     if (g == opt) {
       out.optimizer_s += d;
     } else if (g % per < L) {
@@ -496,7 +500,7 @@ ShardedTimeline sharded_timeline(const StepPlan& sp, double f) {
     } else {
       out.backward_s += d;
     }
-    t = std::max(t, block_end[static_cast<std::size_t>(g)]) + d;
+    t = start + d;
   }
   return out;
 }

@@ -30,6 +30,27 @@ int add_recomputation(const model::Workload& w, std::vector<double>& layer_bwd_s
   return count;
 }
 
+/// Without a measured or given factor, the slowdown NCCL itself causes: its kernel runs one
+/// thread block per channel (NVIDIA/nccl src/enqueue.cc: the launch grid is the channel count,
+/// each block NCCL_MAX_NTHREADS = 640 threads), and a block holds its SM for the whole
+/// collective, so a kernel overlapping a collective has sm_count - channels SMs: it runs
+/// sm_count / (sm_count - channels) slower. The widest collective of the step sets it: DDP's
+/// bucket all-reduces, or the sharded strategies' all-gathers, reduce-scatters and all-reduces.
+void apply_nccl_channel_interference(StepPlan& sp, const model::HardwareSpec& hw) {
+  if (sp.interference_source != "default" || hw.gpu.sm_count <= 0 ||
+      hw.collective_model != model::CollectiveModel::kNccl) {
+    return;
+  }
+  int channels = 0;
+  for (const PlannedBucket& b : sp.buckets) channels = std::max(channels, b.cost.channels);
+  for (const ScheduledCollective& c : sp.schedule) channels = std::max(channels, c.cost.channels);
+  if (channels > 0 && channels < hw.gpu.sm_count) {
+    sp.interference =
+        static_cast<double>(hw.gpu.sm_count) / static_cast<double>(hw.gpu.sm_count - channels);
+    sp.interference_source = "nccl_channels";
+  }
+}
+
 WireFormat ddp_wire_format(const model::TrainingConfig& t, const model::CommHook& hook) {
   const DType gdt = model::grad_dtype(t.precision);
   WireFormat f;
@@ -100,6 +121,7 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
     ctx.memory_bytes_per_s = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
     ctx.file = file_;
     plan_sharded(sp, ctx);
+    apply_nccl_channel_interference(sp, hw_);
     return sp;
   }
 
@@ -242,21 +264,7 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
     sp.first_iteration_allreduce_s =
         allreduce_cost(bw, hw_, sp.grad_bytes_total * sp.wire_scale, par.algorithm).time_s;
   }
-  // Without a measured or given factor, the slowdown NCCL itself causes: its kernel runs one
-  // thread block per channel (NVIDIA/nccl src/enqueue.cc: the launch grid is the channel count,
-  // each block NCCL_MAX_NTHREADS = 640 threads), and a block holds its SM for the whole
-  // collective, so a backward GEMM overlapping a bucket's all-reduce has sm_count - channels SMs:
-  // it runs sm_count / (sm_count - channels) slower. The widest bucket collective sets it.
-  if (sp.interference_source == "default" && hw_.gpu.sm_count > 0 &&
-      hw_.collective_model == model::CollectiveModel::kNccl) {
-    int channels = 0;
-    for (const PlannedBucket& b : sp.buckets) channels = std::max(channels, b.cost.channels);
-    if (channels > 0 && channels < hw_.gpu.sm_count) {
-      sp.interference =
-          static_cast<double>(hw_.gpu.sm_count) / static_cast<double>(hw_.gpu.sm_count - channels);
-      sp.interference_source = "nccl_channels";
-    }
-  }
+  apply_nccl_channel_interference(sp, hw_);
   return sp;
 }
 

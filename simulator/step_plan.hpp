@@ -150,6 +150,11 @@ struct WireFormat {
   model::DType dtype = model::DType::kFp32;
   double cast_bytes_per_element = 0;
 };
+/// The default StepPlan::interference of a plan whose collectives are costed (see step_plan.cpp):
+/// sm_count / (sm_count - the widest collective's NCCL channels); unchanged when the factor was
+/// given or measured, the GPU has no sm_count, or the collectives are not NCCL's model.
+void apply_nccl_channel_interference(StepPlan& sp, const model::HardwareSpec& hw);
+
 WireFormat ddp_wire_format(const model::TrainingConfig& t, const model::CommHook& hook);
 
 /// The Reducer's copy of every gradient into its bucket as autograd produces it (PyTorch

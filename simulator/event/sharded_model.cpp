@@ -76,9 +76,15 @@ class ShardedModel {
 
   SimTime compute_time(RankState& rs, double nominal_s) {
     const double j = jitter_(rs);
-    // As DpModel: slower while a collective is in flight (StepPlan::interference).
-    const double slow = busy_ ? plan_.interference : 1.0;
-    return to_sim_time(nominal_s * rs.factor * slow * j);
+    // As DpModel: interfered_s over the time the communication stream stays busy, the
+    // collective in flight and those already launchable behind it (StepPlan::interference).
+    const double d = nominal_s * rs.factor * j;
+    if (!busy_ || plan_.interference <= 1.0) return to_sim_time(d);
+    SimTime until = start_[next_] + duration_[next_];
+    for (std::size_t i = next_ + 1; i < inst_.size() && arrived_[i] >= n_; ++i) {
+      until += duration_[i];
+    }
+    return to_sim_time(interfered_s(d, to_seconds(until - engine_.now()), plan_.interference));
   }
 
   const std::string& layer_name(std::size_t l) const {

@@ -92,30 +92,35 @@ TEST(StepPlanTest, InterferedTimeOfTheHeaderExample) {
 }
 
 // Without a given or measured interference, NCCL's own SM use: on a DGX A100 (108 SMs) the
-// buckets' all-reduces run on c channels, one thread block and SM each, so the backward keeps
-// 108 - c SMs: interference 108 / (108 - c), c the widest bucket's channel count. A given
-// simulation.interference wins.
+// collectives run on c channels, one thread block and SM each, so the compute beside them keeps
+// 108 - c SMs: interference 108 / (108 - c), c the widest collective's channel count (DDP's
+// bucket all-reduces; FSDP's all-gathers and reduce-scatters). A given simulation.interference
+// wins.
 TEST(StepPlanTest, DefaultInterferenceIsTheSmsNcclChannelsTake) {
-  nlohmann::json doc = {{"name", "i"},
-                        {"model", {{"mlp", {{"widths", {4096, 4096, 4096, 4096}}}}}},
-                        {"hardware", {{"preset", "dgx-a100"}}},
-                        {"cluster", {{"gpus", 16}}},
-                        {"training", {{"per_gpu_batch", 64}}}};
-  const model::Scenario s = model::parse_scenario(doc, "i.json");
-  const Predictor p(s);
-  const StepPlan plan = p.plan(s.cluster, s.training, s.parallelism);
-  ASSERT_FALSE(plan.buckets.empty());
-  int channels = 0;
-  for (const PlannedBucket& b : plan.buckets) channels = std::max(channels, b.cost.channels);
-  ASSERT_GT(channels, 0);
-  EXPECT_EQ(plan.interference_source, "nccl_channels");
-  EXPECT_DOUBLE_EQ(plan.interference, 108.0 / (108.0 - channels));
-  doc["simulation"] = {{"interference", 1.05}};
-  const model::Scenario given = model::parse_scenario(doc, "i.json");
-  const StepPlan plan_given =
-      Predictor(given).plan(given.cluster, given.training, given.parallelism);
-  EXPECT_EQ(plan_given.interference_source, "scenario");
-  EXPECT_DOUBLE_EQ(plan_given.interference, 1.05);
+  for (const char* strategy : {"ddp", "fsdp_full_shard"}) {
+    SCOPED_TRACE(strategy);
+    nlohmann::json doc = {{"name", "i"},
+                          {"model", {{"mlp", {{"widths", {4096, 4096, 4096, 4096}}}}}},
+                          {"hardware", {{"preset", "dgx-a100"}}},
+                          {"cluster", {{"gpus", 16}}},
+                          {"training", {{"per_gpu_batch", 64}}},
+                          {"parallelism", {{"strategy", strategy}}}};
+    const model::Scenario s = model::parse_scenario(doc, "i.json");
+    const StepPlan plan = Predictor(s).plan(s.cluster, s.training, s.parallelism);
+    int channels = 0;
+    for (const PlannedBucket& b : plan.buckets) channels = std::max(channels, b.cost.channels);
+    for (const ScheduledCollective& c : plan.schedule)
+      channels = std::max(channels, c.cost.channels);
+    ASSERT_GT(channels, 0);
+    EXPECT_EQ(plan.interference_source, "nccl_channels");
+    EXPECT_DOUBLE_EQ(plan.interference, 108.0 / (108.0 - channels));
+    doc["simulation"] = {{"interference", 1.05}};
+    const model::Scenario given = model::parse_scenario(doc, "i.json");
+    const StepPlan plan_given =
+        Predictor(given).plan(given.cluster, given.training, given.parallelism);
+    EXPECT_EQ(plan_given.interference_source, "scenario");
+    EXPECT_DOUBLE_EQ(plan_given.interference, 1.05);
+  }
 }
 
 }  // namespace

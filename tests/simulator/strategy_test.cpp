@@ -377,6 +377,36 @@ TEST(StrategyTest, EnginesAgreeForEveryStrategy) {
   }
 }
 
+// Compute overlapping a sharded collective runs `interference` times slower while the stream is
+// busy (interfered_s), in both engines. FULL_SHARD as in StepTimesByHand with interference 1.5:
+// gathers l0 0-20 us and l1 20-40; F0 starts at 20 with 20 us of l1's gather left, which do
+// 20 / 1.5 = 13.33 us of its work: F0 1006.67 us, 20-1026.67; F1 alone 1026.67-2026.67; the
+// backward gathers l1 2026.67-2046.67 and l0 2046.67-2066.67; B1 starts at 2046.67 beside 20 us
+// of l0's gather: 2006.67 us, to 4053.33; scatter l1 4053.33-4073.33 beside B0 (2006.67 us, to
+// 6060); scatter l0 6060-6080; optimizer (alone) 6080-6108 us.
+TEST(StrategyTest, InterferenceSlowsComputeBesideShardedCollectives) {
+  Predictor pr(layers(2), round_machine());
+  pr.set_interference(1.5);
+  const model::ClusterConfig c{2, 8};
+  const model::ParallelismConfig par = strategy(Strategy::kFsdpFullShard);
+  const Prediction p = pr.predict(c, fp32_adam(), par);
+  EXPECT_NEAR(p.step_time_s, 6.108e-3, 1e-12);
+  EXPECT_NEAR(p.forward_time_s, (1000.0 + 20.0 - 20.0 / 1.5 + 1000.0) * 1e-6, 1e-12);
+  const StepPlan plan = pr.plan(c, fp32_adam(), par);
+  EXPECT_DOUBLE_EQ(plan.interference, 1.5);
+  EventOptions o;
+  o.steps = 1;
+  EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 6.108e-3, 1e-8);  // ns rounding
+  // The engines agree with interference for every strategy, accumulation and overlap.
+  for (Strategy st : kSharded) {
+    for (int k : {1, 3}) {
+      model::ParallelismConfig q = strategy(st);
+      q.reduce_bucket_elements = 2.5e6;
+      expect_agreement(pr, {16, 8}, fp32_adam(k), q);
+    }
+  }
+}
+
 TEST(StrategyTest, EnginesAgreeOnPresets) {
   // gpt2-xl and llama-2-7b (bf16) on two HGX H200 nodes for every strategy.
   for (const char* preset : {"gpt2-xl", "llama-2-7b"}) {
