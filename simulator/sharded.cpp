@@ -96,6 +96,36 @@ double per_rank_traffic_bytes(model::CollectiveOp kind, double bytes, int ranks)
   return (kind == model::CollectiveOp::kAllReduce ? 2.0 : 1.0) * (n - 1.0) / n * bytes;
 }
 
+namespace {}  // namespace
+
+double fsdp_gradient_predivide_factor(int world_size) {
+  // torch/distributed/algorithms/_comm_hooks/default_hooks.py DefaultState
+  // _get_gradient_predivide_factor: f doubles while f divides the world size and
+  // world_size / f > f, so it can end on a non-divisor (8 -> 4, 2 -> 2, 6 -> 4, 1 -> 1).
+  int factor = 1;
+  while (world_size % factor == 0 && world_size / factor > factor) factor *= 2;
+  return factor;
+}
+
+double fsdp_reduce_pass_bytes(int shard, double grad_bytes, double wire_bytes, bool hook_casts) {
+  // FSDP1's post-backward hook, on its post_backward stream (torch/distributed/fsdp/
+  // _runtime_utils.py _post_backward_hook; default_hooks.py reduce_scatter_hook):
+  // - without a low-precision comm hook, the unsharded gradient is cast to the reduce dtype
+  //   (`flat_param.grad.to(handle._reduce_dtype)`): read g, write w;
+  // - the gradient is divided in place by the predivide factor before the reduce-scatter
+  //   (`grad.div_(state.gradient_predivide_factor)`): read w, write w;
+  // - the shard (1/shard of the elements) is divided by world / predivide after it when that is
+  //   above 1, then cast to the sharded parameter's dtype (fp32) by _cast_grad_to_param_dtype
+  //   unless a low-precision hook casts it itself: 2w + (w + 4) per shard element.
+  const double pre = fsdp_gradient_predivide_factor(shard);
+  const double post = static_cast<double>(shard) / pre;
+  double full = pre > 1 ? 2.0 * wire_bytes : 0.0;
+  if (!hook_casts && wire_bytes != grad_bytes) full += grad_bytes + wire_bytes;
+  double per_shard = post > 1 ? 2.0 * wire_bytes : 0.0;
+  if (!hook_casts && wire_bytes != 4.0) per_shard += wire_bytes + 4.0;
+  return full + per_shard / static_cast<double>(shard);
+}
+
 namespace {
 
 // One collective being assembled, with its place in the FIFO: sorted by (gate, priority, seq).
@@ -331,6 +361,9 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
       cross.inter_node_per_gpu = cross.ring_bus;
       cross.nvls_bus = 0;
     }
+    const double fsdp_pass_bytes =
+        fsdp_reduce_pass_bytes(shard, grad_bytes, wire_bytes,
+                               hook == CommHook::Kind::kFp16 || hook == CommHook::Kind::kBf16);
     auto reduce_scatter = [&](int i, int gate, int priority) {
       const std::int64_t e = unit_elements(i);
       const double bytes = static_cast<double>(e) * wire_bytes;
@@ -341,7 +374,7 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
       c.cost.layer = units[i];
       c.cost.tensors = layer_tensors[static_cast<std::size_t>(units[i])];
       c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(e) * grad_bytes);
-      c.overhead_s = gradient_overhead(e);
+      c.overhead_s = gradient_overhead(e) + fsdp_pass_bytes * static_cast<double>(e) / mem_rate;
       add(gate, priority, std::move(c));
       if (hybrid && replicas > 1) {
         // The reduce-scattered shard (1/g of the unit) is all-reduced across the nodes.

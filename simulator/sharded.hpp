@@ -122,6 +122,19 @@ std::vector<std::int64_t> allgather_chunks(std::int64_t total_elements, int rank
 /// reduce (n-1)/n S (a ring reduce sends S from every rank but the root: (n-1) S in all).
 double per_rank_traffic_bytes(model::CollectiveOp kind, double bytes, int ranks);
 
+/// FSDP1's gradient_predivide_factor for a process group of `world_size` ranks (PyTorch
+/// default_hooks.py): the gradient is divided by it before the reduce-scatter and by
+/// world_size / it after. E.g. 8 -> 4, 2 -> 2, 1 -> 1.
+double fsdp_gradient_predivide_factor(int world_size);
+
+/// Memory bytes per gradient element that FSDP1's post-backward hook moves around one unit's
+/// reduce-scatter (cast to the reduce dtype, pre-divide, post-divide and cast back of the
+/// shard), charged on the collective's stream with it. `grad_bytes`/`wire_bytes`: the gradient's
+/// and the reduce dtype's element size; `hook_casts`: an fp16/bf16 comm hook does the casts.
+/// E.g. 8 ranks, bf16 gradients reduced in fp32: 2 + 4 (cast) + 8 (pre-divide) + (8 + 0) / 8
+/// (post-divide; the shard is already fp32) = 15 bytes.
+double fsdp_reduce_pass_bytes(int shard, double grad_bytes, double wire_bytes, bool hook_casts);
+
 /// One collective of the step as both engines lay it out. Ops are numbered across the step:
 /// micro-batch m's op j is m x 2L + j; 2Lk is the optimizer; 2Lk + 1 is the end of the step.
 struct ScheduleInstance {

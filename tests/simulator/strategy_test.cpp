@@ -243,27 +243,30 @@ TEST(StrategyTest, StepTimesByHand) {
   auto step = [&](model::ParallelismConfig par) {
     return pr.predict(c, fp32_adam(), par).step_time_s;
   };
+  // Each FSDP reduce-scatter of a 4 MB unit takes 20 us plus the post-backward hook's in-place
+  // pre-division by 2 (fsdp_gradient_predivide_factor(2); read and write 4 MB at 1 TB/s, 8 us):
+  // 28 us.
   // FULL_SHARD, backward_pre: gather l0 0-20 us and l1 20-40 us; F0 20-1020, F1 1020-2020;
   // at 2020 the backward gathers of l1 (2020-2040) and, prefetched, l0 (2040-2060); B1
-  // 2040-4040; reduce-scatter l1 4040-4060; B0 4040-6040; reduce-scatter l0 6040-6060;
-  // optimizer 6060-6088 us.
-  EXPECT_NEAR(step(strategy(Strategy::kFsdpFullShard)), 6.088e-3, 1e-12);
+  // 2040-4040; reduce-scatter l1 4040-4068; B0 4040-6040; reduce-scatter l0 6040-6068;
+  // optimizer 6068-6096 us.
+  EXPECT_NEAR(step(strategy(Strategy::kFsdpFullShard)), 6.096e-3, 1e-12);
   const Prediction fs = pr.predict(c, fp32_adam(), strategy(Strategy::kFsdpFullShard));
-  EXPECT_NEAR(fs.exposed_comm_s, 60e-6, 1e-12);  // gather l0, gather l1 (bwd), scatter l0
-  EXPECT_NEAR(fs.comm_time_s, 6 * 20e-6, 1e-12);
+  EXPECT_NEAR(fs.exposed_comm_s, 68e-6, 1e-12);  // gather l0, gather l1 (bwd), scatter l0
+  EXPECT_NEAR(fs.comm_time_s, 4 * 20e-6 + 2 * 28e-6, 1e-12);
   // backward_post: l0's backward gather waits for the end of B1 (4040-4060), ahead of l1's
-  // reduce-scatter (4060-4080): B0 4060-6060, scatter l0 6060-6080, optimizer to 6108 us.
+  // reduce-scatter (4060-4088): B0 4060-6060, scatter l0 6060-6088, optimizer to 6116 us.
   model::ParallelismConfig post = strategy(Strategy::kFsdpFullShard);
   post.fsdp_prefetch = model::FsdpPrefetch::kBackwardPost;
-  EXPECT_NEAR(step(post), 6.108e-3, 1e-12);
-  // none: l0's gather queues behind l1's reduce-scatter: 4040-4060 scatter, 4060-4080 gather,
-  // B0 4080-6080, scatter l0 6080-6100, optimizer to 6128 us.
+  EXPECT_NEAR(step(post), 6.116e-3, 1e-12);
+  // none: l0's gather queues behind l1's reduce-scatter: 4040-4068 scatter, 4068-4088 gather,
+  // B0 4088-6088, scatter l0 6088-6116, optimizer to 6144 us.
   model::ParallelismConfig none = strategy(Strategy::kFsdpFullShard);
   none.fsdp_prefetch = model::FsdpPrefetch::kNone;
-  EXPECT_NEAR(step(none), 6.128e-3, 1e-12);
-  // SHARD_GRAD_OP: no backward gathers: B1 2020-4020, scatter l1 4020-4040, B0 4020-6020,
-  // scatter l0 6020-6040, optimizer to 6068 us.
-  EXPECT_NEAR(step(strategy(Strategy::kFsdpShardGradOp)), 6.068e-3, 1e-12);
+  EXPECT_NEAR(step(none), 6.144e-3, 1e-12);
+  // SHARD_GRAD_OP: no backward gathers: B1 2020-4020, scatter l1 4020-4048, B0 4020-6020,
+  // scatter l0 6020-6048, optimizer to 6076 us.
+  EXPECT_NEAR(step(strategy(Strategy::kFsdpShardGradOp)), 6.076e-3, 1e-12);
   // ZeRO-3: FULL_SHARD's gathers; its one 8 MB DeepSpeed bucket is reduce-scattered at the end
   // of the backward (6040-6080 us); optimizer to 6108 us.
   EXPECT_NEAR(step(strategy(Strategy::kZero3)), 6.108e-3, 1e-12);
@@ -276,7 +279,29 @@ TEST(StrategyTest, StepTimesByHand) {
   EXPECT_NEAR(z2.exposed_comm_s, 160e-6, 1e-12);
   // HYBRID on one node of 2: FULL_SHARD with nothing to all-reduce across nodes.
   EXPECT_NEAR(pr.predict({2, 2}, fp32_adam(), strategy(Strategy::kFsdpHybrid)).step_time_s,
-              6.088e-3, 1e-12);
+              6.096e-3, 1e-12);
+}
+
+// FSDP1's gradient divide factors (PyTorch default_hooks.py DefaultState): predivide f doubles
+// while world % f == 0 and world / f > f (so it can end on a non-divisor); world / f divides the
+// shard. And the bytes
+// its post-backward hook moves per gradient element, by hand.
+TEST(StrategyTest, FsdpPostBackwardPassesByHand) {
+  EXPECT_EQ(fsdp_gradient_predivide_factor(1), 1);
+  EXPECT_EQ(fsdp_gradient_predivide_factor(2), 2);
+  EXPECT_EQ(fsdp_gradient_predivide_factor(8), 4);
+  EXPECT_EQ(fsdp_gradient_predivide_factor(16), 4);  // 16 / 4 = 4 is not > 4
+  EXPECT_EQ(fsdp_gradient_predivide_factor(64), 8);
+  EXPECT_EQ(fsdp_gradient_predivide_factor(6), 4);  // 2 divides 6 and 3 > 2: doubled to 4
+  // 8 ranks, bf16 gradients reduced in fp32: cast 2 + 4, pre-divide 4 + 4, post-divide by 2 of
+  // the fp32 shard 8 / 8 (already the parameter's dtype): 15 bytes.
+  EXPECT_DOUBLE_EQ(fsdp_reduce_pass_bytes(8, 2, 4, false), 15.0);
+  // bf16 reduced in bf16: pre-divide 4, post-divide 4 / 8, cast of the shard to fp32 6 / 8.
+  EXPECT_DOUBLE_EQ(fsdp_reduce_pass_bytes(8, 2, 2, false), 4.0 + 0.5 + 0.75);
+  // A bf16 hook casts itself: only the divisions. 2 ranks: post-divide factor 1, none.
+  EXPECT_DOUBLE_EQ(fsdp_reduce_pass_bytes(8, 4, 2, true), 4.0 + 0.5);
+  EXPECT_DOUBLE_EQ(fsdp_reduce_pass_bytes(2, 4, 4, false), 8.0);
+  EXPECT_DOUBLE_EQ(fsdp_reduce_pass_bytes(1, 4, 4, false), 0.0);
 }
 
 TEST(StrategyTest, ZeroTwoOverlapsBucketsOnlyWithOverlapComm) {
@@ -382,21 +407,25 @@ TEST(StrategyTest, EnginesAgreeForEveryStrategy) {
 // gathers l0 0-20 us and l1 20-40; F0 starts at 20 with 20 us of l1's gather left, which do
 // 20 / 1.5 = 13.33 us of its work: F0 1006.67 us, 20-1026.67; F1 alone 1026.67-2026.67; the
 // backward gathers l1 2026.67-2046.67 and l0 2046.67-2066.67; B1 starts at 2046.67 beside 20 us
-// of l0's gather: 2006.67 us, to 4053.33; scatter l1 4053.33-4073.33 beside B0 (2006.67 us, to
-// 6060); scatter l0 6060-6080; optimizer (alone) 6080-6108 us.
+// of l0's gather: 2006.67 us, to 4053.33; scatter l1 (28 us) 4053.33-4081.33 beside B0 (2000 +
+// 28 - 28 / 1.5 = 2009.33 us, to 6062.67); scatter l0 6062.67-6090.67; optimizer (alone) 28 us,
+// to 6118.67 us.
 TEST(StrategyTest, InterferenceSlowsComputeBesideShardedCollectives) {
   Predictor pr(layers(2), round_machine());
   pr.set_interference(1.5);
   const model::ClusterConfig c{2, 8};
   const model::ParallelismConfig par = strategy(Strategy::kFsdpFullShard);
   const Prediction p = pr.predict(c, fp32_adam(), par);
-  EXPECT_NEAR(p.step_time_s, 6.108e-3, 1e-12);
+  const double b1_end = 2046.0 + 2.0 / 3.0 + 2000.0 + 20.0 - 20.0 / 1.5;
+  const double step_us = b1_end + 2000.0 + 28.0 - 28.0 / 1.5 + 28.0 + 28.0;
+  EXPECT_NEAR(step_us, 6118.0 + 2.0 / 3.0, 1e-9);
+  EXPECT_NEAR(p.step_time_s, step_us * 1e-6, 1e-12);
   EXPECT_NEAR(p.forward_time_s, (1000.0 + 20.0 - 20.0 / 1.5 + 1000.0) * 1e-6, 1e-12);
   const StepPlan plan = pr.plan(c, fp32_adam(), par);
   EXPECT_DOUBLE_EQ(plan.interference, 1.5);
   EventOptions o;
   o.steps = 1;
-  EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, 6.108e-3, 1e-8);  // ns rounding
+  EXPECT_NEAR(simulate_event(plan, o).mean_step_time_s, step_us * 1e-6, 1e-8);  // ns rounding
   // The engines agree with interference for every strategy, accumulation and overlap.
   for (Strategy st : kSharded) {
     for (int k : {1, 3}) {
