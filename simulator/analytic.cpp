@@ -311,9 +311,11 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
           const double bytes = elem * static_cast<double>(s.count) *
                                static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
           Roofline shaped = roof;
-          shaped.flops_per_s *= gemm_tile_wave_utilization(s, hw_.gpu.sm_count);
+          const GemmTiling tiling = gemm_tiling(s, hw_.gpu.sm_count);
+          shaped.flops_per_s *= tiling.utilization;
           time = roof.flops_per_s > 0 ? shaped.time_s(s.flops() * g.executed_flop_factor, bytes)
                                       : roof.time_s(0, bytes);
+          time += split_k_reduction_bytes(s, tiling.split_k, elem) / mem_rate;
           if (fused) add_unique_note(lt.notes, kNoAttentionKernelNote);
         }
         (g.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;

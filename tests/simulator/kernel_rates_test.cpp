@@ -19,23 +19,45 @@ using model::GemmShape;
 // 4096 x 4096 on 108 SMs: 256x128 tiles 16 x 32 = 512 tiles, 5 waves of 108 -> 512/540; 128x64
 // tiles 2,048, 19 waves -> 2048/2052, the best of the six shapes (64x64: 4096/4104, equal).
 TEST(KernelRates, LargeGemmLosesOnlyItsLastWave) {
-  EXPECT_DOUBLE_EQ(gemm_tile_wave_utilization({4096, 4096, 4096, 1}, 108), 2048.0 / 2052.0);
+  EXPECT_DOUBLE_EQ(gemm_tiling({4096, 4096, 4096, 1}, 108).utilization, 2048.0 / 2052.0);
 }
 
 // 1024 x 768 (GPT-2 small's c_proj at one sample) on 108 SMs: 128x64 tiles 8 x 12 = 96 tiles in
 // one wave of 108 -> 96/108; 64x64 192 tiles in 2 waves -> 192/216, equal; 128x128 48/108.
 TEST(KernelRates, SmallGemmFillsPartOfAWave) {
-  EXPECT_DOUBLE_EQ(gemm_tile_wave_utilization({1024, 768, 4096, 1}, 108), 8.0 / 9.0);
+  EXPECT_DOUBLE_EQ(gemm_tiling({1024, 768, 4096, 1}, 108).utilization, 8.0 / 9.0);
 }
 
 // 100 x 100 on one SM: every tile shape covers 16,384 output elements for 10,000 useful (64x64:
 // 4 tiles; 128x128: 1 tile; 128x64: 2 tiles): 10000/16384. Batched instances count as tiles.
 TEST(KernelRates, TileQuantizationAndBatchedInstances) {
-  EXPECT_DOUBLE_EQ(gemm_tile_wave_utilization({100, 100, 64, 1}, 1), 10000.0 / 16384.0);
+  EXPECT_DOUBLE_EQ(gemm_tiling({100, 100, 64, 1}, 1).utilization, 10000.0 / 16384.0);
   // 12 instances of 64 x 64 on 8 SMs: 12 tiles of 64x64 in 2 waves of 8 -> 12/16.
-  EXPECT_DOUBLE_EQ(gemm_tile_wave_utilization({64, 64, 64, 12}, 8), 12.0 / 16.0);
+  EXPECT_DOUBLE_EQ(gemm_tiling({64, 64, 64, 12}, 8).utilization, 12.0 / 16.0);
   // Not modelled: 1.
-  EXPECT_DOUBLE_EQ(gemm_tile_wave_utilization({100, 100, 64, 1}, 0), 1.0);
+  EXPECT_DOUBLE_EQ(gemm_tiling({100, 100, 64, 1}, 0).utilization, 1.0);
+}
+
+// Split-K. ResNet-50's conv1 weight gradient at batch 112 on a V100 (80 SMs): M 64, N 3x7x7 =
+// 147, K 112 x 112 x 112 = 1,404,928. 64x64 tiles: 1 x 3 = 3 tiles, so 80 / 3 = 26 K slices of
+// 54,036 (78 blocks, one wave): 9408 x K / (80 x 4096 x 54036) = 0.7465, the best (64x128: 2
+// tiles, 40 slices of 35,124: 9408 x K / (80 x 8192 x 35124) = 0.574; 128x256: 1 tile, 80
+// slices: 0.287). Without the split: 9408 / (80 x 4096) = 0.0287 at best.
+TEST(KernelRates, FewOutputTilesSplitK) {
+  const GemmShape conv1_wgrad{64, 147, 112 * 112 * 112, 1};
+  const GemmTiling t = gemm_tiling(conv1_wgrad, 80);
+  EXPECT_EQ(t.split_k, 26);
+  EXPECT_NEAR(t.utilization, 64.0 * 147.0 * 1404928.0 / (80.0 * 4096.0 * 54036.0), 1e-12);
+  EXPECT_NEAR(t.utilization, 0.7465, 1e-4);
+  // A shallow K caps the slices at K / 192: K = 768 gives 4 (each 192 deep), not 80 / 3 = 26.
+  EXPECT_EQ(gemm_tiling({64, 147, 768, 1}, 80).split_k, 4);
+  EXPECT_EQ(gemm_tiling({64, 147, 100, 1}, 80).split_k, 1);  // shallower than one slice
+  // An output that fills the SMs is not split.
+  EXPECT_EQ(gemm_tiling({4096, 4096, 4096, 1}, 108).split_k, 1);
+  // The reduction: 26 fp32 partials written and read back (208 B per output element), the
+  // 2-byte output written once.
+  EXPECT_DOUBLE_EQ(split_k_reduction_bytes(conv1_wgrad, 26, 2.0), 64.0 * 147.0 * 210.0);
+  EXPECT_DOUBLE_EQ(split_k_reduction_bytes(conv1_wgrad, 1, 2.0), 0.0);
 }
 
 TEST(KernelRates, FusedAttentionRateIsThePresetFractionOfThe16BitPeak) {
