@@ -84,3 +84,18 @@ if(NOT DDPSIM_WITH_GUI STREQUAL "OFF")
   endif()
 endif()
 ddpsim_resolve(GUI _gui_found "apt-get install qt6-base-dev qt6-charts-dev")
+
+# Python module (pybind11): the run API for notebooks and scripts. AUTO leaves it out of
+# sanitizer and fuzzing builds, whose runtime a plain python3 cannot load.
+set(_python_found OFF)
+if(NOT DDPSIM_WITH_PYTHON STREQUAL "OFF" AND
+   (DDPSIM_WITH_PYTHON STREQUAL "ON" OR (NOT DDPSIM_SANITIZE AND NOT DDPSIM_FUZZ)))
+  find_package(Python3 3.9 QUIET COMPONENTS Interpreter Development.Module)
+  if(Python3_FOUND)
+    find_package(pybind11 2.6 CONFIG QUIET)
+    if(pybind11_FOUND)
+      set(_python_found ON)
+    endif()
+  endif()
+endif()
+ddpsim_resolve(PYTHON _python_found "apt-get install python3-dev pybind11-dev")
