@@ -26,13 +26,12 @@ DdpTimeline ddp_timeline(const StepPlan& sp, double f, const std::vector<Planned
   std::size_t next = 0;
   auto launch = [&](double ready) {
     const PlannedBucket& pb = buckets[next++];
-    BucketTiming bt = pb.cost;
+    BucketTiming& bt = tl.buckets.emplace_back(pb.cost);  // in place: one copy per bucket
     bt.ready_s = ready;
     bt.start_s = std::max(bt.ready_s, tl.comm_free);
     bt.end_s = bt.start_s + pb.duration_s();
     tl.comm_free = bt.end_s;
     tl.comm_sum += pb.duration_s();
-    tl.buckets.push_back(bt);
   };
   std::vector<double> layer_end(nl, bwd_start);  // when each layer's backward (and copy) ends
   double t = bwd_start, copy_in = 0, slowed = 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -84,7 +86,14 @@ constexpr int kMaxNthreads = 640, kSimpleMaxNthreads = 512, kLLMaxNthreads = 512
               kLL128MaxNthreads = 640;
 constexpr int kLLThreshold = 8, kLL128Threshold = 8, kSimpleThreshold = 64;
 
-int log2i(double n) { return n >= 1 ? static_cast<int>(std::floor(std::log2(n))) : -1; }
+// floor(log2(n)) for n >= 1, from the exponent bits (every n >= 1 is a normal double), else -1:
+// exact, and without a libm call (the tuner evaluates it twice per (algorithm, protocol)).
+int log2i(double n) {
+  if (!(n >= 1)) return -1;
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &n, sizeof bits);
+  return static_cast<int>((bits >> 52) & 0x7ff) - 1023;
+}
 
 const std::vector<double>& speeds(int arch, bool inter) {
   if (arch >= 3) return inter ? kSpeedInterSm100 : kSpeedIntraSm100;
@@ -351,8 +360,17 @@ struct SystemKey {
   bool operator==(const SystemKey&) const = default;
 };
 
-const NcclSystem& cached_system(const model::CollectiveBandwidths& bw,
-                                const model::HardwareSpec& hw) {
+// The last system costed on this thread, with its tuner table per op (filled on first use).
+constexpr std::size_t kOps = 5;  // model::CollectiveOp
+static_assert(static_cast<std::size_t>(CollectiveOp::kReduce) + 1 == kOps, "one table per op");
+struct CachedSystem {
+  SystemKey key;
+  NcclSystem system;
+  std::array<std::array<Entry, kAlgos * kProtos>, kOps> entries;
+  std::array<bool, kOps> filled;
+};
+
+CachedSystem& cached_system(const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw) {
   const SystemKey key{bw.gpus,
                       bw.gpus_per_node,
                       bw.nodes,
@@ -367,9 +385,22 @@ const NcclSystem& cached_system(const model::CollectiveBandwidths& bw,
                       hw.intra_tuning.nvls_efficiency,
                       hw.intra_node.kind == "pcie",
                       hw.intra_node_switched};
-  thread_local std::optional<std::pair<SystemKey, NcclSystem>> last;
-  if (!last || !(last->first == key)) last.emplace(key, nccl_system(bw, hw));
-  return last->second;
+  thread_local std::optional<CachedSystem> last;
+  if (!last || !(last->key == key)) last.emplace(CachedSystem{key, nccl_system(bw, hw), {}, {}});
+  return *last;
+}
+
+// tune()'s entries of one op on the cached system: they do not depend on the message size.
+const std::array<Entry, kAlgos * kProtos>& tuned(CachedSystem& c, CollectiveOp op) {
+  const auto o = static_cast<std::size_t>(op);
+  if (!c.filled[o]) {
+    for (int a = 0; a < kAlgos; ++a) {
+      for (int p = 0; p < kProtos; ++p)
+        c.entries[o][static_cast<std::size_t>(a * kProtos + p)] = tune(c.system, op, a, p);
+    }
+    c.filled[o] = true;
+  }
+  return c.entries[o];
 }
 
 }  // namespace
@@ -379,7 +410,9 @@ std::optional<NcclPlan> nccl_plan(CollectiveOp op, const model::CollectiveBandwi
                                   CollectiveAlgorithm algorithm, CollectiveProtocol protocol) {
   DDPSIM_ASSERT(bw.gpus >= 2 && bytes > 0, "nccl_plan needs >= 2 ranks and a message");
   DDPSIM_ASSERT(algorithm != CollectiveAlgorithm::kHierarchical, "not an NCCL algorithm");
-  const NcclSystem& s = cached_system(bw, hw);
+  CachedSystem& cached = cached_system(bw, hw);
+  const NcclSystem& s = cached.system;
+  const auto& table = tuned(cached, op);
   const int only_a = algorithm == CollectiveAlgorithm::kAuto ? -1 : algo_index(algorithm);
   std::optional<NcclPlan> best;
   // enqueue.cc:2035-2044: the lowest modelled time wins; ties keep the earlier (algorithm,
@@ -388,7 +421,7 @@ std::optional<NcclPlan> nccl_plan(CollectiveOp op, const model::CollectiveBandwi
     if (only_a >= 0 && a != only_a) continue;
     for (int p = 0; p < kProtos; ++p) {
       if (protocol != CollectiveProtocol::kAuto && kProtoOf[p] != protocol) continue;
-      const Entry e = tune(s, op, a, p);
+      const Entry& e = table[static_cast<std::size_t>(a * kProtos + p)];
       if (e.bw <= 0) continue;
       const double model_us = algo_time_us(s, op, a, p, e, bytes, 1.0);
       if (best && model_us >= best->model_time_s * 1e6) continue;

@@ -150,38 +150,37 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
             .time_s;
   }
 
-  // Each distinct bucket size is costed once; every bucket of that size costs the same.
-  std::vector<CollectiveCost> size_cost;
-  std::vector<std::int64_t> size_wire;
-  size_cost.reserve(cached.distinct_bytes.size());
-  size_wire.reserve(cached.distinct_bytes.size());
+  // Each distinct bucket size is costed once; every bucket of that size costs the same. Each
+  // bucket is a copy of its size's prototype with its own fields set (copying a filled
+  // PlannedBucket is cheaper than zero-filling a new one and assigning every field).
+  std::vector<PlannedBucket> prototype;
+  prototype.reserve(cached.distinct_bytes.size());
   for (std::int64_t bytes : cached.distinct_bytes) {
     const std::int64_t wire_bytes =
         sp.wire_scale == 1.0
             ? bytes
             : static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * sp.wire_scale));
-    size_wire.push_back(wire_bytes);
-    size_cost.push_back(allreduce_cost(bw, hw_, static_cast<double>(wire_bytes), par.algorithm));
-  }
-  sp.buckets.reserve(plan.buckets.size());
-  for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
-    const model::Bucket& b = plan.buckets[i];
-    const auto si = static_cast<std::size_t>(cached.size_index[i]);
-    const CollectiveCost& c = size_cost[si];
-    PlannedBucket pb;
-    pb.cost.grad_bytes = b.bytes;
-    pb.cost.bytes = size_wire[si];
-    pb.cost.tensors = static_cast<int>(b.tensors.size());
+    const CollectiveCost c =
+        allreduce_cost(bw, hw_, static_cast<double>(wire_bytes), par.algorithm);
+    PlannedBucket& pb = prototype.emplace_back();
+    pb.cost.bytes = wire_bytes;
     pb.cost.busbw_gbytes_per_s = c.busbw_gbytes_per_s;
     pb.cost.algorithm = c.algorithm;
     pb.cost.protocol = c.protocol;
     pb.cost.channels = c.channels;
     pb.collective_s = c.time_s;
+  }
+  sp.buckets.reserve(plan.buckets.size());
+  for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
+    const model::Bucket& b = plan.buckets[i];
+    PlannedBucket& pb =
+        sp.buckets.emplace_back(prototype[static_cast<std::size_t>(cached.size_index[i])]);
+    pb.cost.grad_bytes = b.bytes;
+    pb.cost.tensors = static_cast<int>(b.tensors.size());
     pb.overhead_s = cluster.gpus > 1
                         ? cast_bytes_per_element * static_cast<double>(b.elements) / mem_rate
                         : 0.0;
     pb.ready_layer = b.ready_layer;
-    sp.buckets.push_back(pb);
   }
   if (par.comm_hook.kind == CommHook::Kind::kPowerSgd) {
     // powerSGD_hook runs plain all-reduce for the first start_powerSGD_iter iterations: the
