@@ -29,20 +29,22 @@ const std::string kTraces = kData + "/traces/";
 
 json gpu_step() { return read_json_file(kData + "/kineto/mlp_step_gpu.json"); }
 
+// Forward and backward microseconds of fc1, relu, fc2, then the unattributed time.
+void expect_layers(const json& l, const std::vector<std::pair<double, double>>& us,
+                   double unattributed_us) {
+  const json& layers = l["layers"];
+  ASSERT_EQ(layers.size(), us.size()) << l.dump();
+  EXPECT_EQ(layers[0]["name"].get<std::string>(), "fc1");
+  for (std::size_t i = 0; i < us.size(); ++i) {
+    EXPECT_NEAR(layers[i]["forward_s"].get<double>(), us[i].first * 1e-6, 1e-12) << i;
+    EXPECT_NEAR(layers[i]["backward_s"].get<double>(), us[i].second * 1e-6, 1e-12) << i;
+  }
+  EXPECT_NEAR(l["unattributed_s"].get<double>(), unattributed_us * 1e-6, 1e-12);
+}
+
 // The three layers of mlp_step_gpu.json (tests/data/kineto/README.md), whatever was changed
 // around them.
-void expect_mlp_layers(const json& l) {
-  const json& layers = l["layers"];
-  ASSERT_EQ(layers.size(), 3u) << l.dump();
-  EXPECT_EQ(layers[0]["name"].get<std::string>(), "fc1");
-  EXPECT_NEAR(layers[0]["forward_s"].get<double>(), 50e-6, 1e-12);
-  EXPECT_NEAR(layers[0]["backward_s"].get<double>(), 45e-6, 1e-12);
-  EXPECT_NEAR(layers[1]["forward_s"].get<double>(), 8e-6, 1e-12);
-  EXPECT_NEAR(layers[1]["backward_s"].get<double>(), 6e-6, 1e-12);
-  EXPECT_NEAR(layers[2]["forward_s"].get<double>(), 40e-6, 1e-12);
-  EXPECT_NEAR(layers[2]["backward_s"].get<double>(), 65e-6, 1e-12);
-  EXPECT_NEAR(l["unattributed_s"].get<double>(), 100e-6, 1e-12);
-}
+void expect_mlp_layers(const json& l) { expect_layers(l, {{50, 45}, {8, 6}, {40, 65}}, 100); }
 
 json complete(const std::string& cat, const std::string& name, int tid, double ts, double dur,
               json args = json::object()) {
@@ -65,18 +67,11 @@ std::string temp_path(const std::string& name) { return ::testing::TempDir() + "
 TEST(KinetoImport, GpuTraceAttributesKernelsToLayers) {
   const json l = import_kineto_file(kData + "/kineto/mlp_step_gpu.json");
   EXPECT_EQ(l["device"].get<std::string>(), "gpu");
+  expect_mlp_layers(l);
   const json& layers = l["layers"];
-  ASSERT_EQ(layers.size(), 3u);
-  EXPECT_EQ(layers[0]["name"].get<std::string>(), "fc1");
   EXPECT_EQ(layers[1]["name"].get<std::string>(), "relu");
   EXPECT_EQ(layers[2]["name"].get<std::string>(), "fc2");
-  EXPECT_NEAR(layers[0]["forward_s"].get<double>(), 50e-6, 1e-15);
-  EXPECT_NEAR(layers[0]["backward_s"].get<double>(), 45e-6, 1e-15);
-  EXPECT_NEAR(layers[1]["forward_s"].get<double>(), 8e-6, 1e-15);
-  EXPECT_NEAR(layers[1]["backward_s"].get<double>(), 6e-6, 1e-15);
-  EXPECT_NEAR(layers[2]["forward_s"].get<double>(), 40e-6, 1e-15);
-  // 35 us by External id + 30 us found through the launch's correlation id.
-  EXPECT_NEAR(layers[2]["backward_s"].get<double>(), 65e-6, 1e-15);
+  // fc2's backward: 35 us by External id + 30 us found through the launch's correlation id.
   EXPECT_EQ(layers[2]["backward_events"].get<int>(), 2);
   EXPECT_NEAR(l["unattributed_s"].get<double>(), 100e-6, 1e-15);  // optimizer + memcpy
   EXPECT_NEAR(l["step_s"].get<double>(), 1000e-6, 1e-15);
@@ -89,15 +84,7 @@ TEST(KinetoImport, GpuTraceAttributesKernelsToLayers) {
 TEST(KinetoImport, CpuTraceSumsOutermostOps) {
   const json l = import_kineto_file(kData + "/kineto/mlp_step_cpu.json");
   EXPECT_EQ(l["device"].get<std::string>(), "cpu");
-  const json& layers = l["layers"];
-  ASSERT_EQ(layers.size(), 3u);
-  EXPECT_NEAR(layers[0]["forward_s"].get<double>(), 90e-6, 1e-15);
-  EXPECT_NEAR(layers[0]["backward_s"].get<double>(), 60e-6, 1e-15);
-  EXPECT_NEAR(layers[1]["forward_s"].get<double>(), 25e-6, 1e-15);
-  EXPECT_NEAR(layers[1]["backward_s"].get<double>(), 30e-6, 1e-15);
-  EXPECT_NEAR(layers[2]["forward_s"].get<double>(), 80e-6, 1e-15);
-  EXPECT_NEAR(layers[2]["backward_s"].get<double>(), 100e-6, 1e-15);
-  EXPECT_NEAR(l["unattributed_s"].get<double>(), 100e-6, 1e-15);
+  expect_layers(l, {{90, 60}, {25, 30}, {80, 100}}, 100);
 }
 
 // No module annotation: the whole model is one layer; no work at all is refused, not zeros.
