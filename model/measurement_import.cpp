@@ -539,7 +539,7 @@ json import_nccl_tests_file(const std::string& path, const std::string& op) {
   const std::string text = read_measurement_text(path, "an nccl-tests log or -J JSON file");
   const auto first = text.find_first_not_of(" \t\r\n");
   json c = first != std::string::npos && text[first] == '{'
-               ? import_nccl_tests_json(read_json_file(path), path, op)
+               ? import_nccl_tests_json(parse_json_text(text, path), path, op)
                : import_nccl_tests_log(text, path, op);
   check_fittable(c, path);
   return c;

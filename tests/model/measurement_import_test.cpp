@@ -194,6 +194,11 @@ std::string refusal_of(const std::string& log, const std::string& op = "") {
   return "(imported)";
 }
 
+// A gzip-compressed -J file reads like the plain one (by its magic bytes).
+TEST(NcclTestsImport, GzipJsonByMagicBytes) {
+  EXPECT_EQ(import_nccl_tests_file(kJson + ".gz")["ops"], import_nccl_tests_file(kJson)["ops"]);
+}
+
 // `mpirun --tag-output` and `srun --label` prefix every line; the table is the same.
 TEST(NcclTestsImport, LauncherTagsAreStripped) {
   const std::string log = read_text(kLog);
