@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -365,6 +366,33 @@ TEST(KinetoImport, RefusalsNameWhatWasFound) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
     }
   }
+}
+
+// The goal, over every real trace in tests/data/traces: each either imports with
+// per-step layer times whose sum is <= the step and no layer at zero, or is refused in one line
+// naming the file: none imports silently as zeros.
+TEST(KinetoImport, EveryRealTraceImportsWithinItsStepOrIsRefused) {
+  int imported = 0, refused = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kTraces)) {
+    const std::string path = entry.path().string();
+    if (path.size() < 3 || path.compare(path.size() - 3, 3, ".gz") != 0) continue;
+    try {
+      const json l = import_kineto_file(path);
+      double sum = 0;
+      for (const json& x : l["layers"]) {
+        sum += x["forward_s"].get<double>() + x["backward_s"].get<double>();
+      }
+      EXPECT_GT(sum, 0) << path;
+      EXPECT_LE(sum, l["step_s"].get<double>()) << path;
+      ++imported;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), path);
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+      ++refused;
+    }
+  }
+  EXPECT_EQ(imported, 3);
+  EXPECT_EQ(refused, 3);
 }
 
 }  // namespace
