@@ -4,7 +4,7 @@
 //                    [--gemm-operands cold|warm] [--out results/profile-<host>.json]
 //                    [--plan]     list what would be timed (no device needed), time nothing
 //   ddpsim-calibrate import nccl-tests LOG|JSON [--op all_reduce] [--out P.json]
-//   ddpsim-calibrate import kineto TRACE.json [--out P.json]
+//   ddpsim-calibrate import kineto TRACE.json[.gz] [--out P.json]
 //   ddpsim-calibrate check-fit PROFILE SWEEP.json [--op all_reduce] [--above 64K]
 //                    [--tolerance 0.1]     does the profile's fit predict a second sweep?
 //   ddpsim-calibrate gpu-criteria GRID.json [SCENARIO.json] [--gemm-min 0.8] [--copy-min 0.85]
@@ -98,8 +98,10 @@ int main(int argc, char** argv) {
   nt->add_option("--op", nt_op, "the collective when the log does not name it")
       ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast"}));
   nt->add_option("--out", nt_out, "profile to write (default: stdout)");
-  auto* kt = imp->add_subcommand("kineto", "a PyTorch profiler (Kineto) trace of one step");
-  kt->add_option("file", kt_file, "the Chrome-trace JSON")->required();
+  auto* kt = imp->add_subcommand(
+      "kineto", "a PyTorch profiler (Kineto) trace: per-step layer times and collectives");
+  kt->add_option("file", kt_file, "the Chrome-trace JSON, plain or gzip (.pt.trace.json.gz)")
+      ->required();
   kt->add_option("--out", kt_out, "profile to write (default: stdout)");
   auto* cf = app.add_subcommand(
       "check-fit",
@@ -180,6 +182,29 @@ int main(int argc, char** argv) {
     if (kt->parsed()) {
       json doc = model::imported_profile(nullptr, model::import_kineto_file(kt_file), o.command);
       const model::Profile p = model::Profile::from_json(doc, kt_file);
+      const json& l = p.document().at("layer_times");
+      double fwd = 0, bwd = 0;
+      for (const json& x : l.at("layers")) {
+        fwd += x.at("forward_s").get<double>();
+        bwd += x.at("backward_s").get<double>();
+      }
+      std::fprintf(stderr,
+                   "calibrate: %s trace, %d step(s) of %.3f ms: %zu layer(s)%s, forward %.3f ms, "
+                   "backward %.3f ms per step\n",
+                   l.at("device").get<std::string>().c_str(), l.at("steps").get<int>(),
+                   l.at("step_s").get<double>() * 1e3, l.at("layers").size(),
+                   l.at("whole_model").get<bool>() ? " (the whole model)" : "", fwd * 1e3,
+                   bwd * 1e3);
+      if (l.contains("communication")) {
+        const json& c = l.at("communication");
+        std::fprintf(
+            stderr, "calibrate: %.1f collective(s) per step (%s): %.3f ms, %.3f ms exposed\n",
+            c.at("collectives_per_step").get<double>(), c.at("source").get<std::string>().c_str(),
+            c.at("comm_s").get<double>() * 1e3, c.at("exposed_s").get<double>() * 1e3);
+      }
+      for (const json& w : l.at("warnings")) {
+        std::fprintf(stderr, "calibrate: warning: %s\n", w.get<std::string>().c_str());
+      }
       emit(p.document(), kt_out);
       return 0;
     }

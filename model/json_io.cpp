@@ -24,9 +24,13 @@ json read_json_file(const std::string& path) {
   if (!in) throw InputError(path, "", "a readable JSON file", "it cannot be opened");
   std::stringstream ss;
   ss << in.rdbuf();
+  return parse_json_text(ss.str(), path);
+}
+
+json parse_json_text(const std::string& text, const std::string& path) {
   try {
     // Strict JSON, as the contract says: no comments, no trailing commas, no NaN.
-    return json::parse(ss.str());
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(path, "", "valid JSON", "a syntax error at byte " + std::to_string(e.byte));
   } catch (const json::exception& e) {

@@ -1,16 +1,16 @@
-// PyTorch profiler (Kineto) Chrome trace -> per-layer times; the attribution rule is
-// kineto_import.hpp's.
+// PyTorch profiler (Kineto) trace -> per-layer times per step; the rule is kineto_import.hpp's,
+// the event links detail/kineto_links.hpp's, the collectives trace_comm.hpp's.
 #include "model/kineto_import.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <map>
-#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "model/detail/kineto_links.hpp"
 #include "model/error.hpp"
-#include "model/scenario.hpp"
+#include "model/trace_comm.hpp"
 
 namespace ddpsim::model {
 
@@ -18,222 +18,349 @@ using nlohmann::json;
 
 namespace {
 
-struct Ev {
-  std::string name, cat, thread;  // thread: pid/tid as text
-  double ts = 0, dur = 0;         // microseconds
-  std::optional<long long> ext, corr, seq;
-  int parent = -1;  // innermost enclosing event on the same thread
-  int layer = -1;
-  bool backward = false;
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+// What an annotation (record_function) or python_function event is.
+enum class Region { kNone, kLayer, kStep, kOptimizer, kCommunication, kDdp, kDataLoader, kHarness };
+
+const char* region_kind(Region r) {
+  switch (r) {
+    case Region::kStep:
+      return "profiler step";
+    case Region::kOptimizer:
+      return "optimizer";
+    case Region::kCommunication:
+      return "communication";
+    case Region::kDdp:
+      return "DDP wrapper";
+    case Region::kDataLoader:
+      return "data loader";
+    case Region::kHarness:
+      return "harness annotation";
+    default:
+      return "layer";
+  }
+}
+
+Region classify(const KinetoTrace& t, const TraceEvent& e) {
+  const std::string& n = t.name(e);
+  if (starts_with(n, "ProfilerStep#")) return Region::kStep;
+  if (e.kind == EventKind::kPython) {
+    if (!starts_with(n, "nn.Module: ")) return Region::kNone;
+    return starts_with(n, "nn.Module: DistributedDataParallel") ? Region::kDdp : Region::kLayer;
+  }
+  if (e.kind != EventKind::kAnnotation) return Region::kNone;
+  if (starts_with(n, "Optimizer.")) return Region::kOptimizer;
+  if (starts_with(n, "nccl:") || starts_with(n, "gloo:") || starts_with(n, "c10d::") ||
+      starts_with(n, "ProcessGroup")) {
+    return Region::kCommunication;
+  }
+  if (starts_with(n, "DistributedDataParallel.")) return Region::kDdp;
+  if (n.find("DataLoader") != std::string::npos) return Region::kDataLoader;
+  // Benchmark harnesses: "## forward ##" (torchbench/HTA examples), "[param|...]" (PARAM).
+  if ((starts_with(n, "##") && n.size() >= 4 && n.compare(n.size() - 2, 2, "##") == 0) ||
+      starts_with(n, "[param|")) {
+    return Region::kHarness;
+  }
+  return Region::kLayer;
+}
+
+std::string layer_name(const KinetoTrace& t, const TraceEvent& e) {
+  const std::string& n = t.name(e);
+  return e.kind == EventKind::kPython ? n.substr(std::string("nn.Module: ").size()) : n;
+}
+
+enum Phase : std::uint8_t { kForward, kBackward, kOptimizer, kDataLoader, kCommunication };
+
+struct Attribution {
+  std::vector<int> layer;
+  std::vector<Phase> phase;
+  std::vector<std::string> layer_names;
+  bool whole_model = false;
 };
 
-std::optional<long long> int_arg(const json& args, const char* k) {
-  auto it = args.find(k);
-  if (it == args.end() || !it->is_number()) return std::nullopt;
-  return static_cast<long long>(it->get<double>());
-}
-
-bool is_region(const Ev& e) {
-  if (e.cat == "user_annotation") {
-    return e.name.rfind("ProfilerStep#", 0) != 0 && e.name.rfind("Optimizer.", 0) != 0;
+Attribution attribute(const KinetoTrace& t, const detail::TraceLinks& links) {
+  const auto& ev = t.events;
+  Attribution a;
+  a.layer.assign(ev.size(), -1);
+  a.phase.assign(ev.size(), kForward);
+  std::vector<int> by_time;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (detail::is_cpu(ev[i].kind)) by_time.push_back(static_cast<int>(i));
   }
-  return e.cat == "python_function" && e.name.rfind("nn.Module: ", 0) == 0;
-}
-
-bool is_op(const Ev& e) { return e.cat == "cpu_op" || e.cat == "Operator"; }
-
-std::string region_name(const Ev& e) {
-  return e.cat == "python_function" ? e.name.substr(std::string("nn.Module: ").size()) : e.name;
-}
-
-// Per thread, events sorted by start (longer first on ties) nest like brackets: a stack of the
-// open events gives each one its innermost enclosing event in O(n log n).
-void link_parents(std::vector<Ev>& evs) {
-  std::vector<int> order(evs.size());
-  for (std::size_t i = 0; i < evs.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    const Ev& x = evs[a];
-    const Ev& y = evs[b];
-    if (x.thread != y.thread) return x.thread < y.thread;
-    if (x.ts != y.ts) return x.ts < y.ts;
-    return x.dur > y.dur;
-  });
-  std::vector<int> stack;
-  std::string thread;
-  for (int i : order) {
-    Ev& e = evs[i];
-    if (e.thread != thread) {
-      stack.clear();
-      thread = e.thread;
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [&](int x, int y) { return ev[x].ts < ev[y].ts; });
+  std::map<std::string, int> index;
+  for (int i : by_time) {
+    if (links.step[i] < 0 || classify(t, ev[i]) != Region::kLayer) continue;
+    const std::string n = layer_name(t, ev[i]);
+    if (index.emplace(n, static_cast<int>(a.layer_names.size())).second) {
+      a.layer_names.push_back(n);
     }
-    while (!stack.empty() && evs[stack.back()].ts + evs[stack.back()].dur < e.ts + e.dur) {
-      stack.pop_back();
-    }
-    e.parent = stack.empty() ? -1 : stack.back();
-    stack.push_back(i);
   }
+  a.whole_model = a.layer_names.empty();
+  // Parents start before their children: one walk in start order inherits layer and phase.
+  const std::string eval = "autograd::engine::evaluate_function: ";
+  std::map<std::int64_t, int> seq_layer;
+  for (int i : by_time) {
+    const TraceEvent& e = ev[i];
+    const int p = links.parent[i];
+    if (p >= 0) {
+      a.layer[i] = a.layer[p];
+      a.phase[i] = a.phase[p];
+    }
+    switch (classify(t, e)) {
+      case Region::kLayer:
+        a.layer[i] = index.count(layer_name(t, e)) ? index.at(layer_name(t, e)) : -1;
+        break;
+      case Region::kOptimizer:
+        a.layer[i] = -1;
+        a.phase[i] = kOptimizer;
+        break;
+      case Region::kDataLoader:
+        a.layer[i] = -1;
+        a.phase[i] = kDataLoader;
+        break;
+      case Region::kCommunication:
+        a.layer[i] = -1;
+        a.phase[i] = kCommunication;
+        break;
+      default:
+        break;
+    }
+    if (e.kind != EventKind::kOp) continue;
+    if (starts_with(t.name(e), eval.c_str())) {
+      // The backward of a forward op: its layer through the forward op's sequence number.
+      a.phase[i] = kBackward;
+      a.layer[i] = e.seq != kNoId && seq_layer.count(e.seq) ? seq_layer.at(e.seq) : -1;
+    } else if (a.phase[i] == kForward && a.layer[i] >= 0 && e.seq != kNoId &&
+               !seq_layer.count(e.seq)) {
+      seq_layer[e.seq] = a.layer[i];
+    }
+  }
+  if (a.whole_model) {
+    a.layer_names.push_back("model");
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      if (a.phase[i] == kForward || a.phase[i] == kBackward) a.layer[i] = 0;
+    }
+  }
+  return a;
+}
+
+// "12 cpu_op, 3 user_annotation, ..." for refusals: what the trace holds.
+std::string found_summary(const KinetoTrace& t, const detail::TraceLinks& l,
+                          const std::map<std::string, std::size_t>& excluded) {
+  std::size_t ops = 0, gpu = 0, runtime = 0, annotations = 0;
+  for (std::size_t i = 0; i < t.events.size(); ++i) {
+    if (l.step[i] < 0) continue;
+    const EventKind k = t.events[i].kind;
+    ops += k == EventKind::kOp;
+    gpu += detail::is_gpu(k);
+    runtime += k == EventKind::kRuntime;
+    annotations += k == EventKind::kAnnotation;
+  }
+  std::ostringstream s;
+  s << t.events.size() << " complete events; inside " << l.steps.size() << " step(s)"
+    << (l.profiler_steps ? " (ProfilerStep#N)" : " (no ProfilerStep#N: the whole trace)") << ": "
+    << ops << " CPU ops, " << gpu << " GPU kernels/copies, " << runtime << " runtime calls, "
+    << annotations << " annotations";
+  std::size_t shown = 0;
+  for (const auto& [name, n] : excluded) {
+    s << (shown == 0 ? " (" : ", ") << n << "x " << name;
+    if (++shown == 3) break;
+  }
+  if (shown > 0) s << ")";
+  return s.str();
 }
 
 }  // namespace
 
-json import_kineto_trace(const json& trace, const std::string& file) {
-  const json* events = nullptr;
-  if (trace.is_object() && trace.contains("traceEvents")) events = &trace.at("traceEvents");
-  if (trace.is_array()) events = &trace;
-  if (events == nullptr || !events->is_array()) {
-    throw InputError(file, "/traceEvents", "a Chrome trace with a traceEvents array", "none");
+json import_kineto_trace(const KinetoTrace& t, const std::string& file) {
+  if (t.bare_array && !t.events.empty()) {
+    throw InputError(file, "",
+                     "a Kineto trace ({\"traceEvents\": [...]}, as torch.profiler.profile writes "
+                     "it)",
+                     "the legacy autograd-profiler format (a bare JSON array of " +
+                         std::to_string(t.array_entries) +
+                         " entries, no event categories): record with torch.profiler.profile");
   }
-  std::vector<Ev> evs;      // CPU-side events (ops, annotations, runtime calls)
-  std::vector<Ev> kernels;  // GPU-side events
-  double span_begin = std::numeric_limits<double>::infinity(), span_end = -span_begin;
-  double step_begin = span_begin, step_end = span_end;
-  bool have_step = false;
-  for (std::size_t i = 0; i < events->size(); ++i) {
-    const json& e = (*events)[i];
-    if (!e.is_object() || e.value("ph", std::string()) != "X") continue;
-    const std::string p = "/traceEvents/" + std::to_string(i);
-    if (!e.contains("ts") || !e.at("ts").is_number() || !e.contains("dur") ||
-        !e.at("dur").is_number() || e.at("dur").get<double>() < 0) {
-      throw InputError(file, p, "a complete event (ph X) with numeric ts and dur >= 0",
-                       e.dump().substr(0, 60));
-    }
-    Ev v;
-    v.name = e.contains("name") && e.at("name").is_string() ? e.at("name").get<std::string>() : "";
-    v.cat = e.contains("cat") && e.at("cat").is_string() ? e.at("cat").get<std::string>() : "";
-    v.thread = (e.contains("pid") ? e.at("pid").dump() : "") + "/" +
-               (e.contains("tid") ? e.at("tid").dump() : "");
-    v.ts = e.at("ts").get<double>();
-    v.dur = e.at("dur").get<double>();
-    const json args =
-        e.contains("args") && e.at("args").is_object() ? e.at("args") : json::object();
-    v.ext = int_arg(args, "External id");
-    v.corr = int_arg(args, "correlation");
-    v.seq = int_arg(args, "Sequence number");
-    span_begin = std::min(span_begin, v.ts);
-    span_end = std::max(span_end, v.ts + v.dur);
-    if (v.cat == "user_annotation" && v.name.rfind("ProfilerStep#", 0) == 0) {
-      have_step = true;
-      step_begin = std::min(step_begin, v.ts);
-      step_end = std::max(step_end, v.ts + v.dur);
-    }
-    const bool gpu = v.cat == "kernel" || v.cat == "gpu_memcpy" || v.cat == "gpu_memset";
-    (gpu ? kernels : evs).push_back(std::move(v));
+  if (t.bare_array && t.events.empty()) {
+    throw InputError(file, "", "a Kineto trace ({\"traceEvents\": [...]})",
+                     "a JSON array of " + std::to_string(t.array_entries) +
+                         " entries and no trace event (not a profiler trace)");
   }
-  link_parents(evs);
+  if (!t.has_trace_events) {
+    std::string keys;
+    for (const std::string& k : t.top_keys) keys += (keys.empty() ? "" : ", ") + k;
+    const bool et = std::find(t.top_keys.begin(), t.top_keys.end(), "nodes") != t.top_keys.end();
+    throw InputError(file, "/traceEvents", "a Chrome trace with a traceEvents array",
+                     et ? "a PyTorch execution trace (ExecutionTraceObserver: \"nodes\"), not a "
+                          "profiler trace"
+                        : "an object without it (keys: " + (keys.empty() ? "none" : keys) + ")");
+  }
+  if (t.events.empty()) {
+    throw InputError(
+        file, "/traceEvents", "complete events (ph X) of a profiled run",
+        "an empty trace (" + std::to_string(t.array_entries) + " entries, no complete event)");
+  }
+  const detail::TraceLinks links = detail::link_trace(t);
+  const auto& ev = t.events;
+  const Attribution a = attribute(t, links);
+  const std::size_t nl = a.layer_names.size();
 
-  // 1. Layers in order of first appearance (by start time).
-  std::vector<int> by_time(evs.size());
-  for (std::size_t i = 0; i < evs.size(); ++i) by_time[i] = static_cast<int>(i);
-  std::stable_sort(by_time.begin(), by_time.end(),
-                   [&](int a, int b) { return evs[a].ts < evs[b].ts; });
-  std::vector<std::string> layer_names;
-  std::map<std::string, int> layer_index;
-  for (int i : by_time) {
-    if (!is_region(evs[i])) continue;
-    const std::string name = region_name(evs[i]);
-    if (!layer_index.count(name)) {
-      layer_index[name] = static_cast<int>(layer_names.size());
-      layer_names.push_back(name);
+  // What was left out of the layers, by name, inside the steps.
+  std::map<std::string, std::size_t> excluded_count;
+  std::map<std::string, double> excluded_us;
+  std::map<std::string, Region> excluded_kind;
+  std::size_t gpu_events = 0, runtime_calls = 0;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    gpu_events += detail::is_gpu(ev[i].kind);
+    runtime_calls += ev[i].kind == EventKind::kRuntime;
+    const Region r = classify(t, ev[i]);
+    if (links.step[i] < 0 || r == Region::kNone || r == Region::kLayer || r == Region::kStep) {
+      continue;
     }
+    ++excluded_count[t.name(ev[i])];
+    excluded_us[t.name(ev[i])] += ev[i].dur;
+    excluded_kind[t.name(ev[i])] = r;
   }
-  if (layer_names.empty()) {
+  if (gpu_events == 0 && runtime_calls > 0) {
     throw InputError(file, "/traceEvents",
-                     "layer regions: user_annotation events (record_function) or "
-                     "python_function \"nn.Module: X\" events (with_modules=True)",
-                     "none");
-  }
-  // Forward: the innermost region above an op. Walk in start order so parents come first.
-  std::map<long long, int> seq_layer;
-  for (int i : by_time) {
-    Ev& e = evs[i];
-    const int par = e.parent;
-    if (is_region(e)) {
-      e.layer = layer_index.at(region_name(e));
-    } else if (par >= 0) {
-      e.layer = evs[par].layer;
-      e.backward = evs[par].backward;
-    }
-    // 2. Backward: the autograd node of a forward op, found by its sequence number.
-    const std::string kEval = "autograd::engine::evaluate_function: ";
-    if (is_op(e) && e.name.rfind(kEval, 0) == 0 && e.seq && seq_layer.count(*e.seq)) {
-      e.layer = seq_layer.at(*e.seq);
-      e.backward = true;
-    } else if (is_op(e) && !e.backward && e.layer >= 0 && e.seq && !seq_layer.count(*e.seq)) {
-      seq_layer[*e.seq] = e.layer;
-    }
+                     "GPU kernel events (a trace recorded with ProfilerActivity.CUDA)",
+                     "a GPU trace with " + std::to_string(runtime_calls) +
+                         " CUDA runtime calls and no kernel, memcpy or memset event");
   }
 
-  // 3. Times.
-  std::map<long long, const Ev*> op_by_ext;
-  std::map<long long, long long> ext_by_corr;
-  for (const Ev& e : evs) {
-    if (is_op(e) && e.ext && e.layer >= 0) op_by_ext[*e.ext] = &e;
-    if (e.cat == "cuda_runtime" && e.corr && e.ext) ext_by_corr[*e.corr] = *e.ext;
-  }
-  std::vector<double> fwd(layer_names.size(), 0), bwd(layer_names.size(), 0);
-  std::vector<long long> nf(layer_names.size(), 0), nb(layer_names.size(), 0);
+  std::vector<double> fwd(nl, 0), bwd(nl, 0);
+  std::vector<long long> nf(nl, 0), nb(nl, 0);
+  double phase_us[5] = {0, 0, 0, 0, 0};
   double unattributed = 0;
-  auto credit = [&](const Ev& owner, double dur) {
-    (owner.backward ? bwd : fwd)[owner.layer] += dur;
-    ++(owner.backward ? nb : nf)[owner.layer];
+  auto credit = [&](int owner, double dur) {
+    phase_us[a.phase[owner]] += dur;
+    const int layer = a.layer[owner];
+    if (layer < 0) {
+      unattributed += dur;
+      return;
+    }
+    const bool back = a.phase[owner] == kBackward;
+    (back ? bwd : fwd)[layer] += dur;
+    ++(back ? nb : nf)[layer];
   };
-  for (const Ev& k : kernels) {
-    std::optional<long long> ext = k.ext;
-    if ((!ext || !op_by_ext.count(*ext)) && k.corr && ext_by_corr.count(*k.corr)) {
-      ext = ext_by_corr.at(*k.corr);
-    }
-    if (ext && op_by_ext.count(*ext)) {
-      credit(*op_by_ext.at(*ext), k.dur);
-    } else {
-      unattributed += k.dur;
-    }
-  }
-  if (kernels.empty()) {
-    // CPU-only trace: the outermost ops (no op above them) carry the time of what they call.
-    for (const Ev& e : evs) {
-      if (!is_op(e)) continue;
-      bool nested = false;
-      for (int p = e.parent; p >= 0; p = evs[p].parent) {
-        if (is_op(evs[p])) {
-          nested = true;
-          break;
-        }
-      }
-      if (nested) continue;
-      if (e.layer >= 0) {
-        credit(e, e.dur);
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (links.step[i] < 0) continue;
+    const TraceEvent& e = ev[i];
+    if (gpu_events > 0) {
+      if (!detail::is_gpu(e.kind) || is_collective_event(t, e)) continue;
+      if (links.launcher[i] >= 0) {
+        credit(links.launcher[i], e.dur);
       } else {
         unattributed += e.dur;
       }
+    } else if (e.kind == EventKind::kOp) {
+      // CPU-only trace: the outermost ops carry the time of what they call.
+      bool nested = false;
+      for (int p = links.parent[i]; p >= 0 && !nested; p = links.parent[p]) {
+        nested = ev[p].kind == EventKind::kOp;
+      }
+      if (!nested) credit(static_cast<int>(i), e.dur);
     }
   }
+  double work = 0;
+  for (std::size_t i = 0; i < nl; ++i) work += fwd[i] + bwd[i];
+  if (!(work > 0)) {
+    throw InputError(file, "/traceEvents",
+                     "forward/backward work (GPU kernels or CPU ops) inside the profiled steps",
+                     "none: " + found_summary(t, links, excluded_count));
+  }
 
+  const double nsteps = static_cast<double>(links.steps.size());
+  double step_sum = 0, step_min = 1e300, step_max = 0;
+  for (const auto& s : links.steps) {
+    step_sum += s.end - s.begin;
+    step_min = std::min(step_min, s.end - s.begin);
+    step_max = std::max(step_max, s.end - s.begin);
+  }
+  // A GPU-bound job's CPU runs ahead: its step spans are shorter than the GPU's. The GPU's
+  // step is the span of the steps' GPU work divided by their count; the step is the longer.
+  double gpu_begin = 1e300, gpu_end = -1e300;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (links.step[i] < 0 || !detail::is_gpu(ev[i].kind)) continue;
+    gpu_begin = std::min(gpu_begin, ev[i].ts);
+    gpu_end = std::max(gpu_end, ev[i].ts + ev[i].dur);
+  }
+  const double cpu_step_sum = step_sum;
+  if (gpu_end > gpu_begin) step_sum = std::max(step_sum, gpu_end - gpu_begin);
+  const double per = 1e-6 / nsteps;  // microseconds summed over the steps -> seconds per step
   json out;
   out["source"] = "kineto trace " + file;
-  out["device"] = kernels.empty() ? "cpu" : "gpu";
-  out["rule"] = kernels.empty()
-                    ? "sum of the outermost CPU op durations in the layer's region (forward) or "
-                      "under the autograd evaluate_function with the forward op's Sequence "
-                      "number (backward)"
-                    : "sum of GPU kernel durations whose External id is an op in the layer's "
-                      "region (forward) or nested in the autograd evaluate_function with the "
-                      "forward op's Sequence number (backward)";
-  out["step_s"] = (have_step ? step_end - step_begin : span_end - span_begin) * 1e-6;
-  out["unattributed_s"] = unattributed * 1e-6;
+  out["device"] = gpu_events > 0 ? "gpu" : "cpu";
+  out["rule"] =
+      std::string(gpu_events > 0
+                      ? "sum of GPU kernel/memcpy/memset durations whose launch (the runtime "
+                        "call with the kernel's correlation id, else the op with its External "
+                        "id) lies in the layer"
+                      : "sum of the outermost CPU op durations in the layer") +
+      (a.whole_model ? " (no module annotations: one layer, the whole model)"
+                     : "'s region (forward) or under the autograd evaluate_function with the "
+                       "forward op's Sequence number (backward)") +
+      "; per-step means over the profiled steps";
+  out["steps"] = links.steps.size();
+  out["step_s"] = step_sum * per;
+  out["cpu_step_s"] = cpu_step_sum * per;
+  if (gpu_end > gpu_begin) out["gpu_step_s"] = (gpu_end - gpu_begin) * per;
+  out["step_min_s"] = step_min * 1e-6;
+  out["step_max_s"] = step_max * 1e-6;
+  out["unattributed_s"] = unattributed * per;
+  out["phases"] = {{"forward_s", phase_us[kForward] * per},
+                   {"backward_s", phase_us[kBackward] * per},
+                   {"optimizer_s", phase_us[kOptimizer] * per},
+                   {"data_loader_s", phase_us[kDataLoader] * per},
+                   {"communication_launch_s", phase_us[kCommunication] * per}};
+  if (gpu_events > 0) {
+    out["linkage"] = {{"by_correlation", links.by_correlation},
+                      {"by_external_id", links.by_external_id},
+                      {"unlinked", links.unlinked}};
+  }
+  json excluded = json::array();
+  for (const auto& [name, n] : excluded_count) {
+    excluded.push_back({{"name", name},
+                        {"kind", region_kind(excluded_kind.at(name))},
+                        {"count", n},
+                        {"per_step_s", excluded_us.at(name) * per}});
+  }
+  out["excluded"] = std::move(excluded);
   json layers = json::array();
-  for (std::size_t i = 0; i < layer_names.size(); ++i) {
-    layers.push_back({{"name", layer_names[i]},
-                      {"forward_s", fwd[i] * 1e-6},
-                      {"backward_s", bwd[i] * 1e-6},
+  for (std::size_t i = 0; i < nl; ++i) {
+    layers.push_back({{"name", a.layer_names[i]},
+                      {"forward_s", fwd[i] * per},
+                      {"backward_s", bwd[i] * per},
                       {"forward_events", nf[i]},
                       {"backward_events", nb[i]}});
   }
   out["layers"] = std::move(layers);
+  out["whole_model"] = a.whole_model;
+  json warnings = json::array();
+  if (work * per > out["step_s"].get<double>() * 1.0001) {
+    warnings.push_back(
+        "the layers' times add up to more than the step: kernels of several "
+        "streams overlap, or GPU work outlasts the CPU's step spans");
+  }
+  if (gpu_events > 0 && links.unlinked > 0) {
+    warnings.push_back(std::to_string(links.unlinked) +
+                       " GPU events link to no runtime call or op (counted as unattributed)");
+  }
+  out["warnings"] = std::move(warnings);
+  if (auto comm = trace_communication(t, links)) out["communication"] = std::move(*comm);
   return out;
 }
 
+json import_kineto_trace(const json& trace, const std::string& file) {
+  std::istringstream in(trace.dump());
+  return import_kineto_trace(read_kineto_trace(in, file), file);
+}
+
 json import_kineto_file(const std::string& path) {
-  return import_kineto_trace(read_json_file(path), path);
+  return import_kineto_trace(read_kineto_file(path), path);
 }
 
 }  // namespace ddpsim::model

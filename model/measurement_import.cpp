@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +14,7 @@
 #include "model/error.hpp"
 #include "model/profile.hpp"
 #include "model/scenario.hpp"
+#include "model/trace_file.hpp"
 
 namespace ddpsim::model {
 
@@ -92,6 +94,81 @@ std::optional<double> parse_number(const std::string& s) {
   }
 }
 
+// Launchers that tag each line: `mpirun --tag-output` ("[1,0]<stdout>:") and `srun --label`
+// ("0: "). A table row never starts with a word ending in ':', so neither can eat a row.
+std::string strip_launcher_tag(const std::string& line) {
+  std::size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos) return line;
+  if (line[i] == '[') {
+    const auto close = line.find("]<", i);
+    const auto colon = close == std::string::npos ? close : line.find(">:", close);
+    if (colon != std::string::npos && line.find_first_not_of("0123456789,", i + 1) == close) {
+      return line.substr(colon + 2);
+    }
+    return line;
+  }
+  const std::size_t digits = line.find_first_not_of("0123456789", i);
+  if (digits != i && digits != std::string::npos && line[digits] == ':' &&
+      (digits + 1 == line.size() || line[digits + 1] == ' ' || line[digits + 1] == '\t')) {
+    return line.substr(digits + 1);
+  }
+  return line;
+}
+
+// A row read before the op is known.
+struct PendingRow {
+  std::string dtype, redop, root;
+  nlohmann::json row;
+  std::size_t line = 0;
+};
+
+// The op of a log that does not name it, from busbw/algbw (nccl-tests' bus-bandwidth factors:
+// 2(n-1)/n all_reduce, (n-1)/n all_gather and reduce_scatter, 1 broadcast and reduce), the
+// redop column (all_gather and broadcast print "none") and the root column (-1 for
+// all_reduce); anything ambiguous asks for --op.
+std::string infer_op(const std::vector<PendingRow>& rows, int ranks, const std::string& file) {
+  const std::string expected =
+      "the op: a \"# Collective test starting: X_perf\" line, or pass --op (all_reduce, "
+      "reduce_scatter, all_gather, broadcast)";
+  const PendingRow* best = nullptr;
+  for (const PendingRow& r : rows) {
+    if (!best || r.row.at("algbw_gbytes_per_s").get<double>() >
+                     best->row.at("algbw_gbytes_per_s").get<double>()) {
+      best = &r;
+    }
+  }
+  const double algbw = best ? best->row.at("algbw_gbytes_per_s").get<double>() : 0;
+  if (!(algbw > 0) || ranks < 2) {
+    throw InputError(file, "", expected,
+                     "no line naming it, and no bandwidth to infer it from (" +
+                         std::to_string(ranks) + " rank(s), largest algbw " +
+                         std::to_string(algbw) + ")");
+  }
+  const double ratio = best->row.at("busbw_gbytes_per_s").get<double>() / algbw;
+  const double n = ranks;
+  // Printed with two decimals: 0.01 GB/s of rounding on each, relative to the bandwidth.
+  const double tol = 0.02 + 0.02 / algbw;
+  auto near = [&](double f) { return std::fabs(ratio - f) <= tol * f; };
+  const bool none = best->redop == "none";
+  const bool rooted = !best->root.empty() && best->root != "-1";
+  std::vector<std::string> fits;
+  if (near(2 * (n - 1) / n) && !none && !rooted) fits.push_back("all_reduce");
+  if (near((n - 1) / n)) fits.push_back(none ? "all_gather" : "reduce_scatter");
+  if (near(1.0) && (rooted || ranks > 2 || none)) fits.push_back(none ? "broadcast" : "reduce");
+  char got[160];
+  std::snprintf(got, sizeof got, "busbw/algbw = %.3f with %d ranks (redop %s, root %s)", ratio,
+                ranks, best->redop.c_str(), best->root.empty() ? "-" : best->root.c_str());
+  if (fits.size() != 1) {
+    throw InputError(file, line_ptr(best->line), expected,
+                     std::string(got) + (fits.empty() ? ": no known op" : ": ambiguous"));
+  }
+  if (!parse_collective_op(fits[0])) {
+    throw InputError(file, line_ptr(best->line), expected,
+                     std::string(got) + ": " + fits[0] + ", which ddpsim does not model");
+  }
+  return fits[0];
+}
+
 // The row objects of a section, grouped by op.
 struct SectionBuilder {
   json ops = json::object();
@@ -119,6 +196,32 @@ json section(const SectionBuilder& b, int ranks, int nodes, const std::string& v
   return s;
 }
 
+// What a fit needs, checked as input: two ranks or more (on one GPU a collective moves nothing:
+// nccl-tests prints busbw 0), two sizes or more per op (a line needs two points), times > 0.
+void check_fittable(const json& c, const std::string& file) {
+  if (c.at("ranks").get<int>() < 2) {
+    throw InputError(file, "",
+                     "an nccl-tests run on 2 or more ranks (a collective on one GPU moves no data)",
+                     "1 rank");
+  }
+  for (const auto& [name, table] : c.at("ops").items()) {
+    std::set<std::int64_t> sizes;
+    for (const json& r : table.at("rows")) {
+      sizes.insert(r.at("size_bytes").get<std::int64_t>());
+      if (!(r.at("time_us").get<double>() > 0)) {
+        throw InputError(
+            file, "", "times > 0 for " + name,
+            "0 us at " + std::to_string(r.at("size_bytes").get<std::int64_t>()) + " bytes");
+      }
+    }
+    if (sizes.size() < 2) {
+      throw InputError(file, "",
+                       "a sweep of 2 or more message sizes (e.g. -b 8 -e 256M -f 2) to fit " + name,
+                       "one size (" + std::to_string(*sizes.begin()) + " bytes)");
+    }
+  }
+}
+
 }  // namespace
 
 json import_nccl_tests_log(const std::string& text, const std::string& file,
@@ -140,7 +243,8 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
     int time = -1, algbw = -1, busbw = -1, wrong = -1, imin = -1, imax = -1;
   };
   std::vector<Group> groups;
-  int c_size = -1, c_count = -1, c_type = -1, c_redop = -1;
+  int c_size = -1, c_count = -1, c_type = -1, c_redop = -1, c_root = -1;
+  std::vector<PendingRow> pending;  // rows read before the op is known
   std::size_t header_width = 0;
   SectionBuilder b;
   std::size_t rows = 0;
@@ -148,6 +252,7 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
   while (std::getline(in, line)) {
     ++n;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    line = strip_launcher_tag(line);
     auto t = tokens(line);
     if (t.empty()) continue;
     if (t[0] == "#" || t[0][0] == '#') {
@@ -191,7 +296,8 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
       } else if (std::find(t.begin(), t.end(), "size") != t.end() &&
                  std::find(t.begin(), t.end(), "busbw") != t.end()) {
         groups.clear();
-        c_size = c_count = c_type = c_redop = -1;  // a later header describes its own columns
+        c_size = c_count = c_type = c_redop = c_root =
+            -1;  // a later header describes its own columns
         header_width = t.size();
         for (std::size_t i = 0; i < t.size(); ++i) {
           const std::string& w = t[i];
@@ -200,6 +306,7 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
           if (w == "count") c_count = c;
           if (w == "type") c_type = c;
           if (w == "redop") c_redop = c;
+          if (w == "root") c_root = c;
           if (w == "time" || w == "cputime") groups.push_back({c});
           if (groups.empty()) continue;
           if (w == "algbw") groups.back().algbw = c;
@@ -236,11 +343,6 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
     }
     if (groups.empty()) {
       throw InputError(file, line_ptr(n), "the column header before the first row", line);
-    }
-    if (op.empty()) {
-      throw InputError(file, line_ptr(n),
-                       "the op (a \"# Collective test starting: X_perf\" line, or pass --op)",
-                       "no such line before the first row");
     }
     // Rows of trace-replay runs leave the out-of-place group blank: fewer columns.
     const std::size_t group_width =
@@ -305,8 +407,13 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
       if (gr.wrong >= 0 && at(gr.wrong) != "N/A") {
         row["wrong"] = count(gr.wrong, "#wrong");
       }
-      b.add(op, c_type >= 0 ? dtype_of(at(c_type)) : "float32", c_redop >= 0 ? at(c_redop) : "sum",
-            std::move(row));
+      const std::string dtype = c_type >= 0 ? dtype_of(at(c_type)) : "float32";
+      const std::string redop = c_redop >= 0 ? at(c_redop) : "sum";
+      if (op.empty()) {
+        pending.push_back({dtype, redop, c_root >= 0 ? at(c_root) : "", std::move(row), n});
+      } else {
+        b.add(op, dtype, redop, std::move(row));
+      }
     }
     ++rows;
   }
@@ -317,6 +424,10 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
                                    : static_cast<int>(std::clamp<long long>(
                                          static_cast<long long>(threads) * gpus, 1, 1000000));
   const int nodes = std::max<int>(1, static_cast<int>(hosts.size()));
+  if (!pending.empty()) {
+    const std::string inferred = infer_op(pending, ranks, file);
+    for (PendingRow& r : pending) b.add(inferred, r.dtype, r.redop, std::move(r.row));
+  }
   return section(b, ranks, nodes, version, "nccl-tests log " + file);
 }
 
@@ -425,17 +536,13 @@ json import_nccl_tests_json(const json& doc, const std::string& file,
 }
 
 json import_nccl_tests_file(const std::string& path, const std::string& op) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(path, "", "a readable nccl-tests log or -J JSON file", "it cannot be opened");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_measurement_text(path, "an nccl-tests log or -J JSON file");
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') {
-    return import_nccl_tests_json(read_json_file(path), path, op);
-  }
-  return import_nccl_tests_log(text, path, op);
+  json c = first != std::string::npos && text[first] == '{'
+               ? import_nccl_tests_json(parse_json_text(text, path), path, op)
+               : import_nccl_tests_log(text, path, op);
+  check_fittable(c, path);
+  return c;
 }
 
 json imported_profile(const json& collectives, const json& layer_times,

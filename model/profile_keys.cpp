@@ -238,6 +238,61 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num("/layer_times/layers/*/backward_s", "s", 0, false, "backward time", true));
   t.push_back(integer("/layer_times/layers/*/forward_events", "", 0, "events summed"));
   t.push_back(integer("/layer_times/layers/*/backward_events", "", 0, "events summed"));
+  // Added by the Kineto importer (model/kineto_import.hpp): steps, phases, what was left out of
+  // the layers, and the collectives of the traced step (model/trace_comm.hpp).
+  const std::string lt = "/layer_times";
+  t.push_back(integer(lt + "/steps", "", 1, "profiled steps the times are means over"));
+  t.push_back(num(lt + "/step_min_s", "s", 0, false, "shortest profiled step (CPU span)"));
+  t.push_back(num(lt + "/cpu_step_s", "s", 0, false, "mean ProfilerStep span on the CPU"));
+  t.push_back(num(lt + "/gpu_step_s", "s", 0, false, "span of the steps' GPU work per step"));
+  t.push_back(num(lt + "/step_max_s", "s", 0, false, "longest profiled step"));
+  t.push_back(key(lt + "/whole_model", KeyType::kBoolean,
+                  "no module annotations: one layer, the whole model"));
+  t.push_back(key(lt + "/phases", KeyType::kObject, "GPU (or CPU op) time per step by phase"));
+  for (const char* p :
+       {"forward_s", "backward_s", "optimizer_s", "data_loader_s", "communication_launch_s"}) {
+    t.push_back(num(lt + "/phases/" + p, "s", 0, false, "time per step in that phase"));
+  }
+  t.push_back(key(lt + "/linkage", KeyType::kObject, "how GPU events were linked to ops"));
+  for (const char* p : {"by_correlation", "by_external_id", "unlinked"}) {
+    t.push_back(integer(lt + "/linkage/" + p, "", 0, "GPU events linked that way"));
+  }
+  t.push_back(key(lt + "/excluded", KeyType::kArray, "annotations that are not layers"));
+  t.push_back(key(lt + "/excluded/*", KeyType::kObject, "one annotation name"));
+  t.push_back(key(lt + "/excluded/*/name", KeyType::kString, "the annotation"));
+  t.push_back(key(lt + "/excluded/*/kind", KeyType::kString, "what it is"));
+  t.push_back(integer(lt + "/excluded/*/count", "", 0, "occurrences inside the steps"));
+  t.push_back(num(lt + "/excluded/*/per_step_s", "s", 0, false, "its duration per step"));
+  t.push_back(key(lt + "/warnings", KeyType::kArray, "what the import noticed"));
+  t.push_back(key(lt + "/warnings/*", KeyType::kString, "one warning"));
+  const std::string cm = lt + "/communication";
+  t.push_back(key(cm, KeyType::kObject, "the collectives of the traced steps"));
+  t.push_back(key(cm + "/backend", KeyType::kString, "nccl or gloo"));
+  t.push_back(key(cm + "/source", KeyType::kString, "which events are the collectives"));
+  t.push_back(integer(cm + "/world_size", "ranks", 1, "ranks of the job"));
+  t.push_back(integer(cm + "/rank", "", 0, "the traced rank"));
+  t.push_back(integer(cm + "/steps", "", 1, "profiled steps"));
+  t.push_back(num(cm + "/collectives_per_step", "", 0, false, "collectives per step"));
+  t.push_back(num(cm + "/comm_s", "s", 0, false, "summed collective time per step"));
+  t.push_back(num(cm + "/exposed_s", "s", 0, false, "communication with no compute, per step"));
+  t.push_back(key(cm + "/ops", KeyType::kObject, "per collective op"));
+  t.push_back(key(cm + "/ops/{}", KeyType::kObject, "one op"));
+  t.push_back(num(cm + "/ops/{}/count", "", 0, false, "calls per step"));
+  t.push_back(
+      num(cm + "/ops/{}/bytes", "bytes", 0, false, "bytes per step (when every size is known)"));
+  t.push_back(key(cm + "/per_step", KeyType::kArray, "each profiled step"));
+  t.push_back(key(cm + "/per_step/*", KeyType::kObject, "one step"));
+  t.push_back(key(cm + "/per_step/*/step", KeyType::kString, "ProfilerStep#N"));
+  t.push_back(num(cm + "/per_step/*/comm_s", "s", 0, false, "summed collective time"));
+  t.push_back(num(cm + "/per_step/*/exposed_s", "s", 0, false, "exposed communication"));
+  t.push_back(key(cm + "/per_step/*/collectives", KeyType::kArray, "in start order"));
+  t.push_back(key(cm + "/per_step/*/collectives/*", KeyType::kObject, "one collective"));
+  t.push_back(key(cm + "/per_step/*/collectives/*/op", KeyType::kString, "all_reduce, ..."));
+  t.push_back(integer(cm + "/per_step/*/collectives/*/bytes", "bytes", 0, "message size"));
+  t.push_back(key(cm + "/per_step/*/collectives/*/start_s", KeyType::kNumber,
+                  "start, from the step's start"));
+  t.push_back(
+      key(cm + "/per_step/*/collectives/*/end_s", KeyType::kNumber, "end, from the step's start"));
   return t;
 }
 

@@ -220,5 +220,7 @@ std::vector<Scenario> expand_sweep(const Scenario& s);
 /// Reads a JSON file; a missing file or a syntax error throws InputError naming the file and,
 /// for syntax errors, the byte offset.
 nlohmann::json read_json_file(const std::string& path);
+/// Parses `text` read from `path` as strict JSON, with read_json_file's errors.
+nlohmann::json parse_json_text(const std::string& text, const std::string& path);
 
 }  // namespace ddpsim::model

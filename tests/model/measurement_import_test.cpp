@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -166,6 +168,110 @@ TEST(NcclTestsImport, HugeCountsAreRefusedNotCast) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.pointer(), "/results/0/out_of_place/nwrong") << e.what();
   }
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every line of `text` with `tag` in front, as a launcher writes it.
+std::string tagged(const std::string& text, const std::string& tag) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) out += tag + line + "\n";
+  return out;
+}
+
+std::string refusal_of(const std::string& log, const std::string& op = "") {
+  try {
+    (void)import_nccl_tests_log(log, "x.log", op);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(imported)";
+}
+
+// A gzip-compressed -J file reads like the plain one (by its magic bytes).
+TEST(NcclTestsImport, GzipJsonByMagicBytes) {
+  EXPECT_EQ(import_nccl_tests_file(kJson + ".gz")["ops"], import_nccl_tests_file(kJson)["ops"]);
+}
+
+// `mpirun --tag-output` and `srun --label` prefix every line; the table is the same.
+TEST(NcclTestsImport, LauncherTagsAreStripped) {
+  const std::string log = read_text(kLog);
+  const json plain = import_nccl_tests_log(log, "a.log");
+  const json mpi = import_nccl_tests_log(tagged(log, "[1,0]<stdout>:"), "a.log");
+  const json srun = import_nccl_tests_log(tagged(log, "0: "), "a.log");
+  EXPECT_EQ(mpi["ops"], plain["ops"]);
+  EXPECT_EQ(srun["ops"], plain["ops"]);
+  EXPECT_EQ(mpi["ranks"].get<int>(), 8);
+}
+
+// A real 16-rank, 2-node H100 log without the "Collective test starting" line: busbw/algbw =
+// 338.82/180.71 = 1.875 = 2(n-1)/n with n = 16, redop sum, root -1: all_reduce.
+TEST(NcclTestsImport, OpInferredFromTheBusBandwidthFactor) {
+  const std::string path = kData + "/nccl-tests/all_reduce_a3mega_h100_16ranks.log";
+  const json c = import_nccl_tests_file(path);
+  EXPECT_EQ(c["ranks"].get<int>(), 16);
+  EXPECT_EQ(c["nodes"].get<int>(), 2);
+  ASSERT_TRUE(c["ops"].contains("all_reduce"));
+  EXPECT_EQ(c["ops"]["all_reduce"]["rows"].size(), 62u);  // 31 sizes, out-of-place and in-place
+  // The Azure log with its op line removed: 2 x 7/8 = 1.75, all_reduce again.
+  std::string log = read_text(kLog);
+  const auto at = log.find("# Collective test starting");
+  log.erase(at, log.find('\n', at) + 1 - at);
+  EXPECT_TRUE(import_nccl_tests_log(log, "a.log")["ops"].contains("all_reduce"));
+  // (n-1)/n with redop "none": all_gather; with a reduction: reduce_scatter.
+  const std::string head =
+      "# nThread 1 nGpus 4 minBytes 8 maxBytes 64 step: 2(factor) warmup iters: 5 iters: 10\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong\n";
+  const std::string rows_none =
+      "     1048576        65536     float    none      -1    100.0   10.49    7.86      0\n"
+      "     2097152       131072     float    none      -1    190.0   11.04    8.28      0\n";
+  EXPECT_TRUE(import_nccl_tests_log(head + rows_none, "g.log")["ops"].contains("all_gather"));
+  std::string rows_sum = rows_none;
+  for (std::size_t p; (p = rows_sum.find("none")) != std::string::npos;) {
+    rows_sum.replace(p, 4, " sum");
+  }
+  EXPECT_TRUE(import_nccl_tests_log(head + rows_sum, "r.log")["ops"].contains("reduce_scatter"));
+  // A factor no op has: the error asks for --op.
+  const std::string odd =
+      "     1048576        65536     float     sum      -1    100.0   10.49   13.00      0\n";
+  EXPECT_NE(refusal_of(head + odd).find("--op"), std::string::npos) << refusal_of(head + odd);
+  EXPECT_NE(refusal_of(head + odd).find("no known op"), std::string::npos);
+  EXPECT_EQ(refusal_of(head + odd, "all_reduce"), "(imported)");
+}
+
+// The one-line error of importing `text` as a file, or "(imported)".
+std::string file_refusal(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  try {
+    (void)import_nccl_tests_file(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(imported)";
+}
+
+// A one-size or one-GPU log cannot be fitted: one line saying so, not the fit's internals.
+TEST(NcclTestsImport, OneSizeOrOneGpuIsAClearInputError) {
+  const std::string one_size = file_refusal(
+      "one_size.log",
+      "# nThread 1 nGpus 8 iters: 20\n# Collective test starting: all_reduce_perf\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+      "   1048576        262144     float     sum      -1    50.00   20.97   36.70      0\n");
+  EXPECT_NE(one_size.find("one size (1048576 bytes)"), std::string::npos) << one_size;
+  const std::string one_gpu = file_refusal(
+      "one_gpu.log",
+      "# nThread 1 nGpus 1 iters: 20\n# Collective test starting: all_reduce_perf\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+      "   1048576        262144     float     sum      -1     5.00  209.72    0.00      0\n"
+      "   2097152        524288     float     sum      -1     9.00  233.02    0.00      0\n");
+  EXPECT_NE(one_gpu.find("2 or more ranks"), std::string::npos) << one_gpu;
 }
 
 }  // namespace

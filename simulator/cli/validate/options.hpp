@@ -19,6 +19,7 @@ struct Options {
   std::string netns_launch;
   std::string out;
   std::string markdown;
+  std::vector<std::string> traces;  ///< --trace: compare with these profiler traces instead
 };
 
 /// argv prefix that runs a child on `ranks` ranks: nothing (the child launches its own local

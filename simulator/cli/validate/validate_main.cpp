@@ -3,6 +3,8 @@
 //
 //   ddpsim-validate SCENARIO.json [--nproc N] [--profile P]... [--calibrate] [--steps S]
 //                   [--repeat R] [--efficiency] [--netns-launch SCRIPT] [--out F] [--markdown M]
+//   ddpsim-validate SCENARIO.json --trace rank0.pt.trace.json.gz [--trace ...] [--out F]
+//                   (the prediction against the user's own profiler traces: trace_compare.hpp)
 //
 // Per sweep point (bucket sizes, widths, batches, cluster.gpus...): step time, forward, backward,
 // exposed communication, optimizer, summed communication and every bucket's end time, each as
@@ -53,6 +55,7 @@
 #include "simulator/cli/validate/points.hpp"
 #include "simulator/cli/validate/profiles.hpp"
 #include "simulator/cli/validate/report.hpp"
+#include "simulator/cli/validate/trace_compare.hpp"
 #include "simulator/report.hpp"
 
 namespace ddpsim::validate {
@@ -189,6 +192,10 @@ int main(int argc, char** argv) {
                  "must be up: scripts/netns-lab.sh up N RATE)");
   app.add_option("--out", o.out, "validation JSON (default results/validation-<host>-<date>.json)");
   app.add_option("--markdown", o.markdown, "also write the tables as markdown to this file");
+  app.add_option("--trace", o.traces,
+                 "compare the scenario's prediction with PyTorch profiler traces of the job "
+                 "(one per rank, .json or .json.gz; repeatable) instead of running ddpsim-exec; "
+                 "--out is then optional");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -197,6 +204,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (!o.traces.empty()) {
+      return ddpsim::validate::run_trace_comparison(o.scenario, o.traces, o.out);
+    }
     return ddpsim::validate::run(o);
   } catch (const ddpsim::InputError& e) {
     std::cerr << "ddpsim-validate: " << e.what() << "\n";
