@@ -99,3 +99,29 @@ if(NOT DDPSIM_WITH_PYTHON STREQUAL "OFF" AND
   endif()
 endif()
 ddpsim_resolve(PYTHON _python_found "apt-get install python3-dev pybind11-dev")
+
+# A Python that can `import torch` (Debian's python3-torch installs into /usr/bin/python3's
+# dist-packages, which a pyenv or venv python3 first on PATH does not see). Tests and runners
+# that need real PyTorch use DDPSIM_TORCH_PYTHON; empty when none is found (those tests are
+# then registered to skip with the reason; label `torch`).
+set(DDPSIM_TORCH_PYTHON "" CACHE STRING "a python3 that can import torch (empty: search)")
+if(NOT DDPSIM_TORCH_PYTHON)
+  foreach(_candidate ${Python3_EXECUTABLE} /usr/bin/python3)
+    if(_candidate AND EXISTS ${_candidate})
+      execute_process(COMMAND ${_candidate} -c "import torch, torch.distributed"
+                      RESULT_VARIABLE _torch_rc OUTPUT_QUIET ERROR_QUIET TIMEOUT 60)
+      if(_torch_rc EQUAL 0)
+        set(_ddpsim_torch_python ${_candidate})
+        break()
+      endif()
+    endif()
+  endforeach()
+  if(_ddpsim_torch_python)
+    message(STATUS "ddpsim: PyTorch found by ${_ddpsim_torch_python}")
+  else()
+    message(STATUS "ddpsim: no python3 that imports torch (apt-get install python3-torch); torch tests skip")
+  endif()
+else()
+  set(_ddpsim_torch_python ${DDPSIM_TORCH_PYTHON})
+endif()
+set(DDPSIM_TORCH_PYTHON_EXECUTABLE "${_ddpsim_torch_python}")

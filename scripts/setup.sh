@@ -20,6 +20,8 @@ packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libboost-graph-dev
           libopenblas-dev libgloo-dev openmpi-bin libopenmpi-dev iproute2
           # the Python module of the run API (python/): headers of Python and pybind11
           python3-dev pybind11-dev
+          # real PyTorch (CPU, gloo) for `ddpsim validate --runner torch` and the exporter's tests
+          python3-torch
           # GUI: Qt 6 Widgets + Charts + SVG export, an X server for screenshots. Qt6Charts'
           # CMake package needs Qt6OpenGL's, which --no-install-recommends leaves out: without
           # libqt6opengl6-dev the GUI silently configures OFF (and CI's TSan stage cannot build it)
