@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/workload.hpp"
 
@@ -26,11 +27,27 @@ struct GpuSpec {
   std::string name;                    ///< e.g. "h100-sxm"
   std::map<DType, double> peak_flops;  ///< dense peak, FLOP/s, per compute dtype
   std::map<DType, double> efficiency;  ///< fraction of peak of the best-shaped GEMM, per dtype
+  /// TF32 tensor-core math (Ampere and newer): fp32 operands rounded to 10 mantissa bits,
+  /// accumulated in fp32. Not a storage dtype, so not in the maps above: peak_tflops.tf32 and
+  /// efficiency.tf32 of the preset; 0 when the GPU has no TF32 (V100) or the preset omits it.
+  double tf32_peak_flops = 0;
+  double tf32_efficiency = 0;
   int sm_count = 0;  ///< streaming multiprocessors (wave quantization); 0: not modelled
   /// Fraction of the fp16/bf16 peak a fused attention kernel's executed FLOPs run at (forward,
   /// backward); 0 when no kernel benchmark is known for this GPU.
   double attention_fwd_efficiency = 0;
   double attention_bwd_efficiency = 0;
+  /// A fused attention kernel's measured forward+backward rate by shape (FlashAttention-2's
+  /// benchmark, benchmarks/benchmark_flash_attention.py: executed FLOPs, the causal half skipped,
+  /// backward 2.5x forward), for one kernel, causality and head dimension over sequence lengths.
+  struct AttentionBenchmark {
+    std::string kernel;  ///< "flash2" (sdpa, flash) or "triton"
+    bool causal = false;
+    double head_dim = 0;
+    std::vector<double> seq_len;      ///< ascending
+    std::vector<double> flops_per_s;  ///< forward+backward executed FLOP/s at each seq_len
+  };
+  std::vector<AttentionBenchmark> attention_benchmarks;
   double memory_bytes = 0;         ///< HBM capacity
   double memory_bandwidth = 0;     ///< HBM bytes/s
   double memory_efficiency = 0.8;  ///< achievable fraction of memory_bandwidth for streaming ops

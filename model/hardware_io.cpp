@@ -193,6 +193,13 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
     throw InputError(file, gp + "/peak_tflops", "at least one dtype's peak", "nothing");
   }
   for (const auto& [k, v] : g.at("peak_tflops").items()) {
+    if (k == "tf32") {
+      s.gpu.tf32_peak_flops = tflops_to_flops(v.get<double>());
+      if (g.contains("efficiency") && g.at("efficiency").contains(k)) {
+        s.gpu.tf32_efficiency = g.at("efficiency").at(k).get<double>();
+      }
+      continue;
+    }
     const DType d = *parse_dtype(k);
     s.gpu.peak_flops[d] = tflops_to_flops(v.get<double>());
     // A peak without an efficiency is kept (it documents the part) but cannot be computed
@@ -206,6 +213,37 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
     const json& a = g.at("attention_efficiency");
     s.gpu.attention_fwd_efficiency = need_number(a, "fwd", file, gp + "/attention_efficiency");
     s.gpu.attention_bwd_efficiency = need_number(a, "bwd", file, gp + "/attention_efficiency");
+  }
+  if (g.contains("attention_kernels")) {
+    const json& k = g.at("attention_kernels");
+    for (const char* kernel : {"flash2", "triton"}) {
+      if (!k.contains(kernel)) continue;
+      const json& series = k.at(kernel);
+      for (std::size_t i = 0; i < series.size(); ++i) {
+        const json& e = series.at(i);
+        const std::string ep = gp + "/attention_kernels/" + kernel + "/" + std::to_string(i);
+        GpuSpec::AttentionBenchmark b;
+        b.kernel = kernel;
+        b.causal = e.at("causal").get<bool>();
+        b.head_dim = e.at("head_dim").get<double>();
+        b.seq_len = e.at("seq_len").get<std::vector<double>>();
+        for (double t : e.at("fwd_bwd_tflops").get<std::vector<double>>()) {
+          b.flops_per_s.push_back(tflops_to_flops(t));
+        }
+        if (b.seq_len.size() != b.flops_per_s.size()) {
+          throw InputError(file, ep + "/fwd_bwd_tflops",
+                           "one rate per seq_len (" + std::to_string(b.seq_len.size()) + ")",
+                           std::to_string(b.flops_per_s.size()) + " rates");
+        }
+        for (std::size_t j = 1; j < b.seq_len.size(); ++j) {
+          if (b.seq_len[j] <= b.seq_len[j - 1]) {
+            throw InputError(file, ep + "/seq_len/" + std::to_string(j),
+                             "sequence lengths in ascending order", e.at("seq_len").at(j).dump());
+          }
+        }
+        s.gpu.attention_benchmarks.push_back(std::move(b));
+      }
+    }
   }
   if (!hw.contains("gpus_per_node")) {
     throw InputError(file, pointer + "/gpus_per_node", "a value (from a preset or given here)",

@@ -93,6 +93,12 @@ struct TrainingConfig {
   bool optimizer_impl_defaulted = true;
   std::optional<DType> grad_reduce_dtype;
   std::optional<double> single_gpu_step_s;
+  /// PyTorch's two TF32 switches (aten/src/ATen/Context.h: float32_matmul_precision HIGHEST,
+  /// i.e. no TF32 for matmuls, and allow_tf32_cudnn = true; docs/source/notes/cuda.rst
+  /// "TensorFloat-32 (TF32) on Ampere (and later) devices": the matmul flag "defaults to False in
+  /// PyTorch 1.12 and later"). Only fp32 GEMMs on a GPU with a tf32 peak are affected.
+  bool allow_tf32_matmul = false;
+  bool allow_tf32_cudnn = true;
   /// Full activation checkpointing of every "transformer_block" layer: less activation memory,
   /// one extra forward of each such layer during backward.
   bool activation_checkpointing = false;

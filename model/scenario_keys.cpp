@@ -173,9 +173,39 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
                      1.0));
   t.push_back(str(h + "/gpu/attention_efficiency/source", nullptr, {},
                   "the kernel benchmark the two fractions come from"));
-  for (const char* d : {"fp32", "fp16", "bf16", "fp8"}) {
-    t.push_back(number(h + "/gpu/peak_tflops/" + d, "TFLOP/s", nullptr, 1e-6, false,
-                       std::string("dense ") + d + " peak", 1e9));
+  t.push_back(obj(h + "/gpu/attention_kernels",
+                  "fused attention kernels' measured forward+backward rates by shape "
+                  "(FlashAttention-2's benchmark_flash_attention.py); scale attention_efficiency "
+                  "to the scenario's sequence length, head dimension and causality"));
+  t.push_back(str(h + "/gpu/attention_kernels/source", nullptr, {}, "the benchmark"));
+  for (const char* k : {"flash2", "triton"}) {
+    const std::string base = h + "/gpu/attention_kernels/" + k;
+    t.push_back(array(base, 1,
+                      std::string(k == std::string("flash2")
+                                      ? "FlashAttention-2 (sdpa and flash run it)"
+                                      : "FlashAttention's Triton port (attention triton)") +
+                          ": one entry per causality and head dimension"));
+    t.push_back(obj(base + "/*", "one series of the benchmark"));
+    KeySpec causal = boolean(base + "/*/causal", false, "causal mask");
+    causal.default_value = nullptr;  // every series says which it is
+    t.push_back(required(causal));
+    t.push_back(required(
+        integer(base + "/*/head_dim", "elements", nullptr, 1, "per-head dimension", 4096)));
+    t.push_back(required(array(base + "/*/seq_len", 1, "sequence lengths, ascending")));
+    t.push_back(integer(base + "/*/seq_len/*", "tokens", nullptr, 1, "a sequence length", 1 << 24));
+    t.push_back(required(
+        array(base + "/*/fwd_bwd_tflops", 1, "forward+backward executed TFLOP/s at each seq_len")));
+    t.push_back(
+        number(base + "/*/fwd_bwd_tflops/*", "TFLOP/s", nullptr, 0, true, "measured rate", 1e6));
+  }
+  for (const char* d : {"fp32", "tf32", "fp16", "bf16", "fp8"}) {
+    t.push_back(number(
+        h + "/gpu/peak_tflops/" + d, "TFLOP/s", nullptr, 1e-6, false,
+        std::string("dense ") + d +
+            (std::string(d) == "tf32" ? " tensor-core peak (fp32 matmuls and convolutions PyTorch "
+                                        "allows TF32: training.allow_tf32_*)"
+                                      : " peak"),
+        1e9));
     t.push_back(number(h + "/gpu/efficiency/" + d, "", nullptr, 1e-6, false,
                        std::string("achievable fraction of the ") + d + " peak", 1.0));
   }
@@ -224,11 +254,12 @@ std::vector<KeySpec> build_scenario_keys() {
           "a Hugging Face config.json (GPT-2, Llama, BERT families), relative to this file"));
   t.push_back(integer("/model/seq_len", "tokens", nullptr, 1,
                       "tokens per sample (default: the config's maximum positions)", 1 << 24));
-  t.push_back(str("/model/attention", "sdpa", {"sdpa", "flash", "eager"},
+  t.push_back(str("/model/attention", "sdpa", {"sdpa", "flash", "eager", "triton"},
                   "how a transformer's attention runs: sdpa (torch scaled_dot_product_attention, "
                   "Hugging Face's default: a fused flash or memory-efficient kernel), flash (the "
                   "flash-attn package; fp16/bf16 on Ampere or newer), eager (s x s scores "
-                  "materialised and kept)"));
+                  "materialised and kept), triton (FlashAttention's Triton port, MPT's "
+                  "attn_impl: triton; fp16/bf16 on Ampere or newer)"));
   t.push_back(obj("/model/mlp", "a multilayer perceptron of nn.Linear layers"));
   {
     KeySpec w = array("/model/mlp/widths", 2, "input width, hidden widths..., output width");
@@ -281,6 +312,14 @@ std::vector<KeySpec> build_scenario_keys() {
                   "costed with foreach's memory passes, not its per-tensor launches)"));
   t.push_back(str("/training/grad_reduce_dtype", nullptr, {"fp32", "fp16", "bf16"},
                   "dtype of the gradients on the wire (default: the gradients' dtype)"));
+  t.push_back(boolean("/training/allow_tf32_matmul", false,
+                      "torch.backends.cuda.matmul.allow_tf32 (set also by "
+                      "torch.set_float32_matmul_precision('high')): fp32 matmuls (nn.Linear, "
+                      "bmm, fp32 attention) run on TF32 tensor cores on GPUs with a tf32 peak. "
+                      "PyTorch's default is false since 1.12 (true in 1.7-1.11)"));
+  t.push_back(boolean("/training/allow_tf32_cudnn", true,
+                      "torch.backends.cudnn.allow_tf32: fp32 convolutions (cuDNN) run on TF32 "
+                      "tensor cores on GPUs with a tf32 peak. PyTorch's default is true"));
   t.push_back(boolean("/training/activation_checkpointing", false,
                       "full activation checkpointing of every transformer block: keeps only "
                       "each block's input and recomputes the block's forward in backward"));

@@ -175,14 +175,18 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
     // The flash-attn package runs fp16/bf16 on Ampere or newer only (flash_attn's own check,
     // mirrored by PyTorch sdp_utils.cpp: sm80..sm121, half and bfloat16); a GPU preset has an
     // attention_efficiency exactly when it has flash kernels. sdpa falls back by itself.
-    if (s.workload && s.workload->attention == AttentionImpl::kFlash) {
+    // The Triton port has the same limits (llmfoundry flash_attn_triton.py asserts fp16/bf16;
+    // Triton's tensor-core dots need sm80 for bf16).
+    if (s.workload && (s.workload->attention == AttentionImpl::kFlash ||
+                       s.workload->attention == AttentionImpl::kTriton)) {
       const bool half = cdt == DType::kFp16 || cdt == DType::kBf16;
+      const std::string impl = attention_impl_name(*s.workload->attention);
       if (!half || s.hardware.gpu.attention_fwd_efficiency <= 0) {
         throw InputError(file, "/model/attention",
-                         std::string("sdpa or eager (flash needs fp16/bf16 on a GPU with flash "
-                                     "kernels; here ") +
+                         "sdpa or eager (" + impl +
+                             " needs fp16/bf16 on a GPU with flash kernels; here " +
                              dtype_name(cdt) + " on " + s.hardware.gpu.name + ")",
-                         "\"flash\"");
+                         "\"" + impl + "\"");
       }
     }
   }
@@ -215,6 +219,16 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
   }
   s.training.activation_checkpointing =
       get_or_default<bool>(t, "/training/activation_checkpointing");
+  s.training.allow_tf32_matmul = get_or_default<bool>(t, "/training/allow_tf32_matmul");
+  s.training.allow_tf32_cudnn = get_or_default<bool>(t, "/training/allow_tf32_cudnn");
+  const model::GpuSpec& gpu = s.hardware.gpu;
+  if (s.training.precision == Precision::kFp32 && gpu.tf32_peak_flops > 0 &&
+      gpu.tf32_efficiency <= 0 && (s.training.allow_tf32_matmul || s.training.allow_tf32_cudnn)) {
+    throw InputError(file, "/hardware/gpu/efficiency/tf32",
+                     "an achievable fraction of the tf32 peak (fp32 training with TF32 allowed "
+                     "on a GPU with a tf32 peak)",
+                     "nothing");
+  }
   if (t.contains("single_gpu_step_s")) {
     s.training.single_gpu_step_s = t.at("single_gpu_step_s").get<double>();
   }

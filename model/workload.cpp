@@ -52,12 +52,15 @@ const char* attention_impl_name(AttentionImpl a) {
       return "flash";
     case AttentionImpl::kEager:
       return "eager";
+    case AttentionImpl::kTriton:
+      return "triton";
   }
   DDPSIM_ASSERT(false, "unknown attention implementation");
 }
 
 std::optional<AttentionImpl> parse_attention_impl(const std::string& name) {
-  for (AttentionImpl a : {AttentionImpl::kSdpa, AttentionImpl::kFlash, AttentionImpl::kEager}) {
+  for (AttentionImpl a : {AttentionImpl::kSdpa, AttentionImpl::kFlash, AttentionImpl::kEager,
+                          AttentionImpl::kTriton}) {
     if (name == attention_impl_name(a)) return a;
   }
   return std::nullopt;

@@ -57,8 +57,11 @@ const char* gemm_role_name(GemmRole r);
 /// fused kernel: the s x s scores live in on-chip memory only, nothing of size s^2 is written or
 /// kept for backward, and the backward recomputes QK^T. eager materialises the scores, streams
 /// them through softmax and dropout and keeps them (Korthikanti et al. 2022's 5as^2).
-enum class AttentionImpl { kSdpa, kFlash, kEager };
-/// "sdpa", "flash", "eager".
+/// triton is the Triton port of FlashAttention that MosaicML's MPT runs with attn_impl: triton
+/// (llm-foundry llmfoundry/models/layers/flash_attn_triton.py): fused like flash, nothing of size
+/// s^2 kept, at its own (slower) kernel rate.
+enum class AttentionImpl { kSdpa, kFlash, kEager, kTriton };
+/// "sdpa", "flash", "eager", "triton".
 const char* attention_impl_name(AttentionImpl a);
 /// Inverse of attention_impl_name; std::nullopt for an unknown name.
 std::optional<AttentionImpl> parse_attention_impl(const std::string& name);
@@ -135,6 +138,10 @@ struct Workload {
   DType activation_dtype = DType::kFp32;
   /// How the attention of a transformer runs; std::nullopt for models without attention.
   std::optional<AttentionImpl> attention;
+  /// Per-head width and causality of that attention (the shape a fused kernel's measured rate
+  /// depends on); 0 / false for models without attention.
+  std::int64_t attention_head_dim = 0;
+  bool attention_causal = false;
 
   /// Trainable parameters, counting tied tensors once.
   std::int64_t param_count() const;

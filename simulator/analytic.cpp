@@ -251,7 +251,9 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
   const model::OptimizerImpl impl = model::optimizer_impl_for(t, model::Strategy::kDdp);
   const auto key = std::make_tuple(batch, static_cast<int>(dt), measured,
                                    static_cast<int>(t.optimizer) * 8 + static_cast<int>(impl),
-                                   static_cast<int>(t.precision), static_cast<int>(bound));
+                                   static_cast<int>(t.precision) * 4 +
+                                       (t.allow_tf32_matmul ? 2 : 0) + (t.allow_tf32_cudnn ? 1 : 0),
+                                   static_cast<int>(bound));
   if (auto it = layer_cache_.find(key); it != layer_cache_.end()) return it->second;
 
   LayerTimes lt;
@@ -277,13 +279,28 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
     // (Callers only use the measured path at that batch; sweeps over per_gpu_batch warn.)
   } else {
     DDPSIM_ASSERT(hw_.gpu.peak_flops.count(dt) > 0, "precision checked by the loader");
-    const Roofline roof = roofline(dt);
-    const double flops_rate = roof.flops_per_s;
-    const double mem_rate = roof.bytes_per_s;
+    const Roofline fp_roof = roofline(dt);
+    // TF32 tensor-core math for the fp32 GEMMs PyTorch lets run it (kernel_rates.hpp runs_tf32):
+    // the preset's tf32 rate; operands and outputs stay fp32 in memory.
+    Roofline tf32_roof = fp_roof;
+    tf32_roof.flops_per_s = hw_.gpu.tf32_peak_flops * hw_.gpu.tf32_efficiency;
+    const double mem_rate = fp_roof.bytes_per_s;
     const double elem = model::dtype_bytes(dt);
     const double act_scale = elem / model::dtype_bytes(workload_->activation_dtype);
+    double tf32_flops = 0, all_flops = 0;
+    AttentionShape attention_shape;
+    if (workload_->attention) {
+      attention_shape = {*workload_->attention, static_cast<double>(workload_->seq_len),
+                         static_cast<double>(workload_->attention_head_dim),
+                         workload_->attention_causal};
+    }
     for (std::size_t i = 0; i < nl; ++i) {
       const model::Layer& l = workload_->layers[i];
+      const bool tf32 = runs_tf32(hw_.gpu, dt, l, t);
+      const Roofline& roof = tf32 ? tf32_roof : fp_roof;
+      const double flops_rate = roof.flops_per_s;
+      if (tf32) tf32_flops += layer_fwd_flops_[i] + layer_bwd_flops_[i];
+      all_flops += layer_fwd_flops_[i] + layer_bwd_flops_[i];
       if (l.explicit_fwd_flops_per_sample > 0) {
         lt.fwd[i] = l.explicit_fwd_flops_per_sample * static_cast<double>(batch) / flops_rate;
         lt.bwd[i] = 2.0 * lt.fwd[i];
@@ -298,7 +315,17 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         // GEMM rate, scaled to the FLOPs the fused kernel executes.
         const bool fused = g.kernel == model::GemmKernel::kFusedAttention;
         const model::GemmShape s = g.at_batch(batch);
-        const double fused_rate = fused ? fused_attention_flops_per_s(hw_.gpu, dt, g.role) : 0.0;
+        bool triton_measured = true;
+        const double fused_rate = fused
+                                      ? fused_attention_flops_per_s(
+                                            hw_.gpu, dt, g.role, attention_shape, &triton_measured)
+                                      : 0.0;
+        if (fused_rate > 0 && attention_shape.impl == model::AttentionImpl::kTriton &&
+            !triton_measured) {
+          add_unique_note(lt.notes, "no Triton attention benchmark for " + hw_.gpu.name +
+                                        ": attention triton costed at FlashAttention-2's rate "
+                                        "(optimistic)");
+        }
         std::optional<model::Estimate> e;
         if (hw_.profile && fused_rate == 0) e = hw_.profile->gemm_time_s(g, dt, batch);
         if (fused_rate > 0) {
@@ -328,6 +355,7 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
       lt.fwd[i] += cast;
       lt.bwd[i] += cast;
     }
+    lt.tf32_flop_share = all_flops > 0 ? tf32_flops / all_flops : 0.0;
   }
   for (std::size_t i = 0; i < nl; ++i) {
     lt.fwd_total += lt.fwd[i];
@@ -644,6 +672,12 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   if (auto peak = hw_.gpu.peak_flops.find(model::compute_dtype(training.precision));
       peak != hw_.gpu.peak_flops.end()) {
     r.peak_flops_per_gpu = peak->second;
+  }
+  // MFU of a run whose FLOPs are mostly TF32 is quoted against the TF32 tensor-core peak (what
+  // the GPU could have done in the math it ran), as NVIDIA's and PyTorch's TF32 benchmarks do.
+  if (training.precision == model::Precision::kFp32 && hw_.gpu.tf32_peak_flops > 0 &&
+      layer_times(training.per_gpu_batch, training).tf32_flop_share > 0.5) {
+    r.peak_flops_per_gpu = hw_.gpu.tf32_peak_flops;
   }
   r.tokens_per_sample = workload_->seq_len;
 

@@ -105,6 +105,8 @@ class Predictor {
     int gemms_measured = 0;  ///< GEMMs timed by the profile (of gemms_total)
     int gemms_total = 0;
     std::vector<std::string> notes;  ///< extrapolated GEMM lookups
+    /// Fraction of the model FLOPs costed as TF32 (runs_tf32); 0 with a measured step.
+    double tf32_flop_share = 0;
   };
   const LayerTimes& layer_times(std::int64_t batch, const model::TrainingConfig& t,
                                 Bound bound = Bound::kMedian) const;

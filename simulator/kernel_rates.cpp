@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace ddpsim::sim {
 
@@ -56,8 +59,44 @@ double split_k_reduction_bytes(const model::GemmShape& shape, int split_k, doubl
   return mn * (2.0 * 4.0 * static_cast<double>(split_k) + out_bytes);
 }
 
-double fused_attention_flops_per_s(const model::GpuSpec& gpu, model::DType dt,
-                                   model::GemmRole role) {
+namespace {
+
+// Linear interpolation of `y` over `x` (ascending) at `at`, clamped to the end values.
+double interpolate_clamped(const std::vector<double>& x, const std::vector<double>& y, double at) {
+  if (at <= x.front()) return y.front();
+  if (at >= x.back()) return y.back();
+  std::size_t i = 1;
+  while (x[i] < at) ++i;
+  const double t = (at - x[i - 1]) / (x[i] - x[i - 1]);
+  return y[i - 1] + t * (y[i] - y[i - 1]);
+}
+
+}  // namespace
+
+double attention_benchmark_flops_per_s(const model::GpuSpec& gpu, const std::string& kernel,
+                                       const AttentionShape& shape) {
+  // One rate per measured head dimension at this sequence length (linear in log2 seq: the
+  // benchmark doubles the length per point).
+  std::vector<double> dims, rates;
+  for (const model::GpuSpec::AttentionBenchmark& b : gpu.attention_benchmarks) {
+    if (b.kernel != kernel || b.causal != shape.causal) continue;
+    std::vector<double> log_seq;
+    log_seq.reserve(b.seq_len.size());
+    for (double s : b.seq_len) log_seq.push_back(std::log2(s));
+    const double rate = shape.seq_len > 0
+                            ? interpolate_clamped(log_seq, b.flops_per_s, std::log2(shape.seq_len))
+                            : b.flops_per_s.back();
+    // Keep the series ordered by head dimension.
+    auto it = std::lower_bound(dims.begin(), dims.end(), b.head_dim);
+    rates.insert(rates.begin() + (it - dims.begin()), rate);
+    dims.insert(it, b.head_dim);
+  }
+  if (dims.empty()) return 0.0;
+  return shape.head_dim > 0 ? interpolate_clamped(dims, rates, shape.head_dim) : rates.back();
+}
+
+double fused_attention_flops_per_s(const model::GpuSpec& gpu, model::DType dt, model::GemmRole role,
+                                   const AttentionShape& shape, bool* triton_measured) {
   // Flash kernels take fp16/bf16 only (PyTorch aten/src/ATen/native/transformers/cuda/
   // sdp_utils.cpp check_flash_attention_hardware_support: sm80..sm121; flash dtypes half and
   // bfloat16); fp32 runs the memory-efficient kernel, for which no benchmark is held.
@@ -66,7 +105,31 @@ double fused_attention_flops_per_s(const model::GpuSpec& gpu, model::DType dt,
   if (peak == gpu.peak_flops.end()) return 0.0;
   const double eff = role == model::GemmRole::kForward ? gpu.attention_fwd_efficiency
                                                        : gpu.attention_bwd_efficiency;
-  return peak->second * eff;
+  const double rate = peak->second * eff;
+  if (rate <= 0) return 0.0;
+  const bool triton = shape.impl == model::AttentionImpl::kTriton;
+  double measured = attention_benchmark_flops_per_s(gpu, triton ? "triton" : "flash2", shape);
+  if (triton_measured != nullptr) *triton_measured = triton && measured > 0;
+  if (triton && measured <= 0) measured = attention_benchmark_flops_per_s(gpu, "flash2", shape);
+  if (measured <= 0) return rate;
+  // FlashAttention's benchmark (benchmarks/benchmark_flash_attention.py flops()): the backward
+  // executes 2.5x the forward's FLOPs, so forward+backward runs at 3.5 / (1/fwd + 2.5/bwd).
+  const double fwd = peak->second * gpu.attention_fwd_efficiency;
+  const double bwd = peak->second * gpu.attention_bwd_efficiency;
+  const double preset_fwd_bwd = 3.5 / (1.0 / fwd + 2.5 / bwd);
+  return rate * measured / preset_fwd_bwd;
+}
+
+bool runs_tf32(const model::GpuSpec& gpu, model::DType dt, const model::Layer& layer,
+               const model::TrainingConfig& t) {
+  if (dt != model::DType::kFp32 || gpu.tf32_peak_flops <= 0 || gpu.tf32_efficiency <= 0) {
+    return false;
+  }
+  // PyTorch controls the two separately (docs/source/notes/cuda.rst, "TensorFloat-32 (TF32) on
+  // Ampere (and later) devices": "matmuls and convolutions are controlled separately";
+  // torch/backends/cudnn/__init__.py allow_tf32 -> _set_cudnn_allow_tf32, torch/backends/cuda/
+  // __init__.py matmul.allow_tf32 -> _set_cublas_allow_tf32).
+  return layer.kind == "conv" ? t.allow_tf32_cudnn : t.allow_tf32_matmul;
 }
 
 }  // namespace ddpsim::sim

@@ -16,10 +16,15 @@
 // apart (FlashAttention-2 kernel benchmarks); fp32, or a GPU with no such benchmark, falls back
 // to the GEMM rate of the same products and says so in the notes.
 //
+// TF32 (Ampere and newer): fp32 GEMMs run on the tensor cores at the preset's tf32 rate when
+// PyTorch allows it for their library: cuDNN convolutions by default, cuBLAS matmuls only with
+// training.allow_tf32_matmul (runs_tf32).
+//
 //   GemmTiling t = gemm_tiling({4096, 4096, 4096, 1}, 108);  // 2048/2052 on 128x64 tiles
 #pragma once
 
 #include "model/hardware.hpp"
+#include "model/scenario.hpp"
 #include "model/workload.hpp"
 
 namespace ddpsim::sim {
@@ -43,10 +48,38 @@ GemmTiling gemm_tiling(const model::GemmShape& shape, int sm_count);
 /// 0 without a split.
 double split_k_reduction_bytes(const model::GemmShape& shape, int split_k, double out_bytes);
 
+/// The shape a fused attention kernel's rate depends on.
+struct AttentionShape {
+  model::AttentionImpl impl = model::AttentionImpl::kSdpa;
+  double seq_len = 0;   ///< tokens per sample (0: unknown, the preset's long-sequence rate)
+  double head_dim = 0;  ///< per-head width (0: unknown)
+  bool causal = false;
+};
+
+/// The GPU's measured forward+backward rate of `kernel` ("flash2", "triton") at `shape`, from
+/// its attention_benchmarks: linear in log2(seq_len) between measured lengths and linear in the
+/// head dimension between the two nearest measured ones, clamped at the ends of both (the
+/// benchmark has head dims 64 and 128, seq 512..16k); 0 when it has no series of that kernel
+/// and causality.
+double attention_benchmark_flops_per_s(const model::GpuSpec& gpu, const std::string& kernel,
+                                       const AttentionShape& shape);
+
 /// FLOP/s a fused attention kernel's executed FLOPs run at for `role` (forward, or the backward's
 /// input-gradient kernel) in `dt`, or 0 when the preset has no kernel benchmark for it (fp32, a
-/// GPU without flash kernels).
-double fused_attention_flops_per_s(const model::GpuSpec& gpu, model::DType dt,
-                                   model::GemmRole role);
+/// GPU without flash kernels). The preset's attention_efficiency (fwd, bwd) is the kernels'
+/// long-sequence rate; where the GPU holds a benchmark series for the shape's kernel, both are
+/// scaled so that forward (1 part) plus backward (2.5 parts, FlashAttention's count) run at the
+/// series' forward+backward rate. triton on a GPU without a triton series runs at flash2's
+/// (`triton_measured` false).
+double fused_attention_flops_per_s(const model::GpuSpec& gpu, model::DType dt, model::GemmRole role,
+                                   const AttentionShape& shape = {},
+                                   bool* triton_measured = nullptr);
+
+/// True when the GEMMs of `layer`, computing in `dt`, run as TF32 on `gpu`: fp32 only, a GPU
+/// with a usable tf32 rate, and PyTorch's switch for the library that runs them allows it:
+/// cuDNN for convolutions (torch.backends.cudnn.allow_tf32, default true), cuBLAS for everything
+/// else (torch.backends.cuda.matmul.allow_tf32, default false since PyTorch 1.12).
+bool runs_tf32(const model::GpuSpec& gpu, model::DType dt, const model::Layer& layer,
+               const model::TrainingConfig& t);
 
 }  // namespace ddpsim::sim

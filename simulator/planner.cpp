@@ -61,6 +61,7 @@ model::Scenario improved(const model::Scenario& s, const std::string& figure) {
     }
   } else if (figure == "gpu_flops") {
     for (auto& [dtype, flops] : h.gpu.peak_flops) flops *= 1.1;
+    h.gpu.tf32_peak_flops *= 1.1;
   } else {
     DDPSIM_ASSERT(figure == "hbm_bandwidth", "unknown hardware figure");
     h.gpu.memory_bandwidth *= 1.1;

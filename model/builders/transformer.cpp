@@ -392,6 +392,8 @@ Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len,
     add_ew(l, p + ".ln_1", 4.0 * sh, 6.0 * sh);
     add_conv1d_gemms(l, p + ".attn.c_attn", m.s, m.h, 3 * m.h);
     add_attention_core(l, p + ".attn", m.s, m.a, m.d, kind);
+    w.attention_head_dim = m.d;
+    w.attention_causal = kind.causal;
     if (!kind.fused()) {
       add_ew(l, p + ".attn.softmax", 4.0 * as2, 6.0 * as2);
       if (kind.dropout) add_ew(l, p + ".attn.attn_dropout", 5.0 * as2, 5.0 * as2);
@@ -499,6 +501,8 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     add_linear_gemms(l, p + ".self_attn.v_proj", m.s, m.h, m.kv * m.d);
     add_ew(l, p + ".self_attn.rotary", 4.0 * qk_rows, 4.0 * qk_rows);
     add_attention_core(l, p + ".self_attn", m.s, m.a, m.d, kind);
+    w.attention_head_dim = m.d;
+    w.attention_causal = kind.causal;
     if (!kind.fused()) add_ew(l, p + ".self_attn.softmax", 4.0 * as2, 6.0 * as2);
     add_linear_gemms(l, p + ".self_attn.o_proj", m.s, m.a * m.d, m.h);
     add_ew(l, p + ".self_attn.residual_add", 6.0 * sh, 0.0);
@@ -593,6 +597,8 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len,
     add_linear_gemms(l, p + ".attention.self.key", m.s, m.h, m.h);
     add_linear_gemms(l, p + ".attention.self.value", m.s, m.h, m.h);
     add_attention_core(l, p + ".attention.self", m.s, m.a, m.d, kind);
+    w.attention_head_dim = m.d;
+    w.attention_causal = kind.causal;
     if (!kind.fused()) {
       add_ew(l, p + ".attention.self.softmax", 4.0 * as2, 6.0 * as2);
       add_ew(l, p + ".attention.self.dropout", 5.0 * as2, 5.0 * as2);

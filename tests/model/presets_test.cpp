@@ -267,6 +267,8 @@ TEST(Presets, GpuFilesHaveTheirKeys) {
                                   "compute_capability"};
     const bool ampere_or_newer = f.stem().string() != "v100-sxm2";
     if (ampere_or_newer) keys.insert("attention_efficiency");
+    // Fused attention kernels' measured rates by shape (FlashAttention-2's benchmark figures).
+    if (ampere_or_newer) keys.insert("attention_kernels");
     expect_keys(j, keys, f);
     EXPECT_GT(j.at("sm_count").get<int>(), 0) << f;
     EXPECT_EQ(j.at("name"), f.stem().string());
@@ -277,7 +279,8 @@ TEST(Presets, GpuFilesHaveTheirKeys) {
     EXPECT_GT(j.at("memory_efficiency").get<double>(), 0) << f;
     EXPECT_LE(j.at("memory_efficiency").get<double>(), 1) << f;
     for (const auto& [dtype, tf] : j.at("peak_tflops").items()) {
-      EXPECT_TRUE(parse_dtype(dtype).has_value()) << f << " " << dtype;
+      // tf32 is a math mode of fp32 tensors, not a storage dtype (GpuSpec::tf32_peak_flops).
+      EXPECT_TRUE(dtype == "tf32" || parse_dtype(dtype).has_value()) << f << " " << dtype;
       EXPECT_GT(tf.get<double>(), 0) << f << " " << dtype;
     }
     EXPECT_TRUE(j.at("peak_tflops").contains("fp32")) << f;
@@ -292,6 +295,10 @@ TEST(Presets, GpuFilesHaveTheirKeys) {
   EXPECT_FALSE(read_json(kHardwareDir / "gpus/v100-sxm2.json").at("peak_tflops").contains("bf16"));
   EXPECT_EQ(read_json(kHardwareDir / "gpus/h100-sxm.json").at("peak_tflops").at("bf16"), 989.4);
   EXPECT_EQ(read_json(kHardwareDir / "gpus/a100-sxm-80gb.json").at("peak_tflops").at("fp16"), 312);
+  // TF32 tensor cores from Ampere on: half the 16-bit dense peak; none on Volta.
+  EXPECT_EQ(read_json(kHardwareDir / "gpus/a100-sxm-80gb.json").at("peak_tflops").at("tf32"), 156);
+  EXPECT_EQ(read_json(kHardwareDir / "gpus/h100-sxm.json").at("peak_tflops").at("tf32"), 494.7);
+  EXPECT_FALSE(read_json(kHardwareDir / "gpus/v100-sxm2.json").at("peak_tflops").contains("tf32"));
 }
 
 TEST(Presets, LinkFilesHaveTheirKeys) {

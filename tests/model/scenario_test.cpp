@@ -118,6 +118,40 @@ TEST(ScenarioTest, RelaxedSynchronisationAndTraceKeys) {
 
 // model.attention: sdpa by default for transformers; flash only where flash kernels run; no
 // attention key for models without attention.
+// PyTorch's TF32 switches: defaults as in PyTorch >= 1.12 (cuDNN on, matmul off), both
+// settable, read into the GPU's tf32 rate; a tf32 peak without its efficiency is refused when
+// fp32 training would use it.
+TEST(ScenarioTest, Tf32Switches) {
+  json d = base_doc();
+  const Scenario s = parse_scenario(d, "t.json");
+  EXPECT_FALSE(s.training.allow_tf32_matmul);
+  EXPECT_TRUE(s.training.allow_tf32_cudnn);
+  EXPECT_DOUBLE_EQ(s.hardware.gpu.tf32_peak_flops, 156e12);  // dgx-a100's A100
+  EXPECT_DOUBLE_EQ(s.hardware.gpu.tf32_efficiency, 0.86);
+  d["training"]["allow_tf32_matmul"] = true;
+  d["training"]["allow_tf32_cudnn"] = false;
+  const Scenario t = parse_scenario(d, "t.json");
+  EXPECT_TRUE(t.training.allow_tf32_matmul);
+  EXPECT_FALSE(t.training.allow_tf32_cudnn);
+  EXPECT_DOUBLE_EQ(parse_scenario(json::parse(R"({"name": "v", "model": {"mlp": {"widths": [8, 8]}},
+      "hardware": {"preset": "dgx-1"}, "cluster": {"gpus": 1}, "training": {"per_gpu_batch": 1}})"),
+                                  "v.json")
+                       .hardware.gpu.tf32_peak_flops,
+                   0.0);  // V100: no TF32
+  json no_eff = base_doc();
+  no_eff["hardware"] = json::parse(R"({
+    "gpu": {"memory_gib": 40, "memory_bandwidth_gbytes_per_s": 1500,
+            "peak_tflops": {"fp32": 19.5, "tf32": 156}, "efficiency": {"fp32": 0.9}},
+    "gpus_per_node": 8, "intra_node": {"preset": "nvlink3"},
+    "inter_node": {"preset": "ib-hdr-200", "nics_per_node": 8}})");
+  expect_error_at(no_eff, "/hardware/gpu/efficiency/tf32", "a tf32 peak without its efficiency");
+  no_eff["training"]["allow_tf32_cudnn"] = false;  // TF32 not used: nothing missing
+  EXPECT_NO_THROW(parse_scenario(no_eff, "t.json"));
+  json bad = d;
+  bad["training"]["allow_tf32_matmul"] = "yes";
+  expect_error_at(bad, "/training/allow_tf32_matmul", "a string for a boolean");
+}
+
 TEST(ScenarioTest, AttentionImplementation) {
   json d = base_doc();
   d["model"] = {{"preset", "gpt2-xl"}, {"seq_len", 128}};
@@ -528,6 +562,10 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
         same, &mlp}},
       {"/training/activation_checkpointing",
        {[](const Scenario& s) { return json(s.training.activation_checkpointing); }, same, &mlp}},
+      {"/training/allow_tf32_matmul",
+       {[](const Scenario& s) { return json(s.training.allow_tf32_matmul); }, same, &mlp}},
+      {"/training/allow_tf32_cudnn",
+       {[](const Scenario& s) { return json(s.training.allow_tf32_cudnn); }, same, &mlp}},
       {"/training/lr/scaling",
        {[](const Scenario& s) {
           const LrScaling l = s.training.lr->scaling;

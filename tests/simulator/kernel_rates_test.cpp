@@ -115,5 +115,106 @@ TEST(KernelRates, PredictorCostsFusedAttentionAtItsKernelRate) {
   EXPECT_TRUE(noted);
 }
 
+// TF32. Two layers, each one forward GEMM 1000 x 1000 x 1000 (2e9 FLOPs, batch 1): a "conv"
+// (cuDNN) and a "linear" (cuBLAS). The round machine at fp32 runs 1e12 FLOP/s; give it a tf32
+// peak of 8e12 at efficiency 0.5: 4e12 FLOP/s. Bytes (4 x 3e6 = 1.2e7 at 1e12 B/s = 12 us) stay
+// below the FLOP time, SMs are not modelled.
+//   PyTorch's defaults (cuDNN TF32 on, matmul off): conv 2e9/4e12 = 500 us + linear 2000 us
+//   both on: 500 + 500 = 1000 us;  both off: 2000 + 2000 = 4000 us
+//   bf16 training: TF32 does not apply, 2e9/2e12 = 1000 us each -> 2000 us
+//   a GPU without a tf32 peak (V100): 4000 us whatever the flags
+TEST(KernelRates, Tf32FollowsPyTorchsTwoSwitches) {
+  model::Workload w = model::build_from_layers({{"conv", 1000, 0, 0}, {"fc", 1000, 0, 0}});
+  const model::Gemm g{
+      "x.fwd", model::GemmRole::kForward, {1000, 1000, 1000, 1}, model::BatchDim::kCount};
+  w.layers[0].kind = "conv";
+  w.layers[1].kind = "linear";
+  w.layers[0].gemms = {g};
+  w.layers[1].gemms = {g};
+  const auto workload = std::make_shared<const model::Workload>(w);
+  model::HardwareSpec hw = fixtures::round_machine();
+  hw.gpu.tf32_peak_flops = 8e12;
+  hw.gpu.tf32_efficiency = 0.5;
+  EXPECT_TRUE(runs_tf32(hw.gpu, DType::kFp32, w.layers[0], model::TrainingConfig{}));
+  EXPECT_FALSE(runs_tf32(hw.gpu, DType::kFp32, w.layers[1], model::TrainingConfig{}));
+  EXPECT_FALSE(runs_tf32(hw.gpu, DType::kBf16, w.layers[0], model::TrainingConfig{}));
+
+  auto forward = [&](const model::HardwareSpec& h, bool matmul, bool cudnn,
+                     model::Precision p = model::Precision::kFp32) {
+    model::TrainingConfig t = fixtures::fp32_adam();
+    t.precision = p;
+    t.allow_tf32_matmul = matmul;
+    t.allow_tf32_cudnn = cudnn;
+    return Predictor(workload, h).predict({1, 1}, t, {});
+  };
+  const Prediction defaults = forward(hw, false, true);
+  EXPECT_NEAR(defaults.forward_time_s, 2500e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(defaults.peak_flops_per_gpu, 1e12);  // half the FLOPs in TF32: fp32 peak
+  const Prediction both = forward(hw, true, true);
+  EXPECT_NEAR(both.forward_time_s, 1000e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(both.peak_flops_per_gpu, 8e12);  // MFU against the TF32 peak
+  EXPECT_NEAR(forward(hw, false, false).forward_time_s, 4000e-6, 1e-15);
+  EXPECT_NEAR(forward(hw, true, false).forward_time_s, 2500e-6, 1e-15);
+  EXPECT_NEAR(forward(hw, true, true, model::Precision::kBf16).forward_time_s, 2000e-6, 1e-15);
+  EXPECT_NEAR(forward(fixtures::round_machine(), true, true).forward_time_s, 4000e-6, 1e-15);
+}
+
+// The benchmark series by shape. A GPU with two flash2 series (causal, head dims 64 and 128) at
+// seq 1024 and 4096 and one triton series:
+//   head dim 128 at seq 2048: halfway in log2 between 1024 (100) and 4096 (200) -> 150 TFLOP/s
+//   head dim 64 at 2048: halfway between 60 and 100 -> 80; head dim 96: halfway 80..150 -> 115
+//   outside the measured range: clamped (seq 512 -> 100; seq 65536 -> 200; head dim 256 -> 150)
+//   non-causal: no series -> 0
+TEST(KernelRates, AttentionBenchmarkInterpolatesInLog2SeqAndHeadDim) {
+  model::GpuSpec g;
+  g.attention_benchmarks = {{"flash2", true, 128, {1024, 4096}, {100e12, 200e12}},
+                            {"flash2", true, 64, {1024, 4096}, {60e12, 100e12}},
+                            {"triton", true, 128, {1024, 4096}, {40e12, 80e12}}};
+  auto at = [&](const char* k, double seq, double d, bool causal = true) {
+    return attention_benchmark_flops_per_s(g, k, {model::AttentionImpl::kSdpa, seq, d, causal});
+  };
+  EXPECT_DOUBLE_EQ(at("flash2", 2048, 128), 150e12);
+  EXPECT_DOUBLE_EQ(at("flash2", 2048, 64), 80e12);
+  EXPECT_DOUBLE_EQ(at("flash2", 2048, 96), 115e12);
+  EXPECT_DOUBLE_EQ(at("flash2", 512, 128), 100e12);
+  EXPECT_DOUBLE_EQ(at("flash2", 65536, 128), 200e12);
+  EXPECT_DOUBLE_EQ(at("flash2", 2048, 256), 150e12);
+  EXPECT_DOUBLE_EQ(at("triton", 2048, 128), 60e12);
+  EXPECT_EQ(at("flash2", 2048, 128, false), 0.0);
+}
+
+// The per-role rate: the preset's fwd 0.5 and bwd 0.25 of a 400 TFLOP/s peak run forward+backward
+// at 3.5 / (1/200 + 2.5/100) = 116.67 TFLOP/s; a series saying 70 at this shape scales both by
+// 70 / 116.67 = 0.6: forward 120, backward 60. triton runs its own series (35: 0.3 -> 60 / 30);
+// on a GPU without a triton series it runs flash2's and says so.
+TEST(KernelRates, FusedAttentionRateFollowsTheMeasuredShape) {
+  model::GpuSpec g;
+  g.peak_flops[DType::kBf16] = 400e12;
+  g.attention_fwd_efficiency = 0.5;
+  g.attention_bwd_efficiency = 0.25;
+  const AttentionShape flash{model::AttentionImpl::kSdpa, 2048, 128, true};
+  EXPECT_DOUBLE_EQ(fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, flash),
+                   200e12);  // no series: the preset's rate
+  g.attention_benchmarks = {{"flash2", true, 128, {2048}, {70e12}}};
+  EXPECT_NEAR(fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, flash),
+              120e12, 1e3);
+  EXPECT_NEAR(fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kInputGrad, flash),
+              60e12, 1e3);
+  AttentionShape triton = flash;
+  triton.impl = model::AttentionImpl::kTriton;
+  bool measured = true;
+  EXPECT_NEAR(
+      fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, triton, &measured),
+      120e12, 1e3);
+  EXPECT_FALSE(measured);
+  g.attention_benchmarks.push_back({"triton", true, 128, {2048}, {35e12}});
+  EXPECT_NEAR(
+      fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, triton, &measured),
+      60e12, 1e3);
+  EXPECT_TRUE(measured);
+  EXPECT_NEAR(fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kInputGrad, triton),
+              30e12, 1e3);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
