@@ -48,21 +48,24 @@ def conv(torch, x, weight, groups, output, name="conv"):
 
 def matmul(torch, a, b, batch, name="matmul"):
     """a @ b with torch.matmul's broadcasting; 1-D operands are a row / a column."""
-    a_shape = list(a.shape) if a.dim() > 1 else [1, a.shape[0]]
-    b_shape = list(b.shape) if b.dim() > 1 else [b.shape[0], 1]
-    m, k = a_shape[-2], a_shape[-1]
-    n = b_shape[-1]
-    leading = [max(x, y) for x, y in zip(_pad(a_shape[:-2], b_shape[:-2]),
-                                         _pad(b_shape[:-2], a_shape[:-2]))]
+    return [matmul_of_shapes(list(a.shape), list(b.shape), batch, a.requires_grad,
+                             b.requires_grad, _is_param(torch, b), name)]
+
+
+def matmul_of_shapes(a_shape, b_shape, batch, a_grad, b_grad, b_is_weight, name):
+    a_2d = a_shape if len(a_shape) > 1 else [1] + a_shape
+    b_2d = b_shape if len(b_shape) > 1 else b_shape + [1]
+    m, k = a_2d[-2], a_2d[-1]
+    n = b_2d[-1]
+    leading = [max(x, y) for x, y in zip(_pad(a_2d[:-2], b_2d[:-2]), _pad(b_2d[:-2], a_2d[:-2]))]
     count = math.prod(leading) if leading else 1
     if leading and count % batch == 0:
         batch_dim = "count"
-    elif m % batch == 0 and a.dim() > 1:
+    elif m % batch == 0 and len(a_shape) > 1:
         batch_dim = "m"
     else:
         batch_dim = None
-    return [product(m, n, k, count, batch_dim, a.requires_grad, b.requires_grad,
-                    _is_param(torch, b), name)]
+    return product(m, n, k, count, batch_dim, a_grad, b_grad, b_is_weight, name)
 
 
 def _pad(dims, other):
@@ -124,16 +127,15 @@ def multi_head_attention(torch, args, kwargs):
     ]
 
 
-def scaled_dot_product_attention(torch, q, k, v, batch):
+def scaled_dot_product_attention(q, k, v, batch):
     """F.scaled_dot_product_attention(q, k, v) (torch 2.0 and later): q [..., L, E],
     k [..., S, E], v [..., S, Ev]; the scores Q K^T and the context A V, per leading index."""
-    a_grad = q.requires_grad or k.requires_grad
-    scores = matmul(torch, q, k.transpose(-2, -1), batch, "sdpa_scores")
-    context = matmul(torch, torch.empty(q.shape[:-1] + (k.shape[-2],)), v, batch, "sdpa_context")
-    for p in scores + context:
-        p["a_grad"] = p["b_grad"] = a_grad or v.requires_grad
-        p["b_is_weight"] = False
-    return scores + context
+    grad = q.requires_grad or k.requires_grad or v.requires_grad
+    q_shape, k_shape, v_shape = list(q.shape), list(k.shape), list(v.shape)
+    scores_shape = q_shape[:-1] + [k_shape[-2]]
+    return [matmul_of_shapes(q_shape, k_shape[:-2] + [k_shape[-1], k_shape[-2]], batch, grad,
+                             grad, False, "sdpa_scores"),
+            matmul_of_shapes(scores_shape, v_shape, batch, grad, grad, False, "sdpa_context")]
 
 
 def products_of_call(torch, name, args, kwargs, output, batch):
@@ -153,7 +155,7 @@ def products_of_call(torch, name, args, kwargs, output, batch):
     if name == "scaled_dot_product_attention":
         q, k, v = (kwargs.get(n, args[i] if len(args) > i else None)
                    for i, n in enumerate(("query", "key", "value")))
-        return scaled_dot_product_attention(torch, q, k, v, batch)
+        return scaled_dot_product_attention(q, k, v, batch)
     if name == "multi_head_attention_forward":
         return multi_head_attention(torch, args, kwargs)
     return None

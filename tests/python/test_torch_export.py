@@ -113,6 +113,22 @@ def transformer():
     return TinyLm(), (torch.randint(0, 1000, (2, 16)),)
 
 
+class HandWrittenAttention(nn.Module):
+    """Attention written with `@` in the module's own forward (no leaf module runs it)."""
+
+    def __init__(self, d=32, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, length, d = x.shape
+        q, k, v = self.qkv(x).view(b, length, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = (q @ k.transpose(-2, -1)).softmax(-1)
+        return self.out((a @ v).transpose(1, 2).reshape(b, length, d))
+
+
 MODELS = {"mlp": mlp, "cnn": cnn, "transformer": transformer}
 SETTINGS = {
     "default cap": ({}, {}),
@@ -228,6 +244,14 @@ class ExportedBucketsEqualDdpTest(unittest.TestCase):
                                   ("context", 16, 64, 16, 4, "count"),
                                   ("out_proj", 16, 256, 256, 1, "m")])
         self.assertGreater(attn["activation_bytes_per_sample"], 0)
+        # Hand-written: charged to the module whose forward runs the products (per sample: 2
+        # heads of 5 x 5 x 16 scores and 5 x 16 x 5 context).
+        doc = ddpsim_torch.export_workload(HandWrittenAttention(), torch.randn(3, 5, 32),
+                                           os.path.join(self.tmp.name, "hand.json"))
+        root = doc["config"]["layers"][0]
+        self.assertEqual(root["name"], "(root)")
+        self.assertEqual([(g["m"], g["n"], g["k"], g["count"], g["batch_dim"])
+                          for g in root["gemms"]], [(5, 5, 16, 2, "count"), (5, 16, 5, 2, "count")])
 
     def test_exported_mlp_prices_as_ddpsims_own_mlp(self):
         # The same network as {"mlp": {"widths": [784, 1024, 1024, 512, 10]}}: the same GEMMs
