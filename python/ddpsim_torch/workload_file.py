@@ -108,6 +108,10 @@ def build_document(torch, module, capture, batch, name):
         layers.append(layer)
 
     trainable = [i for i, t in enumerate(tensors) if t["requires_grad"] and "tied_to" not in t]
+    dtypes = sorted({tensors[i]["dtype"] for i in trainable})
+    if len(dtypes) > 1:
+        notes.append(f"trainable parameters mix dtypes ({', '.join(dtypes)}): DDP buckets each "
+                     "dtype apart, ddpsim buckets them together in training.precision's dtype")
     ready = []
     index_of = {id(p): first_listing[id(p)] for p in module.parameters()}
     for p in capture.grad_ready:

@@ -6,14 +6,15 @@ PYTHONPATH=<build>/python:python. Exits with code 77 (skipped) when torch is not
 
 For three models built here (an MLP, a small CNN with BatchNorm and a frozen stem, a
 transformer stack with nn.MultiheadAttention, a tied embedding/head and a projection registered
-before the blocks it runs after) and three DDP settings (the default 25 MiB cap, a 1 MiB cap,
-find_unused_parameters=True), the model is exported with export_workload, predicted by
+before the blocks it runs after) and four DDP settings (the default 25 MiB cap, a 1 MiB cap,
+find_unused_parameters=True, static_graph=True), the model is exported with export_workload, predicted by
 ddpsim.predict (the run API) from {"model": {"file": ...}}, and wrapped in a real
 DistributedDataParallel on a one-rank gloo group. Each bucket's gradient bytes and tensor count
-in ddpsim's result must equal the Reducer's (torch 1.13 `_get_ddp_logging_data()`:
-"rebuilt_bucket_sizes" and "rebuilt_per_bucket_param_indices" after the rebuild that follows
-the first iteration; "bucket_sizes", the construction-time assignment, when
-find_unused_parameters keeps it, with the Reducer's own buckets' tensors), byte for byte.
+in ddpsim's result must equal those of the Reducer's buckets (torch 1.13
+`reducer._get_zeros_like_grad_buckets()`: each bucket's flat buffer and parameters, after the
+rebuild that follows the first iteration, or the construction-time buckets that
+find_unused_parameters keeps), byte for byte; the sizes are checked against
+`_get_ddp_logging_data()` ("rebuilt_bucket_sizes", "bucket_sizes") too.
 
 Also: with reverse parameters() order instead of the measured gradient-ready order ddpsim
 would bucket the transformer differently; the file lists every parameter once (tied and frozen
@@ -142,27 +143,36 @@ SETTINGS = {
     "1 MiB cap": ({"bucket_cap_mb": 1}, {"bucket_cap_mb": 1}),
     "find_unused_parameters": ({"find_unused_parameters": True},
                                {"find_unused_parameters": True}),
+    "static_graph": ({"static_graph": True}, {"static_graph": True}),
 }
 
 
+def reducer_buckets(ddp):
+    """[(bytes, tensors)] of the Reducer's buckets, in reduction order."""
+    return [(b.buffer().numel() * b.buffer().element_size(), len(b.parameters()))
+            for b in ddp.reducer._get_zeros_like_grad_buckets()]
+
+
+def logged_sizes(ddp, key):
+    return [int(s) for s in ddp._get_ddp_logging_data()[key].split(",")]
+
+
 def ddp_buckets(module, inputs, ddp_kwargs):
-    """[(bytes, tensors)] of the real Reducer, in reduction order."""
+    """[(bytes, tensors)] of a real DDP object's buckets, in reduction order."""
     ddp = nn.parallel.DistributedDataParallel(module, **ddp_kwargs)
     if ddp_kwargs.get("find_unused_parameters"):
-        # No rebuild: the construction-time assignment is kept (distributed.py:720-724); the
-        # Reducer's buckets themselves give their tensors.
-        sizes = [int(s) for s in ddp._get_ddp_logging_data()["bucket_sizes"].split(",")]
-        buckets = ddp.reducer._get_zeros_like_grad_buckets()
-        return list(zip(sizes, [len(b.parameters()) for b in buckets]))
-    # Iteration 1 runs one bucket; iteration 2's forward rebuilds them in gradient-ready
-    # order; the logger samples them at iteration 3's forward.
-    for _ in range(3):
-        out = ddp(*inputs)
-        out.float().sum().backward()
-    data = ddp._get_ddp_logging_data()
-    sizes = [int(s) for s in data["rebuilt_bucket_sizes"].split(",")]
-    counts = [len(b.split()) for b in data["rebuilt_per_bucket_param_indices"].split(",")]
-    return list(zip(sizes, counts))
+        # No rebuild: the construction-time assignment is kept (distributed.py:720-724).
+        buckets = reducer_buckets(ddp)
+        assert [size for size, _ in buckets] == logged_sizes(ddp, "bucket_sizes")
+        return buckets
+    # Iteration 1 runs one bucket; a later forward rebuilds them in gradient-ready order
+    # (the second, or the third with static_graph); the logger samples them after that.
+    for _ in range(4):
+        ddp(*inputs).float().sum().backward()
+    assert ddp._has_rebuilt_buckets
+    buckets = reducer_buckets(ddp)
+    assert [size for size, _ in buckets] == logged_sizes(ddp, "rebuilt_bucket_sizes")
+    return buckets
 
 
 def ddpsim_buckets(model_file, batch, parallelism):
