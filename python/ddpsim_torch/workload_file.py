@@ -1,7 +1,7 @@
 """The ddpsim model file of a captured module (builder "torch_export", docs/torch-export.md).
 
 Tensors are every parameter in named_parameters() order (the order DDP's
-_build_params_for_reducer walks, torch/nn/parallel/distributed.py:805-825 in 1.13: module by
+_build_params_for_reducer walks, torch/nn/parallel/distributed.py:805-831 in 1.13: module by
 module, each module's own parameters), with shape, dtype and owning module; a parameter that a
 second module also holds (tied weights) is listed again there with "tied_to" the index of its
 first listing, so it is counted and bucketed once. Parameters that do not require grad are

@@ -25,7 +25,7 @@ exit code 2 and no file.
 
 Caps other than 1 MiB and the default are not compared: torch 1.13 keeps the 1 MiB first
 bucket for every cap (Reducer::rebuild_buckets takes first_bucket_bytes_ =
-dist._DEFAULT_FIRST_BUCKET_BYTES, torch/nn/parallel/distributed.py:738-751), while ddpsim
+dist._DEFAULT_FIRST_BUCKET_BYTES, torch/nn/parallel/distributed.py:733-751), while ddpsim
 follows newer PyTorch, which uses it only when bucket_cap_mb is left at its default
 (model/bucketing.hpp); a 1 MiB cap makes the two rules the same.
 """
@@ -161,7 +161,7 @@ def ddp_buckets(module, inputs, ddp_kwargs):
     """[(bytes, tensors)] of a real DDP object's buckets, in reduction order."""
     ddp = nn.parallel.DistributedDataParallel(module, **ddp_kwargs)
     if ddp_kwargs.get("find_unused_parameters"):
-        # No rebuild: the construction-time assignment is kept (distributed.py:720-724).
+        # No rebuild: the construction-time assignment is kept (distributed.py:720-728).
         buckets = reducer_buckets(ddp)
         assert [size for size, _ in buckets] == logged_sizes(ddp, "bucket_sizes")
         return buckets
