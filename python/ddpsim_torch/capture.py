@@ -73,11 +73,10 @@ def _storage_key(t):
 def run_once(torch, module, args, kwargs, batch):
     """Runs module(*args, **kwargs) forward and backward once; returns a Capture."""
     capture = Capture()
-    names = {id(m): m for _, m in module.named_modules()}
+    modules = [m for _, m in module.named_modules()]
     stack = []
-    leaf = {id(m) for m in names.values() if next(m.children(), None) is None}
-    parameter_storages = {_storage_key(p) for p in module.parameters()}
-    seen_storages = set(parameter_storages)
+    leaf = {id(m) for m in modules if next(m.children(), None) is None}
+    seen_storages = {_storage_key(p) for p in module.parameters()}  # weights: not activations
 
     def record(m):
         return capture.records.setdefault(id(m), ModuleRecord())
@@ -104,7 +103,7 @@ def run_once(torch, module, args, kwargs, batch):
                 try:
                     found = gemm_shapes.products_of_call(torch, name, f_args, f_kwargs,
                                                          output, batch)
-                except (AttributeError, IndexError, TypeError, ValueError) as e:
+                except (AttributeError, IndexError, KeyError, TypeError, ValueError) as e:
                     raise ExportError(f"cannot read the shapes of {name} in module "
                                       f"{type(stack[-1]).__name__}: {e}")
                 if found:
@@ -128,7 +127,7 @@ def run_once(torch, module, args, kwargs, batch):
     with contextlib.ExitStack() as scope:
         cuda = sorted({p.device.index for p in params if p.is_cuda})
         scope.enter_context(torch.random.fork_rng(devices=cuda))
-        for m in names.values():
+        for m in modules:
             handles.append(m.register_forward_pre_hook(pre_hook))
             handles.append(m.register_forward_hook(post_hook))
         for p in params:

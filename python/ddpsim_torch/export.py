@@ -20,12 +20,17 @@ def export_workload(module, example_inputs, path, *, batch_size=None, name=None,
     batch_size: samples in the example inputs (default: dim 0 of the first input tensor); the
     file holds per-sample work, which ddpsim scales by training.per_gpu_batch.
     Returns the written document. Raises ExportError (one line) when torch is missing or too
-    old, the forward fails, or a parameter has a dtype ddpsim does not model; `path` is then
-    left as it was.
+    old, no parameter requires grad, the forward fails, or a parameter has a dtype ddpsim does
+    not model; `path` is then left as it was.
     """
     torch = import_torch()
     if not isinstance(module, torch.nn.Module):
         raise ExportError(f"expected a torch.nn.Module, got {type(module).__name__}")
+    if not any(p.requires_grad for p in module.parameters()):
+        # DDP itself refuses such a module ("DistributedDataParallel is not needed when a
+        # module doesn't have any parameter that requires a gradient").
+        raise ExportError(f"{type(module).__name__} has no parameter that requires grad: "
+                          "data-parallel training has nothing to reduce")
     args = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) else (
         example_inputs,)
     kwargs = dict(example_kwargs or {})

@@ -118,7 +118,11 @@ def build_document(torch, module, capture, batch, name):
         i = index_of.get(id(p))
         if i is not None and i not in ready:
             ready.append(i)
-    if sorted(ready) != trainable:
+    if not capture.backward_ran:
+        notes.append("no floating-point output requires grad, so no backward ran; ddpsim "
+                     "buckets in reverse parameter order")
+        ready = None
+    elif sorted(ready) != trainable:
         notes.append("not every trainable parameter got a gradient in the backward of the "
                      "summed outputs; ddpsim buckets in reverse parameter order instead")
         ready = None
