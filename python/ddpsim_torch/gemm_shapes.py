@@ -163,5 +163,6 @@ def products_of_call(torch, name, args, kwargs, output, batch):
 
 # Calls that run a matrix product this file cannot shape: named in the workload's notes.
 UNSHAPED_PRODUCTS = ("einsum", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                     "lstm", "gru", "rnn_tanh", "rnn_relu",
                      "tensordot", "bilinear", "addbmm",
                      "chain_matmul", "linalg.multi_dot")
