@@ -45,20 +45,21 @@ class Capture:
         self.backward_ran = False
 
 
-def _tensors(value):
+def tensors_in(value):
+    """Every tensor in `value`, a tensor or nested lists, tuples and dicts of them."""
     import torch
     if isinstance(value, torch.Tensor):
         yield value
     elif isinstance(value, (list, tuple)):
         for v in value:
-            yield from _tensors(v)
+            yield from tensors_in(v)
     elif isinstance(value, dict):
         for v in value.values():
-            yield from _tensors(v)
+            yield from tensors_in(v)
 
 
 def _nbytes(value):
-    return sum(t.numel() * t.element_size() for t in _tensors(value))
+    return sum(t.numel() * t.element_size() for t in tensors_in(value))
 
 
 def _storage_key(t):
@@ -92,7 +93,7 @@ def run_once(torch, module, args, kwargs, batch):
         stack.pop()
         if id(m) in leaf:
             record(m).io_bytes += _nbytes(output)
-            record(m).out_elements += sum(t.numel() for t in _tensors(output))
+            record(m).out_elements += sum(t.numel() for t in tensors_in(output))
 
     class Products(torch.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, f_args=(), f_kwargs=None):
@@ -137,7 +138,7 @@ def run_once(torch, module, args, kwargs, batch):
             with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
                 with Products():
                     output = module(*args, **kwargs)
-            loss = [t.float().sum() for t in _tensors(output)
+            loss = [t.float().sum() for t in tensors_in(output)
                     if t.requires_grad and t.is_floating_point()]
             if loss:
                 for p in params:

@@ -5,8 +5,8 @@ from . import workload_file
 from .errors import ExportError, import_torch
 
 
-def _batch_of(torch, example_inputs):
-    for t in capture_module._tensors(example_inputs):
+def _batch_of(example_inputs):
+    for t in capture_module.tensors_in(example_inputs):
         if t.dim() > 0:
             return int(t.shape[0])
     raise ExportError("no example input tensor with a batch dimension; pass batch_size=")
@@ -34,7 +34,7 @@ def export_workload(module, example_inputs, path, *, batch_size=None, name=None,
     args = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) else (
         example_inputs,)
     kwargs = dict(example_kwargs or {})
-    batch = int(batch_size) if batch_size is not None else _batch_of(torch, (args, kwargs))
+    batch = int(batch_size) if batch_size is not None else _batch_of((args, kwargs))
     if batch < 1:
         raise ExportError(f"batch_size must be at least 1, got {batch}")
     captured = capture_module.run_once(torch, module, args, kwargs, batch)
