@@ -22,15 +22,21 @@ BucketPlan assign_buckets(const Workload& w, const BucketOptions& opts) {
     limits = {opts.cap_bytes};
   }
 
-  // Walk order: gradient-ready order (reverse parameters()) for rebuilt buckets, parameters()
-  // order for the initial assignment that is kept when there is no rebuild.
+  // Walk order: gradient-ready order for rebuilt buckets (Reducer::rebuild_buckets walks
+  // rebuilt_params_, appended by autograd_hook as gradients become ready: the workload's
+  // measured order when it has one, else the reverse of parameters()), parameters() order for
+  // the initial assignment that is kept when there is no rebuild.
   std::vector<int> order;
   order.reserve(w.tensors.size());
   for (int i = 0; i < static_cast<int>(w.tensors.size()); ++i) {
     if (w.tensors[static_cast<std::size_t>(i)].tied_to < 0) order.push_back(i);
   }
   const bool walk_reverse = rebuilt;
-  if (walk_reverse) std::reverse(order.begin(), order.end());
+  if (walk_reverse && !w.grad_ready_order.empty()) {
+    order = w.grad_ready_order;
+  } else if (walk_reverse) {
+    std::reverse(order.begin(), order.end());
+  }
 
   BucketPlan plan;
   std::size_t limit_index = 0;

@@ -10,7 +10,8 @@
 //    bigger than the cap fills a bucket alone. A tensor is never split. The limit moves from the
 //    first-bucket limit to the cap after the first bucket closes.
 //  - Steady state (after the first iteration, when find_unused_parameters is false or
-//    static_graph is true): buckets are rebuilt in gradient-ready order, which is the reverse of
+//    static_graph is true): buckets are rebuilt in gradient-ready order, the workload's
+//    grad_ready_order when it has one (an exported model), else the reverse of
 //    model.parameters() order, so bucket 0 holds the last layers' gradients and is reduced first.
 //  - The first iteration (same condition) runs with one single bucket holding every gradient.
 //  - With find_unused_parameters=true and no static_graph there is no rebuild: tensors are

@@ -1,5 +1,6 @@
 #include "model/workload.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "model/error.hpp"
@@ -176,6 +177,15 @@ void Workload::check() const {
     DDPSIM_ASSERT(tensors[i].tied_to < static_cast<int>(i),
                   "tied_to must point to an earlier tensor");
     DDPSIM_ASSERT(tensors[i].numel() >= 0, "negative tensor size");
+  }
+  if (!grad_ready_order.empty()) {
+    std::vector<int> untied;
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      if (tensors[i].tied_to < 0) untied.push_back(static_cast<int>(i));
+    }
+    std::vector<int> sorted = grad_ready_order;
+    std::sort(sorted.begin(), sorted.end());
+    DDPSIM_ASSERT(sorted == untied, "grad_ready_order must list every untied tensor once");
   }
 }
 

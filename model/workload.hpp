@@ -142,6 +142,13 @@ struct Workload {
   /// depends on); 0 / false for models without attention.
   std::int64_t attention_head_dim = 0;
   bool attention_causal = false;
+  /// The order in which the gradients of the bucketed tensors (untied ones) become ready in
+  /// backward, as indices into `tensors`; empty: the reverse of `tensors` (what DDP assumes).
+  /// DDP rebuilds its buckets in the measured order after the first iteration, which is not
+  /// always the reverse (nn.LayerNorm's weight gradient is ready before its bias's; a module
+  /// registered before the modules it runs after). Exported models carry it
+  /// (builders/torch_export.hpp).
+  std::vector<int> grad_ready_order;
 
   /// Trainable parameters, counting tied tensors once.
   std::int64_t param_count() const;
@@ -150,7 +157,8 @@ struct Workload {
   double activation_bytes_per_sample() const;
   double buffer_bytes() const;
   bool has_buffers() const { return buffer_bytes() > 0; }
-  /// Checks the invariants (layer ranges cover the tensors in order, tied_to points backwards).
+  /// Checks the invariants (layer ranges cover the tensors in order, tied_to points backwards,
+  /// grad_ready_order empty or a permutation of the untied tensors).
   void check() const;
 };
 

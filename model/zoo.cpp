@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "model/builders/cnn.hpp"
+#include "model/builders/torch_export.hpp"
 #include "model/builders/transformer.hpp"
 #include "model/error.hpp"
 #include "model/paths.hpp"
@@ -38,10 +39,10 @@ const KeyTable& model_file_keys() {
     add("/description", KeyType::kString, "free text", false);
     add("/source", KeyType::kString, "paper, repository or file the architecture comes from", true);
     add("/builder", KeyType::kString, "which builder expands the config", true)->allowed = {
-        "hf_transformer", "cnn"};
+        "hf_transformer", "cnn", "torch_export"};
     add("/config", KeyType::kObject,
-        "the builder's configuration (a Hugging Face config.json "
-        "or a CNN architecture)",
+        "the builder's configuration (a Hugging Face config.json, a CNN architecture, or "
+        "what python/ddpsim_torch exported)",
         true)
         ->pattern = "free";
     KeySpec* seq = add("/seq_len", KeyType::kInteger, "default tokens per sample", false);
@@ -73,13 +74,20 @@ Workload load_model_file(const std::string& path, std::optional<std::int64_t> se
     }
   } else {
     if (seq_len) {
-      // A CNN has no sequence; a seq_len from the scenario is a mistake worth naming.
+      // A CNN has no sequence, and an exported model's work per sample was measured on its
+      // example inputs: a seq_len from the scenario is a mistake worth naming.
       throw InputError(path, "/builder",
                        "a sequence model (hf_transformer), because the scenario sets "
                        "model.seq_len",
-                       "\"cnn\"");
+                       "\"" + builder + "\"");
     }
-    w = build_cnn(doc.at("config"), path);
+    try {
+      w = builder == "cnn" ? build_cnn(doc.at("config"), path)
+                           : build_torch_export(doc.at("config"), path);
+    } catch (const InputError& e) {
+      if (builder == "torch_export" && e.file() == path) throw e.rebased("/config");
+      throw;
+    }
   }
   w.name = doc.at("name").get<std::string>();
   w.source = doc.at("source").get<std::string>();

@@ -57,6 +57,20 @@ TEST(BucketingTest, FirstIterationIsOneBucket) {
   EXPECT_EQ(p.buckets[0].bytes, 30604000);
 }
 
+TEST(BucketingTest, RebuiltBucketsFollowTheMeasuredReadyOrder) {
+  // Gradients ready as l2, l5, l4, l3, l1, l0 (a model that runs l2 last): l2 (1,200,000)
+  // closes the 1 MiB bucket alone; l5+l4 = 28,004,000 closes a 25 MiB one; l3+l1+l0 remain.
+  Workload w = toy();
+  w.grad_ready_order = {2, 5, 4, 3, 1, 0};
+  EXPECT_EQ(tensors_of(assign_buckets(w, {})),
+            (std::vector<std::vector<int>>{{2}, {5, 4}, {3, 1, 0}}));
+  // Without a rebuild the order of parameters() is kept.
+  BucketOptions o;
+  o.find_unused_parameters = true;
+  EXPECT_EQ(tensors_of(assign_buckets(w, o)),
+            (std::vector<std::vector<int>>{{5}, {2, 3, 4}, {0, 1}}));
+}
+
 TEST(BucketingTest, FindUnusedParametersKeepsInitialReversedBuckets) {
   // No rebuild: parameters() order with limits [1 MiB, 25 MiB]: l0+l1 = 1,200,000 closes;
   // l2+l3+l4 = 29,400,000 >= 25 MiB closes; l5 alone. Handed to the Reducer reversed.

@@ -1,0 +1,138 @@
+// The torch_export builder (model/builders/torch_export.hpp): a model file written by
+// python/ddpsim_torch becomes the tensors, GEMMs and bucket order it describes. The file here
+// is written by hand in the exporter's format; tests/python/test_torch_export.py checks the
+// exporter's own files against real PyTorch DDP.
+#include "model/builders/torch_export.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/bucketing.hpp"
+#include "model/error.hpp"
+
+namespace ddpsim::model {
+namespace {
+
+using nlohmann::json;
+
+// A two-layer model: fc (Linear 4 -> 3 with bias, first layer: its input needs no gradient) and
+// norm (LayerNorm(3), a buffer of 12 bytes), then head tied to fc.weight. The gradients became
+// ready as norm.weight, norm.bias, fc.bias, fc.weight (LayerNorm's weight before its bias).
+json two_layer_config() {
+  return json::parse(R"({
+    "format": "ddpsim_torch/1", "example_batch": 8, "activation_dtype": "fp32",
+    "layers": [
+      {"name": "fc", "kind": "linear", "activation_bytes_per_sample": 16,
+       "gemms": [{"name": "linear", "m": 2, "n": 3, "k": 4, "count": 1, "batch_dim": "m",
+                  "a_grad": false, "b_grad": true, "b_is_weight": true}]},
+      {"name": "norm", "kind": "norm", "elementwise_bytes_per_sample": 24,
+       "elementwise_flops_per_sample": 3},
+      {"name": "head", "kind": "linear"},
+      {"name": "frozen", "kind": "linear"}
+    ],
+    "tensors": [
+      {"name": "fc.weight", "layer": 0, "shape": [3, 4], "dtype": "fp32", "requires_grad": true},
+      {"name": "fc.bias", "layer": 0, "shape": [3], "dtype": "fp32", "requires_grad": true},
+      {"name": "norm.weight", "layer": 1, "shape": [3], "dtype": "fp32", "requires_grad": true},
+      {"name": "norm.bias", "layer": 1, "shape": [3], "dtype": "fp32", "requires_grad": true},
+      {"name": "head.weight", "layer": 2, "shape": [3, 4], "dtype": "fp32",
+       "requires_grad": true, "tied_to": 0},
+      {"name": "frozen.weight", "layer": 3, "shape": [5], "dtype": "fp32",
+       "requires_grad": false}
+    ],
+    "buffers": [{"name": "norm.stat", "layer": 1, "shape": [3], "dtype": "fp32", "bytes": 12}],
+    "grad_ready_order": [2, 3, 1, 0]
+  })");
+}
+
+TEST(TorchExportTest, TensorsTiesAndFrozenParameters) {
+  const Workload w = build_torch_export(two_layer_config(), "m.json");
+  // The frozen parameter is left out (DDP never buckets it); the tied one is listed, not counted.
+  ASSERT_EQ(w.tensors.size(), 5u);
+  EXPECT_EQ(w.tensors[4].name, "head.weight");
+  EXPECT_EQ(w.tensors[4].tied_to, 0);
+  EXPECT_EQ(w.param_count(), 12 + 3 + 3 + 3);
+  EXPECT_EQ(w.grad_ready_order, (std::vector<int>{2, 3, 1, 0}));
+  EXPECT_EQ(w.layers[1].buffer_bytes, 12);
+  EXPECT_EQ(w.layers[0].activation_bytes_per_sample, 16);
+}
+
+TEST(TorchExportTest, ProductsBecomeLinearGemms) {
+  // Forward (2, 3, 4) batch on M; no input gradient (a_grad false); weight gradient
+  // (n, k, m) = (3, 4, 2) with the batch on K: add_linear_gemms' shapes.
+  const Layer fc = build_torch_export(two_layer_config(), "m.json").layers[0];
+  ASSERT_EQ(fc.gemms.size(), 2u);
+  EXPECT_EQ(fc.gemms[0].per_sample, (GemmShape{2, 3, 4, 1, false, true}));
+  EXPECT_EQ(fc.gemms[0].batch_dim, BatchDim::kM);
+  EXPECT_EQ(fc.gemms[1].role, GemmRole::kWeightGrad);
+  EXPECT_EQ(fc.gemms[1].per_sample, (GemmShape{3, 4, 2, 1, true, false}));
+  EXPECT_EQ(fc.gemms[1].batch_dim, BatchDim::kK);
+  EXPECT_EQ(fc.fwd_flops_per_sample(), 2.0 * 2 * 3 * 4);
+  // Element-wise: 24 bytes forward, 1.5x backward.
+  const Layer norm = build_torch_export(two_layer_config(), "m.json").layers[1];
+  ASSERT_EQ(norm.elementwise.size(), 2u);
+  EXPECT_EQ(norm.elementwise[1].bytes_per_sample, 36);
+  EXPECT_EQ(norm.elementwise[1].flops_per_sample, 3);
+}
+
+TEST(TorchExportTest, BatchedProductKeepsItsCountDimension) {
+  // Attention scores: per head and sample, Q[8,16] K^T -> [8,8]; both operands need gradients.
+  json c = two_layer_config();
+  c["layers"][1]["gemms"] = json::parse(R"([{"name": "scores", "m": 8, "n": 8, "k": 16,
+      "count": 4, "batch_dim": "count", "a_grad": true, "b_grad": true, "b_is_weight": false}])");
+  const Layer l = build_torch_export(c, "m.json").layers[1];
+  ASSERT_EQ(l.gemms.size(), 3u);
+  EXPECT_EQ(l.gemms[1].per_sample, (GemmShape{8, 16, 8, 4, false, false}));
+  EXPECT_EQ(l.gemms[2].role, GemmRole::kInputGrad);
+  for (const Gemm& g : l.gemms) EXPECT_EQ(g.batch_dim, BatchDim::kCount);
+  EXPECT_EQ(l.gemms[0].at_batch(2).count, 8);
+}
+
+TEST(TorchExportTest, BucketsFollowTheMeasuredReadyOrder) {
+  // 1-byte cap so every tensor closes its own bucket: the buckets are the ready order.
+  BucketOptions o;
+  o.cap_bytes = 1;
+  o.cap_defaulted = false;
+  const BucketPlan p = assign_buckets(build_torch_export(two_layer_config(), "m.json"), o);
+  ASSERT_EQ(p.buckets.size(), 4u);
+  EXPECT_EQ(p.buckets[0].tensors, std::vector<int>{2});
+  EXPECT_EQ(p.buckets[1].tensors, std::vector<int>{3});
+  EXPECT_EQ(p.buckets[3].tensors, std::vector<int>{0});
+}
+
+TEST(TorchExportTest, BadFilesNameThePointer) {
+  auto pointer_of = [](const json& c) {
+    try {
+      build_torch_export(c, "m.json");
+    } catch (const InputError& e) {
+      return e.pointer();
+    }
+    return std::string("no error");
+  };
+  json c = two_layer_config();
+  c["grad_ready_order"] = {2, 3, 1};
+  EXPECT_EQ(pointer_of(c), "/grad_ready_order");
+  c = two_layer_config();
+  c["grad_ready_order"][0] = 4;  // the tied listing has no gradient of its own
+  EXPECT_EQ(pointer_of(c), "/grad_ready_order/0");
+  c = two_layer_config();
+  c["tensors"][1]["layer"] = 7;
+  EXPECT_EQ(pointer_of(c), "/tensors/1/layer");
+  c = two_layer_config();
+  c["tensors"][2]["layer"] = 0;
+  c["tensors"][0]["layer"] = 1;
+  EXPECT_EQ(pointer_of(c), "/tensors/1/layer");
+  c = two_layer_config();
+  c["tensors"][4]["tied_to"] = 4;
+  EXPECT_EQ(pointer_of(c), "/tensors/4/tied_to");
+  c = two_layer_config();
+  c["format"] = "ddpsim_torch/2";
+  EXPECT_EQ(pointer_of(c), "/format");
+  c = two_layer_config();
+  c["layers"][0]["gemms"][0]["batch_dim"] = "rows";
+  EXPECT_EQ(pointer_of(c), "/layers/0/gemms/0/batch_dim");
+}
+
+}  // namespace
+}  // namespace ddpsim::model
