@@ -288,11 +288,23 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
     const double elem = model::dtype_bytes(dt);
     const double act_scale = elem / model::dtype_bytes(workload_->activation_dtype);
     double tf32_flops = 0, all_flops = 0;
-    AttentionShape attention_shape;
-    if (workload_->attention) {
-      attention_shape = {*workload_->attention, static_cast<double>(workload_->seq_len),
-                         static_cast<double>(workload_->attention_head_dim),
-                         workload_->attention_causal};
+    // Every fused attention product of the model has the same shape: its kernel rates once.
+    double fused_fwd_rate = 0, fused_bwd_rate = 0;
+    {
+      AttentionShape shape;  // a hand-built workload's fused products: the preset's rate
+      if (workload_->attention) {
+        shape = {*workload_->attention, static_cast<double>(workload_->seq_len),
+                 static_cast<double>(workload_->attention_head_dim), workload_->attention_causal};
+      }
+      bool triton_measured = true;
+      fused_fwd_rate = fused_attention_flops_per_s(hw_.gpu, dt, model::GemmRole::kForward, shape,
+                                                   &triton_measured);
+      fused_bwd_rate = fused_attention_flops_per_s(hw_.gpu, dt, model::GemmRole::kInputGrad, shape);
+      if (fused_fwd_rate > 0 && shape.impl == model::AttentionImpl::kTriton && !triton_measured) {
+        add_unique_note(lt.notes, "no Triton attention benchmark for " + hw_.gpu.name +
+                                      ": attention triton costed at FlashAttention-2's rate "
+                                      "(optimistic)");
+      }
     }
     for (std::size_t i = 0; i < nl; ++i) {
       const model::Layer& l = workload_->layers[i];
@@ -315,17 +327,8 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         // GEMM rate, scaled to the FLOPs the fused kernel executes.
         const bool fused = g.kernel == model::GemmKernel::kFusedAttention;
         const model::GemmShape s = g.at_batch(batch);
-        bool triton_measured = true;
-        const double fused_rate = fused
-                                      ? fused_attention_flops_per_s(
-                                            hw_.gpu, dt, g.role, attention_shape, &triton_measured)
-                                      : 0.0;
-        if (fused_rate > 0 && attention_shape.impl == model::AttentionImpl::kTriton &&
-            !triton_measured) {
-          add_unique_note(lt.notes, "no Triton attention benchmark for " + hw_.gpu.name +
-                                        ": attention triton costed at FlashAttention-2's rate "
-                                        "(optimistic)");
-        }
+        const double fused_rate =
+            fused ? (g.role == model::GemmRole::kForward ? fused_fwd_rate : fused_bwd_rate) : 0.0;
         std::optional<model::Estimate> e;
         if (hw_.profile && fused_rate == 0) e = hw_.profile->gemm_time_s(g, dt, batch);
         if (fused_rate > 0) {
