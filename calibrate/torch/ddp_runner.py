@@ -2,8 +2,9 @@
 """ddpsim's torch runner: one validation point as a real PyTorch DDP job on this machine's CPUs.
 
   python3 calibrate/torch/ddp_runner.py POINT.json --workload W.json --nproc 2 --steps 5 \
-      --out run.json [--warmup-steps 2] [--independent]
-  python3 calibrate/torch/ddp_runner.py --check P1.json --workload W1.json [P2 --workload W2]...
+      --out run.json [--warmup-steps 2] [--independent | --no-timing-hook]
+  python3 calibrate/torch/ddp_runner.py --check P1.json --workload W1.json [P2 --workload W2]... \
+      [--facts F.json]
 
 POINT.json is one plain scenario (ddpsim-validate writes it), W.json ddpsim's workload for it
 (workload_model.py). Launch: torch.multiprocessing.spawn of --nproc ranks (MASTER_ADDR
@@ -20,7 +21,9 @@ Per step (every rank measures; rank 0's are the step's values): forward (+ loss)
 (loss.backward() less the communication it waited for), exposed communication, optimizer
 (step + zero_grad(set_to_none=True)), summed all-reduce time and every bucket's {bytes,
 ready_s, start_s, end_s} from the step's start. With one rank, or --independent, there is no
-DDP (a script without DDP, as calibrate/exec does). The first --warmup-steps steps (default 2:
+DDP (a script without DDP, as calibrate/exec does). --no-timing-hook leaves DDP's built-in
+all-reduce in place (no per-bucket times; backward then includes the communication it waited
+for): the same step without the observer, to measure what the timing hook costs. The first --warmup-steps steps (default 2:
 the first runs with one bucket, the second rebuilds the buckets in its forward,
 torch/nn/parallel/distributed.py:1026) are marked "warmup".
 
@@ -100,21 +103,27 @@ def main():
     ap.add_argument("--warmup-steps", type=int, default=2)
     ap.add_argument("--independent", action="store_true",
                     help="every rank trains alone, no DDP (the efficiency baseline)")
+    ap.add_argument("--no-timing-hook", action="store_true",
+                    help="DDP's built-in all-reduce (no comm hook): steps timed, buckets not, "
+                         "backward includes the communication it waits for")
     ap.add_argument("--out")
     ap.add_argument("--check", action="store_true",
                     help="only check that PyTorch can run the point; exit 0 or 2")
+    ap.add_argument("--facts", help="with --check: write what this torch does (JSON) here")
     a = ap.parse_intermixed_args()
     if len(a.point) != len(a.workload) or (len(a.point) > 1 and not a.check):
         fail(2, "one --workload per point, and one point unless --check")
     for point, workload in zip(a.point, a.workload):
         try:
             cfg = run_config.load(point, workload, a.nproc, a.steps, a.warmup_steps,
-                                  a.independent)
+                                  a.independent, not a.no_timing_hook)
             run_config.check_torch(cfg)
             step_loop.build(cfg, rank=0)  # the module must be ddpsim's workload
         except (Unsupported, OSError, ValueError, KeyError) as e:
             fail(2, f"{point}: {e}")
     if a.check:
+        if a.facts:
+            write_atomic(a.facts, run_config.facts())
         return 0
     if not a.out:
         fail(2, "--out is required (unless --check)")

@@ -31,6 +31,7 @@ class RunConfig:
     steps: int
     warmup_steps: int
     independent: bool
+    timing_hook: bool  # False: DDP's built-in all-reduce, no per-bucket times (the observer's cost)
     bucket_cap_mb: float
     overlap: bool
     hook: str  # none | fp16 | bf16
@@ -38,6 +39,7 @@ class RunConfig:
     broadcast_buffers: bool
     find_unused_parameters: bool
     static_graph: bool
+    first_bucket_mb: float  # parallelism.first_bucket_mb, 0: torch's own
     optimizer: str  # sgd | momentum | adam | adamw
     lr: float
     seed: int
@@ -56,7 +58,7 @@ def _get(doc, path, default):
     return doc
 
 
-def load(point_file, workload_file, nproc, steps, warmup_steps, independent):
+def load(point_file, workload_file, nproc, steps, warmup_steps, independent, timing_hook=True):
     with open(point_file) as f:
         point = json.load(f)
     with open(workload_file) as f:
@@ -83,6 +85,9 @@ def load(point_file, workload_file, nproc, steps, warmup_steps, independent):
     ranks = nproc or int(_get(point, "cluster/gpus", 1))
     if ranks < 1:
         raise Unsupported(f"{ranks} ranks")
+    if not timing_hook and (hook != "none" or not _get(point, "parallelism/overlap", True)):
+        raise Unsupported("--no-timing-hook runs DDP's built-in all-reduce: comm_hook none and "
+                          "overlap on only")
     if independent and ranks < 2:
         raise Unsupported("--independent needs 2 or more ranks")
     adam = optimizer in ("adam", "adamw")
@@ -92,15 +97,31 @@ def load(point_file, workload_file, nproc, steps, warmup_steps, independent):
         ranks=ranks, per_gpu_batch=int(_get(point, "training/per_gpu_batch", 32)),
         grad_accumulation=int(_get(point, "training/grad_accumulation", 1)),
         steps=steps or int(_get(point, "simulation/steps", 5)), warmup_steps=warmup_steps,
-        independent=independent,
+        independent=independent, timing_hook=timing_hook,
         bucket_cap_mb=float(_get(point, "parallelism/bucket_cap_mb", 25)),
         overlap=bool(_get(point, "parallelism/overlap", True)), hook=hook,
         gradient_as_bucket_view=bool(_get(point, "parallelism/gradient_as_bucket_view", False)),
         broadcast_buffers=bool(_get(point, "parallelism/broadcast_buffers", True)),
         find_unused_parameters=bool(_get(point, "parallelism/find_unused_parameters", False)),
         static_graph=bool(_get(point, "parallelism/static_graph", False)),
+        first_bucket_mb=float(_get(point, "parallelism/first_bucket_mb", 0)),
         optimizer=optimizer, lr=1e-3 if adam else 0.05,  # calibrate/exec's defaults
         seed=int(_get(point, "simulation/seed", 1)))
+
+
+def facts():
+    """What this torch does that ddpsim must be told (ddpsim-validate reads them from --check):
+    whether DDP rebuilds with a first bucket of dist._DEFAULT_FIRST_BUCKET_BYTES whatever
+    bucket_cap_mb is (torch 1.13: bucket_cap_mb defaults to 25, not None, so DDP cannot tell an
+    explicit 25 from the default; torch/nn/parallel/distributed.py:540, 646, 750), its size,
+    and gloo's worker threads per process group."""
+    import inspect
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    cap_default = inspect.signature(DDP.__init__).parameters["bucket_cap_mb"].default
+    return {"torch_version": torch.__version__,
+            "first_bucket_always": cap_default is not None,
+            "first_bucket_bytes": dist._DEFAULT_FIRST_BUCKET_BYTES,
+            "gloo_threads": dist.ProcessGroupGloo._Options()._threads}
 
 
 def check_torch(cfg):

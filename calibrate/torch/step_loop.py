@@ -41,13 +41,18 @@ def run_rank(cfg, rank, world):
     model, inputs, loss_fn = build(cfg, rank)
     recorder = None
     if cfg.ddp:
+        if cfg.first_bucket_mb > 0:
+            # "User can set dist._DEFAULT_FIRST_BUCKET_BYTES to tune DDP first bucket"
+            # (torch/nn/parallel/distributed.py:748-750).
+            dist._DEFAULT_FIRST_BUCKET_BYTES = int(cfg.first_bucket_mb * 1024 * 1024)
         model = DistributedDataParallel(
             model, bucket_cap_mb=cfg.bucket_cap_mb,
             gradient_as_bucket_view=cfg.gradient_as_bucket_view,
             broadcast_buffers=cfg.broadcast_buffers,
             find_unused_parameters=cfg.find_unused_parameters, static_graph=cfg.static_graph)
-        recorder = BucketRecorder(world, cfg.hook, cfg.overlap)
-        model.register_comm_hook(None, recorder.hook)
+        if cfg.timing_hook:
+            recorder = BucketRecorder(world, cfg.hook, cfg.overlap)
+            model.register_comm_hook(None, recorder.hook)
     elif cfg.independent:
         # The baseline starts from rank 0's weights too (calibrate/exec --independent).
         for p in model.parameters():

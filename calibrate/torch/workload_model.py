@@ -137,6 +137,8 @@ class Gpt2LmHead(nn.Module):
         t = nn.Module()
         t.wte = nn.Embedding(vocab, h)
         t.wpe = nn.Embedding(positions, h)
+        for e in (t.wte, t.wpe):  # GPT2PreTrainedModel._init_weights: N(0, initializer_range)
+            e.weight.data.normal_(std=cfg.get("initializer_range", 0.02))
         t.drop = nn.Dropout(cfg.get("embd_pdrop", 0.1))
         t.h = nn.ModuleList(Gpt2Block(h, heads, inner, seq, cfg) for _ in range(layers))
         t.ln_f = nn.LayerNorm(h, eps=cfg.get("layer_norm_epsilon", 1e-5))

@@ -20,6 +20,7 @@ struct Options {
   std::string out;
   std::string markdown;
   std::vector<std::string> traces;  ///< --trace: compare with these profiler traces instead
+  std::string runner = "exec";      ///< --runner: exec (ddpsim-exec) or torch (PyTorch DDP)
 };
 
 /// argv prefix that runs a child on `ranks` ranks: nothing (the child launches its own local
