@@ -101,17 +101,17 @@ main_scenario=simulator/cli/validate/sweep-mlp.json main_desc="36 points"
 second_scenario=simulator/cli/validate/efficiency-hidden.json
 second_desc="efficiency (6 points, DDP and independent, $eff_steps steps x $eff_repeat runs)"
 second_args=(--steps "$eff_steps" --repeat "$eff_repeat" --efficiency)
-second_title="Executor efficiency (communication hidden)"
+second_title="Executor efficiency (communication hidden)" second_name=efficiency
 if [[ $runner == torch ]]; then
   tag=torch-loopback suffix=-torch
   main_scenario=simulator/cli/validate/torch-sweep-mlp.json main_desc="24 MLP points, PyTorch DDP"
   second_scenario=simulator/cli/validate/torch-sweep-gpt2.json
   second_desc="small GPT-2 (8 points, PyTorch DDP, $steps steps x $repeat runs)"
   second_args=(--steps "$steps" --repeat "$repeat")
-  second_title="Small GPT-2 (real PyTorch DDP)"
+  second_title="Small GPT-2 (real PyTorch DDP)" second_name=gpt2
 fi
 main_json=$dest/validation-$host-$date$suffix.json
-eff_json=$dest/validation-$host-$date$suffix-$([[ $runner == torch ]] && echo gpt2 || echo efficiency).json
+eff_json=$dest/validation-$host-$date$suffix-$second_name.json
 work=$(mktemp -d "${TMPDIR:-/tmp}/validate-sweep.XXXXXX")
 trap_cleanup() { rm -rf "$work"; }
 trap 'trap_cleanup; [[ -n $netns ]] && bash "$root/scripts/netns-lab.sh" down >/dev/null 2>&1' EXIT
@@ -137,7 +137,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "## Sweep ($tag): $(date -u +%Y-%m-%dT%H:%MZ), host \`$host\`"
   echo
   echo "    bash scripts/validate-sweep.sh${netns:+ --netns $netns}$( [[ $runner == torch ]] && echo ' --runner torch')$( ((quick)) && echo ' --quick')$( ((efficiency)) || echo ' --skip-efficiency')" \
-       "  # sweep $((t1 - t0)) s, efficiency $((t2 - t1)) s; load $load0 -> $load1"
+       "  # sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s; load $load0 -> $load1"
   echo
   echo "Outputs: \`${main_json#"$root"/}\`$( ((efficiency)) && echo ", \`${eff_json#"$root"/}\`")" \
        "(profiles beside them)."
@@ -172,4 +172,4 @@ else
   mv "$work/VALIDATION.md" "$doc.tmp" && mv "$doc.tmp" "$doc"
   echo "validate-sweep: tables in results/VALIDATION.md ($tag section)"
 fi
-echo "validate-sweep: done in $((t2 - t0)) s (sweep $((t1 - t0)) s, efficiency $((t2 - t1)) s)"
+echo "validate-sweep: done in $((t2 - t0)) s (sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s)"

@@ -72,7 +72,7 @@ def load(point_file, workload_file, nproc, steps, warmup_steps, independent, tim
     precision = _get(point, "training/precision", "fp32")
     if precision != "fp32":
         raise Unsupported(f"training.precision {precision}: the CPU torch runner trains in fp32 "
-                          "(use comm_hook fp16/bf16 for 16-bit gradients)")
+                          "(comm_hook fp16 gives 16-bit gradients on the wire)")
     hook = str(_get(point, "parallelism/comm_hook", "none"))
     if hook not in ("none", "fp16", "bf16"):
         raise Unsupported(f"parallelism.comm_hook {hook}: the torch runner runs none, fp16, bf16")

@@ -3,10 +3,12 @@ arguments, its training steps, and what each step measured.
 
   record = run_rank(cfg, rank, world)   # inside an initialised gloo process group
   # {"rank", "steps": [{step_time_s, forward_time_s, backward_time_s, optimizer_time_s,
-  #                     comm_time_s, exposed_comm_s, loss, buckets: [...]}, ...]}
+  #                     comm_time_s, exposed_comm_s, loss, buckets: [...],
+  #                     minor_faults: {forward, backward, optimizer}}, ...]}
 """
 
 import contextlib
+import resource
 
 import torch
 import torch.distributed as dist
@@ -14,6 +16,11 @@ from torch.nn.parallel import DistributedDataParallel
 
 from timed_hooks import BucketRecorder, now_ns
 from workload_model import build_model, check_matches
+
+
+def _faults():
+    """Minor page faults of this process so far (every thread: compute and gloo's)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def build(cfg, rank):
@@ -70,25 +77,33 @@ def run_rank(cfg, rank, world):
             recorder.clear()
         t0 = now_ns()
         fwd = bwd = 0
+        faults = {"forward": 0, "backward": 0, "optimizer": 0}
         loss_sum = 0.0
         for mb in range(k):
             sync = mb == k - 1
             ctx = model.no_sync() if (cfg.ddp and not sync) else contextlib.nullcontext()
             x, y = batches[step * k + mb]
             with ctx:
+                f0 = _faults()
                 tf = now_ns()
                 loss = loss_fn(model(x), y) / k
                 tb = now_ns()
+                f1 = _faults()
                 loss.backward()
                 te = now_ns()
+                f2 = _faults()
+            faults["forward"] += f1 - f0
+            faults["backward"] += f2 - f1
             fwd += tb - tf
             bwd += te - tb
             loss_sum += float(loss.detach())
         exposed = recorder.exposed_ns(te) if recorder else 0
+        f3 = _faults()
         to = now_ns()
         opt.step()
         opt.zero_grad(set_to_none=True)
         t_end = now_ns()
+        faults["optimizer"] = _faults() - f3
         buckets = recorder.step_buckets(t0) if recorder else []
         steps.append({
             "step_time_s": (t_end - t0) * 1e-9,
@@ -100,6 +115,7 @@ def run_rank(cfg, rank, world):
             "loss": loss_sum,
             "lr": cfg.lr,
             "buckets": buckets,
+            "minor_faults": faults,
         })
     dist.barrier()
     return {"rank": rank, "steps": steps}

@@ -99,6 +99,24 @@ int run(const Options& o) {
     }
     torch_facts = torch_check_points(files, tmp.path / "torch-check.log");
   }
+  if (!o.points_dir.empty()) {
+    // The files the runner would measure, to run it by hand (e.g. under torchrun).
+    fs::create_directories(o.points_dir);
+    for (std::size_t i = 0; i < expanded.size(); ++i) {
+      Point p;
+      p.doc = point_scenario(o, base, expanded[i]);
+      if (torch) {
+        p.workload = workload_json(expanded[i]);
+        apply_torch_facts(p.doc, torch_facts);
+      }
+      write_point_files(p, i, o.points_dir);
+      std::cout << point_file(o.points_dir, i).string()
+                << (torch ? " --workload " + workload_file(o.points_dir, i).string() : "") << "  "
+                << label_text(expanded[i].point, o.nproc > 0 ? o.nproc : expanded[i].cluster.gpus)
+                << "\n";
+    }
+    return 0;
+  }
   const std::string out = !o.out.empty() ? o.out
                                          : "results/validation-" + model::host_name() + "-" +
                                                model::utc_now("%Y%m%d") + ".json";
@@ -225,6 +243,9 @@ int main(int argc, char** argv) {
                  "what measures: exec (ddpsim-exec, the default) or torch (real PyTorch DDP over "
                  "gloo: calibrate/torch/ddp_runner.py)")
       ->check(CLI::IsMember({"exec", "torch"}));
+  app.add_option("--points-dir", o.points_dir,
+                 "write every point's plain scenario (with --runner torch also ddpsim's workload "
+                 "for calibrate/torch/ddp_runner.py) into this folder and stop");
   app.add_option("--out", o.out, "validation JSON (default results/validation-<host>-<date>.json)");
   app.add_option("--markdown", o.markdown, "also write the tables as markdown to this file");
   app.add_option("--trace", o.traces,
