@@ -1,9 +1,11 @@
 // ddpsim-validate (`ddpsim validate`): predict a scenario on this machine's calibration profile
-// with both engines, run it for real with ddpsim-exec, and tabulate predicted vs measured.
+// with both engines, run it for real with ddpsim-exec (or, --runner torch, as a real PyTorch DDP
+// job), and tabulate predicted vs measured.
 //
 //   ddpsim-validate SCENARIO.json [--nproc N] [--profile P]... [--calibrate] [--steps S]
 //                   [--repeat R] [--efficiency] [--netns-launch SCRIPT] [--out F] [--markdown M]
 //   ddpsim-validate SCENARIO.json --runner torch [...]   (real PyTorch DDP: torch_runner.hpp)
+//   ddpsim-validate SCENARIO.json [--runner torch] --points-dir DIR   (write the points, stop)
 //   ddpsim-validate SCENARIO.json --trace rank0.pt.trace.json.gz [--trace ...] [--out F]
 //                   (the prediction against the user's own profiler traces: trace_compare.hpp)
 //
