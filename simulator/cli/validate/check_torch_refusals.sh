@@ -50,5 +50,8 @@ printf '#!/bin/sh\nexec %s -S "$@"\n' "$(command -v python3)" > "$nosite" && chm
 expect 1 'PyTorch is not importable.*python3-torch' "$(scenario plain 's/x/x/')" \
   DDPSIM_TORCH_PYTHON="$nosite"
 
+expect 1 'cannot run /nonexistent/python3' "$(scenario nopython 's/x/x/')" \
+  DDPSIM_TORCH_PYTHON=/nonexistent/python3
+
 [ "$fails" -eq 0 ] || { echo "$fails refusal check(s) failed"; exit 1; }
 echo "all refusals one line, right exit code, no file"

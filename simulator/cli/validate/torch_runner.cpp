@@ -104,6 +104,10 @@ json torch_check_points(const std::vector<TorchPointFiles>& points, const fs::pa
     if (at != std::string::npos) line.replace(at, p.point.string().size(), p.name);
   }
   if (rc == 2) throw UnsupportedError(line);
+  if (rc == 127 && line.empty()) {
+    throw ChildError("cannot run " + argv[0] +
+                     " (set DDPSIM_TORCH_PYTHON to a python3 that imports torch)");
+  }
   throw ChildError(line.empty() ? argv[0] + " failed (exit " + std::to_string(rc) + ")" : line);
 }
 
