@@ -88,8 +88,6 @@ def load(point_file, workload_file, nproc, steps, warmup_steps, independent, tim
     if not timing_hook and (hook != "none" or not _get(point, "parallelism/overlap", True)):
         raise Unsupported("--no-timing-hook runs DDP's built-in all-reduce: comm_hook none and "
                           "overlap on only")
-    if independent and ranks < 2:
-        raise Unsupported("--independent needs 2 or more ranks")
     adam = optimizer in ("adam", "adamw")
     return RunConfig(
         point_file=point_file, name=point.get("name", ""),
