@@ -16,6 +16,8 @@ BucketPlan assign_buckets(const Workload& w, const BucketOptions& opts) {
   std::vector<std::int64_t> limits;
   if (rebuilt && opts.first_iteration) {
     limits = {std::numeric_limits<std::int64_t>::max()};
+  } else if (opts.first_bucket_bytes > 0) {
+    limits = {opts.first_bucket_bytes, opts.cap_bytes};
   } else if (opts.cap_defaulted) {
     limits = {kDefaultFirstBucketBytes, opts.cap_bytes};
   } else {

@@ -4,7 +4,10 @@
 // Rules (torch/nn/parallel/distributed.py and c10d reducer.cpp, see docs/DESIGN.md):
 //  - bucket_bytes_cap = int(bucket_cap_mb * 2^20); the default cap is 25 MiB.
 //  - A small first bucket (1 MiB, kDefaultFirstBucketBytes) is used only when bucket_cap_mb is
-//    left at its default; otherwise every bucket has the user's cap.
+//    left at its default; otherwise every bucket has the user's cap. torch 1.13 (no
+//    bucket_cap_mb=None yet) always rebuilds with the 1 MiB first bucket (measured with
+//    calibrate/torch/ddp_runner.py: a 1024-4096-1024 MLP at bucket_cap_mb=25 and 100 gives
+//    buckets of 16,781,312 and 16,793,600 bytes): BucketOptions::first_bucket_bytes says so.
 //  - Tensors are walked in order; a tensor is appended, then the bucket closes once its size
 //    reaches the current limit (>=), so a bucket overshoots by its last tensor and a tensor
 //    bigger than the cap fills a bucket alone. A tensor is never split. The limit moves from the
@@ -38,6 +41,9 @@ struct BucketOptions {
   int grad_bytes = 4;                               ///< bytes per gradient element in the bucket
   std::int64_t cap_bytes = kDefaultBucketBytesCap;  ///< bucket_bytes_cap
   bool cap_defaulted = true;                        ///< bucket_cap_mb left at its default
+  /// > 0: the first bucket's limit whatever cap_defaulted says (torch 1.13 rebuilds with
+  /// dist._DEFAULT_FIRST_BUCKET_BYTES always; scenario key parallelism.first_bucket_mb).
+  std::int64_t first_bucket_bytes = 0;
   bool find_unused_parameters = false;
   bool static_graph = false;
   bool first_iteration = false;  ///< the assignment used in iteration 1 (before the rebuild)

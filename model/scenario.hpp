@@ -119,6 +119,11 @@ struct ParallelismConfig {
   Strategy strategy = Strategy::kDdp;
   double bucket_cap_mb = 25;
   bool bucket_cap_defaulted = true;
+  /// parallelism.first_bucket_mb: the first (rebuilt) bucket's limit, MiB, whatever the cap.
+  /// Left out: 1 MiB only when bucket_cap_mb is left out (PyTorch releases whose DDP takes
+  /// bucket_cap_mb=None: bucket_bytes_cap_default). torch 1.13 always uses
+  /// dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB) when it rebuilds: describe it with 1.
+  std::optional<double> first_bucket_mb;
   bool overlap = true;
   /// parallelism.overlap left out: each strategy takes its library's default (DDP and FSDP
   /// overlap; DeepSpeed's overlap_comm is false below stage 3, zero/config.py

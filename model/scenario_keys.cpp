@@ -355,6 +355,11 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(number("/parallelism/bucket_cap_mb", "MiB", 25, 0, true,
                      "DDP bucket_cap_mb (MiB); leaving it out also enables the 1 MiB first bucket",
                      1e6));
+  t.push_back(number("/parallelism/first_bucket_mb", "MiB", nullptr, 0, true,
+                     "DDP's first bucket limit (dist._DEFAULT_FIRST_BUCKET_BYTES, MiB) whatever "
+                     "bucket_cap_mb is, as torch 1.13 buckets (1); left out: 1 MiB only when "
+                     "bucket_cap_mb is left out, as newer PyTorch buckets",
+                     1e6));
   t.push_back(boolean("/parallelism/overlap", true,
                       "launch each bucket's all-reduce during backward (false: after it). "
                       "zero1/zero2: DeepSpeed's overlap_comm, false when left out (its default "

@@ -266,6 +266,14 @@ void parse_parallelism(const json& p, const std::string& file, Scenario& s) {
     throw InputError(file, "/parallelism/bucket_cap_mb", "a cap of at least 1 byte (2^-20 MiB)",
                      fmt::format("{}", s.parallelism.bucket_cap_mb));
   }
+  if (p.contains("first_bucket_mb")) {
+    s.parallelism.first_bucket_mb = p.at("first_bucket_mb").get<double>();
+    if (bucket_cap_mb_to_bytes(*s.parallelism.first_bucket_mb) < 1) {
+      throw InputError(file, "/parallelism/first_bucket_mb",
+                       "a limit of at least 1 byte (2^-20 MiB)",
+                       fmt::format("{}", *s.parallelism.first_bucket_mb));
+    }
+  }
   s.parallelism.overlap = get_or_default<bool>(p, "/parallelism/overlap");
   s.parallelism.overlap_defaulted = !p.contains("overlap");
   s.parallelism.comm_hook =

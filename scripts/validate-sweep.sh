@@ -5,6 +5,7 @@
 #   bash scripts/validate-sweep.sh                      # loopback TCP, full sweep
 #   bash scripts/validate-sweep.sh --netns 1gbit        # ranks in the rate-limited namespace lab
 #   bash scripts/validate-sweep.sh --quick --out-dir /tmp/vs   # smoke run: 2 steps x 1 run
+#   bash scripts/validate-sweep.sh --runner torch       # against real PyTorch DDP (see below)
 #   options: --build DIR (default build), --steps S, --repeat R, --eff-repeat R, --skip-efficiency
 #
 # What it runs (ddpsim-validate from DIR/simulator; see simulator/cli/validate/README.md):
@@ -18,6 +19,12 @@
 #     small MLP with a long backward (communication hidden), 1 and 2 ranks x 3 caps, DDP and N
 #     independent processes alternating, S=5 steps x R=6 repetitions each: the DDP overhead per
 #     step and per bucket, paired ratio with its CI, "within 5%".
+# --runner torch measures with real PyTorch DDP over gloo (calibrate/torch/ddp_runner.py) instead:
+#  1. simulator/cli/validate/torch-sweep-mlp.json: the 3 MLP sizes x caps 1/5/25/100 MB x overlap
+#     on/off at 2 ranks (24 points);
+#  2. simulator/cli/validate/torch-sweep-gpt2.json: a small GPT-2 x the same caps x overlap
+#     (8 points), S x R like the first (no efficiency run);
+#  into ...-torch.json and ...-torch-gpt2.json, section tag torch-loopback.
 # Output: results/validation-<host>-<YYYYMMDD>[-netns-RATE].json and
 # ...-efficiency.json (plus the calibrated profiles beside them), and the markdown tables
 # spliced into results/VALIDATION.md between "<!-- validate-sweep BEGIN/END TAG -->" markers
@@ -37,6 +44,7 @@ eff_steps=5
 eff_repeat=6
 efficiency=1
 out_dir=""
+runner=exec
 
 die() { echo "validate-sweep: $*" >&2; exit 2; }
 while (($#)); do
@@ -48,6 +56,7 @@ while (($#)); do
     --repeat) repeat=${2:-}; shift 2 ;;
     --eff-repeat) eff_repeat=${2:-}; shift 2 ;;
     --skip-efficiency) efficiency=0; shift ;;
+    --runner) runner=${2:-}; [[ $runner == exec || $runner == torch ]] || die "--runner: exec or torch"; shift 2 ;;
     --out-dir) out_dir=${2:-}; [[ -n $out_dir ]] || die "--out-dir: expected a directory"; shift 2 ;;
     -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
@@ -67,6 +76,9 @@ host=$(hostname)
 date=$(date -u +%Y%m%d)
 tag=loopback
 netns_args=()
+if [[ $runner == torch && -n $netns ]]; then
+  die "--runner torch runs its ranks on this host (no --netns)"
+fi
 if [[ -n $netns ]]; then
   tag=netns-$netns
   [[ $(id -u) -eq 0 ]] || die "--netns needs root (network namespaces, tc)"
@@ -85,8 +97,21 @@ else
 fi
 suffix=""
 [[ -n $netns ]] && suffix="-netns-$netns"
+main_scenario=simulator/cli/validate/sweep-mlp.json main_desc="36 points"
+second_scenario=simulator/cli/validate/efficiency-hidden.json
+second_desc="efficiency (6 points, DDP and independent, $eff_steps steps x $eff_repeat runs)"
+second_args=(--steps "$eff_steps" --repeat "$eff_repeat" --efficiency)
+second_title="Executor efficiency (communication hidden)" second_name=efficiency
+if [[ $runner == torch ]]; then
+  tag=torch-loopback suffix=-torch
+  main_scenario=simulator/cli/validate/torch-sweep-mlp.json main_desc="24 MLP points, PyTorch DDP"
+  second_scenario=simulator/cli/validate/torch-sweep-gpt2.json
+  second_desc="small GPT-2 (8 points, PyTorch DDP, $steps steps x $repeat runs)"
+  second_args=(--steps "$steps" --repeat "$repeat")
+  second_title="Small GPT-2 (real PyTorch DDP)" second_name=gpt2
+fi
 main_json=$dest/validation-$host-$date$suffix.json
-eff_json=$dest/validation-$host-$date$suffix-efficiency.json
+eff_json=$dest/validation-$host-$date$suffix-$second_name.json
 work=$(mktemp -d "${TMPDIR:-/tmp}/validate-sweep.XXXXXX")
 trap_cleanup() { rm -rf "$work"; }
 trap 'trap_cleanup; [[ -n $netns ]] && bash "$root/scripts/netns-lab.sh" down >/dev/null 2>&1' EXIT
@@ -94,15 +119,14 @@ trap 'trap_cleanup; [[ -n $netns ]] && bash "$root/scripts/netns-lab.sh" down >/
 cd "$root" || exit 1
 t0=$SECONDS
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "validate-sweep: sweep (36 points, $steps steps x $repeat runs), network $tag -> $main_json"
-"$validate" simulator/cli/validate/sweep-mlp.json --calibrate --steps "$steps" --repeat "$repeat" \
+echo "validate-sweep: sweep ($main_desc, $steps steps x $repeat runs), network $tag -> $main_json"
+"$validate" "$main_scenario" --runner "$runner" --calibrate --steps "$steps" --repeat "$repeat" \
   "${netns_args[@]}" --out "$main_json" --markdown "$work/sweep.md" || exit 1
 t1=$SECONDS
 if ((efficiency)); then
-  echo "validate-sweep: efficiency (6 points, DDP and independent, $eff_steps steps x $eff_repeat runs) -> $eff_json"
-  "$validate" simulator/cli/validate/efficiency-hidden.json --calibrate --steps "$eff_steps" \
-    --repeat "$eff_repeat" --efficiency "${netns_args[@]}" --out "$eff_json" \
-    --markdown "$work/eff.md" || exit 1
+  echo "validate-sweep: $second_desc -> $eff_json"
+  "$validate" "$second_scenario" --runner "$runner" --calibrate "${second_args[@]}" \
+    "${netns_args[@]}" --out "$eff_json" --markdown "$work/eff.md" || exit 1
 fi
 t2=$SECONDS
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -112,8 +136,8 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "<!-- validate-sweep BEGIN $tag -->"
   echo "## Sweep ($tag): $(date -u +%Y-%m-%dT%H:%MZ), host \`$host\`"
   echo
-  echo "    bash scripts/validate-sweep.sh${netns:+ --netns $netns}$( ((quick)) && echo ' --quick')$( ((efficiency)) || echo ' --skip-efficiency')" \
-       "  # sweep $((t1 - t0)) s, efficiency $((t2 - t1)) s; load $load0 -> $load1"
+  echo "    bash scripts/validate-sweep.sh${netns:+ --netns $netns}$( [[ $runner == torch ]] && echo ' --runner torch')$( ((quick)) && echo ' --quick')$( ((efficiency)) || echo ' --skip-efficiency')" \
+       "  # sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s; load $load0 -> $load1"
   echo
   echo "Outputs: \`${main_json#"$root"/}\`$( ((efficiency)) && echo ", \`${eff_json#"$root"/}\`")" \
        "(profiles beside them)."
@@ -123,7 +147,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
   cat "$work/sweep.md"
   if ((efficiency)); then
     echo
-    echo "### Executor efficiency (communication hidden)"
+    echo "### $second_title"
     echo
     cat "$work/eff.md"
   fi
@@ -148,4 +172,4 @@ else
   mv "$work/VALIDATION.md" "$doc.tmp" && mv "$doc.tmp" "$doc"
   echo "validate-sweep: tables in results/VALIDATION.md ($tag section)"
 fi
-echo "validate-sweep: done in $((t2 - t0)) s (sweep $((t1 - t0)) s, efficiency $((t2 - t1)) s)"
+echo "validate-sweep: done in $((t2 - t0)) s (sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s)"

@@ -368,7 +368,7 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
 }
 
 const Predictor::CachedPlan& Predictor::buckets(const model::BucketOptions& o) const {
-  const auto key = std::make_tuple(o.grad_bytes, o.cap_bytes, o.cap_defaulted,
+  const auto key = std::make_tuple(o.grad_bytes, o.cap_bytes, o.cap_defaulted, o.first_bucket_bytes,
                                    o.find_unused_parameters, o.static_graph, o.first_iteration);
   if (auto it = bucket_cache_.find(key); it != bucket_cache_.end()) return it->second;
   // Sweeps over the cap would otherwise keep every plan they ever saw.

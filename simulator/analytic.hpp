@@ -162,7 +162,8 @@ class Predictor {
   std::vector<double> layer_bwd_flops_;
   double total_flops_per_sample_ = 0;
   mutable std::map<std::tuple<std::int64_t, int, double, int, int, int>, LayerTimes> layer_cache_;
-  mutable std::map<std::tuple<int, std::int64_t, bool, bool, bool, bool>, CachedPlan> bucket_cache_;
+  mutable std::map<std::tuple<int, std::int64_t, bool, std::int64_t, bool, bool, bool>, CachedPlan>
+      bucket_cache_;
   mutable std::map<int, model::CollectiveBandwidths> bw_cache_;     ///< by GPU count
   mutable std::map<int, model::CollectiveBandwidths> shape_cache_;  ///< by topology_shape_key
   /// Keyed by every MemoryInputs field predict() sets (the last: the comm hook's state bytes).

@@ -137,6 +137,7 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
   bo.grad_bytes = model::dtype_bytes(gdt);
   bo.cap_bytes = bucket_cap_mb_to_bytes(par.bucket_cap_mb);
   bo.cap_defaulted = par.bucket_cap_defaulted;
+  if (par.first_bucket_mb) bo.first_bucket_bytes = bucket_cap_mb_to_bytes(*par.first_bucket_mb);
   bo.find_unused_parameters = par.find_unused_parameters;
   bo.static_graph = par.static_graph;
   const CachedPlan& cached = buckets(bo);

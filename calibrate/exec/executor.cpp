@@ -245,6 +245,10 @@ ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o
   c.buckets.grad_bytes = 4;  // buckets hold the fp32 gradients; a hook halves only the wire
   c.buckets.cap_bytes = static_cast<std::int64_t>(s.parallelism.bucket_cap_mb * 1024 * 1024);
   c.buckets.cap_defaulted = s.parallelism.bucket_cap_defaulted;
+  if (s.parallelism.first_bucket_mb) {
+    c.buckets.first_bucket_bytes =
+        static_cast<std::int64_t>(*s.parallelism.first_bucket_mb * 1024 * 1024);
+  }
   c.buckets.find_unused_parameters = s.parallelism.find_unused_parameters;
   c.buckets.static_graph = s.parallelism.static_graph;
 

@@ -49,6 +49,23 @@ TEST(BucketingTest, ExplicitCapHasNoSmallFirstBucket) {
             (std::vector<std::vector<int>>{{5, 4}, {3, 2}, {1, 0}}));
 }
 
+TEST(BucketingTest, Torch113FirstBucketWhateverTheCap) {
+  // torch 1.13 rebuilds with dist._DEFAULT_FIRST_BUCKET_BYTES even for an explicit cap. Cap
+  // 100 MiB alone: every tensor (30,604,000 bytes) in one bucket; with first_bucket_bytes =
+  // 1 MiB, l5+l4 (28,004,000 bytes) closes at 1 MiB and l3..l0 (2,600,000) form the second.
+  BucketOptions o;
+  o.cap_bytes = 100 * 1048576;
+  o.cap_defaulted = false;
+  EXPECT_EQ(tensors_of(assign_buckets(toy(), o)),
+            (std::vector<std::vector<int>>{{5, 4, 3, 2, 1, 0}}));
+  o.first_bucket_bytes = 1048576;
+  EXPECT_EQ(tensors_of(assign_buckets(toy(), o)),
+            (std::vector<std::vector<int>>{{5, 4}, {3, 2, 1, 0}}));
+  o.cap_defaulted = true;
+  EXPECT_EQ(tensors_of(assign_buckets(toy(), o)),
+            (std::vector<std::vector<int>>{{5, 4}, {3, 2, 1, 0}}));
+}
+
 TEST(BucketingTest, FirstIterationIsOneBucket) {
   BucketOptions o;
   o.first_iteration = true;

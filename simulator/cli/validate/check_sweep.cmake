@@ -9,7 +9,9 @@ cmake_minimum_required(VERSION 3.20)
 #   GROUPS=G: "bucket_choice" has G groups, each with >= 2 rows, a non-empty measured best set
 #     that contains the measured best, and the predicted-best booleans;
 #   EXEC (+ EXEC_SCENARIO): `ddpsim-exec --independent` reports mode "independent", no buckets
-#     and no communication.
+#     and no communication;
+#   RUNNER=R: context.runner is R, and every point measured as many buckets as ddpsim predicted
+#     (the runner bucketed ddpsim's workload as ddpsim does).
 if(DEFINED VALIDATE)
   file(REMOVE ${DOC})
   set(extra "")
@@ -89,6 +91,20 @@ foreach(i RANGE ${last})
     endforeach()
   endif()
 endforeach()
+
+if(DEFINED RUNNER)
+  string(JSON r GET "${doc}" context runner)
+  if(NOT r STREQUAL RUNNER)
+    message(FATAL_ERROR "context.runner is ${r}, expected ${RUNNER}")
+  endif()
+  foreach(i RANGE ${last})
+    string(JSON bp GET "${doc}" points ${i} bucket_count predicted)
+    string(JSON bm GET "${doc}" points ${i} bucket_count measured)
+    if(NOT bp EQUAL bm)
+      message(FATAL_ERROR "point ${i}: ${bm} buckets measured, ${bp} predicted")
+    endif()
+  endforeach()
+endif()
 
 if(DEFINED GROUPS)
   string(JSON ng LENGTH "${doc}" bucket_choice)

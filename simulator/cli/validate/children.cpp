@@ -19,7 +19,9 @@ fs::path self_dir() {
   return ec ? fs::current_path() : exe.parent_path();
 }
 
-std::string last_line(const fs::path& log) {
+}  // namespace
+
+std::string last_log_line(const fs::path& log) {
   std::ifstream f(log);
   std::string line, last;
   while (std::getline(f, line)) {
@@ -27,8 +29,6 @@ std::string last_line(const fs::path& log) {
   }
   return last;
 }
-
-}  // namespace
 
 std::string load_average() {
   std::ifstream f("/proc/loadavg");
@@ -46,7 +46,7 @@ fs::path sibling(const std::string& name) {
   return p;
 }
 
-void run_child(const std::vector<std::string>& argv, const fs::path& log) {
+int run_child_status(const std::vector<std::string>& argv, const fs::path& log) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -66,11 +66,15 @@ void run_child(const std::vector<std::string>& argv, const fs::path& log) {
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) throw ChildError("lost the child " + argv[0]);
   }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+void run_child(const std::vector<std::string>& argv, const fs::path& log) {
+  const int rc = run_child_status(argv, log);
+  if (rc == 0) return;
   const std::string name = fs::path(argv[0]).filename().string();
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  const std::string how = WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
-                                            : "signal " + std::to_string(WTERMSIG(status));
-  throw ChildError(name + " failed (" + how + "): " + last_line(log));
+  const std::string how = rc > 0 ? "exit " + std::to_string(rc) : "signal " + std::to_string(-rc);
+  throw ChildError(name + " failed (" + how + "): " + last_log_line(log));
 }
 
 TempDir::TempDir() {

@@ -26,6 +26,13 @@ std::filesystem::path sibling(const std::string& name);
 /// ended and the last line of its log unless it exits 0.
 void run_child(const std::vector<std::string>& argv, const std::filesystem::path& log);
 
+/// Runs `argv` like run_child but returns its exit status (minus the signal number when killed)
+/// instead of throwing; ChildError only when it cannot be started or waited for.
+int run_child_status(const std::vector<std::string>& argv, const std::filesystem::path& log);
+
+/// The last non-empty line of `log` ("" when none).
+std::string last_log_line(const std::filesystem::path& log);
+
 /// /proc/loadavg's 1, 5 and 15 minute averages ("0.52 0.61 0.70").
 std::string load_average();
 

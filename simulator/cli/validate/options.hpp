@@ -20,6 +20,8 @@ struct Options {
   std::string out;
   std::string markdown;
   std::vector<std::string> traces;  ///< --trace: compare with these profiler traces instead
+  std::string runner = "exec";      ///< --runner: exec (ddpsim-exec) or torch (PyTorch DDP)
+  std::string points_dir;           ///< --points-dir: write the points' files there and stop
 };
 
 /// argv prefix that runs a child on `ranks` ranks: nothing (the child launches its own local

@@ -10,6 +10,7 @@
 #include "simulator/cli/validate/profiles.hpp"
 #include "simulator/cli/validate/report.hpp"
 #include "simulator/cli/validate/stats.hpp"
+#include "simulator/cli/validate/torch_runner.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
 
@@ -108,24 +109,54 @@ json efficiency_json(const Point& p, int repeat, int steps) {
 
 }  // namespace
 
+json point_scenario(const Options& o, const model::Scenario& base, const model::Scenario& s) {
+  json doc = s.doc;
+  doc.erase("sweep");
+  doc["cluster"]["gpus"] = o.nproc > 0 ? o.nproc : s.cluster.gpus;
+  absolutize_paths(doc, base.file);
+  return doc;
+}
+
+fs::path point_file(const fs::path& tmp, std::size_t i) {
+  return tmp / ("point-" + std::to_string(i) + ".json");
+}
+
+fs::path workload_file(const fs::path& tmp, std::size_t i) {
+  return tmp / ("workload-" + std::to_string(i) + ".json");
+}
+
+void write_point_files(const Point& p, std::size_t i, const fs::path& tmp) {
+  {
+    std::ofstream f(point_file(tmp, i));
+    f << p.doc.dump(2) << "\n";
+  }
+  if (!p.workload.is_null()) {
+    std::ofstream f(workload_file(tmp, i));
+    f << p.workload.dump(2) << "\n";
+  }
+}
+
 Point predict_validation_point(const Options& o, const model::Scenario& base,
-                               const model::Scenario& s, const std::string& profile, int steps) {
+                               const model::Scenario& s, const std::string& profile, int steps,
+                               const json& torch_facts) {
   Point pt;
   pt.label = s.point;
   pt.ranks = o.nproc > 0 ? o.nproc : s.cluster.gpus;
   pt.cap_mb = s.parallelism.bucket_cap_mb;
   pt.overlap = s.parallelism.overlap;
-  // The point as a plain scenario: the sweep applied, the rank count, and (for the
-  // prediction) the profile as its hardware.
-  pt.doc = s.doc;
-  pt.doc.erase("sweep");
-  pt.doc["cluster"]["gpus"] = pt.ranks;
-  absolutize_profile(pt.doc, base.file);
+  // The point as a plain scenario, and (for the prediction) the profile as its hardware.
+  pt.doc = point_scenario(o, base, s);
+  if (o.runner == "torch") {
+    pt.workload = workload_json(s);
+    apply_torch_facts(pt.doc, torch_facts);
+  }
   json pdoc = pt.doc;
   pdoc["hardware"] = {{"profile", profile}};
-  // ddpsim-exec steps every tensor in one fused pass (calibrate/exec/mlp.cpp Optimizer::step),
-  // so the prediction it is compared with runs the optimizer fused too.
-  pdoc["training"]["optimizer_impl"] = "fused";
+  // ddpsim-exec steps every tensor in one fused pass (calibrate/exec/mlp.cpp Optimizer::step);
+  // torch 1.13's optimizers default to one tensor at a time on CPU (foreach=None -> False,
+  // torch/optim/adam.py:286-288, sgd.py:190-192, adamw.py:207-209). The prediction compared
+  // with either runs the optimizer its runner runs.
+  pdoc["training"]["optimizer_impl"] = o.runner == "torch" ? "for_loop" : "fused";
   if (model::Profile::load(profile).ranks() < 2) {
     // A one-rank profile measured no collective, so it has no links; a one-rank point runs
     // none either. Placeholders complete the hardware and are never used.
@@ -156,17 +187,24 @@ Point predict_validation_point(const Options& o, const model::Scenario& base,
 void measure(const Options& o, Point& p, std::size_t i, bool independent, int steps,
              const fs::path& exec, const fs::path& tmp) {
   const std::string tag = std::to_string(i) + (independent ? "-ind" : "-ddp");
-  const fs::path point_file = tmp / ("point-" + std::to_string(i) + ".json");
+  const fs::path point = point_file(tmp, i);
   const fs::path exec_out = tmp / ("exec-" + tag + ".json");
-  if (!fs::exists(point_file)) {
-    std::ofstream f(point_file);
-    f << p.doc.dump(2) << "\n";
-  }
+  write_point_files(p, i, tmp);
   std::vector<std::string> argv = launcher(o, p.ranks);
+  if (o.runner == "torch") {
+    for (std::string& a : torch_runner_argv()) argv.push_back(std::move(a));
+    argv.push_back(point.string());
+    argv.push_back("--workload");
+    argv.push_back(workload_file(tmp, i).string());
+  } else {
+    argv.push_back(exec.string());
+    argv.push_back(point.string());
+    argv.push_back("--noise-scale");
+    argv.push_back("false");
+  }
   for (const std::string& a :
-       {exec.string(), point_file.string(), std::string("--nproc"), std::to_string(p.ranks),
-        std::string("--steps"), std::to_string(steps), std::string("--noise-scale"),
-        std::string("false"), std::string("--out"), exec_out.string()}) {
+       {std::string("--nproc"), std::to_string(p.ranks), std::string("--steps"),
+        std::to_string(steps), std::string("--out"), exec_out.string()}) {
     argv.push_back(a);
   }
   if (independent) argv.push_back("--independent");

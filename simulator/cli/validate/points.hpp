@@ -36,19 +36,35 @@ struct Point {
   bool overlap = true;
   sim::Prediction analytic, event;
   nlohmann::json analytic_json, event_json;
+  nlohmann::json workload;  ///< --runner torch: ddpsim's workload for the runner (torch_runner.hpp)
   // Measured rows (rank 0's non-warm-up steps of every repetition), per mode.
   std::vector<nlohmann::json> ddp_steps, indep_steps;
   std::vector<double> rep_ddp_median, rep_indep_median;
   nlohmann::json measured_buckets_last = nlohmann::json::array();
 };
 
+/// Sweep point `s` of `base` as the plain scenario the runner measures: the sweep applied, o.nproc
+/// or its cluster.gpus ranks, relative paths made absolute.
+nlohmann::json point_scenario(const Options& o, const model::Scenario& base,
+                              const model::Scenario& s);
+
+/// Where point i's scenario (and, for --runner torch, its workload) is written in `tmp`.
+std::filesystem::path point_file(const std::filesystem::path& tmp, std::size_t i);
+std::filesystem::path workload_file(const std::filesystem::path& tmp, std::size_t i);
+
+/// Writes point_file(tmp, i) (and workload_file when p.workload is set).
+void write_point_files(const Point& p, std::size_t i, const std::filesystem::path& tmp);
+
 /// Sweep point `s` of `base` as a plain scenario (the sweep applied, o.nproc or its cluster.gpus
 /// ranks) predicted on `profile` with both engines (the event engine over max(steps, 2) steps).
+/// `torch_facts` (--runner torch: torch_check_points' answer) completes the scenario.
 Point predict_validation_point(const Options& o, const model::Scenario& base,
-                               const model::Scenario& s, const std::string& profile, int steps);
+                               const model::Scenario& s, const std::string& profile, int steps,
+                               const nlohmann::json& torch_facts = nullptr);
 
-/// Runs ddpsim-exec on point `p` (the i-th) once, `steps` steps, as DDP or as N independent
-/// processes; appends its non-warm-up step rows and this run's median step.
+/// Runs ddpsim-exec (o.runner "torch": calibrate/torch/ddp_runner.py, `exec` unused) on point `p`
+/// (the i-th) once, `steps` steps, as DDP or as N independent processes; appends its non-warm-up
+/// step rows and this run's median step.
 void measure(const Options& o, Point& p, std::size_t i, bool independent, int steps,
              const std::filesystem::path& exec, const std::filesystem::path& tmp);
 

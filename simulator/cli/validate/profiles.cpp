@@ -15,15 +15,19 @@ namespace ddpsim::validate {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-void absolutize_profile(json& doc, const std::string& scenario_file) {
-  json& hw = doc["hardware"];
-  if (hw.contains("profile") && hw["profile"].is_string() &&
-      fs::path(hw["profile"].get<std::string>()).is_relative()) {
-    hw["profile"] =
-        fs::absolute(fs::path(scenario_file).parent_path() / hw["profile"].get<std::string>())
-            .lexically_normal()
-            .string();
-  }
+void absolutize_paths(json& doc, const std::string& scenario_file) {
+  const auto fix = [&](json& section, const char* key) {
+    if (section.contains(key) && section[key].is_string() &&
+        fs::path(section[key].get<std::string>()).is_relative()) {
+      section[key] =
+          fs::absolute(fs::path(scenario_file).parent_path() / section[key].get<std::string>())
+              .lexically_normal()
+              .string();
+    }
+  };
+  fix(doc["hardware"], "profile");
+  fix(doc["model"], "hf_config");
+  fix(doc["model"], "file");
 }
 
 namespace {
@@ -61,7 +65,7 @@ std::string choose_profile(const Options& o, const model::Scenario& base, int ra
     if (doc["sweep"].empty()) doc.erase("sweep");
   }
   doc["cluster"]["gpus"] = ranks;
-  absolutize_profile(doc, base.file);
+  absolutize_paths(doc, base.file);
   const fs::path scen = tmp / ("calibrate-" + std::to_string(ranks) + ".json");
   {
     std::ofstream f(scen);

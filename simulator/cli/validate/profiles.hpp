@@ -32,8 +32,9 @@ std::map<int, ProfileChoice> choose_profiles(const Options& o, const model::Scen
                                              const std::string& out,
                                              const std::filesystem::path& tmp);
 
-/// The scenario `doc` with a relative hardware.profile made absolute (points are written to a
-/// temporary folder; the loader resolves the profile relative to the scenario file).
-void absolutize_profile(nlohmann::json& doc, const std::string& scenario_file);
+/// The scenario `doc` with a relative hardware.profile, model.hf_config and model.file made
+/// absolute (points are written to a temporary folder; the loader resolves them relative to the
+/// scenario file).
+void absolutize_paths(nlohmann::json& doc, const std::string& scenario_file);
 
 }  // namespace ddpsim::validate

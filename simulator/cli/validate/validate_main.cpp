@@ -1,8 +1,11 @@
 // ddpsim-validate (`ddpsim validate`): predict a scenario on this machine's calibration profile
-// with both engines, run it for real with ddpsim-exec, and tabulate predicted vs measured.
+// with both engines, run it for real with ddpsim-exec (or, --runner torch, as a real PyTorch DDP
+// job), and tabulate predicted vs measured.
 //
 //   ddpsim-validate SCENARIO.json [--nproc N] [--profile P]... [--calibrate] [--steps S]
 //                   [--repeat R] [--efficiency] [--netns-launch SCRIPT] [--out F] [--markdown M]
+//   ddpsim-validate SCENARIO.json --runner torch [...]   (real PyTorch DDP: torch_runner.hpp)
+//   ddpsim-validate SCENARIO.json [--runner torch] --points-dir DIR   (write the points, stop)
 //   ddpsim-validate SCENARIO.json --trace rank0.pt.trace.json.gz [--trace ...] [--out F]
 //                   (the prediction against the user's own profiler traces: trace_compare.hpp)
 //
@@ -55,6 +58,7 @@
 #include "simulator/cli/validate/points.hpp"
 #include "simulator/cli/validate/profiles.hpp"
 #include "simulator/cli/validate/report.hpp"
+#include "simulator/cli/validate/torch_runner.hpp"
 #include "simulator/cli/validate/trace_compare.hpp"
 #include "simulator/report.hpp"
 
@@ -73,8 +77,48 @@ int run(const Options& o) {
   if (!o.netns_launch.empty() && access(o.netns_launch.c_str(), R_OK) != 0) {
     throw InputError(o.netns_launch, "", "a readable netns-launch.sh", "missing");
   }
-  const fs::path exec = sibling("ddpsim-exec");
+  const bool torch = o.runner == "torch";
+  if (torch && !o.netns_launch.empty()) {
+    throw UnsupportedError(
+        "--runner torch runs its ranks on this host; --netns-launch is for "
+        "--runner exec");
+  }
+  const fs::path exec = torch ? fs::path() : sibling("ddpsim-exec");
   TempDir tmp;
+  json torch_facts;
+  if (torch) {
+    // Before any calibration or measurement: PyTorch must be able to run every point, and the
+    // module it builds must be ddpsim's workload (torch_runner.hpp).
+    std::vector<TorchPointFiles> files;
+    for (std::size_t i = 0; i < expanded.size(); ++i) {
+      Point p;
+      p.doc = point_scenario(o, base, expanded[i]);
+      p.workload = workload_json(expanded[i]);
+      write_point_files(p, i, tmp.path);
+      const std::string name =
+          expanded[i].point.empty() ? base.file : base.file + " point " + expanded[i].point.dump();
+      files.push_back({point_file(tmp.path, i), workload_file(tmp.path, i), name});
+    }
+    torch_facts = torch_check_points(files, tmp.path / "torch-check.log");
+  }
+  if (!o.points_dir.empty()) {
+    // The files the runner would measure, to run it by hand (e.g. under torchrun).
+    fs::create_directories(o.points_dir);
+    for (std::size_t i = 0; i < expanded.size(); ++i) {
+      Point p;
+      p.doc = point_scenario(o, base, expanded[i]);
+      if (torch) {
+        p.workload = workload_json(expanded[i]);
+        apply_torch_facts(p.doc, torch_facts);
+      }
+      write_point_files(p, i, o.points_dir);
+      std::cout << point_file(o.points_dir, i).string()
+                << (torch ? " --workload " + workload_file(o.points_dir, i).string() : "") << "  "
+                << label_text(expanded[i].point, o.nproc > 0 ? o.nproc : expanded[i].cluster.gpus)
+                << "\n";
+    }
+    return 0;
+  }
   const std::string out = !o.out.empty() ? o.out
                                          : "results/validation-" + model::host_name() + "-" +
                                                model::utc_now("%Y%m%d") + ".json";
@@ -83,7 +127,8 @@ int run(const Options& o) {
   std::vector<Point> points;
   for (const model::Scenario& s : expanded) {
     const int ranks = o.nproc > 0 ? o.nproc : s.cluster.gpus;
-    points.push_back(predict_validation_point(o, base, s, profiles.at(ranks).path, steps));
+    points.push_back(
+        predict_validation_point(o, base, s, profiles.at(ranks).path, steps, torch_facts));
   }
 
   // Measurements: repetitions round-robin over the points; with --efficiency each repetition
@@ -92,9 +137,9 @@ int run(const Options& o) {
   for (int rep = 0; rep < repeat; ++rep) {
     for (std::size_t i = 0; i < points.size(); ++i) {
       std::cerr << "repetition " << rep + 1 << "/" << repeat << ", point " << i + 1 << "/"
-                << points.size() << " " << label_text(points[i].label, points[i].ranks)
-                << ": ddpsim-exec (" << steps << " steps)" << (o.efficiency ? " x2" : "")
-                << "...\n";
+                << points.size() << " " << label_text(points[i].label, points[i].ranks) << ": "
+                << (torch ? "PyTorch DDP" : "ddpsim-exec") << " (" << steps << " steps)"
+                << (o.efficiency ? " x2" : "") << "...\n";
       const bool indep_first = o.efficiency && rep % 2 == 1;
       if (indep_first) measure(o, points[i], i, true, steps, exec, tmp.path);
       measure(o, points[i], i, false, steps, exec, tmp.path);
@@ -119,8 +164,14 @@ int run(const Options& o) {
   }
 
   json doc;
-  doc["context"] = sim::context_json("analytic+event vs ddpsim-exec");
-  doc["context"]["device"] = "this machine's CPUs (ddpsim-exec, Gloo, OpenBLAS)";
+  doc["context"] =
+      sim::context_json(torch ? "analytic+event vs PyTorch DDP" : "analytic+event vs ddpsim-exec");
+  doc["context"]["device"] =
+      torch ? "this machine's CPUs (PyTorch DDP over gloo, one thread per rank: "
+              "calibrate/torch/ddp_runner.py)"
+            : "this machine's CPUs (ddpsim-exec, Gloo, OpenBLAS)";
+  doc["context"]["runner"] = o.runner;
+  if (torch) doc["context"]["torch"] = torch_facts;
   doc["context"]["load_average"] = load_before;
   doc["context"]["load_average_after"] = load_after;
   doc["context"]["nproc"] = o.nproc > 0 ? json(o.nproc) : json("per point (cluster.gpus)");
@@ -190,6 +241,13 @@ int main(int argc, char** argv) {
   app.add_option("--netns-launch", o.netns_launch,
                  "run multi-rank children under this calibrate/netns/netns-launch.sh (the lab "
                  "must be up: scripts/netns-lab.sh up N RATE)");
+  app.add_option("--runner", o.runner,
+                 "what measures: exec (ddpsim-exec, the default) or torch (real PyTorch DDP over "
+                 "gloo: calibrate/torch/ddp_runner.py)")
+      ->check(CLI::IsMember({"exec", "torch"}));
+  app.add_option("--points-dir", o.points_dir,
+                 "write every point's plain scenario (with --runner torch also ddpsim's workload "
+                 "for calibrate/torch/ddp_runner.py) into this folder and stop");
   app.add_option("--out", o.out, "validation JSON (default results/validation-<host>-<date>.json)");
   app.add_option("--markdown", o.markdown, "also write the tables as markdown to this file");
   app.add_option("--trace", o.traces,
@@ -209,6 +267,9 @@ int main(int argc, char** argv) {
     }
     return ddpsim::validate::run(o);
   } catch (const ddpsim::InputError& e) {
+    std::cerr << "ddpsim-validate: " << e.what() << "\n";
+    return 2;
+  } catch (const ddpsim::UnsupportedError& e) {
     std::cerr << "ddpsim-validate: " << e.what() << "\n";
     return 2;
   } catch (const ddpsim::validate::ChildError& e) {

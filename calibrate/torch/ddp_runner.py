@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""ddpsim's torch runner: one validation point as a real PyTorch DDP job on this machine's CPUs.
+
+  python3 calibrate/torch/ddp_runner.py POINT.json --workload W.json --nproc 2 --steps 5 \
+      --out run.json [--warmup-steps 2] [--independent | --no-timing-hook]
+  python3 calibrate/torch/ddp_runner.py --check P1.json --workload W1.json [P2 --workload W2]... \
+      [--facts F.json]
+
+POINT.json is one plain scenario (ddpsim-validate writes it), W.json ddpsim's workload for it
+(workload_model.py). Launch: torch.multiprocessing.spawn of --nproc ranks (MASTER_ADDR
+127.0.0.1 and a free port; env:// rendezvous), or, under torchrun (RANK, WORLD_SIZE,
+MASTER_ADDR and MASTER_PORT set), this process is one rank. Gloo backend, one thread per rank
+(torch.set_num_threads(1)). The scenario's knobs map to PyTorch's own arguments:
+parallelism.bucket_cap_mb, gradient_as_bucket_view, broadcast_buffers, find_unused_parameters
+and static_graph to DistributedDataParallel(...); training.grad_accumulation k to k-1
+micro-batches under ddp.no_sync(); comm_hook none/fp16/bf16 (or grad_reduce_dtype) to
+timed_hooks.py's copies of PyTorch's default hooks; training.optimizer to torch.optim
+(SGD, SGD with momentum 0.9, Adam, AdamW with their defaults).
+
+Per step (every rank measures; rank 0's are the step's values): forward (+ loss), backward
+(loss.backward() less the communication it waited for), exposed communication, optimizer
+(step + zero_grad(set_to_none=True)), summed all-reduce time and every bucket's {bytes,
+ready_s, start_s, end_s} from the step's start. With one rank, or --independent, there is no
+DDP (a script without DDP, as calibrate/exec does). --no-timing-hook leaves DDP's built-in
+all-reduce in place (no per-bucket times; backward then includes the communication it waited
+for): the same step without the observer, to measure what the timing hook costs. The first --warmup-steps steps (default 2:
+the first runs with one bucket, the second rebuilds the buckets in its forward,
+torch/nn/parallel/distributed.py:1026) are marked "warmup".
+
+Output: the document ddpsim-exec writes (calibrate/exec/results.hpp: context, scenario,
+results[0] with medians, "steps" rows, "buckets"), written by rank 0 atomically once every
+rank finished. Exit 0; 2 with one line for a scenario PyTorch DDP cannot be asked for here
+(--check stops after that check); 1 with one line when torch is missing or a rank failed.
+"""
+
+import argparse
+import json
+import os
+import re
+import socket
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+PROG = "ddpsim-torch-runner"
+
+
+def fail(code, message):
+    print(f"{PROG}: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+try:
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+except ImportError as e:  # noqa: F841
+    fail(1, f"PyTorch is not importable by {sys.executable} ({e}); install python3-torch "
+            "(scripts/setup.sh) or set DDPSIM_TORCH_PYTHON to a python3 that imports torch")
+
+import run_config  # noqa: E402
+import step_loop  # noqa: E402
+from run_results import results_document, write_atomic  # noqa: E402
+from workload_model import Unsupported  # noqa: E402
+
+
+def error_line(e):
+    """The exception line of a rank's traceback (mp.spawn's ProcessRaisedException carries the
+    child's whole traceback, and torch appends C++ frames after the message)."""
+    found = re.findall(r"^(?:[\w.]+(?:Error|Exception|Interrupt)|ProcessExitedException)\b.*$",
+                       str(e), re.M)
+    return found[-1] if found else (str(e).strip().splitlines() or [type(e).__name__])[-1]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rank_main(rank, world, cfg, out):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
+                            timeout=run_config.TIMEOUT)
+    try:
+        record = step_loop.run_rank(cfg, rank, world)
+        records = [None] * world
+        dist.all_gather_object(records, record)
+        if rank == 0:
+            write_atomic(out, results_document(cfg, records))
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def main():
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    ap.add_argument("point", nargs="+", help="one point (several with --check)")
+    ap.add_argument("--workload", action="append", required=True,
+                    help="ddpsim's workload of the point (one per point)")
+    ap.add_argument("--nproc", type=int)
+    ap.add_argument("--steps", type=int)
+    ap.add_argument("--warmup-steps", type=int, default=2)
+    ap.add_argument("--independent", action="store_true",
+                    help="every rank trains alone, no DDP (the efficiency baseline)")
+    ap.add_argument("--no-timing-hook", action="store_true",
+                    help="DDP's built-in all-reduce (no comm hook): steps timed, buckets not, "
+                         "backward includes the communication it waits for")
+    ap.add_argument("--out")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that PyTorch can run the point; exit 0 or 2")
+    ap.add_argument("--facts", help="with --check: write what this torch does (JSON) here")
+    a = ap.parse_intermixed_args()
+    if len(a.point) != len(a.workload) or (len(a.point) > 1 and not a.check):
+        fail(2, "one --workload per point, and one point unless --check")
+    for point, workload in zip(a.point, a.workload):
+        try:
+            cfg = run_config.load(point, workload, a.nproc, a.steps, a.warmup_steps,
+                                  a.independent, not a.no_timing_hook)
+            run_config.check_torch(cfg)
+            step_loop.build(cfg, rank=0)  # the module must be ddpsim's workload
+        except (Unsupported, OSError, ValueError, KeyError) as e:
+            fail(2, f"{point}: {e}")
+    if a.check:
+        if a.facts:
+            write_atomic(a.facts, run_config.facts())
+        return 0
+    if not a.out:
+        fail(2, "--out is required (unless --check)")
+    torchrun = "RANK" in os.environ and "WORLD_SIZE" in os.environ
+    try:
+        if torchrun:
+            world = int(os.environ["WORLD_SIZE"])
+            if world != cfg.ranks:
+                fail(2, f"WORLD_SIZE {world} differs from the point's {cfg.ranks} ranks")
+            rank_main(int(os.environ["RANK"]), world, cfg, a.out)
+        else:
+            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+            os.environ["MASTER_PORT"] = str(free_port())
+            os.environ["OMP_NUM_THREADS"] = "1"
+            mp.spawn(rank_main, args=(cfg.ranks, cfg, a.out), nprocs=cfg.ranks, join=True)
+    except Exception as e:  # a rank failed: one line, no results file (rank 0 writes last)
+        fail(1, f"a rank failed: {error_line(e)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

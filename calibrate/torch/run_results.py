@@ -1,0 +1,70 @@
+"""The torch runner's results: the document ddpsim-exec writes (calibrate/exec/results.cpp
+results_json), so that ddpsim-validate reads either the same way, written atomically.
+
+  write_atomic("run.json", results_document(cfg, records))
+"""
+
+import datetime
+import json
+import os
+import platform
+import statistics
+import tempfile
+
+import torch
+
+_KEYS = ("step_time_s", "forward_time_s", "backward_time_s", "optimizer_time_s", "comm_time_s",
+         "exposed_comm_s")
+
+
+def results_document(cfg, records):
+    """records: every rank's run_rank() record, rank order."""
+    steps = records[0]["steps"]
+    rows = []
+    for i, s in enumerate(steps):
+        row = dict(s)
+        row["step"] = i + 1
+        row["warmup"] = i < cfg.warmup_steps
+        row["rank_step_time_s"] = [r["steps"][i]["step_time_s"] for r in records]
+        rows.append(row)
+    measured = [r for r in rows if not r["warmup"]]
+    res = {"gpus": cfg.ranks, "nodes": 1, "per_gpu_batch": cfg.per_gpu_batch,
+           "grad_accumulation": cfg.grad_accumulation,
+           "global_batch": cfg.per_gpu_batch * cfg.grad_accumulation * cfg.ranks,
+           "strategy": "ddp", "mode": "independent" if cfg.independent else "ddp",
+           "comm_hook": cfg.hook, "overlap": cfg.overlap, "bucket_cap_mb": cfg.bucket_cap_mb,
+           "optimizer": cfg.optimizer, "measured_steps": cfg.steps,
+           "warmup_steps": cfg.warmup_steps,
+           "param_count": sum(t["numel"] for t in cfg.workload["tensors"]
+                              if t["tied_to"] < 0)}
+    for key in _KEYS:
+        res[key] = statistics.median(r[key] for r in measured)
+    res["throughput_samples_per_s"] = res["global_batch"] / res["step_time_s"]
+    # Buckets of the measured step closest to the median (as results.cpp picks them).
+    pick = min(measured, key=lambda r: abs(r["step_time_s"] - res["step_time_s"]))
+    res["buckets"] = pick["buckets"]
+    res["bucket_count"] = len(pick["buckets"])
+    res["loss_first"] = rows[0]["loss"]
+    res["loss_last"] = rows[-1]["loss"]
+    res["steps"] = rows
+    context = {"tool": "ddpsim torch runner (calibrate/torch/ddp_runner.py)",
+               "torch_version": torch.__version__, "python": platform.python_version(),
+               "backend": "gloo", "threads_per_rank": torch.get_num_threads(),
+               "host": platform.node(),
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    return {"context": context, "scenario": cfg.point_file, "name": cfg.name,
+            "model": cfg.model_label, "results": [res]}
+
+
+def write_atomic(path, doc):
+    """Temporary file in the same folder, then rename: the file exists only when complete."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=folder)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=2, allow_nan=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The goal-level summary of ddpsim-validate documents, as results/VALIDATION.md quotes it.
+
+    python3 scripts/validation-summary.py results/validation-vm-20261204-torch.json [more.json]
+
+Per document (and pooled over all of them): points and runner; median and max |step-time error|
+(analytic; event in brackets) and how many points exceed 5% and 10%; per component (forward,
+backward, optimizer, summed communication) the median signed error and its range, i.e. the
+residuals that say what the runner does differently; exposed communication |predicted -
+measured| as a fraction of the measured step (median, max, points over 10%); measured vs
+predicted bucket counts; the bucket-cap choice (predicted best in the measured 95% set); and
+the measurement's own spread: the 95% CI width of each point's median step relative to it.
+Reads the documents only; prints markdown to stdout.
+"""
+import json
+import statistics
+import sys
+
+
+def pct(x):
+    return "-" if x is None else f"{100 * x:+.1f}%"
+
+
+def rows_by_quantity(point):
+    return {r["quantity"]: r for r in point["rows"]}
+
+
+def summarize(name, points, choice):
+    out = []
+    w = out.append
+    step = [rows_by_quantity(p)["step_time_s"] for p in points]
+    ea = [abs(r["error_analytic"]) for r in step]
+    ee = [abs(r["error_event"]) for r in step]
+    w(f"**{name}**: {len(points)} points. |step error| median {100 * statistics.median(ea):.1f}%"
+      f" ({100 * statistics.median(ee):.1f}%), max {100 * max(ea):.1f}% ({100 * max(ee):.1f}%);"
+      f" over 5%: {sum(e > 0.05 for e in ea)}, over 10%: {sum(e > 0.10 for e in ea)}"
+      f" (analytic; event in brackets). Signed step errors {pct(min(r['error_analytic'] for r in step))}"
+      f"..{pct(max(r['error_analytic'] for r in step))}.")
+    w("")
+    w("| component | median error | range | median predicted ms | median measured ms |")
+    w("|---|---|---|---|---|")
+    for q in ("forward_time_s", "backward_time_s", "optimizer_time_s", "comm_time_s",
+              "exposed_comm_s", "step_time_s"):
+        rs = [rows_by_quantity(p)[q] for p in points]
+        errs = [r["error_analytic"] for r in rs if r["error_analytic"] is not None]
+        if not errs:
+            continue
+        w(f"| {q} | {pct(statistics.median(errs))} | {pct(min(errs))}..{pct(max(errs))} | "
+          f"{1e3 * statistics.median(r['analytic'] for r in rs):.2f} | "
+          f"{1e3 * statistics.median(r['measured'] for r in rs):.2f} |")
+    exposed = []
+    for p in points:
+        r = rows_by_quantity(p)
+        exposed.append(abs(r["exposed_comm_s"]["analytic"] - r["exposed_comm_s"]["measured"]) /
+                       r["step_time_s"]["measured"])
+    w("")
+    w(f"Exposed communication |predicted - measured| / measured step: median "
+      f"{100 * statistics.median(exposed):.1f}%, max {100 * max(exposed):.1f}%, over 10%: "
+      f"{sum(e > 0.10 for e in exposed)} of {len(exposed)}.")
+    multi = [p for p in points if p["gpus"] > 1]  # one rank runs no Reducer: no buckets
+    same = sum(p["bucket_count"]["predicted"] == p["bucket_count"]["measured"] for p in multi)
+    w(f"Bucket counts (2+ ranks): measured = predicted at {same} of {len(multi)} points.")
+    if choice:
+        ins = sum(g["predicted_best_in_set_analytic"] for g in choice)
+        some = sum(g["some_predicted_best_in_set_analytic"] for g in choice)
+        w(f"Bucket-cap choice: predicted best in the measured 95% set in {ins} of {len(choice)} "
+          f"groups ({some} with at least one tied predicted best).")
+    spread = [(p["measured_step_time"]["ci_hi_s"] - p["measured_step_time"]["ci_lo_s"]) /
+              p["measured_step_time"]["median_s"] for p in points]
+    w(f"Measurement spread: 95% CI of the median step / median: median "
+      f"{100 * statistics.median(spread):.1f}%, max {100 * max(spread):.1f}%.")
+    return "\n".join(out)
+
+
+def main(paths):
+    pooled, choices = [], []
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        runner = doc.get("context", {}).get("runner", "exec")
+        print(summarize(f"{path} (runner {runner})", doc["points"], doc.get("bucket_choice")))
+        print()
+        pooled += doc["points"]
+        choices += doc.get("bucket_choice", [])
+    if len(paths) > 1:
+        print(summarize("pooled", pooled, choices))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    main(sys.argv[1:])

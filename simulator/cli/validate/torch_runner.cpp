@@ -1,0 +1,121 @@
+#include "simulator/cli/validate/torch_runner.hpp"
+
+#include <cstdlib>
+#include <fstream>
+
+#include "model/error.hpp"
+#include "model/scenario.hpp"
+#include "simulator/cli/validate/children.hpp"
+
+#ifndef DDPSIM_TORCH_PYTHON_EXECUTABLE
+#define DDPSIM_TORCH_PYTHON_EXECUTABLE ""
+#endif
+#ifndef DDPSIM_TORCH_RUNNER_SCRIPT
+#define DDPSIM_TORCH_RUNNER_SCRIPT "calibrate/torch/ddp_runner.py"
+#endif
+
+namespace ddpsim::validate {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+// The model block the workload was built from, with what the Python module needs that tensor
+// shapes do not say (activation, heads, epsilon, dropouts).
+json source_json(const model::Scenario& s) {
+  const json& m = s.doc.at("model");
+  if (m.contains("mlp")) {
+    json mlp = m.at("mlp");
+    if (!mlp.contains("bias")) mlp["bias"] = true;
+    if (!mlp.contains("activation")) mlp["activation"] = "relu";
+    return {{"mlp", mlp}};
+  }
+  if (m.contains("hf_config")) {
+    fs::path p = m.at("hf_config").get<std::string>();
+    if (p.is_relative()) p = fs::path(s.file).parent_path() / p;
+    return {{"hf_config", model::read_json_file(p.string())},
+            {"attention",
+             s.workload->attention ? model::attention_impl_name(*s.workload->attention) : "none"}};
+  }
+  throw UnsupportedError(s.file +
+                         ": /model: the torch runner builds \"mlp\" and \"hf_config\" (gpt2) "
+                         "models; got " +
+                         s.model_label);
+}
+
+}  // namespace
+
+json workload_json(const model::Scenario& s) {
+  const model::Workload& w = *s.workload;
+  json tensors = json::array(), layers = json::array();
+  for (const model::ParamTensor& t : w.tensors) {
+    tensors.push_back({{"name", t.name},
+                       {"shape", t.shape},
+                       {"numel", t.numel()},
+                       {"dtype", model::dtype_name(t.dtype)},
+                       {"layer", t.layer},
+                       {"tied_to", t.tied_to}});
+  }
+  for (const model::Layer& l : w.layers) {
+    layers.push_back({{"name", l.name},
+                      {"kind", l.kind},
+                      {"first_tensor", l.first_tensor},
+                      {"tensor_count", l.tensor_count}});
+  }
+  return {{"name", w.name},           {"seq_len", w.seq_len}, {"buffer_bytes", w.buffer_bytes()},
+          {"source", source_json(s)}, {"tensors", tensors},   {"layers", layers}};
+}
+
+std::vector<std::string> torch_runner_argv() {
+  const std::string python =
+      env_or("DDPSIM_TORCH_PYTHON", std::string(DDPSIM_TORCH_PYTHON_EXECUTABLE).empty()
+                                        ? "python3"
+                                        : DDPSIM_TORCH_PYTHON_EXECUTABLE);
+  const std::string script = env_or("DDPSIM_TORCH_RUNNER", DDPSIM_TORCH_RUNNER_SCRIPT);
+  if (!fs::exists(script)) {
+    throw ChildError("the torch runner " + script +
+                     " is missing (set DDPSIM_TORCH_RUNNER to calibrate/torch/ddp_runner.py)");
+  }
+  return {python, script};
+}
+
+json torch_check_points(const std::vector<TorchPointFiles>& points, const fs::path& log) {
+  std::vector<std::string> argv = torch_runner_argv();
+  const fs::path facts = log.parent_path() / "torch-facts.json";
+  argv.push_back("--check");
+  argv.push_back("--facts");
+  argv.push_back(facts.string());
+  for (const TorchPointFiles& p : points) {
+    argv.push_back(p.point.string());
+    argv.push_back("--workload");
+    argv.push_back(p.workload.string());
+  }
+  const int rc = run_child_status(argv, log);
+  if (rc == 0) return model::read_json_file(facts.string());
+  std::string line = last_log_line(log);
+  for (const TorchPointFiles& p : points) {
+    const std::size_t at = line.find(p.point.string());
+    if (at != std::string::npos) line.replace(at, p.point.string().size(), p.name);
+  }
+  if (rc == 2) throw UnsupportedError(line);
+  if (rc == 127 && line.empty()) {
+    throw ChildError("cannot run " + argv[0] +
+                     " (set DDPSIM_TORCH_PYTHON to a python3 that imports torch)");
+  }
+  throw ChildError(line.empty() ? argv[0] + " failed (exit " + std::to_string(rc) + ")" : line);
+}
+
+void apply_torch_facts(json& doc, const json& facts) {
+  json& par = doc["parallelism"];
+  if (facts.value("first_bucket_always", false) && !par.contains("first_bucket_mb")) {
+    par["first_bucket_mb"] = facts.at("first_bucket_bytes").get<double>() / (1024.0 * 1024.0);
+  }
+}
+
+}  // namespace ddpsim::validate

@@ -1,0 +1,56 @@
+// torch_runner.hpp: `ddpsim validate --runner torch` — how ddpsim-validate runs a point as a real
+// PyTorch DDP job (calibrate/torch/ddp_runner.py, gloo on CPU) instead of ddpsim-exec.
+//
+// The Python runner builds its torch.nn.Module from ddpsim's own workload for the point, which
+// ddpsim-validate writes beside the point file (workload_json: every parameter tensor with
+// name, shape, layer and tied-to, every layer's name and kind, the sequence length, buffer bytes,
+// and a "source" block: the MLP's options, or the Hugging Face config.json the transformer was
+// built from with model.attention), and refuses (exit 2) what PyTorch DDP cannot be asked for
+// here; torch_check_points asks it about every point before anything is predicted or measured.
+// The runner writes ddpsim-exec's results document, so measure() reads both the same way.
+//
+// Which python: $DDPSIM_TORCH_PYTHON, else the one CMake found that imports torch
+// (DDPSIM_TORCH_PYTHON_EXECUTABLE), else "python3"; which runner: $DDPSIM_TORCH_RUNNER, else
+// calibrate/torch/ddp_runner.py of this source tree.
+//
+//   nlohmann::json w = workload_json(scenario);
+//   std::vector<std::string> argv = torch_runner_argv();   // {python, ddp_runner.py}
+//   torch_check_points({{"p0.json", "w0.json", "s.json"}}, tmp / "check.log");  // exit 2 if bad
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+
+namespace ddpsim::validate {
+
+/// ddpsim's workload of scenario `s` in the form calibrate/torch/workload_model.py reads.
+/// Throws UnsupportedError for model forms the torch runner cannot build (presets, "layers").
+nlohmann::json workload_json(const model::Scenario& s);
+
+/// {python, runner script}: the argv prefix that runs calibrate/torch/ddp_runner.py.
+std::vector<std::string> torch_runner_argv();
+
+/// A point for torch_check_points: its files and what to call it in messages.
+struct TorchPointFiles {
+  std::filesystem::path point, workload;
+  std::string name;  ///< e.g. "scenario.json point {\"parallelism.overlap\":false}"
+};
+
+/// Runs the runner's --check on every point and returns what this torch does (ddp_runner.py
+/// --facts: torch_version, first_bucket_always, first_bucket_bytes, gloo_threads). Its exit 2
+/// (a point PyTorch cannot run, a torch too old) becomes UnsupportedError with its one line,
+/// the point file replaced by the point's name (exit 2); any other failure (no torch: exit 1)
+/// ChildError.
+nlohmann::json torch_check_points(const std::vector<TorchPointFiles>& points,
+                                  const std::filesystem::path& log);
+
+/// Scenario `doc` with what torch does that the scenario does not say, from the facts: torch
+/// 1.13 rebuilds with a 1 MiB first bucket whatever bucket_cap_mb is, so unless the scenario
+/// sets parallelism.first_bucket_mb it becomes dist._DEFAULT_FIRST_BUCKET_BYTES in MiB.
+void apply_torch_facts(nlohmann::json& doc, const nlohmann::json& facts);
+
+}  // namespace ddpsim::validate
