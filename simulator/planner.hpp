@@ -105,6 +105,11 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor);
 /// Same, with a Predictor built here.
 PlanResult make_plan(const model::Scenario& s);
 
+/// `s` with one hardware figure 10% better: "gpu_flops" (every peak, and the measured fused
+/// attention rates), "hbm_bandwidth", "network_bandwidth" (every link) or "network_latency"
+/// (every link's and collective tuning's latency x 0.9). What sensitivity_pct predicts on.
+model::Scenario with_improved_figure(const model::Scenario& s, const std::string& figure);
+
 /// {"context", "scenario", "plan": {"candidates", "feasible", "rejected", "objective", "mode",
 /// "constraints", "pareto": [...], "chosen", "warnings", "none_feasible_reason"}}; check_finite.
 nlohmann::json plan_json(const model::Scenario& s, const PlanResult& r);

@@ -10,6 +10,7 @@
 #include "model/builders.hpp"
 #include "model/error.hpp"
 #include "model/scenario.hpp"
+#include "simulator/kernel_rates.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {
@@ -112,6 +113,30 @@ TEST(PlannerTest, FrontPointsSayWhatLimitsThemAndHowStepTimeRespondsToEachFigure
   const json doc = plan_json(s, r);
   EXPECT_EQ(doc["plan"]["chosen"]["limited_by"], r.chosen->limited_by);
   EXPECT_TRUE(doc["plan"]["pareto"][0]["step_time_sensitivity_pct"].contains("gpu_flops"));
+}
+
+// "gpu_flops" +10% must speed up every FLOP-bound kernel by 10%, fused attention included: where
+// the preset holds a measured attention series the kernel runs at that series' rate (scaled by
+// 3.5 / (1/fwd + 2.5/bwd) of the preset), so scaling only the peak would leave it unchanged.
+// Hand-made GPU: peak 400 TFLOP/s, fwd 0.5 / bwd 0.25, a flash2 series of 70 TFLOP/s at causal,
+// head dim 128, seq 2048 -> forward 120 TFLOP/s (kernel_rates_test); improved: 132 TFLOP/s.
+TEST(PlannerTest, ImprovedGpuFlopsSpeedsUpMeasuredAttentionKernelsToo) {
+  model::Scenario s = small_scenario();
+  model::GpuSpec& g = s.hardware.gpu;
+  g.peak_flops[DType::kBf16] = 400e12;
+  g.attention_fwd_efficiency = 0.5;
+  g.attention_bwd_efficiency = 0.25;
+  g.attention_benchmarks = {{"flash2", true, 128, {2048}, {70e12}}};
+  const AttentionShape shape{model::AttentionImpl::kSdpa, 2048, 128, true};
+  const auto fwd = [&](const model::GpuSpec& gpu) {
+    return fused_attention_flops_per_s(gpu, DType::kBf16, model::GemmRole::kForward, shape);
+  };
+  EXPECT_NEAR(fwd(g), 120e12, 1e3);
+  const model::Scenario better = with_improved_figure(s, "gpu_flops");
+  EXPECT_NEAR(fwd(better.hardware.gpu), 132e12, 1e3);
+  EXPECT_DOUBLE_EQ(better.hardware.gpu.peak_flops.at(DType::kBf16), 440e12);
+  // The other figures leave the GPU's compute alone.
+  EXPECT_NEAR(fwd(with_improved_figure(s, "hbm_bandwidth").hardware.gpu), 120e12, 1e3);
 }
 
 // A deadline or a budget bounds the time to train: without a target there is nothing to bound.
