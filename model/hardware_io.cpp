@@ -216,7 +216,7 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
   }
   if (g.contains("attention_kernels")) {
     const json& k = g.at("attention_kernels");
-    for (const char* kernel : {"flash2", "triton"}) {
+    for (const char* kernel : {"flash2", "triton", "flash1"}) {
       if (!k.contains(kernel)) continue;
       const json& series = k.at(kernel);
       for (std::size_t i = 0; i < series.size(); ++i) {

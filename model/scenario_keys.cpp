@@ -178,13 +178,14 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
                   "(FlashAttention-2's benchmark_flash_attention.py); scale attention_efficiency "
                   "to the scenario's sequence length, head dimension and causality"));
   t.push_back(str(h + "/gpu/attention_kernels/source", nullptr, {}, "the benchmark"));
-  for (const char* k : {"flash2", "triton"}) {
+  for (const char* k : {"flash2", "triton", "flash1"}) {
     const std::string base = h + "/gpu/attention_kernels/" + k;
-    t.push_back(array(base, 1,
-                      std::string(k == std::string("flash2")
-                                      ? "FlashAttention-2 (sdpa and flash run it)"
-                                      : "FlashAttention's Triton port (attention triton)") +
-                          ": one entry per causality and head dimension"));
+    const std::string what = k == std::string("flash2") ? "FlashAttention-2 (sdpa and flash run it)"
+                             : k == std::string("triton")
+                                 ? "FlashAttention's Triton port (attention triton)"
+                                 : "FlashAttention-1 (attention triton where no triton series "
+                                   "is measured)";
+    t.push_back(array(base, 1, what + ": one entry per causality and head dimension"));
     t.push_back(obj(base + "/*", "one series of the benchmark"));
     KeySpec causal = boolean(base + "/*/causal", false, "causal mask");
     causal.default_value = nullptr;  // every series says which it is

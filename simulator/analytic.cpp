@@ -296,11 +296,16 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         shape = {*workload_->attention, static_cast<double>(workload_->seq_len),
                  static_cast<double>(workload_->attention_head_dim), workload_->attention_causal};
       }
-      bool triton_measured = true;
-      fused_fwd_rate = fused_attention_flops_per_s(hw_.gpu, dt, model::GemmRole::kForward, shape,
-                                                   &triton_measured);
+      std::string series;
+      fused_fwd_rate =
+          fused_attention_flops_per_s(hw_.gpu, dt, model::GemmRole::kForward, shape, &series);
       fused_bwd_rate = fused_attention_flops_per_s(hw_.gpu, dt, model::GemmRole::kInputGrad, shape);
-      if (fused_fwd_rate > 0 && shape.impl == model::AttentionImpl::kTriton && !triton_measured) {
+      if (fused_fwd_rate > 0 && shape.impl == model::AttentionImpl::kTriton && series == "flash1") {
+        add_unique_note(lt.notes, "no Triton attention benchmark for " + hw_.gpu.name +
+                                      ": attention triton costed at FlashAttention-1's measured "
+                                      "rate on it (same algorithm, no Hopper wgmma/TMA)");
+      } else if (fused_fwd_rate > 0 && shape.impl == model::AttentionImpl::kTriton &&
+                 series != "triton") {
         add_unique_note(lt.notes, "no Triton attention benchmark for " + hw_.gpu.name +
                                       ": attention triton costed at FlashAttention-2's rate "
                                       "(optimistic)");

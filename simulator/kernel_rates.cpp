@@ -96,7 +96,7 @@ double attention_benchmark_flops_per_s(const model::GpuSpec& gpu, const std::str
 }
 
 double fused_attention_flops_per_s(const model::GpuSpec& gpu, model::DType dt, model::GemmRole role,
-                                   const AttentionShape& shape, bool* triton_measured) {
+                                   const AttentionShape& shape, std::string* series_used) {
   // Flash kernels take fp16/bf16 only (PyTorch aten/src/ATen/native/transformers/cuda/
   // sdp_utils.cpp check_flash_attention_hardware_support: sm80..sm121; flash dtypes half and
   // bfloat16); fp32 runs the memory-efficient kernel, for which no benchmark is held.
@@ -108,9 +108,18 @@ double fused_attention_flops_per_s(const model::GpuSpec& gpu, model::DType dt, m
   const double rate = peak->second * eff;
   if (rate <= 0) return 0.0;
   const bool triton = shape.impl == model::AttentionImpl::kTriton;
-  double measured = attention_benchmark_flops_per_s(gpu, triton ? "triton" : "flash2", shape);
-  if (triton_measured != nullptr) *triton_measured = triton && measured > 0;
-  if (triton && measured <= 0) measured = attention_benchmark_flops_per_s(gpu, "flash2", shape);
+  // triton without its own series on this GPU: FlashAttention-1's CUDA kernel where measured
+  // (the same algorithm and kernel generation: mma.sync tiles, no Hopper wgmma/TMA, as the
+  // pre-Hopper Triton compiler emits; on A100, where both are measured, Triton runs within 10%
+  // of FlashAttention-1 at causal head dim 128), else FlashAttention-2's.
+  std::string used = triton ? "triton" : "flash2";
+  double measured = attention_benchmark_flops_per_s(gpu, used, shape);
+  for (const char* stand_in : {"flash1", "flash2"}) {
+    if (!triton || measured > 0) break;
+    used = stand_in;
+    measured = attention_benchmark_flops_per_s(gpu, used, shape);
+  }
+  if (series_used != nullptr) *series_used = measured > 0 ? used : "";
   if (measured <= 0) return rate;
   // FlashAttention's benchmark (benchmarks/benchmark_flash_attention.py flops()): the backward
   // executes 2.5x the forward's FLOPs, so forward+backward runs at 3.5 / (1/fwd + 2.5/bwd).

@@ -69,11 +69,12 @@ double attention_benchmark_flops_per_s(const model::GpuSpec& gpu, const std::str
 /// GPU without flash kernels). The preset's attention_efficiency (fwd, bwd) is the kernels'
 /// long-sequence rate; where the GPU holds a benchmark series for the shape's kernel, both are
 /// scaled so that forward (1 part) plus backward (2.5 parts, FlashAttention's count) run at the
-/// series' forward+backward rate. triton on a GPU without a triton series runs at flash2's
-/// (`triton_measured` false).
+/// series' forward+backward rate. triton on a GPU without a triton series runs at flash1's
+/// (FlashAttention-1, the same algorithm and kernel generation), else at flash2's;
+/// `series_used` gets the kernel whose series set the rate ("" when none did).
 double fused_attention_flops_per_s(const model::GpuSpec& gpu, model::DType dt, model::GemmRole role,
                                    const AttentionShape& shape = {},
-                                   bool* triton_measured = nullptr);
+                                   std::string* series_used = nullptr);
 
 /// True when the GEMMs of `layer`, computing in `dt`, run as TF32 on `gpu`: fp32 only, a GPU
 /// with a usable tf32 rate, and PyTorch's switch for the library that runs them allows it:

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
 #include "model/builders.hpp"
 #include "simulator/analytic.hpp"
@@ -186,15 +187,19 @@ TEST(KernelRates, AttentionBenchmarkInterpolatesInLog2SeqAndHeadDim) {
 // The per-role rate: the preset's fwd 0.5 and bwd 0.25 of a 400 TFLOP/s peak run forward+backward
 // at 3.5 / (1/200 + 2.5/100) = 116.67 TFLOP/s; a series saying 70 at this shape scales both by
 // 70 / 116.67 = 0.6: forward 120, backward 60. triton runs its own series (35: 0.3 -> 60 / 30);
-// on a GPU without a triton series it runs flash2's and says so.
+// on a GPU without a triton series it runs flash1's where measured (46.67: 0.4 -> 80 / 40), else
+// flash2's, and says which.
 TEST(KernelRates, FusedAttentionRateFollowsTheMeasuredShape) {
   model::GpuSpec g;
   g.peak_flops[DType::kBf16] = 400e12;
   g.attention_fwd_efficiency = 0.5;
   g.attention_bwd_efficiency = 0.25;
   const AttentionShape flash{model::AttentionImpl::kSdpa, 2048, 128, true};
-  EXPECT_DOUBLE_EQ(fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, flash),
-                   200e12);  // no series: the preset's rate
+  std::string used = "unset";
+  EXPECT_DOUBLE_EQ(
+      fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, flash, &used),
+      200e12);  // no series: the preset's rate
+  EXPECT_EQ(used, "");
   g.attention_benchmarks = {{"flash2", true, 128, {2048}, {70e12}}};
   EXPECT_NEAR(fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, flash),
               120e12, 1e3);
@@ -202,16 +207,24 @@ TEST(KernelRates, FusedAttentionRateFollowsTheMeasuredShape) {
               60e12, 1e3);
   AttentionShape triton = flash;
   triton.impl = model::AttentionImpl::kTriton;
-  bool measured = true;
   EXPECT_NEAR(
-      fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, triton, &measured),
+      fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, triton, &used),
       120e12, 1e3);
-  EXPECT_FALSE(measured);
+  EXPECT_EQ(used, "flash2");
+  g.attention_benchmarks.push_back({"flash1", true, 128, {2048}, {70e12 * 2 / 3}});
+  EXPECT_NEAR(
+      fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, triton, &used), 80e12,
+      1e3);
+  EXPECT_EQ(used, "flash1");
+  // sdpa still runs FlashAttention-2's series.
+  EXPECT_NEAR(fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, flash, &used),
+              120e12, 1e3);
+  EXPECT_EQ(used, "flash2");
   g.attention_benchmarks.push_back({"triton", true, 128, {2048}, {35e12}});
   EXPECT_NEAR(
-      fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, triton, &measured),
-      60e12, 1e3);
-  EXPECT_TRUE(measured);
+      fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kForward, triton, &used), 60e12,
+      1e3);
+  EXPECT_EQ(used, "triton");
   EXPECT_NEAR(fused_attention_flops_per_s(g, DType::kBf16, model::GemmRole::kInputGrad, triton),
               30e12, 1e3);
 }
