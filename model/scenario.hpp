@@ -99,6 +99,11 @@ struct TrainingConfig {
   /// PyTorch 1.12 and later"). Only fp32 GEMMs on a GPU with a tf32 peak are affected.
   bool allow_tf32_matmul = false;
   bool allow_tf32_cudnn = true;
+  /// Activations (and conv weights) in torch.channels_last (NHWC) memory format, as
+  /// `model.to(memory_format=torch.channels_last)` makes them; PyTorch's default is contiguous
+  /// (NCHW), for which cuDNN transposes every tensor-core convolution's operands to NHWC and its
+  /// result back (simulator/kernel_rates.hpp nchw_transpose_bytes).
+  bool channels_last = false;
   /// Full activation checkpointing of every "transformer_block" layer: less activation memory,
   /// one extra forward of each such layer during backward.
   bool activation_checkpointing = false;

@@ -321,6 +321,11 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(boolean("/training/allow_tf32_cudnn", true,
                       "torch.backends.cudnn.allow_tf32: fp32 convolutions (cuDNN) run on TF32 "
                       "tensor cores on GPUs with a tf32 peak. PyTorch's default is true"));
+  t.push_back(boolean("/training/channels_last", false,
+                      "activations in torch.channels_last (NHWC) memory format "
+                      "(model.to(memory_format=torch.channels_last)). PyTorch's default is "
+                      "contiguous (NCHW): cuDNN then transposes each tensor-core convolution's "
+                      "operands to NHWC and its result back, at HBM speed"));
   t.push_back(boolean("/training/activation_checkpointing", false,
                       "full activation checkpointing of every transformer block: keeps only "
                       "each block's input and recomputes the block's forward in backward"));

@@ -221,6 +221,7 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
       get_or_default<bool>(t, "/training/activation_checkpointing");
   s.training.allow_tf32_matmul = get_or_default<bool>(t, "/training/allow_tf32_matmul");
   s.training.allow_tf32_cudnn = get_or_default<bool>(t, "/training/allow_tf32_cudnn");
+  s.training.channels_last = get_or_default<bool>(t, "/training/channels_last");
   const model::GpuSpec& gpu = s.hardware.gpu;
   if (s.training.precision == Precision::kFp32 && gpu.tf32_peak_flops > 0 &&
       gpu.tf32_efficiency <= 0 && (s.training.allow_tf32_matmul || s.training.allow_tf32_cudnn)) {

@@ -121,6 +121,11 @@ struct Layer {
   /// A FLOP count given directly (layers of the "layers" scenario form have no GEMM shapes).
   /// When > 0 it replaces the GEMMs' forward FLOPs; backward is 2x forward.
   double explicit_fwd_flops_per_sample = 0;
+  /// A convolution's input + output elements per sample (0 for other layers), and whether its
+  /// backward computes the input gradient: what cuDNN transposes when the tensors are NCHW
+  /// (simulator/kernel_rates.hpp nchw_transpose_bytes).
+  double conv_io_elements_per_sample = 0;
+  bool conv_input_grad = false;
 
   double fwd_flops_per_sample() const;
   double bwd_flops_per_sample() const;

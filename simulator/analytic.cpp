@@ -251,7 +251,7 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
   const model::OptimizerImpl impl = model::optimizer_impl_for(t, model::Strategy::kDdp);
   const auto key = std::make_tuple(batch, static_cast<int>(dt), measured,
                                    static_cast<int>(t.optimizer) * 8 + static_cast<int>(impl),
-                                   static_cast<int>(t.precision) * 4 +
+                                   static_cast<int>(t.precision) * 8 + (t.channels_last ? 4 : 0) +
                                        (t.allow_tf32_matmul ? 2 : 0) + (t.allow_tf32_cudnn ? 1 : 0),
                                    static_cast<int>(bound));
   if (auto it = layer_cache_.find(key); it != layer_cache_.end()) return it->second;
@@ -362,6 +362,11 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
       const double cast = autocast_weight_cast_bytes(*workload_, i, t.precision) / mem_rate;
       lt.fwd[i] += cast;
       lt.bwd[i] += cast;
+      const double b = static_cast<double>(batch);
+      lt.fwd[i] +=
+          nchw_transpose_bytes(hw_.gpu, dt, l, t, model::GemmRole::kForward) * b / mem_rate;
+      lt.bwd[i] +=
+          nchw_transpose_bytes(hw_.gpu, dt, l, t, model::GemmRole::kInputGrad) * b / mem_rate;
     }
     lt.tf32_flop_share = all_flops > 0 ? tf32_flops / all_flops : 0.0;
   }

@@ -141,4 +141,21 @@ bool runs_tf32(const model::GpuSpec& gpu, model::DType dt, const model::Layer& l
   return layer.kind == "conv" ? t.allow_tf32_cudnn : t.allow_tf32_matmul;
 }
 
+double nchw_transpose_bytes(const model::GpuSpec& gpu, model::DType dt, const model::Layer& layer,
+                            const model::TrainingConfig& t, model::GemmRole role) {
+  if (layer.kind != "conv" || t.channels_last || layer.conv_io_elements_per_sample <= 0) {
+    return 0.0;
+  }
+  const bool half = dt == model::DType::kFp16 || dt == model::DType::kBf16;
+  const bool tensor_cores = runs_tf32(gpu, dt, layer, t) ||
+                            (half && gpu.compute_capability >= 7.0 && gpu.peak_flops.contains(dt));
+  if (!tensor_cores) return 0.0;
+  // Each transposed element is read once and written once, in the compute dtype (TF32 keeps
+  // fp32 storage). Forward: X in, Y back = (x + y). Backward: dgrad dY in, dX back (x + y), and
+  // wgrad X and dY in (x + y); the stem convolution computes no dX, so only wgrad's.
+  const double passes =
+      role == model::GemmRole::kForward ? 1.0 : (layer.conv_input_grad ? 2.0 : 1.0);
+  return 2.0 * passes * layer.conv_io_elements_per_sample * model::dtype_bytes(dt);
+}
+
 }  // namespace ddpsim::sim

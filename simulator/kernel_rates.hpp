@@ -83,4 +83,17 @@ double fused_attention_flops_per_s(const model::GpuSpec& gpu, model::DType dt, m
 bool runs_tf32(const model::GpuSpec& gpu, model::DType dt, const model::Layer& layer,
                const model::TrainingConfig& t);
 
+/// Bytes (read + written) per sample that cuDNN spends transposing a convolution's NCHW tensors
+/// to NHWC and back, for the forward (`role` kForward: input in, output back) or the backward
+/// (anything else: dgrad transposes dY in and dX back, wgrad X and dY in). cuDNN's tensor-core
+/// convolution kernels work on NHWC ("the cuDNN library may use padding, folding, and
+/// NCHW-to-NHWC transformations to call the Tensor Core operations", cuDNN Developer Guide,
+/// Tensor Core operations, Data and filter formats), and PyTorch passes its tensors in their
+/// memory format (aten/src/ATen/native/ConvUtils.h cudnn_conv_suggest_memory_format: contiguous
+/// unless the input or weight is channels_last). Zero for other layers, for training.channels_last,
+/// and where the convolution does not run on tensor cores (fp32 without TF32; fp16/bf16 before
+/// Volta, compute capability 7.0).
+double nchw_transpose_bytes(const model::GpuSpec& gpu, model::DType dt, const model::Layer& layer,
+                            const model::TrainingConfig& t, model::GemmRole role);
+
 }  // namespace ddpsim::sim

@@ -197,6 +197,8 @@ class CnnBuilder {
     const Act y{cout, out_side(x.h, k, stride, pad), out_side(x.w, k, stride, pad)};
     Layer& l = layer(li);
     add_linear_gemms(l, name, y.h * y.w, x.c * k * k, cout, needs_input_grad);
+    l.conv_io_elements_per_sample = static_cast<double>(x.numel() + y.numel());
+    l.conv_input_grad = needs_input_grad;
     // convolution_backward needs the input for the weight gradient.
     if (!input_saved) l.activation_bytes_per_sample += kF32 * x.numel();
     if (bias) {

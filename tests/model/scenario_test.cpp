@@ -566,6 +566,8 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
        {[](const Scenario& s) { return json(s.training.allow_tf32_matmul); }, same, &mlp}},
       {"/training/allow_tf32_cudnn",
        {[](const Scenario& s) { return json(s.training.allow_tf32_cudnn); }, same, &mlp}},
+      {"/training/channels_last",
+       {[](const Scenario& s) { return json(s.training.channels_last); }, same, &mlp}},
       {"/training/lr/scaling",
        {[](const Scenario& s) {
           const LrScaling l = s.training.lr->scaling;

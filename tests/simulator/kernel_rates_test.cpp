@@ -160,6 +160,67 @@ TEST(KernelRates, Tf32FollowsPyTorchsTwoSwitches) {
   EXPECT_NEAR(forward(fixtures::round_machine(), true, true).forward_time_s, 4000e-6, 1e-15);
 }
 
+// NCHW convolutions on tensor cores: cuDNN transposes X in and Y back in forward (x + y elements,
+// each read and written), dY in / dX back (dgrad) and X, dY in (wgrad) in backward: 2 (x + y).
+// A conv with x + y = 1000 elements per sample in TF32 (fp32 storage): forward 2 * 1000 * 4 =
+// 8000 bytes, backward 16000; without an input gradient (the stem) backward 8000; bf16 (2 bytes)
+// 4000 / 8000; nothing for channels_last, for fp32 without TF32, before Volta (7.0), or for a
+// linear layer. On the round machine (1 TB/s at efficiency 1) a batch of 8 adds 8 * 8000 B / 1e12
+// B/s = 64 ns to the forward and 128 ns to the backward.
+TEST(KernelRates, NchwConvolutionsOnTensorCoresPayCudnnsTransposes) {
+  model::Layer conv;
+  conv.kind = "conv";
+  conv.conv_io_elements_per_sample = 1000;
+  conv.conv_input_grad = true;
+  model::HardwareSpec hw = fixtures::round_machine();
+  hw.gpu.tf32_peak_flops = 8e12;
+  hw.gpu.tf32_efficiency = 0.5;
+  hw.gpu.compute_capability = 8.0;
+  const model::TrainingConfig t;  // allow_tf32_cudnn, contiguous: PyTorch's defaults
+  const auto fwd = model::GemmRole::kForward;
+  const auto bwd = model::GemmRole::kInputGrad;
+  EXPECT_DOUBLE_EQ(nchw_transpose_bytes(hw.gpu, DType::kFp32, conv, t, fwd), 8000);
+  EXPECT_DOUBLE_EQ(nchw_transpose_bytes(hw.gpu, DType::kFp32, conv, t, bwd), 16000);
+  EXPECT_DOUBLE_EQ(nchw_transpose_bytes(hw.gpu, DType::kBf16, conv, t, fwd), 4000);
+  EXPECT_DOUBLE_EQ(nchw_transpose_bytes(hw.gpu, DType::kBf16, conv, t, bwd), 8000);
+  model::Layer stem = conv;
+  stem.conv_input_grad = false;
+  EXPECT_DOUBLE_EQ(nchw_transpose_bytes(hw.gpu, DType::kFp32, stem, t, bwd), 8000);
+  model::TrainingConfig nhwc = t;
+  nhwc.channels_last = true;
+  EXPECT_EQ(nchw_transpose_bytes(hw.gpu, DType::kFp32, conv, nhwc, fwd), 0.0);
+  model::TrainingConfig no_tf32 = t;
+  no_tf32.allow_tf32_cudnn = false;
+  EXPECT_EQ(nchw_transpose_bytes(hw.gpu, DType::kFp32, conv, no_tf32, bwd), 0.0);
+  model::HardwareSpec pascal = hw;
+  pascal.gpu.compute_capability = 6.0;
+  pascal.gpu.tf32_peak_flops = 0;
+  EXPECT_EQ(nchw_transpose_bytes(pascal.gpu, DType::kBf16, conv, t, fwd), 0.0);
+  model::Layer linear = conv;
+  linear.kind = "linear";
+  EXPECT_EQ(nchw_transpose_bytes(hw.gpu, DType::kFp32, linear, t, fwd), 0.0);
+
+  // Through the predictor: a conv layer with no GEMMs, batch 8.
+  model::Workload w;
+  w.name = "conv";
+  model::ParamTensor p;
+  p.name = "c.weight";
+  p.shape = {10};
+  w.tensors.push_back(p);
+  conv.name = "c";
+  conv.first_tensor = 0;
+  conv.tensor_count = 1;
+  w.layers = {conv};
+  const auto workload = std::make_shared<const model::Workload>(w);
+  model::TrainingConfig train = fixtures::fp32_adam();
+  train.per_gpu_batch = 8;
+  const Prediction nchw = Predictor(workload, hw).predict({1, 1}, train, {});
+  train.channels_last = true;
+  const Prediction last = Predictor(workload, hw).predict({1, 1}, train, {});
+  EXPECT_NEAR(nchw.forward_time_s - last.forward_time_s, 64e-9, 1e-18);
+  EXPECT_NEAR(nchw.backward_time_s - last.backward_time_s, 128e-9, 1e-18);
+}
+
 // The benchmark series by shape. A GPU with two flash2 series (causal, head dims 64 and 128) at
 // seq 1024 and 4096 and one triton series:
 //   head dim 128 at seq 2048: halfway in log2 between 1024 (100) and 4096 (200) -> 150 TFLOP/s
