@@ -70,6 +70,12 @@ model::Scenario mlp_scenario() {
                                "mlp.json");
 }
 
+RunOptions analytic() {
+  RunOptions o;
+  o.engine = model::Engine::kAnalytic;
+  return o;
+}
+
 TracedJob hand_job() {
   return traced_job({"t.json"}, {model::import_kineto_trace(two_rank_trace(), "t.json")});
 }
@@ -126,7 +132,7 @@ TEST(TraceReplay, HandMadeTwoRankTraceReplaysToTheHandComputedExposure) {
   o.engine = model::Engine::kEvent;
   EXPECT_NEAR(predict_point(s, o, cache).exposed_comm_s, 92e-6, 1e-9);
   // The same cached Predictor without measured costs is the model again.
-  const Prediction model_only = predict_point(s, {.engine = model::Engine::kAnalytic}, cache);
+  const Prediction model_only = predict_point(s, analytic(), cache);
   EXPECT_GT(std::abs(model_only.step_time_s - r.step_time_s), 1e-9);
 }
 
@@ -188,7 +194,7 @@ TEST(TraceReplay, DraftedScenarioRoundTrips) {
     EXPECT_EQ(s.simulation.steps, j.steps);
     EXPECT_TRUE(s.parallelism.bucket_cap_defaulted) << d.summary;
     EXPECT_EQ(d.unknown.size(), 3u);  // model, batch, hardware
-    const Prediction p = predict_point(s, {.engine = model::Engine::kAnalytic});
+    const Prediction p = predict_point(s, analytic());
     ASSERT_EQ(p.buckets.size(), j.allreduce_bytes.size()) << d.summary;
     for (std::size_t i = 0; i < p.buckets.size(); ++i) {
       EXPECT_EQ(p.buckets[i].bytes, j.allreduce_bytes[i]) << i;
@@ -211,7 +217,7 @@ TEST(TraceReplay, DraftedCapIsTheLargestWholeMiBEveryClosedBucketReaches) {
   const DraftedScenario d = draft_scenario(j);
   EXPECT_EQ(d.scenario["parallelism"]["bucket_cap_mb"].get<double>(), 10) << d.summary;
   const model::Scenario s = model::parse_scenario(d.scenario, "d.json");
-  const Prediction p = predict_point(s, {.engine = model::Engine::kAnalytic});
+  const Prediction p = predict_point(s, analytic());
   ASSERT_EQ(p.buckets.size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(p.buckets[i].bytes, j.allreduce_bytes[i]) << i;
 }

@@ -62,7 +62,8 @@ int run_trace_comparison(const std::string& scenario, const std::vector<std::str
   json traced = json::array();
   for (const std::string& f : traces) traced.push_back({{"file", f}});
   json measured_buckets = json::array();
-  for (double b : job.allreduce_bytes) measured_buckets.push_back(b >= 0 ? json(static_cast<std::int64_t>(b)) : json());
+  for (double b : job.allreduce_bytes)
+    measured_buckets.push_back(b >= 0 ? json(static_cast<std::int64_t>(b)) : json());
   json measured_bucket_s = json::array();
   for (double d : job.allreduce_s) measured_bucket_s.push_back(d);
 
