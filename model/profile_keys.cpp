@@ -289,6 +289,8 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key(cm + "/per_step/*/collectives/*", KeyType::kObject, "one collective"));
   t.push_back(key(cm + "/per_step/*/collectives/*/op", KeyType::kString, "all_reduce, ..."));
   t.push_back(integer(cm + "/per_step/*/collectives/*/bytes", "bytes", 0, "message size"));
+  t.push_back(key(cm + "/per_step/*/collectives/*/dtype", KeyType::kString,
+                  "element type as the trace names it (Float, BFloat16, ...)"));
   t.push_back(key(cm + "/per_step/*/collectives/*/start_s", KeyType::kNumber,
                   "start, from the step's start"));
   t.push_back(

@@ -119,6 +119,7 @@ struct Collective {
   int event = 0;
   std::string op;
   std::optional<std::int64_t> bytes;
+  std::string dtype;  // as the trace writes it ("Float", "BFloat16", "float"); empty: unknown
 };
 
 }  // namespace
@@ -152,6 +153,7 @@ std::optional<json> trace_communication(const KinetoTrace& t, const detail::Trac
     if (a && a->in_nelems >= 0) {
       if (const auto b = dtype_bytes(a->dtype)) c.bytes = a->in_nelems * *b;
     }
+    if (a) c.dtype = a->dtype;
     if (a && a->group_size > 0) group_size = a->group_size;
     per_step[l.step[i]].push_back(std::move(c));
   }
@@ -197,6 +199,7 @@ std::optional<json> trace_communication(const KinetoTrace& t, const detail::Trac
       comm_s += e.dur;
       json row = {{"op", c.op}};
       if (c.bytes) row["bytes"] = *c.bytes;
+      if (!c.dtype.empty()) row["dtype"] = c.dtype;
       row["start_s"] = (e.ts - l.steps[s].begin) * 1e-6;
       row["end_s"] = (e.ts + e.dur - l.steps[s].begin) * 1e-6;
       list.push_back(std::move(row));

@@ -16,8 +16,9 @@
 // on a CPU trace, the outermost CPU ops of the threads that run no collective. The section:
 //   {"backend", "world_size", "rank", "steps", "collectives_per_step", "comm_s", "exposed_s",
 //    "ops": {OP: {"count", "bytes"}} per step, "per_step": [{"step", "comm_s", "exposed_s",
-//    "collectives": [{"op", "bytes", "start_s", "end_s"}]}]}
-// Times are means over the steps; no "bytes" where the trace gives no size, no world_size
+//    "collectives": [{"op", "bytes", "dtype", "start_s", "end_s"}]}]}
+// Times are means over the steps; "dtype" is the element type as the trace names it ("Float",
+// "BFloat16"); no "bytes" or "dtype" where the trace gives no size or type, no world_size
 // or rank where it does not say.
 #pragma once
 

@@ -425,6 +425,22 @@ double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
       if (workload_->layers[i].kind == "transformer_block") recompute += lt.fwd[i];
     }
   }
+  if (measured_ && (measured_->has_compute() || measured_->optimizer_s)) {
+    // One GPU runs the measured compute (whose micro-batch holds any recomputation) and
+    // optimizer; parts left unmeasured keep the model's.
+    const MeasuredCosts& m = *measured_;
+    const auto sum = [](const std::vector<double>& v) {
+      double x = 0;
+      for (double y : v) x += y;
+      return x;
+    };
+    const double fwd =
+        !m.layer_fwd_s.empty() ? sum(m.layer_fwd_s) : m.forward_s.value_or(lt.fwd_total);
+    const double bwd = !m.layer_bwd_s.empty() ? sum(m.layer_bwd_s)
+                                              : m.backward_s.value_or(lt.bwd_total + recompute);
+    return micro_batches * (fwd + bwd) +
+           m.optimizer_s.value_or(optimizer_time(t, model::optimizer_impl_for(t, s)));
+  }
   return micro_batches * (lt.fwd_total + lt.bwd_total + recompute) +
          optimizer_time(t, model::optimizer_impl_for(t, s));
 }
@@ -436,6 +452,14 @@ StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::Train
 
 StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                          const model::ParallelismConfig& par, Bound bound) const {
+  StepPlan sp = plan_profiled(cluster, training, par, bound);
+  if (measured_) apply_measured_costs(sp, *measured_);  // over the model's and the profile's
+  return sp;
+}
+
+StepPlan Predictor::plan_profiled(const model::ClusterConfig& cluster,
+                                  const model::TrainingConfig& training,
+                                  const model::ParallelismConfig& par, Bound bound) const {
   StepPlan sp = plan_model(cluster, training, par, bound);
   if (!hw_.profile) {
     // How the presets costed the layers (e.g. fused attention without a kernel benchmark).

@@ -77,6 +77,10 @@ class Predictor {
     interference_ = factor;
     interference_source_ = std::move(source);
   }
+  /// Measured costs that replace the model's in every plan this Predictor makes (and in the
+  /// one-GPU step of the scaling efficiencies): apply_measured_costs, step_plan.hpp. nullptr:
+  /// none (the default; RunOptions::measured sets it per point).
+  void set_measured(std::shared_ptr<const MeasuredCosts> m) { measured_ = std::move(m); }
 
   Prediction predict(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                      const model::ParallelismConfig& parallelism,
@@ -115,6 +119,10 @@ class Predictor {
   /// table was measured on another rank count.
   std::optional<double> profile_collective_s(model::CollectiveOp op, double bytes, int gpus,
                                              Bound bound, MeasuredSources* m) const;
+  /// plan() without the measured costs (set_measured): the model's plan with the profile's
+  /// replacements.
+  StepPlan plan_profiled(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
+                         const model::ParallelismConfig& parallelism, Bound bound) const;
   /// plan() without the profile's collective and optimizer replacements (GEMMs at `bound`).
   StepPlan plan_model(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                       const model::ParallelismConfig& parallelism, Bound bound) const;
@@ -158,6 +166,7 @@ class Predictor {
   std::string file_;
   double interference_ = 1.0;  ///< resolve_interference of the scenario (1 without one)
   std::string interference_source_ = "default";
+  std::shared_ptr<const MeasuredCosts> measured_;
   std::vector<double> layer_fwd_flops_;
   std::vector<double> layer_bwd_flops_;
   double total_flops_per_sample_ = 0;

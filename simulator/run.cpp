@@ -42,6 +42,7 @@ std::string trace_file(const std::string& trace, std::size_t index, std::size_t 
 
 Prediction predict_with(const model::Scenario& p, const RunOptions& o, Predictor& predictor,
                         std::vector<Span>* timeline, double* sweep_work) {
+  predictor.set_measured(o.measured);  // a cached Predictor: set (or cleared) for every point
   if (engine_of(p, o) == model::Engine::kAnalytic) {
     Prediction pred = predictor.predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd,
                                         p.simulation.jitter_cv);

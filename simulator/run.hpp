@@ -6,6 +6,7 @@
 //  - the analytic model (Predictor): the workload, the hardware (and its calibration profile),
 //    simulation.interference (else the profile's measured factor: resolve_interference) and
 //    simulation.jitter_cv (its p50/p99 from the straggler statistics);
+//  - measured costs (RunOptions::measured) over the model's and the profile's, in both engines;
 //  - the event engine additionally: simulation.steps, seed, jitter_distribution, straggler_rank
 //    and straggler_slowdown, local_sgd_period, staleness, network "flow" with background_traffic
 //    and concurrent_jobs, trace_ranks, and training.target.steps_multiplier (event_options()).
@@ -57,6 +58,10 @@ struct RunOptions {
   /// With a trace or a kept timeline: the ranks recorded (plus the slowest one); unset:
   /// simulation.trace_ranks.
   std::optional<int> timeline_ranks;
+  /// Measured costs (a profiler trace's compute, optimizer and bucket all-reduces) that replace
+  /// the model's in every point's plan, for both engines (step_plan.hpp apply_measured_costs;
+  /// `ddpsim validate --trace`'s replay and --extrapolate). nullptr: the model's costs.
+  std::shared_ptr<const MeasuredCosts> measured;
 };
 
 /// Every sweep point of one scenario and its prediction, in model::expand_sweep's order.

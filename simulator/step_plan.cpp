@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "model/collective_op.hpp"
 #include "model/error.hpp"
 #include "model/units.hpp"
 #include "simulator/analytic.hpp"
@@ -49,6 +51,90 @@ void apply_nccl_channel_interference(StepPlan& sp, const model::HardwareSpec& hw
         static_cast<double>(hw.gpu.sm_count) / static_cast<double>(hw.gpu.sm_count - channels);
     sp.interference_source = "nccl_channels";
   }
+}
+
+namespace {
+
+// Adds `amount` to `v` in proportion to `estimate` (the model's own per-layer times); an
+// all-zero estimate (a workload without compute) spreads it evenly.
+void add_spread(std::vector<double>& v, const std::vector<double>& estimate, double amount) {
+  double sum = 0;
+  for (double x : estimate) sum += x;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] += sum > 0 ? amount * estimate[i] / sum : amount / static_cast<double>(v.size());
+  }
+}
+
+double total(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+}  // namespace
+
+void apply_measured_costs(StepPlan& sp, const MeasuredCosts& m) {
+  const std::size_t nl = sp.layer_fwd_s.size();
+  const std::vector<double> model_fwd = sp.layer_fwd_s, model_bwd = sp.layer_bwd_s;
+  const bool per_layer = !m.layer_fwd_s.empty() || !m.layer_bwd_s.empty();
+  if (per_layer) {
+    if (m.layer_fwd_s.size() != nl || m.layer_bwd_s.size() != nl) {
+      throw InputError(
+          m.source, "", fmt::format("measured times for each of the model's {} layers", nl),
+          fmt::format("{} forward and {} backward", m.layer_fwd_s.size(), m.layer_bwd_s.size()));
+    }
+    sp.layer_fwd_s = m.layer_fwd_s;
+    sp.layer_bwd_s = m.layer_bwd_s;
+  }
+  if (nl > 0 && m.forward_s) {
+    if (!per_layer) sp.layer_fwd_s.assign(nl, 0.0);
+    add_spread(sp.layer_fwd_s, model_fwd, std::max(0.0, *m.forward_s - total(sp.layer_fwd_s)));
+  }
+  if (nl > 0 && m.backward_s) {
+    if (!per_layer) sp.layer_bwd_s.assign(nl, 0.0);
+    add_spread(sp.layer_bwd_s, model_bwd, std::max(0.0, *m.backward_s - total(sp.layer_bwd_s)));
+  }
+  if (m.has_compute()) {
+    // The traced backward holds the Reducer's copies into the buckets and the collectives'
+    // slowdown; the copies back into .grad (finalize_backward) are traced too.
+    sp.layer_grad_copy_s.assign(sp.layer_grad_copy_s.size(), 0.0);
+    for (PlannedBucket& b : sp.buckets) b.copy_out_s = 0;
+    for (PlannedBucket& b : sp.warmup_buckets) b.copy_out_s = 0;
+    sp.interference = 1.0;
+    sp.interference_source = "measured";
+  }
+  if (m.optimizer_s) sp.optimizer_s = *m.optimizer_s;
+  if (m.buffer_broadcast_s && sp.buffer_broadcast_s > 0) {
+    sp.buffer_broadcast_s = *m.buffer_broadcast_s;
+  }
+  if (!m.bucket_collective_s.empty()) {
+    if (model::is_sharded(sp.strategy) || m.bucket_collective_s.size() != sp.buckets.size()) {
+      throw InputError(m.source, "",
+                       fmt::format("one measured all-reduce per DDP bucket ({} buckets, {})",
+                                   sp.buckets.size(), model::strategy_name(sp.strategy)),
+                       fmt::format("{} all-reduces", m.bucket_collective_s.size()));
+    }
+    for (std::size_t i = 0; i < sp.buckets.size(); ++i) {
+      PlannedBucket& b = sp.buckets[i];
+      const double t = m.bucket_collective_s[i];
+      b.collective_s = t;
+      b.overhead_s = 0;  // a traced hook's casts are in the traced compute
+      b.cost.busbw_gbytes_per_s =
+          t > 0 ? static_cast<double>(b.cost.bytes) / t *
+                      model::busbw_factor(model::CollectiveOp::kAllReduce, sp.gpus) / 1e9
+                : 0.0;
+    }
+  }
+  std::string what;
+  const auto add = [&](const std::string& w) { what += (what.empty() ? "" : ", ") + w; };
+  if (m.has_compute())
+    add(m.layer_fwd_s.empty() ? "forward and backward (whole model)"
+                              : "forward and backward per layer");
+  if (m.optimizer_s) add("optimizer");
+  if (!m.bucket_collective_s.empty()) {
+    add(fmt::format("{} bucket all-reduces", m.bucket_collective_s.size()));
+  }
+  if (!what.empty()) sp.warnings.push_back("measured by " + m.source + ": " + what);
 }
 
 WireFormat ddp_wire_format(const model::TrainingConfig& t, const model::CommHook& hook) {

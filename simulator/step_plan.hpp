@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,42 @@ struct StepPlan {
   /// "scenario", "profile", "nccl_channels" or "default"
   std::string interference_source = "default";
 };
+
+/// Measured per-step costs that replace the model's in a plan: what a PyTorch profiler trace of
+/// the job measured (`ddpsim validate --trace`'s replay and --extrapolate), handed to the run API
+/// as RunOptions::measured and applied by the Predictor to every plan it makes
+/// (apply_measured_costs), so the analytic timeline and the event engine lay out the same
+/// measured pieces. Times are seconds per step of one rank; unset or empty: the model's cost.
+///
+///   MeasuredCosts m;
+///   m.source = "trace rank0.json";
+///   m.forward_s = 13.4e-3;                    // spread over the layers like the model's own
+///   m.backward_s = 25.3e-3;                   // per-layer estimate
+///   m.bucket_collective_s = {3.9e-3, 3.7e-3};  // one per bucket, launch order
+struct MeasuredCosts {
+  std::string source;  ///< named in the plan's warning, e.g. "trace rank0.json"
+  /// One micro-batch's compute per workload layer (both the workload's layer count, or empty).
+  std::vector<double> layer_fwd_s, layer_bwd_s;
+  /// One micro-batch's whole forward / backward. Without per-layer times it is spread over the
+  /// layers in proportion to the plan's own per-layer estimate; with them, what it holds beyond
+  /// their sum (time the trace gave no layer: the loss, unnamed modules) is spread that way.
+  std::optional<double> forward_s, backward_s;
+  std::optional<double> optimizer_s;
+  std::optional<double> buffer_broadcast_s;  ///< DDP broadcast_buffers, per forward
+  /// DDP: each bucket's collective in launch order, one per planned bucket.
+  std::vector<double> bucket_collective_s;
+  bool has_compute() const {
+    return !layer_fwd_s.empty() || forward_s.has_value() || backward_s.has_value();
+  }
+};
+
+/// Replaces `sp`'s costs with `m`'s. With measured compute, the plan's Reducer copies
+/// (layer_grad_copy_s, every bucket's copy_out_s) become 0 and its interference 1: a traced
+/// backward already holds the copies into the buckets (the Reducer's mul_out runs inside
+/// AccumulateGrad's autograd hook) and whatever slowdown the concurrent collectives caused.
+/// Throws InputError naming m.source when its layer or bucket counts differ from the plan's, or
+/// when it gives bucket collectives for a sharded strategy.
+void apply_measured_costs(StepPlan& sp, const MeasuredCosts& m);
 
 /// How long `work_s` of compute takes when it starts with a collective in flight for another
 /// `busy_s` seconds and runs `factor` (>= 1) times slower while it is: at rate 1/factor for

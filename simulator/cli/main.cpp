@@ -8,6 +8,8 @@
 //                     [--max-bytes 8G] [--algorithm auto]
 //   ddpsim import deepspeed DS_CONFIG.json [--scenario BASE.json] [--gpus N] [--out OUT.json]
 //   ddpsim import torch KNOBS.json [--scenario BASE.json] [--out OUT.json]
+//   ddpsim import trace RANK0.pt.trace.json[.gz] [MORE...] [--out OUT.json]
+//                   (a scenario drafted from a DDP job's profiler traces: trace_replay.hpp)
 //   ddpsim lr SCENARIO.json [--steps N] [--format table|json]
 //   ddpsim published [--out-dir results/published]
 //   ddpsim fidelity [--out-dir results]
@@ -41,6 +43,7 @@
 #include "simulator/published.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
+#include "simulator/trace_replay.hpp"
 
 namespace {
 
@@ -239,6 +242,22 @@ int run_import(const std::string& kind, const std::string& path, const std::stri
     std::cout << "wrote " << out << "\n";
   } else {
     std::cout << doc.dump(2) << "\n";
+  }
+  return 0;
+}
+
+// `ddpsim import trace`: a strict scenario drafted from profiler traces (what they cannot tell
+// is named on stderr, one line each), checked by the scenario reader before it is written.
+int run_import_trace(const std::vector<std::string>& traces, const std::string& out) {
+  const sim::DraftedScenario d = sim::draft_scenario(sim::load_traced_job(traces));
+  model::parse_scenario(d.scenario, out.empty() ? "(drafted scenario)" : out);
+  for (const auto& u : d.unknown) std::fprintf(stderr, "ddpsim: unknown: %s\n", u.c_str());
+  std::fprintf(stderr, "ddpsim: %s\n", d.summary.c_str());
+  if (!out.empty()) {
+    model::write_file_atomic(out, d.scenario.dump(2) + "\n");
+    std::cout << "wrote " << out << "\n";
+  } else {
+    std::cout << d.scenario.dump(2) << "\n";
   }
   return 0;
 }
@@ -442,7 +461,8 @@ int main(int argc, char** argv) {
   std::string imp_path, imp_base, imp_out;
   std::optional<int> imp_gpus;
   auto* imp = app.add_subcommand(
-      "import", "turn a DeepSpeed config or PyTorch DDP/FSDP knobs into scenario keys");
+      "import",
+      "turn a DeepSpeed config, PyTorch DDP/FSDP knobs or a profiler trace into scenario keys");
   imp->require_subcommand(0, 1);  // none: a one-line error naming both kinds (below)
   auto* imp_ds =
       imp->add_subcommand("deepspeed", "a DeepSpeed config JSON -> scenario (warnings on stderr)");
@@ -461,6 +481,14 @@ int main(int argc, char** argv) {
   imp_torch->add_option("--gpus", imp_gpus, "also set cluster.gpus")
       ->check(CLI::Range(1, 10000000));
   imp_torch->add_option("--out", imp_out, "write the scenario here (atomically) instead of stdout");
+
+  std::vector<std::string> imp_traces;
+  auto* imp_trace = imp->add_subcommand(
+      "trace",
+      "PyTorch profiler traces of a DDP job (one per rank) -> a drafted scenario: world size, "
+      "bucket cap, gradient dtype, steps (what the trace cannot tell is named on stderr)");
+  imp_trace->add_option("traces", imp_traces, "profiler traces (.json or .json.gz)")->required();
+  imp_trace->add_option("--out", imp_out, "write the scenario here (atomically) instead of stdout");
 
   std::string lr_path, lr_format = "table";
   std::optional<std::int64_t> lr_steps;
@@ -504,11 +532,12 @@ int main(int argc, char** argv) {
     if (*plan) return run_plan(plan_path, plan_format, plan_out);
     if (*schema) return run_schema(schema_format);
     if (*coll) return run_collective(hw, gpus, op, min_b, max_b, algo);
-    if (*imp && !*imp_ds && !*imp_torch) {
+    if (*imp && !*imp_ds && !*imp_torch && !*imp_trace) {
       throw Error(
-          "import: expected what to import: `ddpsim import deepspeed DS_CONFIG.json` or `ddpsim "
-          "import torch KNOBS.json`");
+          "import: expected what to import: `ddpsim import deepspeed DS_CONFIG.json`, `ddpsim "
+          "import torch KNOBS.json` or `ddpsim import trace TRACE.json.gz`");
     }
+    if (*imp_trace) return run_import_trace(imp_traces, imp_out);
     if (*imp) {
       return run_import(*imp_ds ? "deepspeed" : "torch", imp_path, imp_base, imp_gpus, imp_out);
     }

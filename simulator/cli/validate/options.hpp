@@ -20,6 +20,7 @@ struct Options {
   std::string out;
   std::string markdown;
   std::vector<std::string> traces;  ///< --trace: compare with these profiler traces instead
+  bool extrapolate = false;         ///< --extrapolate (with --trace): traced compute, model comm
   std::string runner = "exec";      ///< --runner: exec (ddpsim-exec) or torch (PyTorch DDP)
   std::string points_dir;           ///< --points-dir: write the points' files there and stop
 };

@@ -1,15 +1,21 @@
 // The trace comparison of trace_compare.hpp.
 #include "simulator/cli/validate/trace_compare.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "model/atomic_file.hpp"
-#include "model/kineto_import.hpp"
+#include "model/error.hpp"
 #include "model/scenario.hpp"
 #include "simulator/cli/validate/report.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
+#include "simulator/trace_replay.hpp"
 
 namespace ddpsim::validate {
 
@@ -17,91 +23,199 @@ using nlohmann::json;
 
 namespace {
 
-struct Measured {
-  double step = 0, forward = 0, backward = 0, optimizer = 0, comm = 0, exposed = 0;
-};
+// One row with the replay beside the engines: relative errors against the trace, and the
+// replay's error as a fraction of the traced step (the scale the goal is stated in).
+json replay_row(const std::string& quantity, double analytic, double event,
+                std::optional<double> replay, double measured, double traced_step) {
+  json r = row(quantity, analytic, event, measured);
+  r["replay"] = replay ? json(*replay) : json();
+  r["error_replay"] = replay ? relative_error(*replay, measured) : json();
+  r["error_replay_of_step"] =
+      replay && traced_step > 0 ? json((*replay - measured) / traced_step) : json();
+  return r;
+}
 
-double at(const json& o, const char* k) { return o.contains(k) ? o.at(k).get<double>() : 0.0; }
+std::string ms_or_dash(const json& v) { return v.is_null() ? "-" : ms(v.get<double>()); }
+
+// The sweep must keep what the trace measured: the model, the per-GPU batch and the precision.
+void check_extrapolation(const model::Scenario& base, const model::Scenario& p) {
+  const auto differs = [&](const char* what, bool d) {
+    if (!d) return;
+    throw InputError(base.file, "/sweep",
+                     "a sweep that keeps the traced compute for --extrapolate (the same model, "
+                     "training.per_gpu_batch, grad_accumulation and precision as the trace)",
+                     std::string("a point that changes ") + what + " (" + p.point.dump() + ")");
+  };
+  differs("the model", p.doc.value("model", json()) != base.doc.value("model", json()));
+  differs("training.per_gpu_batch", p.training.per_gpu_batch != base.training.per_gpu_batch);
+  differs("training.grad_accumulation",
+          p.training.grad_accumulation != base.training.grad_accumulation);
+  differs("training.precision", p.training.precision != base.training.precision);
+}
 
 }  // namespace
 
 int run_trace_comparison(const std::string& scenario, const std::vector<std::string>& traces,
-                         const std::string& out) {
+                         const std::string& out, bool extrapolate) {
   const model::Scenario base = model::load_scenario(scenario);
-  Measured m;
+  const sim::TracedJob job = sim::load_traced_job(traces);
   json traced = json::array();
+  for (const std::string& f : traces) traced.push_back({{"file", f}});
   json measured_buckets = json::array();
-  for (const std::string& f : traces) {
-    const json l = model::import_kineto_file(f);
-    const json& ph = l.at("phases");
-    const json comm = l.value("communication", json::object());
-    m.step += at(l, "step_s");
-    m.forward += at(ph, "forward_s");
-    m.backward += at(ph, "backward_s");
-    m.optimizer += at(ph, "optimizer_s");
-    m.comm += at(comm, "comm_s");
-    m.exposed += at(comm, "exposed_s");
-    if (traced.empty() && comm.contains("per_step")) {
-      for (const json& c : comm.at("per_step").at(0).at("collectives")) {
-        if (c.at("op") == "all_reduce") measured_buckets.push_back(c.value("bytes", json()));
-      }
-    }
-    traced.push_back({{"file", f},
-                      {"steps", l.at("steps")},
-                      {"device", l.at("device")},
-                      {"world_size", comm.value("world_size", json())},
-                      {"whole_model", l.at("whole_model")}});
-  }
-  const double n = static_cast<double>(traces.size());
-  for (double* x : {&m.step, &m.forward, &m.backward, &m.optimizer, &m.comm, &m.exposed}) *x /= n;
+  for (double b : job.allreduce_bytes)
+    measured_buckets.push_back(b >= 0 ? json(static_cast<std::int64_t>(b)) : json());
+  json measured_bucket_s = json::array();
+  for (double d : job.allreduce_s) measured_bucket_s.push_back(d);
 
+  const std::vector<model::Scenario> sweep = model::expand_sweep(base);
+  if (extrapolate) {
+    for (const model::Scenario& p : sweep) check_extrapolation(base, p);
+  }
   json points = json::array();
-  std::string table;
+  std::string table, extrapolated_table;
+  std::vector<std::string> notes = job.notes;
+  const auto note = [&](const std::string& n) {
+    if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+  };
   sim::PredictorCache cache;
-  for (const model::Scenario& s : model::expand_sweep(base)) {
+  for (const model::Scenario& s : sweep) {
     sim::RunOptions run;
     run.engine = model::Engine::kAnalytic;
     const sim::Prediction a = sim::predict_point(s, run, cache);
     run.engine = model::Engine::kEvent;
     const sim::Prediction e = sim::predict_point(s, run, cache);
-    json rows = json::array({row("step", a.step_time_s, e.step_time_s, m.step),
-                             row("forward", a.forward_time_s, e.forward_time_s, m.forward),
-                             row("backward", a.backward_time_s, e.backward_time_s, m.backward),
-                             row("optimizer", a.optimizer_time_s, e.optimizer_time_s, m.optimizer),
-                             row("comm (sum)", a.comm_time_s, e.comm_time_s, m.comm),
-                             row("exposed comm", a.exposed_comm_s, e.exposed_comm_s, m.exposed)});
+    const model::Workload& workload = cache.get(s)->workload();
+
+    // The replay: the traced job's own costs at the traced world size.
+    std::optional<sim::Prediction> r;
+    if (job.world_size && *job.world_size != s.cluster.gpus) {
+      note(
+          fmt::format("replay: only at the traced world size ({} ranks); other points: "
+                      "--extrapolate",
+                      *job.world_size));
+    } else if (s.parallelism.strategy != model::Strategy::kDdp) {
+      note("replay: DDP only (the trace's all-reduces are its buckets)");
+    } else {
+      const bool buckets = !job.allreduce_s.empty() && job.allreduce_s.size() == a.buckets.size();
+      if (!buckets && !job.allreduce_s.empty()) {
+        note(fmt::format(
+            "replay at {}: the trace has {} all-reduces per step, the point {} "
+            "buckets: the model costs the collectives",
+            label_text(s.point, s.cluster.gpus), job.allreduce_s.size(), a.buckets.size()));
+      }
+      std::vector<std::string> how;
+      sim::RunOptions rr;
+      rr.engine = model::Engine::kAnalytic;
+      rr.measured = std::make_shared<sim::MeasuredCosts>(
+          sim::measured_costs(job, workload, s.training.grad_accumulation, buckets, &how));
+      for (const std::string& h : how) note("replay " + h);
+      r = sim::predict_point(s, rr, cache);
+    }
+    const auto rv = [&](double sim::Prediction::*f) {
+      return r ? std::optional<double>((*r).*f) : std::nullopt;
+    };
+    using P = sim::Prediction;
+    json rows = json::array({replay_row("step", a.step_time_s, e.step_time_s, rv(&P::step_time_s),
+                                        job.step_s, job.step_s),
+                             replay_row("forward", a.forward_time_s, e.forward_time_s,
+                                        rv(&P::forward_time_s), job.forward_s, job.step_s),
+                             replay_row("backward", a.backward_time_s, e.backward_time_s,
+                                        rv(&P::backward_time_s), job.backward_s, job.step_s),
+                             replay_row("optimizer", a.optimizer_time_s, e.optimizer_time_s,
+                                        rv(&P::optimizer_time_s), job.optimizer_s, job.step_s),
+                             replay_row("comm (sum)", a.comm_time_s, e.comm_time_s,
+                                        rv(&P::comm_time_s), job.comm_s, job.step_s),
+                             replay_row("exposed comm", a.exposed_comm_s, e.exposed_comm_s,
+                                        rv(&P::exposed_comm_s), job.exposed_s, job.step_s)});
     json predicted_buckets = json::array();
     for (const sim::BucketTiming& b : a.buckets) predicted_buckets.push_back(b.bytes);
     table += label_text(s.point, s.cluster.gpus) + "\n";
     char line[256];
-    std::snprintf(line, sizeof line, "  %-14s %12s %12s %12s %9s %9s\n", "quantity", "analytic",
-                  "event", "traced", "err a", "err e");
+    std::snprintf(line, sizeof line, "  %-14s %12s %12s %12s %12s %9s %9s %9s\n", "quantity",
+                  "analytic", "event", "replay", "traced", "err a", "err e", "err r");
     table += line;
-    for (const json& r : rows) {
-      std::snprintf(
-          line, sizeof line, "  %-14s %12s %12s %12s %9s %9s\n",
-          r.at("quantity").get<std::string>().c_str(), ms(r.at("analytic").get<double>()).c_str(),
-          ms(r.at("event").get<double>()).c_str(), ms(r.at("measured").get<double>()).c_str(),
-          pct(r.at("error_analytic")).c_str(), pct(r.at("error_event")).c_str());
+    for (const json& x : rows) {
+      std::snprintf(line, sizeof line, "  %-14s %12s %12s %12s %12s %9s %9s %9s\n",
+                    x.at("quantity").get<std::string>().c_str(),
+                    ms(x.at("analytic").get<double>()).c_str(),
+                    ms(x.at("event").get<double>()).c_str(), ms_or_dash(x.at("replay")).c_str(),
+                    ms(x.at("measured").get<double>()).c_str(), pct(x.at("error_analytic")).c_str(),
+                    pct(x.at("error_event")).c_str(), pct(x.at("error_replay")).c_str());
       table += line;
     }
     table += "  buckets (bytes): predicted " + predicted_buckets.dump() + ", traced all-reduces " +
              measured_buckets.dump() + "\n";
-    points.push_back({{"point", s.point},
-                      {"gpus", s.cluster.gpus},
-                      {"rows", std::move(rows)},
-                      {"buckets",
-                       {{"predicted_bytes", std::move(predicted_buckets)},
-                        {"measured_bytes", measured_buckets}}}});
+    json point = {{"point", s.point},
+                  {"gpus", s.cluster.gpus},
+                  {"rows", std::move(rows)},
+                  {"buckets",
+                   {{"predicted_bytes", std::move(predicted_buckets)},
+                    {"measured_bytes", measured_buckets},
+                    {"measured_s", measured_bucket_s}}}};
+    if (r) {
+      const double err = job.step_s > 0 ? (r->exposed_comm_s - job.exposed_s) / job.step_s : 0.0;
+      table += fmt::format(
+          "  replay exposed comm {} ms vs traced {} ms: {:+.1f}% of the traced step ({} ms)\n",
+          ms(r->exposed_comm_s), ms(job.exposed_s), 100 * err, ms(job.step_s));
+      point["replay_exposed_error_of_step"] = err;
+    }
+    if (extrapolate) {
+      // The traced compute and optimizer in place; the collectives from the model for this N,
+      // cap and network.
+      sim::RunOptions x;
+      x.engine = model::Engine::kAnalytic;
+      x.measured = std::make_shared<sim::MeasuredCosts>(
+          sim::measured_costs(job, workload, s.training.grad_accumulation, false));
+      const sim::Prediction p = sim::predict_point(s, x, cache);
+      if (extrapolated_table.empty()) {
+        extrapolated_table = fmt::format(
+            "  {:<40} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>12}\n", "point", "step_ms",
+            "fwd_ms", "bwd_ms", "comm_ms", "exposed", "opt_ms", "buckets", "samples/s");
+      }
+      extrapolated_table += fmt::format(
+          "  {:<40} {:>10.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.3f} {:>8} {:>12.1f}\n",
+          label_text(s.point, s.cluster.gpus), 1e3 * p.step_time_s, 1e3 * p.forward_time_s,
+          1e3 * p.backward_time_s, 1e3 * p.comm_time_s, 1e3 * p.exposed_comm_s,
+          1e3 * p.optimizer_time_s, p.buckets.size(), p.throughput_samples_per_s);
+      point["extrapolated"] = {{"step_time_s", p.step_time_s},
+                               {"forward_time_s", p.forward_time_s},
+                               {"backward_time_s", p.backward_time_s},
+                               {"comm_time_s", p.comm_time_s},
+                               {"exposed_comm_s", p.exposed_comm_s},
+                               {"optimizer_time_s", p.optimizer_time_s},
+                               {"bucket_count", p.buckets.size()},
+                               {"throughput_samples_per_s", p.throughput_samples_per_s}};
+    }
+    points.push_back(std::move(point));
   }
-  std::printf("times in ms per step; traced: the mean of %zu trace(s)\n%s", traces.size(),
-              table.c_str());
+  std::printf(
+      "times in ms per step; traced: the mean of %zu trace(s); replay: the analytic "
+      "layout of the trace's own compute, optimizer and bucket all-reduces\n%s",
+      traces.size(), table.c_str());
+  if (extrapolate) {
+    std::printf("extrapolated: the traced compute and optimizer, collectives from the model\n%s",
+                extrapolated_table.c_str());
+  }
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   if (!out.empty()) {
     json doc;
-    doc["context"] = sim::context_json("analytic+event vs PyTorch profiler traces");
+    doc["context"] = sim::context_json("analytic+event+replay vs PyTorch profiler traces");
     doc["scenario"] = sim::scenario_json(base);
     doc["traces"] = std::move(traced);
-    doc["errors_are"] = "(predicted - traced) / traced; null where nothing was traced";
+    doc["traced"] = {{"world_size", job.world_size ? json(*job.world_size) : json()},
+                     {"backend", job.backend},
+                     {"steps", job.steps},
+                     {"whole_model", job.whole_model},
+                     {"step_s", job.step_s},
+                     {"forward_s", job.forward_s},
+                     {"backward_s", job.backward_s},
+                     {"optimizer_s", job.optimizer_s},
+                     {"comm_s", job.comm_s},
+                     {"exposed_s", job.exposed_s}};
+    doc["errors_are"] =
+        "(predicted - traced) / traced; error_replay_of_step: (replay - traced) / traced step; "
+        "null where nothing was traced or replayed";
+    doc["notes"] = notes;
     doc["points"] = std::move(points);
     model::write_file_atomic(out, doc.dump(2) + "\n");
     std::printf("wrote %s\n", out.c_str());

@@ -6,8 +6,9 @@
 //                   [--repeat R] [--efficiency] [--netns-launch SCRIPT] [--out F] [--markdown M]
 //   ddpsim-validate SCENARIO.json --runner torch [...]   (real PyTorch DDP: torch_runner.hpp)
 //   ddpsim-validate SCENARIO.json [--runner torch] --points-dir DIR   (write the points, stop)
-//   ddpsim-validate SCENARIO.json --trace rank0.pt.trace.json.gz [--trace ...] [--out F]
-//                   (the prediction against the user's own profiler traces: trace_compare.hpp)
+//   ddpsim-validate SCENARIO.json --trace rank0.pt.trace.json.gz [--trace ...] [--extrapolate]
+//                   [--out F]  (the prediction and the replay against the user's own profiler
+//                   traces, --extrapolate: the traced compute over the sweep: trace_compare.hpp)
 //
 // Per sweep point (bucket sizes, widths, batches, cluster.gpus...): step time, forward, backward,
 // exposed communication, optimizer, summed communication and every bucket's end time, each as
@@ -254,6 +255,10 @@ int main(int argc, char** argv) {
                  "compare the scenario's prediction with PyTorch profiler traces of the job "
                  "(one per rank, .json or .json.gz; repeatable) instead of running ddpsim-exec; "
                  "--out is then optional");
+  app.add_flag("--extrapolate", o.extrapolate,
+               "with --trace: also predict every sweep point (other cluster.gpus, bucket caps, "
+               "networks) with the traced compute and optimizer in place, collectives from the "
+               "model");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -262,8 +267,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (o.extrapolate && o.traces.empty()) {
+      throw ddpsim::InputError(o.scenario, "", "--trace with --extrapolate",
+                               "--extrapolate alone (it extrapolates a traced job)");
+    }
     if (!o.traces.empty()) {
-      return ddpsim::validate::run_trace_comparison(o.scenario, o.traces, o.out);
+      return ddpsim::validate::run_trace_comparison(o.scenario, o.traces, o.out, o.extrapolate);
     }
     return ddpsim::validate::run(o);
   } catch (const ddpsim::InputError& e) {
