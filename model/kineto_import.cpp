@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -101,6 +102,21 @@ Attribution attribute(const KinetoTrace& t, const detail::TraceLinks& links) {
   a.whole_model = a.layer_names.empty();
   // Parents start before their children: one walk in start order inherits layer and phase.
   const std::string eval = "autograd::engine::evaluate_function: ";
+  // The autograd engine's device threads (GPU autograd runs backward on its own thread per
+  // device, torch/csrc/autograd/engine.cpp thread_init): threads whose first top-level op in a
+  // step is an evaluate_function. Everything at top level there is backward work, e.g. DDP's
+  // finalize_backward (`torch.distributed.ddp.reducer::copy_bucket_to_grad`, queued by the
+  // Reducer as the backward's final callback). A CPU-only job runs backward on the main thread
+  // after its forward: that thread starts with forward ops and keeps the forward default.
+  std::map<std::uint32_t, bool> starts_with_eval;
+  for (int i : by_time) {
+    if (links.step[i] < 0 || links.parent[i] >= 0 || ev[i].kind != EventKind::kOp) continue;
+    starts_with_eval.emplace(ev[i].thread, starts_with(t.name(ev[i]), eval.c_str()));
+  }
+  std::set<std::uint32_t> eval_threads;
+  for (const auto& [thread, first_is_eval] : starts_with_eval) {
+    if (first_is_eval) eval_threads.insert(thread);
+  }
   std::map<std::int64_t, int> seq_layer;
   for (int i : by_time) {
     const TraceEvent& e = ev[i];
@@ -108,6 +124,8 @@ Attribution attribute(const KinetoTrace& t, const detail::TraceLinks& links) {
     if (p >= 0) {
       a.layer[i] = a.layer[p];
       a.phase[i] = a.phase[p];
+    } else if (eval_threads.contains(e.thread)) {
+      a.phase[i] = kBackward;
     }
     switch (classify(t, e)) {
       case Region::kLayer:

@@ -82,6 +82,30 @@ TEST(KinetoImport, GpuTraceAttributesKernelsToLayers) {
   EXPECT_NEAR(p.layer_times()[2].backward_s, 65e-6, 1e-15);
 }
 
+// DDP's finalize_backward runs at top level on the autograd device thread (tid 200 here, whose
+// first op of the step is an evaluate_function): its copy_bucket_to_grad kernel (10 us) is
+// backward work, not forward. The layers are unchanged (the 10 us join the unattributed time);
+// the phases move them into backward.
+TEST(KinetoImport, TopLevelOpsOnTheAutogradThreadAreBackward) {
+  const json before = import_kineto_trace(gpu_step(), "t.json");
+  json t = gpu_step();
+  auto& ev = t["traceEvents"];
+  ev.push_back(complete("cpu_op", "torch.distributed.ddp.reducer::copy_bucket_to_grad", 200, 620,
+                        30, {{"External id", 30}}));
+  ev.push_back(complete("cpu_op", "aten::copy_", 200, 622, 25, {{"External id", 31}}));
+  ev.push_back(complete("cuda_runtime", "cudaLaunchKernel", 200, 625, 5,
+                        {{"correlation", 5030}, {"External id", 31}}));
+  ev.push_back(complete("kernel", "vectorized_elementwise_kernel", 7, 630, 10,
+                        {{"External id", 31}, {"correlation", 5030}}));
+  const json after = import_kineto_trace(t, "t.json");
+  expect_layers(after, {{50, 45}, {8, 6}, {40, 65}}, 110);
+  EXPECT_NEAR(after["phases"]["forward_s"].get<double>(),
+              before["phases"]["forward_s"].get<double>(), 1e-15);
+  EXPECT_NEAR(
+      after["phases"]["backward_s"].get<double>() - before["phases"]["backward_s"].get<double>(),
+      10e-6, 1e-12);
+}
+
 TEST(KinetoImport, CpuTraceSumsOutermostOps) {
   const json l = import_kineto_file(kData + "/kineto/mlp_step_cpu.json");
   EXPECT_EQ(l["device"].get<std::string>(), "cpu");
