@@ -4,33 +4,138 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
+#include <set>
+#include <vector>
 
 #include "model/error.hpp"
 #include "model/paths.hpp"
 #include "model/scenario.hpp"
 #include "model/scenario_keys.hpp"
+#include "model/trace_file.hpp"
 
 namespace ddpsim::model {
 
 using nlohmann::json;
+
+namespace {
+
+// Limits every JSON reader shares (issue 20: hostile inputs). No shipped or generated file comes
+// near them: scenarios, presets and profiles nest under 10 levels, results documents under 20.
+constexpr int kMaxJsonDepth = 256;
+constexpr std::size_t kMaxJsonBytes = std::size_t{1} << 30;  // 1 GiB of text
+
+// "/a~1b/0": RFC 6901 escaping of one reference token.
+std::string pointer_token(const std::string& key) {
+  std::string t;
+  for (char c : key) {
+    if (c == '~') {
+      t += "~0";
+    } else if (c == '/') {
+      t += "~1";
+    } else {
+      t += c;
+    }
+  }
+  return t;
+}
+
+// The parser callback that makes nlohmann's DOM parser strict where JSON itself is silent:
+// nesting deeper than kMaxJsonDepth is refused before it is built (a 10^5-deep document would
+// otherwise overflow the stack of every recursive walk), and a key repeated in one object is
+// refused with its pointer (RFC 8259 leaves duplicates to the reader; nlohmann keeps the last,
+// which silently changes a scenario).
+class StrictJson {
+ public:
+  explicit StrictJson(const std::string& path) : path_(path) {}
+
+  bool operator()(int depth, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (depth >= kMaxJsonDepth) {
+          throw InputError(path_, pointer(),
+                           "JSON nested at most " + std::to_string(kMaxJsonDepth) + " levels deep",
+                           "deeper nesting");
+        }
+        frames_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
+        break;
+      case json::parse_event_t::key: {
+        Frame& f = frames_.back();
+        const std::string& k = parsed.get_ref<const std::string&>();
+        if (!f.keys.insert(k).second) {
+          f.key = k;
+          throw InputError(path_, pointer(), "each key once per object",
+                           "\"" + k + "\" a second time");
+        }
+        f.key = k;
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        next_element();
+        break;
+      case json::parse_event_t::value:
+        next_element();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object = false;
+    std::set<std::string> keys;
+    std::string key;
+    std::size_t index = 0;
+  };
+
+  void next_element() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+
+  std::string pointer() const {
+    std::string p;
+    for (const Frame& f : frames_) {
+      p += "/" + (f.object ? pointer_token(f.key) : std::to_string(f.index));
+    }
+    return p;
+  }
+
+  const std::string& path_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
 
 json read_json_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw InputError(path, "", "a JSON file", "a directory");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "a readable JSON file", "it cannot be opened");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), path);
+  // Regular files only, checked on the open descriptor (a FIFO would block, /dev/zero never
+  // ends); gzip-compressed JSON reads like the plain text (model/trace_file.hpp).
+  TraceFile f(path, "a JSON file");
+  std::string text;
+  std::vector<char> piece(1 << 16);
+  for (std::streamsize n; (n = f.stream().rdbuf()->sgetn(piece.data(), 1 << 16)) > 0;) {
+    if (text.size() + static_cast<std::size_t>(n) > kMaxJsonBytes) {
+      throw InputError(path, "", "a JSON file of at most 1 GiB", "more");
+    }
+    text.append(piece.data(), static_cast<std::size_t>(n));
+  }
+  return parse_json_text(text, path);
 }
 
 json parse_json_text(const std::string& text, const std::string& path) {
+  // JSON text has no NUL byte anywhere (inside strings control characters must be escaped).
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    throw InputError(path, "", "valid JSON", "a NUL byte at byte " + std::to_string(nul));
+  }
   try {
-    // Strict JSON, as the contract says: no comments, no trailing commas, no NaN.
-    return json::parse(text);
+    // Strict JSON, as the contract says: no comments, no trailing commas, no NaN; nesting and
+    // duplicate keys checked as the document is built (StrictJson).
+    return json::parse(text, StrictJson(path));
   } catch (const json::parse_error& e) {
     throw InputError(path, "", "valid JSON", "a syntax error at byte " + std::to_string(e.byte));
   } catch (const json::exception& e) {

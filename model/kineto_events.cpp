@@ -72,6 +72,7 @@ class Reader : public json::json_sax_t {
   bool binary(binary_t&) override { return scalar(Value{}); }
 
   bool start_object(std::size_t) override {
+    check_depth();
     const Role parent = stack_.empty() ? Role::kOther : stack_.back();
     Role r = Role::kOther;
     if (stack_.empty()) {
@@ -94,6 +95,7 @@ class Reader : public json::json_sax_t {
     return true;
   }
   bool start_array(std::size_t) override {
+    check_depth();
     const Role parent = stack_.empty() ? Role::kOther : stack_.back();
     Role r = Role::kOther;
     if (stack_.empty()) {
@@ -282,6 +284,14 @@ class Reader : public json::json_sax_t {
   KinetoTrace& t_;
   const std::string& file_;
   std::vector<Role> stack_;
+  // A trace nests 4 levels (root, traceEvents, event, args) plus arg lists; anything far deeper
+  // is not a profiler trace (and nothing built from it may recurse that deep).
+  void check_depth() const {
+    if (stack_.size() >= 256) {
+      throw InputError(file_, "", "a PyTorch profiler trace: JSON nested at most 256 levels deep",
+                       "deeper nesting");
+    }
+  }
   std::string key_, list_key_;
   bool list_open_ = false, dims_seen_ = false;
   int list_depth_ = 0;

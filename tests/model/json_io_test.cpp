@@ -1,0 +1,98 @@
+// The one JSON reader every file goes through (read_json_file / parse_json_text): what a hostile
+// or careless input gets (issue 20): regular files only, a nesting limit, duplicate keys and NUL
+// bytes refused, each with one InputError naming the file and, where there is one, the pointer.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/error.hpp"
+#include "model/scenario.hpp"
+
+namespace ddpsim::model {
+namespace {
+
+using nlohmann::json;
+
+// The error's text, or "(parsed)" when the text is accepted.
+std::string error_of(const std::string& text) {
+  try {
+    (void)parse_json_text(text, "s.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(parsed)";
+}
+
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+TEST(JsonIo, AcceptsOrdinaryDocuments) {
+  EXPECT_EQ(parse_json_text(R"({"a": [1, {"b": 2}], "c": {"d": "~/x"}})", "s.json")["a"][1]["b"],
+            2);
+  // The same key in different objects is fine.
+  EXPECT_EQ(error_of(R"({"a": {"k": 1}, "b": {"k": 2}, "c": [{"k": 1}, {"k": 2}]})"), "(parsed)");
+  // 256 levels (root included) is the limit, reached exactly.
+  EXPECT_EQ(error_of(std::string(256, '[') + std::string(256, ']')), "(parsed)");
+}
+
+// nlohmann keeps the last of two equal keys, so "gpus": 8, "gpus": 64 would silently predict 64.
+// The pointer names the repeated key where it sits, through arrays too.
+TEST(JsonIo, RefusesDuplicateKeysWithTheirPointer) {
+  const std::string top = error_of(R"({"cluster": {"gpus": 8, "gpus": 64}})");
+  EXPECT_NE(top.find("s.json"), std::string::npos) << top;
+  EXPECT_NE(top.find("/cluster/gpus"), std::string::npos) << top;
+  EXPECT_NE(top.find("\"gpus\" a second time"), std::string::npos) << top;
+  const std::string nested = error_of(R"({"a": [0, {"x": 1}, {"b/c": 1, "b/c": 2}]})");
+  EXPECT_NE(nested.find("/a/2/b~1c"), std::string::npos) << nested;
+  // After a nested array closes, the parent array's index keeps counting.
+  const std::string after = error_of(R"({"a": [[1, 2], {"k": 1, "k": 1}]})");
+  EXPECT_NE(after.find("/a/1/k"), std::string::npos) << after;
+}
+
+// 10^5 levels: refused at level 256 (and no recursive walk ever sees such a document), not a
+// stack overflow.
+TEST(JsonIo, RefusesNestingDeeperThan256Levels) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string e = error_of(deep);
+  EXPECT_NE(e.find("nested at most 256 levels"), std::string::npos) << e;
+  std::string nested_objects;
+  for (int i = 0; i < 300; ++i) nested_objects += "{\"k\":";
+  nested_objects += "1" + std::string(300, '}');
+  const std::string objects = error_of(nested_objects);
+  EXPECT_NE(objects.find("/k/k/k"), std::string::npos) << objects;
+}
+
+TEST(JsonIo, RefusesNulBytes) {
+  const std::string e = error_of(std::string("{\"a\": 1}\0\0", 10));
+  EXPECT_NE(e.find("a NUL byte at byte 8"), std::string::npos) << e;
+}
+
+// A FIFO would block open() and read() forever; /dev/zero never ends. Both are refused before a
+// byte is read.
+TEST(JsonIo, ReadsRegularFilesOnly) {
+  const std::string fifo = temp_path("json_io_fifo.json");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    (void)read_json_file(fifo);
+    ADD_FAILURE() << "a FIFO was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a FIFO"), std::string::npos) << e.what();
+  }
+  ::unlink(fifo.c_str());
+  try {
+    (void)read_json_file("/dev/zero");
+    ADD_FAILURE() << "/dev/zero was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a character device"), std::string::npos) << e.what();
+  }
+  const std::string ok = temp_path("json_io_ok.json");
+  std::ofstream(ok) << R"({"a": 1})";
+  EXPECT_EQ(read_json_file(ok)["a"], 1);
+}
+
+}  // namespace
+}  // namespace ddpsim::model
