@@ -55,6 +55,26 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   }
 }
 
+void check_output_path(const std::string& option, const std::string& out,
+                       const std::vector<std::string>& inputs) {
+  if (out.empty()) return;
+  for (const std::string& in : inputs) {
+    if (in.empty()) continue;
+    // Same file however named (links, ./x, x): an `out` that does not exist yet cannot be it.
+    std::error_code ec;
+    if (fs::path(out).lexically_normal() == fs::path(in).lexically_normal() ||
+        fs::equivalent(fs::path(out), fs::path(in), ec)) {
+      throw Error(option + " " + out + ": is the input " + in +
+                  "; writing the result there would replace it");
+    }
+  }
+  try {
+    check_writable(out);
+  } catch (const FileWriteError& e) {
+    throw Error(option + " " + out + ": cannot be written (" + e.reason() + ")");
+  }
+}
+
 void check_writable(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(fs::path(path), ec)) throw FileWriteError(path, "it is a folder");

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "model/error.hpp"
 
@@ -36,5 +37,13 @@ void write_file_atomic(const std::string& path, const std::string& content);
 /// "<dir> is not a folder", or why a temporary file cannot be created beside it (the probe file
 /// is removed again; an existing `path` is left alone).
 void check_writable(const std::string& path);
+
+/// Before any work whose result goes to `out` (given with `option`, e.g. "--out"): an `out` that
+/// is one of `inputs` (the same file, however named) is refused with ddpsim::Error ("--out
+/// s.json: is the input s.json; writing the result there would replace it"), then
+/// check_writable(out), whose failure reads "--out PATH: cannot be written (REASON)". Nothing to
+/// check when `out` is empty.
+void check_output_path(const std::string& option, const std::string& out,
+                       const std::vector<std::string>& inputs);
 
 }  // namespace ddpsim::model

@@ -39,47 +39,39 @@ std::string pointer_token(const std::string& key) {
   return t;
 }
 
-// The parser callback that makes nlohmann's DOM parser strict where JSON itself is silent:
-// nesting deeper than kMaxJsonDepth is refused before it is built (a 10^5-deep document would
-// otherwise overflow the stack of every recursive walk), and a key repeated in one object is
-// refused with its pointer (RFC 8259 leaves duplicates to the reader; nlohmann keeps the last,
-// which silently changes a scenario).
-class StrictJson {
+// A SAX pass that makes reading strict where JSON itself is silent, before the document is
+// built: nesting deeper than kMaxJsonDepth is refused (a 10^5-deep document would overflow the
+// stack of every recursive walk), and a key repeated in one object is refused with its pointer
+// (RFC 8259 leaves duplicates to the reader; nlohmann keeps the last, which silently changes a
+// scenario). A separate pass, not a parser callback: nlohmann's callback parser is quadratic in
+// the length of an array with JSON_DIAGNOSTICS (1e6 layers: minutes instead of a second).
+class StrictJson : public json::json_sax_t {
  public:
   explicit StrictJson(const std::string& path) : path_(path) {}
 
-  bool operator()(int depth, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (depth >= kMaxJsonDepth) {
-          throw InputError(path_, pointer(),
-                           "JSON nested at most " + std::to_string(kMaxJsonDepth) + " levels deep",
-                           "deeper nesting");
-        }
-        frames_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
-        break;
-      case json::parse_event_t::key: {
-        Frame& f = frames_.back();
-        const std::string& k = parsed.get_ref<const std::string&>();
-        if (!f.keys.insert(k).second) {
-          f.key = k;
-          throw InputError(path_, pointer(), "each key once per object",
-                           "\"" + k + "\" a second time");
-        }
-        f.key = k;
-        break;
-      }
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        frames_.pop_back();
-        next_element();
-        break;
-      case json::parse_event_t::value:
-        next_element();
-        break;
+  bool null() override { return next_element(); }
+  bool boolean(bool) override { return next_element(); }
+  bool number_integer(number_integer_t) override { return next_element(); }
+  bool number_unsigned(number_unsigned_t) override { return next_element(); }
+  bool number_float(number_float_t, const string_t&) override { return next_element(); }
+  bool string(string_t&) override { return next_element(); }
+  bool binary(binary_t&) override { return next_element(); }
+  bool start_object(std::size_t) override { return open(true); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    Frame& f = frames_.back();
+    f.key = k;
+    if (!f.keys.insert(k).second) {
+      throw InputError(path_, pointer(), "each key once per object", "\"" + k + "\" a second time");
     }
     return true;
+  }
+  // A syntax error stops this pass; json::parse then meets it again and throws it with its type
+  // (parse_error, out_of_range), which parse_json_text reports.
+  bool parse_error(std::size_t, const std::string&, const json::exception&) override {
+    return false;
   }
 
  private:
@@ -90,8 +82,22 @@ class StrictJson {
     std::size_t index = 0;
   };
 
-  void next_element() {
+  bool open(bool object) {
+    if (frames_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
+      throw InputError(path_, pointer(),
+                       "JSON nested at most " + std::to_string(kMaxJsonDepth) + " levels deep",
+                       "deeper nesting");
+    }
+    frames_.push_back({object, {}, {}, 0});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    return next_element();
+  }
+  bool next_element() {
     if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+    return true;
   }
 
   std::string pointer() const {
@@ -134,8 +140,10 @@ json parse_json_text(const std::string& text, const std::string& path) {
   }
   try {
     // Strict JSON, as the contract says: no comments, no trailing commas, no NaN; nesting and
-    // duplicate keys checked as the document is built (StrictJson).
-    return json::parse(text, StrictJson(path));
+    // duplicate keys checked first (StrictJson), then the document built.
+    StrictJson strict(path);
+    json::sax_parse(text, &strict, json::input_format_t::json, /*strict=*/true);
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(path, "", "valid JSON", "a syntax error at byte " + std::to_string(e.byte));
   } catch (const json::exception& e) {

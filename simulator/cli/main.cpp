@@ -21,8 +21,10 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -52,6 +54,8 @@ using nlohmann::json;
 
 int run_predict(const std::string& path, const std::string& engine, const std::string& format,
                 const std::string& out, const std::string& trace) {
+  model::check_output_path("--out", out, {path, trace});
+  model::check_output_path("--trace", trace, {path});
   const model::Scenario s = model::load_scenario(path);
   sim::RunOptions o;
   if (!engine.empty())
@@ -80,6 +84,7 @@ int run_predict(const std::string& path, const std::string& engine, const std::s
 
 // Exit 0 also when nothing is feasible: "feasible": 0 with the counts per reason is an answer.
 int run_plan(const std::string& path, const std::string& format, const std::string& out) {
+  model::check_output_path("--out", out, {path});
   const model::Scenario s = model::load_scenario(path);
   const sim::PlanResult r = sim::plan(s);
   const json doc = sim::plan_json(s, r);
@@ -186,6 +191,7 @@ int run_collective(const std::string& hardware, int gpus, const std::string& op,
 // result validated as a scenario. Warnings go to stderr, one line each.
 int run_import(const std::string& kind, const std::string& path, const std::string& base_path,
                std::optional<int> gpus, const std::string& out) {
+  model::check_output_path("--out", out, {path, base_path});
   std::optional<json> base;
   if (!base_path.empty()) base = model::read_json_file(base_path);
   model::ImportResult r;
@@ -249,6 +255,7 @@ int run_import(const std::string& kind, const std::string& path, const std::stri
 // `ddpsim import trace`: a strict scenario drafted from profiler traces (what they cannot tell
 // is named on stderr, one line each), checked by the scenario reader before it is written.
 int run_import_trace(const std::vector<std::string>& traces, const std::string& out) {
+  model::check_output_path("--out", out, traces);
   const sim::DraftedScenario d = sim::draft_scenario(sim::load_traced_job(traces));
   model::parse_scenario(d.scenario, out.empty() ? "(drafted scenario)" : out);
   for (const auto& u : d.unknown) std::fprintf(stderr, "ddpsim: unknown: %s\n", u.c_str());
@@ -404,6 +411,19 @@ int dispatch(const std::string& verb, int argc, char** argv) {
   return 2;
 }
 
+// A command's exit code once what it printed has reached standard output: a full device
+// (`> /dev/full`) or a closed pipe fails only at the flush, and must not exit 0.
+int stdout_checked(int rc) {
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
+    std::fprintf(stderr, "ddpsim: cannot write to standard output (%s)\n",
+                 errno != 0 ? std::strerror(errno) : "write error");
+    return rc == 0 ? 2 : rc;
+  }
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -528,22 +548,23 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*predict) return run_predict(path, engine, format, out, trace);
-    if (*plan) return run_plan(plan_path, plan_format, plan_out);
-    if (*schema) return run_schema(schema_format);
-    if (*coll) return run_collective(hw, gpus, op, min_b, max_b, algo);
+    if (*predict) return stdout_checked(run_predict(path, engine, format, out, trace));
+    if (*plan) return stdout_checked(run_plan(plan_path, plan_format, plan_out));
+    if (*schema) return stdout_checked(run_schema(schema_format));
+    if (*coll) return stdout_checked(run_collective(hw, gpus, op, min_b, max_b, algo));
     if (*imp && !*imp_ds && !*imp_torch && !*imp_trace) {
       throw Error(
           "import: expected what to import: `ddpsim import deepspeed DS_CONFIG.json`, `ddpsim "
           "import torch KNOBS.json` or `ddpsim import trace TRACE.json.gz`");
     }
-    if (*imp_trace) return run_import_trace(imp_traces, imp_out);
+    if (*imp_trace) return stdout_checked(run_import_trace(imp_traces, imp_out));
     if (*imp) {
-      return run_import(*imp_ds ? "deepspeed" : "torch", imp_path, imp_base, imp_gpus, imp_out);
+      return stdout_checked(
+          run_import(*imp_ds ? "deepspeed" : "torch", imp_path, imp_base, imp_gpus, imp_out));
     }
-    if (*lrc) return run_lr(lr_path, lr_steps, lr_format);
-    if (*pub) return run_published(pub_dir);
-    if (*fid) return run_fidelity(fid_dir);
+    if (*lrc) return stdout_checked(run_lr(lr_path, lr_steps, lr_format));
+    if (*pub) return stdout_checked(run_published(pub_dir));
+    if (*fid) return stdout_checked(run_fidelity(fid_dir));
   } catch (const ddpsim::Error& e) {
     std::fprintf(stderr, "ddpsim: %s\n", e.what());
     return 2;
