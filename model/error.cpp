@@ -33,6 +33,23 @@ InputError::InputError(const std::string& file, const std::string& pointer,
       expected_(expected),
       got_(got) {}
 
+std::string printable(const std::string& text) {
+  static const char* const kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 namespace detail {
 void assert_fail(const char* expr, const std::string& msg, SourceLocation where) {
   std::fprintf(stderr, "ddpsim: internal error: %s:%u: %s: assertion `%s` failed: %s\n", where.file,

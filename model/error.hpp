@@ -49,6 +49,11 @@ class UnsupportedError : public Error {
   using Error::Error;
 };
 
+/// `text` safe to print on a terminal: control characters other than newline and tab (ESC
+/// sequences in a scenario name, a key, a trace's names) and DEL become \xNN, so a user string
+/// can never move the cursor or recolour the screen. Bytes >= 0x80 (UTF-8) are kept.
+std::string printable(const std::string& text);
+
 namespace detail {
 /// Where an assertion failed. std::source_location would do, but clang 14 (the fuzzing
 /// compiler) cannot build libstdc++ 12's <source_location>; the builtins work in both compilers.

@@ -382,7 +382,7 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
     out += r.none_feasible_reason + "\n";
   }
   for (const std::string& w : r.warnings) out += "note: " + w + "\n";
-  return out;
+  return printable(out);  // names come from the user: no terminal escapes
 }
 
 }  // namespace ddpsim::sim

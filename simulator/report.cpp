@@ -213,7 +213,7 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
                      p.strong_scaling_efficiency, p.memory.total() / (1024.0 * 1024.0 * 1024.0),
                      p.fits_in_memory ? "yes" : "NO");
   }
-  return out;
+  return printable(out);  // names come from the user: no terminal escapes
 }
 
 std::string results_csv(const std::vector<model::Scenario>& points,

@@ -76,7 +76,7 @@ int run_predict(const std::string& path, const std::string& engine, const std::s
         if (std::find(seen.begin(), seen.end(), w) == seen.end()) seen.push_back(w);
       }
     }
-    for (const auto& w : seen) std::cout << "note: " << w << "\n";
+    for (const auto& w : seen) std::cout << "note: " << printable(w) << "\n";
     if (!out.empty()) std::cout << "wrote " << out << "\n";
   }
   return 0;
@@ -566,13 +566,13 @@ int main(int argc, char** argv) {
     if (*pub) return stdout_checked(run_published(pub_dir));
     if (*fid) return stdout_checked(run_fidelity(fid_dir));
   } catch (const ddpsim::Error& e) {
-    std::fprintf(stderr, "ddpsim: %s\n", e.what());
+    std::fprintf(stderr, "ddpsim: %s\n", printable(e.what()).c_str());
     return 2;
   } catch (const nlohmann::json::exception& e) {
-    std::fprintf(stderr, "ddpsim: bad JSON: %s\n", e.what());
+    std::fprintf(stderr, "ddpsim: bad JSON: %s\n", printable(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddpsim: internal error: %s\n", e.what());
+    std::fprintf(stderr, "ddpsim: internal error: %s\n", printable(e.what()).c_str());
     return 1;
   }
   return 0;

@@ -94,5 +94,12 @@ TEST(JsonIo, ReadsRegularFilesOnly) {
   EXPECT_EQ(read_json_file(ok)["a"], 1);
 }
 
+// Control characters (an ESC sequence in a scenario name) print as \xNN; newline, tab and UTF-8
+// stay as they are.
+TEST(Printable, EscapesControlCharactersOnly) {
+  EXPECT_EQ(printable("a\x1b[31mb\x7f\n\tc\xc3\xa9"), "a\\x1b[31mb\\x7f\n\tc\xc3\xa9");
+  EXPECT_EQ(printable(std::string("x\0y", 3)), "x\\x00y");
+}
+
 }  // namespace
 }  // namespace ddpsim::model
