@@ -70,8 +70,10 @@ MachineMatch compare_machines(const std::optional<MachineFingerprint>& profile,
   for (const auto& [k, v] : libs) {
     const std::string field = "libraries/" + k;
     const auto& [a, b] = v;
-    if (a.empty() || b.empty()) {
-      warn(field, a.empty() ? "none" : quoted(a), b.empty() ? "none (not built)" : quoted(b));
+    if (a.empty()) {
+      continue;  // the measurement did not use it (a CPU calibration of a CUDA build: no nccl)
+    } else if (b.empty()) {
+      warn(field, quoted(a), "none (not built)");
     } else if (measuring_library(k) && version_number(a) != version_number(b)) {
       r.mismatches.push_back({field, quoted(a), quoted(b)});
     } else if (!measuring_library(k)) {

@@ -6,8 +6,9 @@
 //   measuring library both sides have (openblas, gloo, nccl, cuda).
 // Only warn (the measurement may still hold, say so):
 //   host, logical_cpus, memory_bytes (more than 1% apart), memory_limit_bytes, kernel,
-//   compiler, a library one side has and the other does not, and a profile older than
-//   kMaxProfileAgeDays.
+//   compiler, a library the profile names and this build lacks, and a profile older than
+//   kMaxProfileAgeDays. A library the profile does not name (its measurement did not use it)
+//   is not compared.
 // A profile without a "machine" section (written before fingerprints) is an unknown machine:
 // one mismatch, field "machine".
 // Its users: "preset": "this-machine" refuses a mismatch (hardware_io.cpp), an explicitly named
