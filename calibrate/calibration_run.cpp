@@ -228,7 +228,12 @@ void write_profile(const Run& r, const Measured& m) {
     libs.erase(l);
   }
   libs["openblas"] = calib::blas_config();
-  if (!m.comm_backend.empty()) libs[m.comm_backend] = m.comm_version;
+  if (m.comm_backend.empty()) {
+    libs.erase("gloo");  // no collective measured (one rank, --no-collectives)
+    libs.erase("nccl");
+  } else {
+    libs[m.comm_backend] = m.comm_version;
+  }
   doc["backend"] = o.backend;
   doc["ranks"] = r.world;
   if (!o.scenario.empty()) doc["scenario"] = o.scenario;
