@@ -20,6 +20,7 @@
 #include "calibrate/timing.hpp"
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
+#include "model/machine_fingerprint.hpp"
 #include "model/profile.hpp"
 #include "model/run_context.hpp"
 #include "model/scenario.hpp"
@@ -216,6 +217,23 @@ void write_profile(const Run& r, const Measured& m) {
   }
 #endif
   if (!m.comm_backend.empty()) doc["context"]["libraries"][m.comm_backend] = m.comm_version;
+  // Which machine measured (model/machine_fingerprint.hpp), with the versions of the libraries
+  // this run actually loaded: OpenBLAS's own build string, the collective library's version.
+  // Only the libraries this backend measures with: a CPU profile names no CUDA/NCCL (which a
+  // machine may then lack or update), a CUDA one no Gloo.
+  doc["machine"] = model::to_json(model::probe_machine());
+  json& libs = doc["machine"]["libraries"];
+  for (const char* l : o.backend == "cuda" ? std::vector<const char*>{"gloo"}
+                                           : std::vector<const char*>{"cuda", "nccl"}) {
+    libs.erase(l);
+  }
+  libs["openblas"] = calib::blas_config();
+  if (m.comm_backend.empty()) {
+    libs.erase("gloo");  // no collective measured (one rank, --no-collectives)
+    libs.erase("nccl");
+  } else {
+    libs[m.comm_backend] = m.comm_version;
+  }
   doc["backend"] = o.backend;
   doc["ranks"] = r.world;
   if (!o.scenario.empty()) doc["scenario"] = o.scenario;

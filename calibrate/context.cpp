@@ -45,6 +45,12 @@ nlohmann::json context_json(const std::string& backend, const std::string& comma
   const std::string mem = proc_field("/proc/meminfo", "MemTotal");
   c["host_memory_bytes"] = mem.empty() ? 0.0 : std::stod(mem) * 1024.0;
   c["libraries"]["openblas"] = blas_config();
+  // How loaded the machine was: /proc/loadavg's 1, 5 and 15 minute averages when the profile is
+  // written (the 15-minute one spans most of a full calibration). On a shared 2-core VM another
+  // job's load slows GEMMs and collectives several-fold (results/CALIBRATION.md).
+  std::ifstream la("/proc/loadavg");
+  std::string l1, l5, l15;
+  if (la >> l1 >> l5 >> l15) c["load_average"] = l1 + " " + l5 + " " + l15;
   return c;
 }
 

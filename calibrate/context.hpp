@@ -11,7 +11,8 @@ namespace ddpsim::calib {
 
 /// model::run_context_json("ddpsim-calibrate") (tool, version, git_revision, host, date,
 /// libraries) plus command, backend, cpu_model (from /proc/cpuinfo), cpu_cores,
-/// host_memory_bytes (/proc/meminfo) and libraries.openblas (its build configuration).
+/// host_memory_bytes (/proc/meminfo), libraries.openblas (its build configuration) and
+/// load_average (/proc/loadavg's 1/5/15-minute averages at writing).
 nlohmann::json context_json(const std::string& backend, const std::string& command);
 
 }  // namespace ddpsim::calib

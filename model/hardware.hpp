@@ -100,6 +100,9 @@ struct HardwareSpec {
   /// "this-machine"); null for presets and explicit keys. Its measured GEMM and collective
   /// tables refine what the fields above summarise (model/profile.hpp).
   std::shared_ptr<const Profile> profile;
+  /// What reading the hardware noticed: a profile measured on another machine (named
+  /// explicitly, so used), or one whose kernel, memory or age differ (machine_match.hpp).
+  std::vector<std::string> warnings;
 };
 
 }  // namespace ddpsim::model

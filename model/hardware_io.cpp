@@ -8,6 +8,7 @@
 
 #include "model/detail/json_io.hpp"
 #include "model/error.hpp"
+#include "model/machine_match.hpp"
 #include "model/paths.hpp"
 #include "model/profile.hpp"
 #include "model/profile_hardware.hpp"
@@ -92,6 +93,41 @@ std::string find_this_machine_profile(const std::string& file, const std::string
       "\"this-machine\" but none was found (first looked at " + looked.front().string() + ")");
 }
 
+// This machine's fingerprint, probed once per process (a sweep resolves its hardware per point).
+const MachineFingerprint& this_machine_fingerprint() {
+  static const MachineFingerprint m = probe_machine();
+  return m;
+}
+
+// A profile read for `file`: "this-machine" refuses one whose fingerprint does not match this
+// machine (one line: the profile, the first differing field, both values; exit 2); a profile
+// named explicitly is used, with a warning per difference. Warn-only differences are warnings.
+std::vector<std::string> check_machine(const Profile& p, bool this_machine) {
+  const MachineMatch r =
+      compare_machines(machine_from_json(p.document()), this_machine_fingerprint());
+  if (this_machine && !r.same_machine()) {
+    const MachineDifference& d = r.mismatches.front();
+    std::string more;
+    for (std::size_t i = 1; i < r.mismatches.size(); ++i) {
+      more += (i == 1 ? " (also " : ", ") + r.mismatches[i].field;
+    }
+    if (!more.empty()) more += ")";
+    throw InputError(p.file(), d.field == "machine" ? "/machine" : "/machine/" + d.field,
+                     "a profile of this machine for \"preset\": \"this-machine\" (" + d.field +
+                         " here: " + d.here + "); recalibrate (ddpsim calibrate ... --out " +
+                         p.file() + ") or name it in hardware.profile to use it anyway",
+                     d.profile + more);
+  }
+  std::vector<std::string> w;
+  for (const MachineDifference& d : r.mismatches) {
+    w.push_back(p.file() + ": measured on another machine, used as named: " + describe(d));
+  }
+  for (const MachineDifference& d : r.warnings) {
+    w.push_back(p.file() + ": machine differs from this one: " + describe(d));
+  }
+  return w;
+}
+
 // `pointer`: the scenario table's row of this link class, whose defaults apply
 // ("/hardware/collectives/intra_node").
 CollectiveTuning parse_tuning(const json& o, const std::string& pointer) {
@@ -135,8 +171,10 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
     profile_path = find_this_machine_profile(file, pointer);
   }
   std::shared_ptr<const Profile> profile;
+  std::vector<std::string> hw_warnings;
   if (!profile_path.empty()) {
     profile = std::make_shared<const Profile>(Profile::load(profile_path));
+    hw_warnings = check_machine(*profile, this_machine);
     json base = hardware_json_from_profile(*profile, file, pointer);
     json patch = hw;
     patch.erase("profile");
@@ -276,6 +314,7 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
           ? CollectiveModel::kAlphaBeta
           : CollectiveModel::kNccl;
   s.profile = std::move(profile);
+  s.warnings = std::move(hw_warnings);
   return s;
 }
 

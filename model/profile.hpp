@@ -4,6 +4,8 @@
 // The profile is a JSON file (format "ddpsim-profile", version 1) with these sections, every key
 // checked strictly against profile_keys() (profile_keys.hpp; only "context" is free-form):
 //   "context"          host, CPU/GPU model, library versions, date, git revision (informational)
+//   "machine"          the fingerprint of the machine that measured (machine_fingerprint.hpp;
+//                      machine_match.hpp says when it is this machine; absent: unknown)
 //   "gemms"            one row per distinct GEMM shape x dtype x micro-batch that was timed:
 //                      m, n, k, count, transa, transb, dtype, batch, batch_dim, time_s (median),
 //                      time_min_s/time_max_s and time_p10_s/time_p90_s (spread), gflops

@@ -52,6 +52,31 @@ void add_spread(std::vector<KeySpec>& t, const std::string& p) {
   t.push_back(num(p + "/time_p90_s", "s", 0, true, "90th percentile of the repetitions"));
 }
 
+// The "machine" section: the fingerprint of the machine that measured (machine_fingerprint.hpp;
+// machine_match.hpp says which fields must match).
+void add_machine_keys(std::vector<KeySpec>& t) {
+  const std::string m = "/machine";
+  t.push_back(key(m, KeyType::kObject,
+                  "fingerprint of the machine that measured (a profile without it is an unknown "
+                  "machine's)"));
+  t.push_back(key(m + "/host", KeyType::kString, "host name"));
+  t.push_back(key(m + "/date", KeyType::kString, "when it was measured (UTC, ISO 8601)"));
+  t.push_back(key(m + "/cpu_model", KeyType::kString, "/proc/cpuinfo model name", true));
+  t.push_back(integer(m + "/logical_cpus", "CPUs", 0, "online logical CPUs", true));
+  t.push_back(integer(m + "/affinity_cpus", "CPUs", 1, "CPUs the process may run on"));
+  t.push_back(num(m + "/cpu_quota_cores", "cores", 0, true,
+                  "cgroup CPU quota / period (absent: no quota)"));
+  t.push_back(key(m + "/cpu_quota_source", KeyType::kString, "the cgroup file of the quota"));
+  t.push_back(num(m + "/usable_cores", "cores", 0, true, "min(affinity CPUs, quota)", true));
+  t.push_back(num(m + "/memory_bytes", "bytes", 0, false, "MemTotal"));
+  t.push_back(
+      num(m + "/memory_limit_bytes", "bytes", 0, true, "cgroup memory limit (absent: unlimited)"));
+  t.push_back(key(m + "/kernel", KeyType::kString, "uname release"));
+  t.push_back(key(m + "/libraries", KeyType::kObject,
+                  "versions of the measuring libraries (openblas, gloo, nccl, cuda) and compiler"));
+  t.push_back(key(m + "/libraries/{}", KeyType::kString, "a version"));
+}
+
 std::vector<KeySpec> build_profile_keys() {
   std::vector<KeySpec> t;
   t.push_back(choice("/format", {"ddpsim-profile"}, "file format marker", true));
@@ -66,6 +91,7 @@ std::vector<KeySpec> build_profile_keys() {
     c.pattern = "free";
     t.push_back(c);
   }
+  add_machine_keys(t);
   t.push_back(choice("/backend", {"cpu", "cuda", "import"}, "what was measured"));
   t.push_back(integer("/ranks", "processes", 1, "ranks that measured concurrently"));
   t.push_back(key("/scenario", KeyType::kString, "the scenario whose GEMMs were measured"));

@@ -562,6 +562,7 @@ StepPlan Predictor::plan_profiled(const model::ClusterConfig& cluster,
                   : m.collectives_measured == 0                   ? "model"
                                                                   : "partial";
   for (const std::string& note : m.notes) sp.warnings.push_back("profile: " + note);
+  for (const std::string& w : hw_.warnings) sp.warnings.push_back("profile: " + w);
   sp.measured = std::move(m);
   return sp;
 }

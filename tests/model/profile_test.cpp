@@ -14,6 +14,7 @@
 
 #include "model/alpha_beta_fit.hpp"
 #include "model/error.hpp"
+#include "model/machine_fingerprint.hpp"
 #include "model/profile_hardware.hpp"
 #include "model/scenario.hpp"
 
@@ -423,14 +424,50 @@ TEST(Profile, ScenarioHardwareProfileAndThisMachine) {
     EXPECT_EQ(e.pointer(), "/hardware/preset");
     EXPECT_NE(std::string(e.what()).find("ddpsim calibrate"), std::string::npos) << e.what();
   }
-  write(dir.path() / "data" / "results" / ("profile-" + hostname() + ".json"), cpu_profile());
+  // "this-machine" takes only a profile whose fingerprint is this machine's
+  // (machine_match.hpp).
+  json mine = cpu_profile();
+  mine["machine"] = to_json(probe_machine());
+  write(dir.path() / "data" / "results" / ("profile-" + hostname() + ".json"), mine);
   EXPECT_NE(load_scenario(scen.string()).hardware.profile, nullptr);  // beside the data dir
   std::filesystem::remove(dir.path() / "data" / "results" / ("profile-" + hostname() + ".json"));
-  write(dir.path() / "results" / ("profile-" + hostname() + ".json"), cpu_profile());
+  const auto own = dir.path() / "results" / ("profile-" + hostname() + ".json");
+  write(own, mine);
   const Scenario here = load_scenario(scen.string());
-  unsetenv("DDPSIM_DATA_DIR");
   ASSERT_NE(here.hardware.profile, nullptr);
   EXPECT_EQ(here.hardware.gpu.name, "Test CPU (one rank)");
+  EXPECT_TRUE(here.hardware.warnings.empty()) << here.hardware.warnings.front();
+
+  // Another machine's profile under this host's name is refused, naming the file, the field and
+  // both values; one written before fingerprints is an unknown machine's.
+  json other = mine;
+  other["machine"]["cpu_model"] = "Imaginary CPU 9000";
+  write(own, other);
+  try {
+    (void)load_scenario(scen.string());
+    ADD_FAILURE() << "another machine's profile: expected an error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), own.string());
+    EXPECT_EQ(e.pointer(), "/machine/cpu_model");
+    EXPECT_NE(e.got().find("Imaginary CPU 9000"), std::string::npos) << e.what();
+    EXPECT_NE(e.expected().find(probe_machine().cpu_model), std::string::npos) << e.what();
+  }
+  write(own, cpu_profile());
+  try {
+    (void)load_scenario(scen.string());
+    ADD_FAILURE() << "a profile without a fingerprint: expected an error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/machine");
+  }
+  unsetenv("DDPSIM_DATA_DIR");
+  // Named explicitly, the same profile is used, with a warning that names the difference.
+  write(dir.path() / "other.json", other);
+  write(scen, mlp_scenario({{"profile", "../other.json"}}));
+  const Scenario named = load_scenario(scen.string());
+  ASSERT_EQ(named.hardware.warnings.size(), 1u);
+  EXPECT_NE(named.hardware.warnings[0].find("cpu_model: profile \"Imaginary CPU 9000\""),
+            std::string::npos)
+      << named.hardware.warnings[0];
 
   // A profile without GEMMs (e.g. an imported nccl-tests log) cannot describe a device.
   json no_gemms = cpu_profile();

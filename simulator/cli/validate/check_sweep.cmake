@@ -3,6 +3,8 @@ cmake_minimum_required(VERSION 3.20)
 # given (with ARGS, a ;-list, plus --out DOC --markdown MD). Checks, with POINTS the expected
 # point count:
 #   every point: measured_step_time {n, median_s, ci_lo_s <= median_s <= ci_hi_s, coverage};
+#     every step quantity's run-to-run spread over the repetitions, and the "error_within_noise"
+#     entries (spread > |error|, with the warning line printed);
 #   EFFICIENCY=ON: every point's "efficiency" block (overhead per step and per bucket, paired
 #     ratio over the repetitions, DDP and independent medians, components) with finite values,
 #     and the independent sample pooling every rank's steps (n = DDP n x gpus);
@@ -10,6 +12,8 @@ cmake_minimum_required(VERSION 3.20)
 #     that contains the measured best, and the predicted-best booleans;
 #   EXEC (+ EXEC_SCENARIO): `ddpsim-exec --independent` reports mode "independent", no buckets
 #     and no communication;
+#   RECALIBRATE=ON (--recalibrate-each): every step quantity's "predicted_spread" over as many
+#     calibrations as repetitions, and "recalibrations" lists one per repetition and rank count;
 #   RUNNER=R: context.runner is R, and every point measured as many buckets as ddpsim predicted
 #     (the runner bucketed ddpsim's workload as ddpsim does).
 if(DEFINED VALIDATE)
@@ -53,6 +57,52 @@ foreach(i RANGE ${last})
   math(EXPR want "${repeat} * ${steps}")
   if(NOT mn EQUAL want)
     message(FATAL_ERROR "point ${i}: ${mn} measured steps, expected ${want} (repeat x steps)")
+  endif()
+  # The run-to-run spread of every step quantity: one median per repetition, min <= median <=
+  # max, and the half-range they give; a quantity flagged "within the noise" is listed and its
+  # spread exceeds its |error|.
+  foreach(r RANGE 5)
+    string(JSON sp GET "${p}" rows ${r} spread)
+    string(JSON runs GET "${sp}" runs)
+    if(NOT runs EQUAL repeat)
+      message(FATAL_ERROR "point ${i} row ${r}: spread over ${runs} runs, expected ${repeat}")
+    endif()
+    foreach(k min median max half_range_relative)
+      expect_number("${sp}" ${k})
+    endforeach()
+    string(JSON smin GET "${sp}" min)
+    string(JSON smed GET "${sp}" median)
+    string(JSON smax GET "${sp}" max)
+    if(smin GREATER smed OR smed GREATER smax)
+      message(FATAL_ERROR "point ${i} row ${r}: spread ${smin} / ${smed} / ${smax}")
+    endif()
+  endforeach()
+  if(RECALIBRATE)
+    # --recalibrate-each: each step quantity's predictions over the repetitions' calibrations.
+    foreach(r RANGE 5)
+      foreach(e analytic event)
+        string(JSON pruns GET "${p}" rows ${r} predicted_spread ${e} runs)
+        if(NOT pruns EQUAL repeat)
+          message(FATAL_ERROR "point ${i} row ${r}: ${e} predictions over ${pruns} calibrations")
+        endif()
+        expect_number("${p}" rows ${r} predicted_spread ${e} half_range_relative)
+      endforeach()
+    endforeach()
+  endif()
+  string(JSON nnoise LENGTH "${p}" error_within_noise)
+  if(nnoise GREATER 0)
+    math(EXPR nlast "${nnoise} - 1")
+    foreach(w RANGE ${nlast})
+      string(JSON hr GET "${p}" error_within_noise ${w} half_range_relative)
+      string(JSON er GET "${p}" error_within_noise ${w} error)
+      string(REGEX REPLACE "^-" "" er "${er}")
+      if(NOT hr GREATER er)
+        message(FATAL_ERROR "point ${i}: within-noise entry ${w} with half-range ${hr} <= |error| ${er}")
+      endif()
+    endforeach()
+    if(DEFINED VALIDATE AND NOT stdout MATCHES "the error is within the noise")
+      message(FATAL_ERROR "point ${i}: errors within the noise but no warning line printed")
+    endif()
   endif()
   string(JSON lo GET "${p}" measured_step_time ci_lo_s)
   string(JSON med GET "${p}" measured_step_time median_s)
@@ -183,4 +233,17 @@ if(DEFINED EXEC)
   if(NOT rc EQUAL 2 OR NOT stderr MATCHES "independent")
     message(FATAL_ERROR "zero1 --independent: exit ${rc}, ${stderr}")
   endif()
+endif()
+
+if(RECALIBRATE)
+  string(JSON nrecal LENGTH "${doc}" recalibrations)
+  if(NOT nrecal EQUAL repeat)
+    message(FATAL_ERROR "${nrecal} recalibrations, expected ${repeat} (one rank count)")
+  endif()
+  foreach(k RANGE 1)
+    string(JSON src GET "${doc}" recalibrations ${k} source)
+    if(NOT src MATCHES "^calibrated")
+      message(FATAL_ERROR "recalibration ${k}: ${src}")
+    endif()
+  endforeach()
 endif()

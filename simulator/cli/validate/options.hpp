@@ -13,6 +13,7 @@ struct Options {
   int nproc = 0;
   std::vector<std::string> profiles;
   bool calibrate = false;
+  bool recalibrate_each = false;  ///< --recalibrate-each: a fresh calibration per repetition
   int steps = 0;
   int repeat = 1;
   bool efficiency = false;

@@ -27,6 +27,14 @@ json pooled(const std::vector<json>& steps, const char* key) {
   return validate::median(v);
 }
 
+json spread_json(const validate::RunSpread& s) {
+  return {{"runs", s.runs},
+          {"min", s.min},
+          {"median", s.median},
+          {"max", s.max},
+          {"half_range_relative", s.half_range_relative}};
+}
+
 json ci_json(const validate::MedianCi& c) {
   return {{"n", c.n},
           {"median_s", c.median},
@@ -184,6 +192,13 @@ Point predict_validation_point(const Options& o, const model::Scenario& base,
   return pt;
 }
 
+void record_prediction(Point& into, const Point& fresh) {
+  for (const char* q : kQuantities) {
+    into.rep_predicted_analytic[q].push_back(fresh.analytic_json.at(q).get<double>());
+    into.rep_predicted_event[q].push_back(fresh.event_json.at(q).get<double>());
+  }
+}
+
 void measure(const Options& o, Point& p, std::size_t i, bool independent, int steps,
              const fs::path& exec, const fs::path& tmp) {
   const std::string tag = std::to_string(i) + (independent ? "-ind" : "-ddp");
@@ -224,15 +239,60 @@ void measure(const Options& o, Point& p, std::size_t i, bool independent, int st
     }
   }
   (independent ? p.rep_indep_median : p.rep_ddp_median).push_back(validate::median(mine));
+  if (!independent) {
+    std::vector<json> run;
+    for (const json& s : m.at("steps")) {
+      if (!s.at("warmup").get<bool>()) run.push_back(s);
+    }
+    for (const char* q : kQuantities)
+      p.rep_quantity_median[q].push_back(pooled(run, q).get<double>());
+  }
   if (!independent) p.measured_buckets_last = m.at("buckets");
 }
 
 json point_json(const Point& pt, const std::string& profile_kept, bool efficiency, int repeat,
                 int steps) {
   json rows = json::array();
+  json noise = json::array();
   for (const char* q : kQuantities) {
-    rows.push_back(row(q, pt.analytic_json.at(q).get<double>(), pt.event_json.at(q).get<double>(),
-                       pooled(pt.ddp_steps, q).get<double>()));
+    json r = row(q, pt.analytic_json.at(q).get<double>(), pt.event_json.at(q).get<double>(),
+                 pooled(pt.ddp_steps, q).get<double>());
+    // The run-to-run spread of this quantity (each run's median), and whether it exceeds the
+    // error reported: then the error is within the noise of the measurement.
+    auto it = pt.rep_quantity_median.find(q);
+    if (it != pt.rep_quantity_median.end()) {
+      const validate::RunSpread sp = validate::run_spread(it->second);
+      r["spread"] = spread_json(sp);
+      // --recalibrate-each: the spread of each engine's prediction over the calibrations.
+      std::map<std::string, validate::RunSpread> pred;
+      if (pt.rep_predicted_analytic.count(q)) {
+        pred["analytic"] = validate::run_spread(pt.rep_predicted_analytic.at(q));
+        pred["event"] = validate::run_spread(pt.rep_predicted_event.at(q));
+        r["predicted_spread"] = {{"analytic", spread_json(pred["analytic"])},
+                                 {"event", spread_json(pred["event"])}};
+      }
+      for (const char* e : {"analytic", "event"}) {
+        const json& err = r.at(std::string("error_") + e);
+        // The noise of this error: the larger of the measurement's and (with
+        // --recalibrate-each) the calibration's relative half-range.
+        validate::RunSpread noisiest = sp;
+        if (pred.count(e) && pred[e].half_range_relative > noisiest.half_range_relative) {
+          noisiest = pred[e];
+        }
+        const bool within = !err.is_null() && validate::within_noise(noisiest, err.get<double>());
+        r["spread"][std::string("exceeds_error_") + e] = within;
+        if (within) {
+          noise.push_back({{"quantity", q},
+                           {"engine", e},
+                           {"error", err},
+                           {"half_range_relative", noisiest.half_range_relative},
+                           {"source", noisiest.half_range_relative > sp.half_range_relative
+                                          ? "calibrations"
+                                          : "measured runs"}});
+        }
+      }
+    }
+    rows.push_back(std::move(r));
   }
   // Bucket end times: medians over the measured steps (every step after the first has the
   // rebuilt buckets).
@@ -259,7 +319,8 @@ json point_json(const Point& pt, const std::string& profile_kept, bool efficienc
        pt.analytic_json.value("step_time_interval_s", json(nullptr))},
       {"measured_sources", pt.analytic_json.value("measured", json(nullptr))},
       {"profile", profile_kept},
-      {"warnings", pt.analytic.warnings}};
+      {"warnings", pt.analytic.warnings},
+      {"error_within_noise", noise}};
   if (pj["measured_sources"].is_object()) pj["measured_sources"]["profile"] = profile_kept;
   if (efficiency) pj["efficiency"] = efficiency_json(pt, repeat, steps);
   return pj;
@@ -270,16 +331,18 @@ std::string point_table(const Point& pt, const json& pj) {
   const json& rows = pj.at("rows");
   table += "point " + label_text(pt.label, pt.ranks) + "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "  %-18s %11s %11s %11s %9s %9s\n", "quantity", "analytic_ms",
-                "event_ms", "measured_ms", "err_an", "err_ev");
+  std::snprintf(line, sizeof line, "  %-18s %11s %11s %11s %9s %9s %8s\n", "quantity",
+                "analytic_ms", "event_ms", "measured_ms", "err_an", "err_ev", "spread");
   table += line;
   for (const json& r : rows) {
-    std::snprintf(line, sizeof line, "  %-18s %11.3f %11.3f %11.3f %9s %9s\n",
+    std::snprintf(line, sizeof line, "  %-18s %11.3f %11.3f %11.3f %9s %9s %8s\n",
                   r.at("quantity").get<std::string>().c_str(), 1e3 * r.at("analytic").get<double>(),
                   1e3 * r.at("event").get<double>(), 1e3 * r.at("measured").get<double>(),
-                  pct(r.at("error_analytic")).c_str(), pct(r.at("error_event")).c_str());
+                  pct(r.at("error_analytic")).c_str(), pct(r.at("error_event")).c_str(),
+                  spread_text(r.value("spread", json(nullptr))).c_str());
     table += line;
   }
+  table += noise_warnings(pj);
   if (pj.contains("efficiency")) {
     const json& e = pj.at("efficiency");
     std::snprintf(

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -40,6 +41,11 @@ struct Point {
   // Measured rows (rank 0's non-warm-up steps of every repetition), per mode.
   std::vector<nlohmann::json> ddp_steps, indep_steps;
   std::vector<double> rep_ddp_median, rep_indep_median;
+  /// Per quantity of kQuantities, each DDP run's median (the run-to-run spread, stats.hpp).
+  std::map<std::string, std::vector<double>> rep_quantity_median;
+  /// --recalibrate-each: per quantity, the prediction on each repetition's own calibration
+  /// (analytic and event; empty otherwise).
+  std::map<std::string, std::vector<double>> rep_predicted_analytic, rep_predicted_event;
   nlohmann::json measured_buckets_last = nlohmann::json::array();
 };
 
@@ -62,6 +68,10 @@ Point predict_validation_point(const Options& o, const model::Scenario& base,
                                const model::Scenario& s, const std::string& profile, int steps,
                                const nlohmann::json& torch_facts = nullptr);
 
+/// --recalibrate-each: appends `fresh`'s predictions (the point predicted on another
+/// calibration) to `into`'s per-repetition predictions.
+void record_prediction(Point& into, const Point& fresh);
+
 /// Runs ddpsim-exec (o.runner "torch": calibrate/torch/ddp_runner.py, `exec` unused) on point `p`
 /// (the i-th) once, `steps` steps, as DDP or as N independent processes; appends its non-warm-up
 /// step rows and this run's median step.
@@ -70,8 +80,10 @@ void measure(const Options& o, Point& p, std::size_t i, bool independent, int st
 
 /// The point's block of the validation document: "point", "gpus", "bucket_count", "rows" (every
 /// quantity and bucket end: predicted by both engines vs the measured median), the measured
-/// step's median and 95% CI, the predicted interval and sources, "profile" (`profile_kept`),
-/// "warnings", and with `efficiency` the DDP-overhead block.
+/// step's median and 95% CI, per step quantity the run-to-run "spread" (stats.hpp; with
+/// --recalibrate-each also "predicted_spread" over the calibrations) and "error_within_noise"
+/// (the quantities whose spread exceeds their |error|), the predicted interval and sources,
+/// "profile" (`profile_kept`), "warnings", and with `efficiency` the DDP-overhead block.
 nlohmann::json point_json(const Point& p, const std::string& profile_kept, bool efficiency,
                           int repeat, int steps);
 

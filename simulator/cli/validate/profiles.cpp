@@ -6,6 +6,7 @@
 #include <iostream>
 #include <set>
 
+#include "model/machine_match.hpp"
 #include "model/profile.hpp"
 #include "model/run_context.hpp"
 #include "simulator/cli/validate/children.hpp"
@@ -30,6 +31,16 @@ void absolutize_paths(json& doc, const std::string& scenario_file) {
   fix(doc["model"], "file");
 }
 
+json machine_json(const std::string& profile_path) {
+  const model::Profile p = model::Profile::load(profile_path);
+  const model::MachineMatch r =
+      model::compare_machines(model::machine_from_json(p.document()), model::probe_machine());
+  json mism = json::array(), warn = json::array();
+  for (const model::MachineDifference& d : r.mismatches) mism.push_back(model::describe(d));
+  for (const model::MachineDifference& d : r.warnings) warn.push_back(model::describe(d));
+  return {{"same_machine", r.same_machine()}, {"mismatches", mism}, {"warnings", warn}};
+}
+
 namespace {
 
 // The profile to predict `ranks`-rank points with: a given one measured on that many ranks
@@ -37,22 +48,42 @@ namespace {
 // calibration of the scenario at that rank count (into `tmp`).
 std::string choose_profile(const Options& o, const model::Scenario& base, int ranks,
                            std::int64_t max_bytes, const fs::path& tmp, json& how) {
+  std::string how_prefix;
   if (!o.profiles.empty()) {
+    // Given explicitly: used, with a warning line per difference from this machine.
+    std::string chosen;
     for (const std::string& p : o.profiles) {
       if (model::Profile::load(p).ranks() == ranks) {
         how = "given (--profile)";
-        return fs::absolute(p).string();
+        chosen = p;
+        break;
       }
     }
-    how = "given (--profile; measured on " +
-          std::to_string(model::Profile::load(o.profiles.front()).ranks()) + " ranks, used for " +
-          std::to_string(ranks) + ")";
-    return fs::absolute(o.profiles.front()).string();
+    if (chosen.empty()) {
+      chosen = o.profiles.front();
+      how = "given (--profile; measured on " +
+            std::to_string(model::Profile::load(chosen).ranks()) + " ranks, used for " +
+            std::to_string(ranks) + ")";
+    }
+    const json m = machine_json(chosen);
+    for (const json& d : m.at("mismatches")) {
+      std::cerr << "ddpsim-validate: warning: " << chosen
+                << ": measured on another machine, used as given: " << d.get<std::string>() << "\n";
+    }
+    return fs::absolute(chosen).string();
   }
   const fs::path own = fs::path("results") / ("profile-" + model::host_name() + ".json");
   if (!o.calibrate && fs::exists(own)) {
     const model::Profile p = model::Profile::load(own.string());
-    if (p.ranks() == ranks) {
+    const json m = machine_json(own.string());
+    if (!m.at("same_machine").get<bool>()) {
+      // Another machine's profile under this host's name (every VM here is "vm"): never used
+      // silently; a fresh calibration replaces it.
+      const std::string why = m.at("mismatches").at(0).get<std::string>();
+      std::cerr << "ddpsim-validate: " << own.string() << " was measured on another machine ("
+                << why << "): calibrating this one instead\n";
+      how_prefix = own.string() + " is another machine's (" + why + "); ";
+    } else if (p.ranks() == ranks) {
       how = "results/profile-<host>.json";
       return fs::absolute(own).string();
     }
@@ -87,7 +118,8 @@ std::string choose_profile(const Options& o, const model::Scenario& base, int ra
     argv.push_back(a);
   }
   run_child(argv, tmp / ("calibrate-" + std::to_string(ranks) + ".log"));
-  how = std::string("calibrated (ddpsim-calibrate --backend cpu --quick --iters 15") +
+  how = std::string("calibrated (") + how_prefix +
+        "ddpsim-calibrate --backend cpu --quick --iters 15" +
         (launcher(o, ranks).empty() ? ")" : ", netns lab)");
   return out.string();
 }

@@ -1,6 +1,8 @@
 // profiles.hpp: the calibration profile ddpsim-validate predicts each rank count with. Per rank
-// count of the sweep's points: a --profile measured on that many ranks (else the first given),
-// results/profile-<host>.json when it was measured on that many, else a fresh
+// count of the sweep's points: a --profile measured on that many ranks (else the first given;
+// a warning line when it was measured on another machine), results/profile-<host>.json when it
+// was measured on that many ranks and on this machine (its fingerprint matches:
+// model/machine_match.hpp; otherwise it is never used and says so), else a fresh
 // `ddpsim-calibrate --backend cpu --quick --iters 15` of the scenario at that rank count, whose
 // collective sweep reaches the largest model's gradient bytes; a calibrated profile is kept
 // beside the output (OUT-profile.json, or OUT-profile-<N>ranks.json for several rank counts).
@@ -31,6 +33,10 @@ std::map<int, ProfileChoice> choose_profiles(const Options& o, const model::Scen
                                              const std::vector<model::Scenario>& points,
                                              const std::string& out,
                                              const std::filesystem::path& tmp);
+
+/// How the profile at `profile_path` stands against this machine (model/machine_match.hpp):
+/// {"same_machine", "mismatches": [...], "warnings": [...]}, each difference described.
+nlohmann::json machine_json(const std::string& profile_path);
 
 /// The scenario `doc` with a relative hardware.profile, model.hf_config and model.file made
 /// absolute (points are written to a temporary folder; the loader resolves them relative to the

@@ -39,6 +39,46 @@ std::string ms(double s) {
   return buf;
 }
 
+std::string spread_text(const json& spread) {
+  if (spread.is_null() || spread.value("runs", 0) < 2) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "+-%.1f%%", 100 * spread.at("half_range_relative").get<double>());
+  return buf;
+}
+
+std::string noise_warnings(const json& point) {
+  std::string out;
+  for (const json& r : point.at("rows")) {
+    if (!r.contains("spread")) continue;
+    const json& s = r.at("spread");
+    std::string engines;
+    for (const char* e : {"analytic", "event"}) {
+      if (!s.value(std::string("exceeds_error_") + e, false)) continue;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%.1f%% (%s)", engines.empty() ? "" : ", ",
+                    100 * std::abs(r.at(std::string("error_") + e).get<double>()), e);
+      engines += buf;
+    }
+    if (engines.empty()) continue;
+    std::string calib;
+    if (r.contains("predicted_spread")) {
+      const json& ps = r.at("predicted_spread");
+      calib = ", calibrations " + spread_text(ps.at("analytic")) + " (analytic), " +
+              spread_text(ps.at("event")) + " (event)";
+    }
+    char buf[640];
+    std::snprintf(buf, sizeof buf,
+                  "  warning: %s: |error| %s within the run-to-run spread: measured %s over %d "
+                  "runs (%s..%s ms)%s: the error is within the noise\n",
+                  r.at("quantity").get<std::string>().c_str(), engines.c_str(),
+                  spread_text(s).c_str(), s.at("runs").get<int>(),
+                  ms(s.at("min").get<double>()).c_str(), ms(s.at("max").get<double>()).c_str(),
+                  calib.c_str());
+    out += buf;
+  }
+  return out;
+}
+
 std::string label_text(const json& label, int ranks) {
   std::string s;
   for (auto it = label.begin(); it != label.end(); ++it) {
@@ -64,8 +104,8 @@ std::string markdown(const json& doc) {
         std::to_string(doc["context"]["repeat"].get<int>()) +
         " repetitions per point; errors (predicted - measured) / measured, analytic (event).\n\n";
   md +=
-      "| point | step pred ms | step meas ms | step err | fwd err | bwd err | opt err | exposed "
-      "pred/meas ms | comm err |\n|---|---|---|---|---|---|---|---|---|\n";
+      "| point | step pred ms | step meas ms | step err | step spread | fwd err | bwd err | opt "
+      "err | exposed pred/meas ms | comm err |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const json& p : doc["points"]) {
     std::map<std::string, json> r;
     for (const json& x : p["rows"]) r[x["quantity"].get<std::string>()] = x;
@@ -76,9 +116,21 @@ std::string markdown(const json& doc) {
     md += "| " + label_text(p["point"], p["gpus"].get<int>()) + " | " +
           ms(r["step_time_s"]["analytic"].get<double>()) + " | " +
           ms(r["step_time_s"]["measured"].get<double>()) + " | " + err("step_time_s") + " | " +
+          spread_text(r["step_time_s"].value("spread", json(nullptr))) + " | " +
           err("forward_time_s") + " | " + err("backward_time_s") + " | " + err("optimizer_time_s") +
           " | " + ms(r["exposed_comm_s"]["analytic"].get<double>()) + " / " +
           ms(r["exposed_comm_s"]["measured"].get<double>()) + " | " + err("comm_time_s") + " |\n";
+  }
+  std::string noise;
+  for (const json& p : doc["points"]) {
+    const std::string w = noise_warnings(p);
+    if (!w.empty()) noise += "- " + label_text(p["point"], p["gpus"].get<int>()) + ":\n" + w;
+  }
+  if (!noise.empty()) {
+    md +=
+        "\nErrors within the noise (run-to-run spread, half the range of the runs' medians, "
+        "above |error|):\n\n" +
+        noise;
   }
   bool any_eff = false;
   for (const json& p : doc["points"]) any_eff |= p.contains("efficiency");

@@ -26,6 +26,13 @@ std::string ms(double s);
 /// A sweep point's label: "gpus=N" then each other key shortened ("model.mlp.widths.1" to
 /// "mlp.widths.1", any other dotted key to its last part) with its JSON value, in key order.
 std::string label_text(const nlohmann::json& label, int ranks);
+/// A row's "spread" block (stats.hpp RunSpread as JSON) as "+-4.1%"; "-" for null or one run.
+std::string spread_text(const nlohmann::json& spread);
+/// One line per quantity of a point block (point_json) whose run-to-run spread (measured, or
+/// with --recalibrate-each the calibrations') exceeds the |error| it reports: "  warning:
+/// step_time_s: |error| 10.0% (event) within the run-to-run spread: measured +-15.0% over 3 runs
+/// (9.000..12.000 ms): the error is within the noise"; empty when none does.
+std::string noise_warnings(const nlohmann::json& point);
 /// The Markdown tables of a validation document.
 std::string markdown(const nlohmann::json& doc);
 

@@ -10,6 +10,11 @@
 // machine adds long steps). Below n = 6 even [min, max] covers less than 95% (n = 5: 93.8%);
 // the interval is then [min, max] and `coverage` says what it is.
 //
+// Run-to-run spread (run_spread): over the medians of K runs of one point (--repeat K), min,
+// median, max and the relative half-range (max - min) / 2 / median. The error a point reports is
+// within the noise (within_noise) when that half-range exceeds |error|: another run could have
+// reported an error of the other sign or none. One run has no spread (runs = 1, half-range 0).
+//
 // Measured best bucket size (best_set): b* = the size with the smallest median; the set is every
 // size whose CI overlaps b*'s (lo_b <= hi_b*), i.e. the sizes the measurement cannot tell apart
 // from the best. The predicted best passes when it lies in that set.
@@ -74,6 +79,28 @@ inline MedianCi median_ci(std::vector<double> v, double level = 0.95) {
   c.hi = v[static_cast<std::size_t>(r.upper - 1)];
   c.coverage = r.coverage;
   return c;
+}
+
+struct RunSpread {
+  int runs = 0;
+  double min = 0, median = 0, max = 0;
+  double half_range_relative = 0;  ///< (max - min) / 2 / median; 0 when median is 0
+};
+inline RunSpread run_spread(const std::vector<double>& per_run) {
+  RunSpread s;
+  s.runs = static_cast<int>(per_run.size());
+  if (per_run.empty()) return s;
+  const auto [lo, hi] = std::minmax_element(per_run.begin(), per_run.end());
+  s.min = *lo;
+  s.max = *hi;
+  s.median = median(per_run);
+  s.half_range_relative = s.median > 0 ? (s.max - s.min) / 2 / s.median : 0;
+  return s;
+}
+/// The run-to-run spread exceeds |relative_error|: the error is within the noise (needs at
+/// least two runs).
+inline bool within_noise(const RunSpread& s, double relative_error) {
+  return s.runs >= 2 && s.half_range_relative > std::abs(relative_error);
 }
 
 /// Indices of the sizes that cannot be told apart from the best (smallest median): their CI's

@@ -3,7 +3,8 @@
 // job), and tabulate predicted vs measured.
 //
 //   ddpsim-validate SCENARIO.json [--nproc N] [--profile P]... [--calibrate] [--steps S]
-//                   [--repeat R] [--efficiency] [--netns-launch SCRIPT] [--out F] [--markdown M]
+//                   [--repeat R] [--recalibrate-each] [--efficiency] [--netns-launch SCRIPT]
+//                   [--out F] [--markdown M]
 //   ddpsim-validate SCENARIO.json --runner torch [...]   (real PyTorch DDP: torch_runner.hpp)
 //   ddpsim-validate SCENARIO.json [--runner torch] --points-dir DIR   (write the points, stop)
 //   ddpsim-validate SCENARIO.json --trace rank0.pt.trace.json.gz [--trace ...] [--extrapolate]
@@ -19,8 +20,14 @@
 // --backend cpu --quick` on the scenario at that rank count (also with --calibrate); calibrated
 // profiles are kept beside the output. --repeat R runs every point R times, round-robin over
 // the points, so that drift of a loaded machine spreads over all points instead of biasing the
-// last ones. ddpsim-exec runs with --noise-scale false (the simulator does not model the
-// noise-scale norms, which add a pass over the gradients to backward).
+// last ones; every step quantity then reports its run-to-run spread (min/median/max of the runs'
+// medians, relative half-range) and a warning line where that spread exceeds the |error| it
+// reports ("the error is within the noise"). --recalibrate-each also calibrates before every
+// repetition and predicts each on its own calibration (the spread over the calibrations).
+// results/profile-<host>.json is used only when its machine fingerprint is this machine's
+// (model/machine_match.hpp); a --profile from another machine is used with a warning line.
+// ddpsim-exec runs with --noise-scale false (the simulator does not model the noise-scale norms,
+// which add a pass over the gradients to backward).
 //
 // --efficiency also runs every point as N independent processes (ddpsim-exec --independent:
 // the same per-rank work, all ranks at once, no collectives), alternating DDP and independent
@@ -123,7 +130,14 @@ int run(const Options& o) {
   const std::string out = !o.out.empty() ? o.out
                                          : "results/validation-" + model::host_name() + "-" +
                                                model::utc_now("%Y%m%d") + ".json";
-  const std::map<int, ProfileChoice> profiles = choose_profiles(o, base, expanded, out, tmp.path);
+  if (o.recalibrate_each && !o.profiles.empty()) {
+    throw UnsupportedError(
+        "--recalibrate-each calibrates every repetition afresh; it does not go with --profile");
+  }
+  Options first = o;
+  first.calibrate = o.calibrate || o.recalibrate_each;
+  const std::map<int, ProfileChoice> profiles =
+      choose_profiles(first, base, expanded, out, tmp.path);
 
   std::vector<Point> points;
   for (const model::Scenario& s : expanded) {
@@ -135,7 +149,29 @@ int run(const Options& o) {
   // Measurements: repetitions round-robin over the points; with --efficiency each repetition
   // runs DDP and independent back to back, the order flipped every repetition.
   const std::string load_before = load_average();
+  json recalibrations = json::array();
   for (int rep = 0; rep < repeat; ++rep) {
+    if (o.recalibrate_each) {
+      // Each repetition predicts on its own calibration, made just before it: the spread of the
+      // predictions over the calibrations is the calibration's own noise.
+      std::map<int, ProfileChoice> mine = profiles;
+      if (rep > 0) {
+        const fs::path dir = tmp.path / ("rep-" + std::to_string(rep + 1));
+        fs::create_directories(dir);
+        mine = choose_profiles(first, base, expanded, (dir / "v.json").string(), dir);
+      }
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        const Point fresh =
+            rep == 0 ? points[i]
+                     : predict_validation_point(o, base, expanded[i], mine.at(points[i].ranks).path,
+                                                steps, torch_facts);
+        record_prediction(points[i], fresh);
+      }
+      for (const auto& [ranks, c] : mine) {
+        recalibrations.push_back(
+            {{"repetition", rep + 1}, {"ranks", ranks}, {"source", c.how}, {"file", c.path}});
+      }
+    }
     for (std::size_t i = 0; i < points.size(); ++i) {
       std::cerr << "repetition " << rep + 1 << "/" << repeat << ", point " << i + 1 << "/"
                 << points.size() << " " << label_text(points[i].label, points[i].ranks) << ": "
@@ -178,6 +214,13 @@ int run(const Options& o) {
   doc["context"]["nproc"] = o.nproc > 0 ? json(o.nproc) : json("per point (cluster.gpus)");
   doc["context"]["steps"] = steps;
   doc["context"]["repeat"] = repeat;
+  doc["context"]["recalibrate_each"] = o.recalibrate_each;
+  if (o.recalibrate_each) {
+    // The files are temporary (only the first calibration is kept beside the output); the
+    // predictions on each are in every row's "predicted_spread".
+    for (json& r : recalibrations) r.erase("file");
+    doc["recalibrations"] = recalibrations;
+  }
   doc["context"]["network"] = o.netns_launch.empty()
                                   ? "loopback TCP (local ranks)"
                                   : "network namespaces (scripts/netns-lab.sh; see its tbf rate)";
@@ -187,6 +230,7 @@ int run(const Options& o) {
     prof.push_back({{"ranks", ranks},
                     {"file", c.kept},
                     {"source", c.how},
+                    {"machine", machine_json(c.path)},
                     {"context", model::Profile::load(c.path).document().value("context", json())}});
   }
   // One rank count keeps the former single-object layout.
@@ -236,6 +280,10 @@ int main(int argc, char** argv) {
                  "runs per point, round-robin over the points; medians pool every run's steps "
                  "(default 1)")
       ->check(CLI::Range(1, 1000));
+  app.add_flag("--recalibrate-each", o.recalibrate_each,
+               "calibrate afresh (ddpsim-calibrate --quick) before every repetition and predict "
+               "each on its own calibration: rows get the predictions' spread over the "
+               "calibrations (not with --profile)");
   app.add_flag("--efficiency", o.efficiency,
                "also run every point as N independent processes (ddpsim-exec --independent), "
                "interleaved, and report the DDP overhead per step and per bucket");

@@ -66,12 +66,46 @@ TEST(Report, MarkdownHasOneRowPerPoint) {
             std::string::npos)
       << md;
   // The step error shows the event engine's in parentheses only where it differs.
-  EXPECT_NE(md.find("| gpus=2, bucket_cap_mb=25 | 12.000 | 10.000 | +20.0% (+10.0%) | -20.0% | "
-                    "+0.0% | -50.0% | 1.000 / 0.000 | +50.0% |\n"),
+  EXPECT_NE(md.find("| gpus=2, bucket_cap_mb=25 | 12.000 | 10.000 | +20.0% (+10.0%) | - | "
+                    "-20.0% | +0.0% | -50.0% | 1.000 / 0.000 | +50.0% |\n"),
             std::string::npos)
       << md;
   EXPECT_EQ(md.find("DDP efficiency"), std::string::npos);  // no point has an efficiency block
   EXPECT_EQ(md.find("Bucket size choice"), std::string::npos);
+}
+
+// A row with a run-to-run spread of 3 runs whose step medians were 9, 10 and 12 ms: half-range
+// (12 - 9) / 2 / 10 = 15%. The analytic error +20% is outside it, the event error +10% inside.
+TEST(Report, SpreadColumnAndNoiseWarnings) {
+  json r = row("step_time_s", 0.012, 0.011, 0.010);
+  r["spread"] = {{"runs", 3},
+                 {"min", 0.009},
+                 {"median", 0.010},
+                 {"max", 0.012},
+                 {"half_range_relative", 0.15},
+                 {"exceeds_error_analytic", false},
+                 {"exceeds_error_event", true}};
+  EXPECT_EQ(spread_text(r["spread"]), "+-15.0%");
+  EXPECT_EQ(spread_text(nullptr), "-");
+  json one = r["spread"];
+  one["runs"] = 1;
+  EXPECT_EQ(spread_text(one), "-");  // one run has no spread
+  const json point = {{"rows", json::array({r, row("forward_time_s", 0.004, 0.004, 0.005)})}};
+  EXPECT_EQ(noise_warnings(point),
+            "  warning: step_time_s: |error| 10.0% (event) within the run-to-run spread: "
+            "measured +-15.0% over 3 runs (9.000..12.000 ms): the error is within the noise\n");
+  // With --recalibrate-each the calibrations' spread is named too.
+  json recal = point;
+  recal["rows"][0]["predicted_spread"] = {{"analytic", {{"runs", 3}, {"half_range_relative", 0.3}}},
+                                          {"event", {{"runs", 3}, {"half_range_relative", 0.05}}}};
+  recal["rows"][0]["spread"]["exceeds_error_analytic"] = true;
+  EXPECT_EQ(noise_warnings(recal),
+            "  warning: step_time_s: |error| 20.0% (analytic), 10.0% (event) within the run-to-run "
+            "spread: measured +-15.0% over 3 runs (9.000..12.000 ms), calibrations +-30.0% "
+            "(analytic), +-5.0% (event): the error is within the noise\n");
+  json quiet = point;
+  quiet["rows"][0]["spread"]["exceeds_error_event"] = false;
+  EXPECT_EQ(noise_warnings(quiet), "");
 }
 
 }  // namespace

@@ -69,3 +69,25 @@ TEST(ValidateStats, BestSet) {
   cis[0].lo = 9;
   EXPECT_EQ(v::best_set(cis).size(), 3u);
 }
+
+// Run-to-run spread of per-run medians, by hand: runs 10, 9, 12 ms -> min 9, median 10, max 12,
+// half-range (12 - 9) / 2 / 10 = 0.15. An error of 10% is within that noise, one of 20% is not.
+TEST(ValidateStats, RunSpread) {
+  const v::RunSpread s = v::run_spread({0.010, 0.009, 0.012});
+  EXPECT_EQ(s.runs, 3);
+  EXPECT_DOUBLE_EQ(s.min, 0.009);
+  EXPECT_DOUBLE_EQ(s.median, 0.010);
+  EXPECT_DOUBLE_EQ(s.max, 0.012);
+  EXPECT_NEAR(s.half_range_relative, 0.15, 1e-12);
+  EXPECT_TRUE(v::within_noise(s, 0.10));
+  EXPECT_TRUE(v::within_noise(s, -0.10));  // the sign does not matter
+  EXPECT_FALSE(v::within_noise(s, 0.20));
+  // Even count: median of 4, 6 -> 5; half-range (6 - 4) / 2 / 5 = 0.2.
+  EXPECT_NEAR(v::run_spread({4.0, 6.0}).half_range_relative, 0.2, 1e-12);
+  // One run: no spread, never "within the noise"; nothing measured: no division by zero.
+  const v::RunSpread one = v::run_spread({0.010});
+  EXPECT_EQ(one.half_range_relative, 0);
+  EXPECT_FALSE(v::within_noise(one, 0.0));
+  EXPECT_EQ(v::run_spread({0.0, 0.0}).half_range_relative, 0);
+  EXPECT_EQ(v::run_spread({}).runs, 0);
+}
