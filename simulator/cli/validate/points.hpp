@@ -37,6 +37,9 @@ struct Point {
   sim::Prediction analytic, event;
   nlohmann::json analytic_json, event_json;
   nlohmann::json workload;  ///< --runner torch: ddpsim's workload for the runner (torch_runner.hpp)
+  /// --runner torch predicted with the profile's torch calibration: the analytic prediction
+  /// without it (the model's and the CPU profile's costs), to set both beside one measurement
+  nlohmann::json analytic_without_torch_json;
   // Measured rows (rank 0's non-warm-up steps of every repetition), per mode.
   std::vector<nlohmann::json> ddp_steps, indep_steps;
   std::vector<double> rep_ddp_median, rep_indep_median;
@@ -71,7 +74,8 @@ void measure(const Options& o, Point& p, std::size_t i, bool independent, int st
 /// The point's block of the validation document: "point", "gpus", "bucket_count", "rows" (every
 /// quantity and bucket end: predicted by both engines vs the measured median), the measured
 /// step's median and 95% CI, the predicted interval and sources, "profile" (`profile_kept`),
-/// "warnings", and with `efficiency` the DDP-overhead block.
+/// "warnings", with `efficiency` the DDP-overhead block, and when the torch calibration was used
+/// "without_torch_calibration": every quantity the analytic engine predicts without it.
 nlohmann::json point_json(const Point& p, const std::string& profile_kept, bool efficiency,
                           int repeat, int steps);
 
