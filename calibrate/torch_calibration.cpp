@@ -109,11 +109,7 @@ int run_torch_calibration(const RunOptions& o) {
     }
     if (nproc == 0) nproc = std::max(2, p.cluster.gpus);
     // The gradients of the whole model are the largest bucket an all-reduce can carry.
-    std::int64_t grad_bytes = 0;
-    for (const json& t : w.at("tensors")) {
-      if (t.at("tied_to").get<int>() < 0) grad_bytes += 4 * t.at("numel").get<std::int64_t>();
-    }
-    while (max_bytes < grad_bytes) max_bytes *= 2;
+    while (max_bytes < 4 * p.workload->param_count()) max_bytes *= 2;
     json doc = p.doc;
     doc.erase("sweep");
     const std::string i = std::to_string(seen.size() - 1);

@@ -50,10 +50,7 @@ std::vector<double> gloo_bucket_costs(const std::vector<double>& ready_s,
 std::optional<MeasuredCosts> torch_compute_costs(const json& torch, const model::Scenario& s,
                                                  const std::string& source, std::string* why) {
   const model::Workload& w = *s.workload;
-  std::int64_t params = 0;
-  for (const model::ParamTensor& t : w.tensors) {
-    if (t.tied_to < 0) params += t.numel();
-  }
+  const std::int64_t params = w.param_count();  // tied tensors once, as torch counts them
   const std::string opt = model::optimizer_name(s.training.optimizer);
   for (const json& e : torch.value("workloads", json::array())) {
     if (e.at("workload").get<std::string>() != w.name ||
