@@ -3,6 +3,9 @@
 //   ddpsim-calibrate [--backend cpu|cuda] [--nproc N] [--scenario S.json] [--quick]
 //                    [--gemm-operands cold|warm] [--out results/profile-<host>.json]
 //                    [--plan]     list what would be timed (no device needed), time nothing
+//   ddpsim-calibrate --backend torch --scenario S.json [--out P.json] [--nproc N] [--quick]
+//                    time S's layers, optimizer and torch's gloo all-reduce through PyTorch into
+//                    P's "torch" section (P: this machine's CPU profile; torch_calibration.hpp)
 //   ddpsim-calibrate import nccl-tests LOG|JSON [--op all_reduce] [--out P.json]
 //   ddpsim-calibrate import kineto TRACE.json[.gz] [--out P.json]
 //   ddpsim-calibrate check-fit PROFILE SWEEP.json [--op all_reduce] [--above 64K]
@@ -34,6 +37,7 @@
 #include "calibrate/context.hpp"
 #include "calibrate/fit_check.hpp"
 #include "calibrate/gpu_criteria.hpp"
+#include "calibrate/torch_calibration.hpp"
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
 #include "model/kineto_import.hpp"
@@ -69,8 +73,10 @@ int main(int argc, char** argv) {
       "into a profile, or import nccl-tests / PyTorch profiler output"};
   calib::RunOptions o;
   o.command = join_args(argc, argv);
-  app.add_option("--backend", o.backend, "cpu (OpenBLAS + Gloo) or cuda (cuBLAS + NCCL)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--backend", o.backend,
+                 "cpu (OpenBLAS + Gloo), cuda (cuBLAS + NCCL) or torch (the scenario's layers, "
+                 "optimizer and gloo all-reduce through PyTorch, into the profile's torch section)")
+      ->check(CLI::IsMember({"cpu", "cuda", "torch"}));
   app.add_option("--nproc", o.nproc, "ranks on this host (default 2 on cpu, the GPUs on cuda)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--scenario", o.scenario, "time the GEMMs this scenario runs (all sweep batches)");
@@ -208,6 +214,7 @@ int main(int argc, char** argv) {
       emit(p.document(), kt_out);
       return 0;
     }
+    if (o.backend == "torch") return calib::run_torch_calibration(o);
     return calib::run_calibration(o, argc, argv);
   } catch (const InputError& e) {
     std::fprintf(stderr, "ddpsim-calibrate: %s\n", e.what());

@@ -251,6 +251,46 @@ std::vector<KeySpec> build_profile_keys() {
                       "collectives the communication thread finished during the concurrent "
                       "phase"));
 
+  // Written by ddpsim-calibrate --backend torch (calibrate/torch/torch_calibrate.py): the
+  // scenario's layers, optimizer and gloo all-reduce timed through PyTorch itself
+  // (simulator/torch_costs.hpp reads it).
+  const std::string tc = "/torch";
+  t.push_back(key(tc, KeyType::kObject, "costs measured through PyTorch (--backend torch)"));
+  t.push_back(key(tc + "/torch_version", KeyType::kString, "torch.__version__", true));
+  t.push_back(integer(tc + "/ranks", "processes", 2, "ranks that ran at once", true));
+  t.push_back(integer(tc + "/threads_per_rank", "", 1, "torch.set_num_threads per rank"));
+  t.push_back(integer(tc + "/gloo_threads", "", 1, "ProcessGroupGloo worker threads"));
+  t.push_back(key(tc + "/method", KeyType::kString, "how it was measured"));
+  t.push_back(key(tc + "/utc", KeyType::kString, "when it was measured"));
+  t.push_back(key(tc + "/load_average", KeyType::kArray, "1/5/15-minute load before"));
+  t.push_back(num(tc + "/load_average/*", "", 0, false, "load average"));
+  t.push_back(integer(tc + "/warmup_steps", "", 0, "steps before the timed ones"));
+  t.push_back(integer(tc + "/iters", "", 1, "timed all-reduces per size and mode"));
+  t.push_back(key(tc + "/workloads", KeyType::kArray, "one entry per calibrated workload", true));
+  const std::string tw = tc + "/workloads/*";
+  t.push_back(key(tw, KeyType::kObject, "one workload at one batch and optimizer"));
+  t.push_back(key(tw + "/workload", KeyType::kString, "the workload's name", true));
+  t.push_back(integer(tw + "/parameters", "", 1, "untied parameters", true));
+  t.push_back(integer(tw + "/per_gpu_batch", "samples", 1, "micro-batch per rank", true));
+  t.push_back(choice(tw + "/optimizer", {"sgd", "momentum", "adam", "adamw"}, "torch.optim", true));
+  t.push_back(integer(tw + "/steps", "", 1, "timed steps behind the medians"));
+  t.push_back(num(tw + "/forward_s", "s", 0, false, "median forward + loss"));
+  t.push_back(num(tw + "/backward_s", "s", 0, false, "median loss.backward()"));
+  t.push_back(num(tw + "/optimizer_s", "s", 0, false,
+                  "median opt.step() + zero_grad(set_to_none=True)", true));
+  t.push_back(integer(tw + "/optimizer_minor_faults", "", 0, "median minor page faults in it"));
+  t.push_back(key(tw + "/layers", KeyType::kArray, "the workload's layers in order", true));
+  t.push_back(key(tw + "/layers/*", KeyType::kObject, "one layer"));
+  t.push_back(key(tw + "/layers/*/name", KeyType::kString, "the workload layer's name", true));
+  t.push_back(num(tw + "/layers/*/forward_s", "s", 0, false, "median forward", true));
+  t.push_back(num(tw + "/layers/*/backward_s", "s", 0, false, "median backward", true));
+  t.push_back(key(tc + "/all_reduce", KeyType::kArray, "torch's gloo all_reduce per size", true));
+  t.push_back(key(tc + "/all_reduce/*", KeyType::kObject, "one size"));
+  t.push_back(integer(tc + "/all_reduce/*/size_bytes", "bytes", 1, "fp32 message size", true));
+  t.push_back(num(tc + "/all_reduce/*/sync_s", "s", 0, true, "median, one at a time", true));
+  t.push_back(num(tc + "/all_reduce/*/pair_s", "s", 0, true,
+                  "median per all-reduce with two in flight", true));
+
   t.push_back(key("/layer_times", KeyType::kObject, "per-layer times from a profiler trace"));
   t.push_back(key("/layer_times/source", KeyType::kString, "the trace file"));
   t.push_back(key("/layer_times/device", KeyType::kString, "gpu (kernel times) or cpu (op times)"));

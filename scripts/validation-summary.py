@@ -65,11 +65,45 @@ def summarize(name, points, choice):
         some = sum(g["some_predicted_best_in_set_analytic"] for g in choice)
         w(f"Bucket-cap choice: predicted best in the measured 95% set in {ins} of {len(choice)} "
           f"groups ({some} with at least one tied predicted best).")
+    without = [p for p in points if "without_torch_calibration" in p]
+    if without:
+        w(without_torch(without, choice))
     spread = [(p["measured_step_time"]["ci_hi_s"] - p["measured_step_time"]["ci_lo_s"]) /
               p["measured_step_time"]["median_s"] for p in points]
     w(f"Measurement spread: 95% CI of the median step / median: median "
       f"{100 * statistics.median(spread):.1f}%, max {100 * max(spread):.1f}%.")
     return "\n".join(out)
+
+
+def without_torch(points, choice):
+    """The same measurements against the prediction without the torch calibration (ddpsim-
+    validate --runner torch keeps it per point as "without_torch_calibration")."""
+    step, exposed = [], []
+    for p in points:
+        r, wo = rows_by_quantity(p), p["without_torch_calibration"]
+        meas = r["step_time_s"]["measured"]
+        step.append(abs(wo["step_time_s"] - meas) / meas)
+        exposed.append(abs(wo["exposed_comm_s"] - r["exposed_comm_s"]["measured"]) / meas)
+    line = (f"Without the torch calibration (same measurements, the model and CPU profile's "
+            f"costs): |step error| median {100 * statistics.median(step):.1f}%, max "
+            f"{100 * max(step):.1f}%, over 10%: {sum(e > 0.10 for e in step)} of {len(step)}; "
+            f"exposed communication / step median {100 * statistics.median(exposed):.1f}%, max "
+            f"{100 * max(exposed):.1f}%, over 10%: {sum(e > 0.10 for e in exposed)}")
+    if choice:
+        ins = 0
+        for g in choice:
+            pred = {}
+            for p in points:
+                label = {k: v for k, v in p["point"].items() if k != "parallelism.bucket_cap_mb"}
+                label.setdefault("gpus", p["gpus"])
+                if all(label.get(k) == v for k, v in g["group"].items()):
+                    pred[float(p["point"]["parallelism.bucket_cap_mb"])] = (
+                        p["without_torch_calibration"]["step_time_s"])
+            best = min(pred.values())
+            ins += all(c in g["measured_best_set_mb"] for c, t in pred.items()
+                       if t <= best * (1 + 1e-9))
+        line += f"; predicted best cap (all tied) in the measured 95% set in {ins} of {len(choice)}"
+    return line + "."
 
 
 def main(paths):

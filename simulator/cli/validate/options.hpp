@@ -24,6 +24,9 @@ struct Options {
   bool extrapolate = false;         ///< --extrapolate (with --trace): traced compute, model comm
   std::string runner = "exec";      ///< --runner: exec (ddpsim-exec) or torch (PyTorch DDP)
   std::string points_dir;           ///< --points-dir: write the points' files there and stop
+  /// --no-torch-calibration: with --runner torch, predict with the model's costs even when the
+  /// profile holds a torch section (and --calibrate does not add one)
+  bool no_torch_calibration = false;
 };
 
 /// argv prefix that runs a child on `ranks` ranks: nothing (the child launches its own local

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "model/profile.hpp"
 #include "simulator/cli/validate/children.hpp"
@@ -13,6 +16,7 @@
 #include "simulator/cli/validate/torch_runner.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
+#include "simulator/torch_costs.hpp"
 
 namespace ddpsim::validate {
 
@@ -144,6 +148,45 @@ void write_point_files(const Point& p, std::size_t i, const fs::path& tmp) {
   }
 }
 
+namespace {
+
+// --runner torch with a profile that holds a torch calibration (ddpsim-calibrate --backend
+// torch): the point's layers, optimizer and bucket all-reduces as PyTorch measured them
+// (simulator/torch_costs.hpp). The buckets' sizes and ready times come from a first analytic
+// prediction with the measured compute (ready times do not depend on the collectives); each
+// bucket then costs torch's all-reduce of its size, at the two-in-flight rate when gloo's
+// worker threads would run it beside another bucket. nullptr (the model's costs) when the
+// profile has no torch section; a warning when it has one without this workload.
+std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
+                                                      const std::string& profile,
+                                                      sim::PredictorCache& cache) {
+  const model::Profile prof = model::Profile::load(profile);
+  if (!prof.document().contains("torch")) return nullptr;
+  const json& torch = prof.document().at("torch");
+  std::string why;
+  std::optional<sim::MeasuredCosts> m = sim::torch_compute_costs(torch, ps, profile, &why);
+  if (!m) {
+    std::cerr << "validate: warning: " << why << "; predicting with the model's costs\n";
+    return nullptr;
+  }
+  sim::RunOptions first;
+  first.engine = model::Engine::kAnalytic;
+  first.measured = std::make_shared<const sim::MeasuredCosts>(*m);
+  const sim::Prediction p = sim::predict_point(ps, first, cache);
+  const std::vector<sim::TorchAllReduceRow> rows = sim::torch_all_reduce_rows(torch);
+  std::vector<double> ready, sync, pair;
+  for (const sim::BucketTiming& b : p.buckets) {
+    if (b.kind != model::CollectiveOp::kAllReduce || b.layer >= 0) continue;
+    ready.push_back(b.ready_s);
+    sync.push_back(sim::torch_all_reduce_s(rows, static_cast<double>(b.bytes), false));
+    pair.push_back(sim::torch_all_reduce_s(rows, static_cast<double>(b.bytes), true));
+  }
+  if (!rows.empty()) m->bucket_collective_s = sim::gloo_bucket_costs(ready, sync, pair);
+  return std::make_shared<const sim::MeasuredCosts>(std::move(*m));
+}
+
+}  // namespace
+
 Point predict_validation_point(const Options& o, const model::Scenario& base,
                                const model::Scenario& s, const std::string& profile, int steps,
                                const json& torch_facts) {
@@ -181,6 +224,15 @@ Point predict_validation_point(const Options& o, const model::Scenario& base,
   sim::PredictorCache cache;
   sim::RunOptions run;
   run.engine = model::Engine::kAnalytic;
+  if (o.runner == "torch" && !o.no_torch_calibration) {
+    run.measured = torch_costs(ps, profile, cache);
+  }
+  if (run.measured) {
+    sim::RunOptions model_only;
+    model_only.engine = model::Engine::kAnalytic;
+    pt.analytic_without_torch_json =
+        sim::prediction_json(ps, sim::predict_point(ps, model_only, cache));
+  }
   pt.analytic = sim::predict_point(ps, run, cache);
   // The event engine with every knob of the scenario (the profile's measured interference
   // among them, as `ddpsim predict --engine event` applies it), over the measured steps.
@@ -323,6 +375,11 @@ json point_json(const Point& pt, const std::string& profile_kept, bool efficienc
       {"error_within_noise", noise}};
   if (pj["measured_sources"].is_object()) pj["measured_sources"]["profile"] = profile_kept;
   if (efficiency) pj["efficiency"] = efficiency_json(pt, repeat, steps);
+  if (!pt.analytic_without_torch_json.is_null()) {
+    json w;
+    for (const char* q : kQuantities) w[q] = pt.analytic_without_torch_json.at(q);
+    pj["without_torch_calibration"] = w;
+  }
   return pj;
 }
 

@@ -38,6 +38,9 @@ struct Point {
   sim::Prediction analytic, event;
   nlohmann::json analytic_json, event_json;
   nlohmann::json workload;  ///< --runner torch: ddpsim's workload for the runner (torch_runner.hpp)
+  /// --runner torch predicted with the profile's torch calibration: the analytic prediction
+  /// without it (the model's and the CPU profile's costs), to set both beside one measurement
+  nlohmann::json analytic_without_torch_json;
   // Measured rows (rank 0's non-warm-up steps of every repetition), per mode.
   std::vector<nlohmann::json> ddp_steps, indep_steps;
   std::vector<double> rep_ddp_median, rep_indep_median;
@@ -83,7 +86,9 @@ void measure(const Options& o, Point& p, std::size_t i, bool independent, int st
 /// step's median and 95% CI, per step quantity the run-to-run "spread" (stats.hpp; with
 /// --recalibrate-each also "predicted_spread" over the calibrations) and "error_within_noise"
 /// (the quantities whose spread exceeds their |error|), the predicted interval and sources,
-/// "profile" (`profile_kept`), "warnings", and with `efficiency` the DDP-overhead block.
+/// "profile" (`profile_kept`), "warnings", with `efficiency` the DDP-overhead block, and when the
+/// torch calibration was used "without_torch_calibration": every quantity the analytic engine
+/// predicts without it.
 nlohmann::json point_json(const Point& p, const std::string& profile_kept, bool efficiency,
                           int repeat, int steps);
 

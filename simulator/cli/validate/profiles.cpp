@@ -121,6 +121,16 @@ std::string choose_profile(const Options& o, const model::Scenario& base, int ra
   how = std::string("calibrated (") + how_prefix +
         "ddpsim-calibrate --backend cpu --quick --iters 15" +
         (launcher(o, ranks).empty() ? ")" : ", netns lab)");
+  if (o.runner == "torch" && !o.no_torch_calibration && ranks >= 2) {
+    // The user runs PyTorch: its layers, optimizer and gloo all-reduce timed through it
+    // (calibrate/torch_calibration.hpp) complete the profile.
+    std::cerr << "calibrating through PyTorch (ddpsim-calibrate --backend torch, " << ranks
+              << " ranks)...\n";
+    run_child({calibrate.string(), "--backend", "torch", "--nproc", std::to_string(ranks),
+               "--scenario", scen.string(), "--out", out.string()},
+              tmp / ("calibrate-torch-" + std::to_string(ranks) + ".log"));
+    how = how.get<std::string>() + " + ddpsim-calibrate --backend torch";
+  }
   return out.string();
 }
 

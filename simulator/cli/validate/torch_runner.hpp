@@ -24,12 +24,16 @@
 #include <vector>
 
 #include "model/scenario.hpp"
+#include "model/torch_workload.hpp"
 
 namespace ddpsim::validate {
 
-/// ddpsim's workload of scenario `s` in the form calibrate/torch/workload_model.py reads.
-/// Throws UnsupportedError for model forms the torch runner cannot build (presets, "layers").
-nlohmann::json workload_json(const model::Scenario& s);
+/// ddpsim's workload of scenario `s` in the form calibrate/torch/workload_model.py reads
+/// (model/torch_workload.hpp). Throws UnsupportedError for model forms the torch runner cannot
+/// build (presets, "layers").
+inline nlohmann::json workload_json(const model::Scenario& s) {
+  return model::torch_workload_json(s);
+}
 
 /// {python, runner script}: the argv prefix that runs calibrate/torch/ddp_runner.py.
 std::vector<std::string> torch_runner_argv();

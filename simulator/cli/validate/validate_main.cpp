@@ -294,6 +294,10 @@ int main(int argc, char** argv) {
                  "what measures: exec (ddpsim-exec, the default) or torch (real PyTorch DDP over "
                  "gloo: calibrate/torch/ddp_runner.py)")
       ->check(CLI::IsMember({"exec", "torch"}));
+  app.add_flag("--no-torch-calibration", o.no_torch_calibration,
+               "with --runner torch: predict with the model's costs even when the profile holds "
+               "a torch section (ddpsim-calibrate --backend torch), and do not add one with "
+               "--calibrate");
   app.add_option("--points-dir", o.points_dir,
                  "write every point's plain scenario (with --runner torch also ddpsim's workload "
                  "for calibrate/torch/ddp_runner.py) into this folder and stop");

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""`ddpsim calibrate --backend torch`: time a scenario's model, optimizer and torch's own gloo
+all-reduce through PyTorch, so that a prediction for a PyTorch user is one of their framework.
+
+  python3 calibrate/torch/torch_calibrate.py P1.json --workload W1.json [P2 --workload W2]... \
+      --nproc 2 [--warmup-steps 3] [--steps 10] [--max-bytes N] [--iters 7] --out section.json
+
+Each POINT.json / W.json pair is one plain scenario and ddpsim's workload for it, as ddpsim-
+validate writes them for ddp_runner.py (the module comes from workload_model.py, the optimizer
+and DDP arguments from run_config.py and step_loop.py: the same code the runner trains with).
+
+How it measures (--nproc ranks started together, one torch thread each, gloo over loopback, as
+the DDP job runs; every rank does the same work at the same time, so they share cores and the
+memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are):
+  - compute: the module wrapped in DistributedDataParallel (bucket_cap_mb and the other DDP
+    arguments of the point) with a comm hook that divides the bucket by the world size, as
+    PyTorch's allreduce_hook does, and returns it without communicating. The Reducer's copies
+    into the buckets, the bucket views and finalize_backward's copy-back are therefore in the
+    measured backward; the all-reduce is not. Per step, after --warmup-steps: forward-pre-hooks
+    on every module that owns a workload tensor give each layer's forward start (a layer's
+    forward runs until the next layer starts; the first layer from the model call, the last
+    until the loss is computed); hooks on every parameter's gradient give each layer's last
+    gradient (a layer's backward runs from the previous layer's last gradient, the first from
+    loss.backward(), the rest of loss.backward() goes to the last layer to finish). Medians per
+    layer over --steps steps.
+  - optimizer: opt.step(); opt.zero_grad(set_to_none=True), exactly as the runner's step runs it
+    (torch.optim with the point's optimizer; torch 1.13's CPU default is the for-loop
+    implementation), minor page faults counted (getrusage): the user's job pays them too.
+  - all-reduce: dist.all_reduce of fp32 tensors per size (powers of two from 64 KiB up to
+    --max-bytes), "sync" one at a time and "pair" two in flight at once (async_op=True), the
+    latter per all-reduce (gloo_probe.py's method: ProcessGroupGloo runs collectives on its
+    worker threads, 2 by default in torch 1.13, so two buckets' all-reduces proceed at once).
+
+Output: the profile's "torch" section (model/profile_keys.cpp), written atomically; progress on
+stderr. Exit 0; 2 with one line for a point PyTorch cannot run here; 1 when a rank fails.
+"""
+
+import argparse
+import datetime
+import os
+import resource
+import socket
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+PROG = "ddpsim-torch-calibrate"
+
+
+def fail(code, message):
+    print(f"{PROG}: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+try:
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    from torch.nn.parallel import DistributedDataParallel
+except ImportError as e:  # the C++ caller names the python it ran
+    fail(1, f"cannot import torch ({e})")
+
+import run_config  # noqa: E402
+from run_results import write_atomic  # noqa: E402
+from step_loop import _optimizer, build  # noqa: E402
+from workload_model import Unsupported  # noqa: E402
+
+
+def _ns():
+    return time.perf_counter_ns()
+
+
+def _faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _median(v):
+    return statistics.median(v) if v else 0.0
+
+
+def _layer_modules(model, workload):
+    """{module: layer index} for every module that owns one of the workload's tensors (tied
+    tensors included: GPT-2's lm_head runs in its own layer)."""
+    by_name = {}
+    for t in workload["tensors"]:
+        by_name[t["name"].rsplit(".", 1)[0] if "." in t["name"] else ""] = t["layer"]
+    return {m: by_name[n] for n, m in model.named_modules() if n in by_name and n}
+
+
+def _spans(marks, begin, end, layers):
+    """Per layer, the time from its mark to the next mark in time order (the first from
+    `begin`, the last until `end`); layers without a mark get 0."""
+    order = sorted(marks.items(), key=lambda kv: kv[1])
+    out = [0] * layers
+    for j, (i, t) in enumerate(order):
+        start = begin if j == 0 else t
+        stop = order[j + 1][1] if j + 1 < len(order) else end
+        out[i] += max(0, stop - start)
+    return out
+
+
+def _grad_spans(ends, begin, end, layers):
+    """Per layer, the time from the previous layer's last gradient to its own (the first from
+    `begin`); what backward() ran after the last gradient goes to the layer that finished
+    last."""
+    order = sorted(ends.items(), key=lambda kv: kv[1])
+    out = [0] * layers
+    prev = begin
+    for i, t in order:
+        out[i] += max(0, t - prev)
+        prev = t
+    if order:
+        out[order[-1][0]] += max(0, end - prev)
+    return out
+
+
+def time_compute(cfg, rank, world, warmup, steps):
+    model, inputs, loss_fn = build(cfg, rank)
+    layers = len(cfg.workload["layers"])
+    starts, ends = {}, {}
+
+    def pre_hook(i):
+        def h(_module, _inputs):
+            starts.setdefault(i, _ns())
+        return h
+
+    for m, i in _layer_modules(model, cfg.workload).items():
+        m.register_forward_pre_hook(pre_hook(i))
+    layer_of_param = {}
+    for t, (_, p) in zip([t for t in cfg.workload["tensors"] if t["tied_to"] < 0],
+                         model.named_parameters()):
+        layer_of_param[id(p)] = t["layer"]
+
+    def grad_hook(i):
+        def h(g):
+            ends[i] = _ns()
+            return g
+        return h
+
+    for p in model.parameters():
+        p.register_hook(grad_hook(layer_of_param[id(p)]))
+    if cfg.ddp:
+        model = DistributedDataParallel(
+            model, bucket_cap_mb=cfg.bucket_cap_mb,
+            gradient_as_bucket_view=cfg.gradient_as_bucket_view,
+            broadcast_buffers=cfg.broadcast_buffers,
+            find_unused_parameters=cfg.find_unused_parameters, static_graph=cfg.static_graph)
+
+        def no_comm(_state, bucket):  # allreduce_hook less the all-reduce (see the docstring)
+            fut = torch.futures.Future()
+            fut.set_result(bucket.buffer().div_(world))
+            return fut
+
+        model.register_comm_hook(None, no_comm)
+    opt = _optimizer(cfg, model.parameters())
+    gen = torch.Generator().manual_seed(cfg.seed * 7919 + rank)
+    batches = [inputs(cfg.per_gpu_batch, gen) for _ in range(warmup + steps)]
+    fwd = [[] for _ in range(layers)]
+    bwd = [[] for _ in range(layers)]
+    whole = {"forward": [], "backward": [], "optimizer": [], "optimizer_faults": []}
+    for s in range(warmup + steps):
+        dist.barrier()
+        starts.clear()
+        ends.clear()
+        x, y = batches[s]
+        t0 = _ns()
+        loss = loss_fn(model(x), y)
+        t1 = _ns()
+        loss.backward()
+        t2 = _ns()
+        f0 = _faults()
+        t3 = _ns()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        t4 = _ns()
+        f1 = _faults()
+        if s < warmup:
+            continue
+        for i, v in enumerate(_spans(dict(starts), t0, t1, layers)):
+            fwd[i].append(v * 1e-9)
+        for i, v in enumerate(_grad_spans(dict(ends), t1, t2, layers)):
+            bwd[i].append(v * 1e-9)
+        whole["forward"].append((t1 - t0) * 1e-9)
+        whole["backward"].append((t2 - t1) * 1e-9)
+        whole["optimizer"].append((t4 - t3) * 1e-9)
+        whole["optimizer_faults"].append(f1 - f0)
+    return {
+        "workload": cfg.workload.get("name", ""),
+        "parameters": sum(t["numel"] for t in cfg.workload["tensors"] if t["tied_to"] < 0),
+        "per_gpu_batch": cfg.per_gpu_batch,
+        "optimizer": cfg.optimizer,
+        "steps": steps,
+        "forward_s": _median(whole["forward"]),
+        "backward_s": _median(whole["backward"]),
+        "optimizer_s": _median(whole["optimizer"]),
+        "optimizer_minor_faults": int(_median(whole["optimizer_faults"])),
+        "layers": [{"name": cfg.workload["layers"][i]["name"], "forward_s": _median(fwd[i]),
+                    "backward_s": _median(bwd[i])} for i in range(layers)],
+    }
+
+
+def time_all_reduce(sizes, iters):
+    rows = []
+    for size in sizes:
+        n = size // 4
+        a, b = torch.ones(n), torch.ones(n)
+        dist.all_reduce(a)  # warm-up: connections, allocation
+        sync, pair = [], []
+        for _ in range(iters):
+            dist.barrier()
+            t = _ns()
+            dist.all_reduce(a)
+            sync.append((_ns() - t) * 1e-9)
+        for _ in range(iters):
+            dist.barrier()
+            t = _ns()
+            w1 = dist.all_reduce(a, async_op=True)
+            w2 = dist.all_reduce(b, async_op=True)
+            w1.wait()
+            w2.wait()
+            pair.append((_ns() - t) * 1e-9 / 2)
+        rows.append({"size_bytes": size, "sync_s": _median(sync), "pair_s": _median(pair)})
+    return rows
+
+
+def _rank(rank, world, cfgs, a, sizes, queue):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=run_config.TIMEOUT)
+    out = {"workloads": []}
+    for cfg in cfgs:
+        if rank == 0:
+            print(f"{PROG}: timing {cfg.workload.get('name', '')}, batch {cfg.per_gpu_batch}, "
+                  f"{cfg.optimizer} ({a.warmup_steps} + {a.steps} steps)", file=sys.stderr)
+        out["workloads"].append(time_compute(cfg, rank, world, a.warmup_steps, a.steps))
+    if world > 1:
+        if rank == 0:
+            print(f"{PROG}: timing gloo all_reduce, {len(sizes)} sizes x {a.iters}",
+                  file=sys.stderr)
+        out["all_reduce"] = time_all_reduce(sizes, a.iters)
+    if rank == 0:
+        queue.put(out)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def main():
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    ap.add_argument("points", nargs="+", help="POINT.json, each followed by --workload W.json")
+    ap.add_argument("--workload", action="append", required=True)
+    ap.add_argument("--nproc", type=int, default=2)
+    ap.add_argument("--warmup-steps", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--iters", type=int, default=7)
+    ap.add_argument("--max-bytes", type=int, default=4 << 20)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_intermixed_args()
+    if len(a.points) != len(a.workload):
+        fail(2, f"{len(a.points)} point(s) but {len(a.workload)} --workload file(s)")
+    if a.nproc < 2:
+        fail(2, "--nproc: the torch calibration times DDP and gloo with at least 2 ranks")
+    try:
+        cfgs = [run_config.load(p, w, a.nproc, a.steps, a.warmup_steps, False)
+                for p, w in zip(a.points, a.workload)]
+        for c in cfgs:
+            run_config.check_torch(c)
+    except Unsupported as e:
+        fail(2, str(e))
+    sizes, s = [], 64 << 10
+    while True:
+        sizes.append(s)
+        if s >= a.max_bytes:
+            break
+        s *= 2
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+    ctx = mp.get_context("spawn")
+    queue = ctx.SimpleQueue()
+    load_before = open("/proc/loadavg").read().split()[:3]
+    try:
+        mp.spawn(_rank, args=(a.nproc, cfgs, a, sizes, queue), nprocs=a.nproc, join=True)
+    except Exception as e:  # a rank's traceback is already on stderr
+        fail(1, f"a rank failed: {str(e).strip().splitlines()[-1] if str(e).strip() else e}")
+    got = queue.get()
+    doc = {
+        "torch_version": torch.__version__.split("+")[0],
+        "ranks": a.nproc,
+        "threads_per_rank": 1,
+        "gloo_threads": dist.ProcessGroupGloo._Options()._threads,
+        "method": "torch_calibrate.py: DDP with a no-communication comm hook, per-layer hooks, "
+                  "opt.step()+zero_grad(set_to_none=True); gloo all_reduce sync and two in "
+                  "flight; rank 0's medians, every rank running",
+        "utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "load_average": [float(x) for x in load_before],
+        "warmup_steps": a.warmup_steps,
+        "iters": a.iters,
+        "workloads": got["workloads"],
+        "all_reduce": got.get("all_reduce", []),
+    }
+    write_atomic(a.out, doc)
+    print(f"{PROG}: wrote {a.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+#include "simulator/torch_costs.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "model/workload.hpp"
+
+namespace ddpsim::sim {
+
+using nlohmann::json;
+
+std::vector<TorchAllReduceRow> torch_all_reduce_rows(const json& torch) {
+  std::vector<TorchAllReduceRow> rows;
+  for (const json& r : torch.value("all_reduce", json::array())) {
+    rows.push_back({r.at("size_bytes").get<double>(), r.at("sync_s").get<double>(),
+                    r.at("pair_s").get<double>()});
+  }
+  std::sort(rows.begin(), rows.end(), [](const TorchAllReduceRow& a, const TorchAllReduceRow& b) {
+    return a.bytes < b.bytes;
+  });
+  return rows;
+}
+
+double torch_all_reduce_s(const std::vector<TorchAllReduceRow>& rows, double bytes, bool pair) {
+  const auto t = [pair](const TorchAllReduceRow& r) { return pair ? r.pair_s : r.sync_s; };
+  if (rows.size() == 1 || bytes <= rows.front().bytes) return t(rows.front());
+  std::size_t hi = 1;
+  while (hi + 1 < rows.size() && rows[hi].bytes < bytes) ++hi;
+  const TorchAllReduceRow& a = rows[hi - 1];
+  const TorchAllReduceRow& b = rows[hi];
+  const double v = t(a) + (t(b) - t(a)) * (bytes - a.bytes) / (b.bytes - a.bytes);
+  // Beyond the largest size a noisy (falling) last segment must not predict less than measured.
+  return bytes > b.bytes ? std::max(v, t(b)) : v;
+}
+
+std::vector<double> gloo_bucket_costs(const std::vector<double>& ready_s,
+                                      const std::vector<double>& sync_s,
+                                      const std::vector<double>& pair_s) {
+  std::vector<double> out(ready_s.size());
+  for (std::size_t i = 0; i < ready_s.size(); ++i) {
+    bool shared = false;
+    for (std::size_t j = 0; j < ready_s.size() && !shared; ++j) {
+      shared = j != i && ready_s[j] < ready_s[i] + sync_s[i] && ready_s[i] < ready_s[j] + sync_s[j];
+    }
+    out[i] = shared ? pair_s[i] : sync_s[i];
+  }
+  return out;
+}
+
+std::optional<MeasuredCosts> torch_compute_costs(const json& torch, const model::Scenario& s,
+                                                 const std::string& source, std::string* why) {
+  const model::Workload& w = *s.workload;
+  const std::int64_t params = w.param_count();  // tied tensors once, as torch counts them
+  const std::string opt = model::optimizer_name(s.training.optimizer);
+  for (const json& e : torch.value("workloads", json::array())) {
+    if (e.at("workload").get<std::string>() != w.name ||
+        e.at("parameters").get<std::int64_t>() != params ||
+        e.at("per_gpu_batch").get<std::int64_t>() != s.training.per_gpu_batch ||
+        e.at("optimizer").get<std::string>() != opt) {
+      continue;
+    }
+    const json& layers = e.at("layers");
+    if (layers.size() != w.layers.size()) {
+      *why = source + ": /torch: workload " + w.name + " has " + std::to_string(w.layers.size()) +
+             " layers, the torch calibration " + std::to_string(layers.size());
+      return std::nullopt;
+    }
+    MeasuredCosts m;
+    m.source = "torch calibration " + source;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      if (layers[i].at("name").get<std::string>() != w.layers[i].name) {
+        *why = source + ": /torch: layer " + std::to_string(i) + " is " +
+               layers[i].at("name").get<std::string>() + ", the workload's " + w.layers[i].name;
+        return std::nullopt;
+      }
+      m.layer_fwd_s.push_back(layers[i].at("forward_s").get<double>());
+      m.layer_bwd_s.push_back(layers[i].at("backward_s").get<double>());
+    }
+    m.optimizer_s = e.at("optimizer_s").get<double>();
+    return m;
+  }
+  *why = source + ": /torch has no entry for workload " + w.name + " (" + std::to_string(params) +
+         " parameters), per_gpu_batch " + std::to_string(s.training.per_gpu_batch) + ", " + opt +
+         " (run ddpsim-calibrate --backend torch --scenario on this scenario)";
+  return std::nullopt;
+}
+
+}  // namespace ddpsim::sim

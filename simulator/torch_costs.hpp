@@ -1,0 +1,62 @@
+// torch_costs.hpp: a profile's "torch" section (ddpsim-calibrate --backend torch,
+// calibrate/torch/torch_calibrate.py) as the measured costs of a prediction for a PyTorch user:
+// the scenario's layers, optimizer and gloo all-reduces timed through PyTorch itself.
+//
+// The section holds, per calibrated workload (name, untied parameter count, per-GPU batch,
+// optimizer), every layer's forward and backward and the optimizer step (opt.step() +
+// zero_grad(set_to_none=True), page faults included), and torch's gloo all-reduce per size, one
+// at a time ("sync") and two in flight ("pair", per all-reduce). ProcessGroupGloo runs its
+// collectives on `threads` worker threads (2 by default: torch/csrc/distributed/c10d/
+// ProcessGroupGloo.cpp, ProcessGroupGloo::ProcessGroupGloo starts options->threads workers, each
+// running runLoop over the work queue), so DDP's buckets launched while another is in flight
+// proceed at once at the measured two-in-flight rate.
+//
+//   std::string why;
+//   auto m = torch_compute_costs(profile_doc.at("torch"), scenario, "profile.json", &why);
+//   // predict once with *m, then per planned bucket (bytes, ready_s):
+//   auto rows = torch_all_reduce_rows(profile_doc.at("torch"));
+//   m->bucket_collective_s = gloo_bucket_costs(ready, sync, pair);  // sync/pair from rows
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+#include "simulator/step_plan.hpp"
+
+namespace ddpsim::sim {
+
+/// One measured all-reduce size: seconds per all-reduce alone and with two in flight.
+struct TorchAllReduceRow {
+  double bytes = 0, sync_s = 0, pair_s = 0;
+};
+
+/// The section's "all_reduce" rows in increasing size.
+std::vector<TorchAllReduceRow> torch_all_reduce_rows(const nlohmann::json& torch);
+
+/// The all-reduce time of `bytes` (pair: the two-in-flight rate): linear in size between the two
+/// measured sizes around it; below the smallest, the smallest's time; above the largest, the
+/// line through the two largest (at least the largest's time). E.g. rows {1 MiB: 3 ms, 2 MiB:
+/// 5 ms}: 1.5 MiB -> 4 ms, 4 MiB -> 9 ms, 64 KiB -> 3 ms. Precondition: rows not empty.
+double torch_all_reduce_s(const std::vector<TorchAllReduceRow>& rows, double bytes, bool pair);
+
+/// Each bucket's all-reduce time with gloo's worker threads: bucket i runs at its pair rate when
+/// its all-reduce, started when it is ready and lasting sync_s[i], overlaps another bucket's
+/// [ready_s[j], ready_s[j] + sync_s[j]); else at its sync rate. On one communication stream in
+/// launch order the pair costs add up to what two in flight take together (each pair_s is half
+/// of that). E.g. ready {0, 0}, sync {10, 10}, pair {7, 7}: {7, 7}; ready {0, 20}: {10, 10}.
+std::vector<double> gloo_bucket_costs(const std::vector<double>& ready_s,
+                                      const std::vector<double>& sync_s,
+                                      const std::vector<double>& pair_s);
+
+/// The section's entry for scenario `s` (its workload's name, untied parameters, per-GPU batch
+/// and optimizer) as per-layer forward/backward and optimizer costs, `source` naming the
+/// profile; nullopt, with the reason in *why, when the section has no such entry or its layers
+/// are not the workload's.
+std::optional<MeasuredCosts> torch_compute_costs(const nlohmann::json& torch,
+                                                 const model::Scenario& s,
+                                                 const std::string& source, std::string* why);
+
+}  // namespace ddpsim::sim

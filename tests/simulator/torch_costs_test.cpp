@@ -1,0 +1,116 @@
+// torch_costs: the torch calibration's all-reduce table, gloo's two worker threads and the
+// workload match, with hand-computed values.
+#include "simulator/torch_costs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/scenario.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::vector<TorchAllReduceRow> rows() {
+  // Out of order on purpose: torch_all_reduce_rows sorts; here the test builds them sorted.
+  return {{1 * kMiB, 3e-3, 2e-3}, {2 * kMiB, 5e-3, 3e-3}, {4 * kMiB, 9e-3, 6e-3}};
+}
+
+TEST(TorchCosts, AllReduceInterpolatesLinearlyInSize) {
+  // 1.5 MiB: halfway between 3 and 5 ms; pair: halfway between 2 and 3 ms.
+  EXPECT_DOUBLE_EQ(torch_all_reduce_s(rows(), 1.5 * kMiB, false), 4e-3);
+  EXPECT_DOUBLE_EQ(torch_all_reduce_s(rows(), 1.5 * kMiB, true), 2.5e-3);
+  // 3 MiB: halfway between 5 and 9 ms.
+  EXPECT_DOUBLE_EQ(torch_all_reduce_s(rows(), 3 * kMiB, false), 7e-3);
+  // Below the smallest size: the smallest's time.
+  EXPECT_DOUBLE_EQ(torch_all_reduce_s(rows(), 64 * 1024.0, false), 3e-3);
+  // Above the largest: the line through the two largest, 9 + (9 - 5) / 2 MiB * 4 MiB = 17 ms.
+  EXPECT_DOUBLE_EQ(torch_all_reduce_s(rows(), 8 * kMiB, false), 17e-3);
+}
+
+TEST(TorchCosts, AllReduceNeverExtrapolatesBelowTheLargestMeasured) {
+  // A falling last segment (noise): 4 MiB -> 10 ms, 8 MiB -> 8 ms; 16 MiB would be 4 ms on the
+  // line, but is at least the 8 MiB time.
+  std::vector<TorchAllReduceRow> r = {{4 * kMiB, 10e-3, 10e-3}, {8 * kMiB, 8e-3, 8e-3}};
+  EXPECT_DOUBLE_EQ(torch_all_reduce_s(r, 16 * kMiB, false), 8e-3);
+}
+
+TEST(TorchCosts, RowsAreSortedBySize) {
+  const json t = {{"all_reduce",
+                   {{{"size_bytes", 2048}, {"sync_s", 2.0}, {"pair_s", 1.5}},
+                    {{"size_bytes", 1024}, {"sync_s", 1.0}, {"pair_s", 0.5}}}}};
+  const std::vector<TorchAllReduceRow> r = torch_all_reduce_rows(t);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].bytes, 1024);
+  EXPECT_EQ(r[1].pair_s, 1.5);
+}
+
+TEST(TorchCosts, GlooThreadsRunOverlappingBucketsAtThePairRate) {
+  // Two buckets ready together (overlap off): both at the pair rate, 7 + 7 = 14 ms on one
+  // stream, the measured time of two in flight.
+  EXPECT_EQ(gloo_bucket_costs({0, 0}, {10, 10}, {7, 7}), (std::vector<double>{7, 7}));
+  // The second is ready at 20, after the first's 10 ms: each alone.
+  EXPECT_EQ(gloo_bucket_costs({0, 20}, {10, 10}, {7, 7}), (std::vector<double>{10, 10}));
+  // Three buckets: 0 [0, 10) overlaps 1 [5, 8); 2 [30, 31) overlaps none.
+  EXPECT_EQ(gloo_bucket_costs({0, 5, 30}, {10, 3, 1}, {6, 2, 0.5}), (std::vector<double>{6, 2, 1}));
+  // Touching intervals do not overlap: [0, 10) and [10, 20).
+  EXPECT_EQ(gloo_bucket_costs({0, 10}, {10, 10}, {7, 7}), (std::vector<double>{10, 10}));
+}
+
+json mlp_scenario() {
+  return json::parse(R"({
+    "model": {"mlp": {"widths": [64, 128, 32]}},
+    "hardware": {"preset": "dgx-a100"},
+    "cluster": {"gpus": 2},
+    "training": {"per_gpu_batch": 8, "precision": "fp32", "optimizer": "adam"}
+  })");
+}
+
+json section(std::int64_t params, std::int64_t batch, const std::string& opt) {
+  return {{"workloads",
+           {{{"workload", "mlp"},
+             {"parameters", params},
+             {"per_gpu_batch", batch},
+             {"optimizer", opt},
+             {"optimizer_s", 0.25},
+             {"layers",
+              {{{"name", "fc0"}, {"forward_s", 0.001}, {"backward_s", 0.002}},
+               {{"name", "fc1"}, {"forward_s", 0.003}, {"backward_s", 0.004}}}}}}}};
+}
+
+TEST(TorchCosts, ComputeCostsMatchWorkloadBatchAndOptimizer) {
+  const model::Scenario s = model::parse_scenario(mlp_scenario(), "s.json");
+  // 64*128 + 128 + 128*32 + 32 = 12448 parameters.
+  std::string why;
+  const auto m = torch_compute_costs(section(12448, 8, "adam"), s, "p.json", &why);
+  ASSERT_TRUE(m.has_value()) << why;
+  EXPECT_EQ(m->layer_fwd_s, (std::vector<double>{0.001, 0.003}));
+  EXPECT_EQ(m->layer_bwd_s, (std::vector<double>{0.002, 0.004}));
+  EXPECT_EQ(*m->optimizer_s, 0.25);
+  EXPECT_EQ(m->source, "torch calibration p.json");
+  EXPECT_TRUE(m->bucket_collective_s.empty());
+  // Another batch, optimizer or size is not this scenario's.
+  for (const json& other :
+       {section(12448, 16, "adam"), section(12448, 8, "sgd"), section(12449, 8, "adam")}) {
+    EXPECT_FALSE(torch_compute_costs(other, s, "p.json", &why).has_value());
+    EXPECT_NE(why.find("p.json: /torch has no entry for workload mlp (12448 parameters)"),
+              std::string::npos)
+        << why;
+  }
+}
+
+TEST(TorchCosts, ComputeCostsRefuseOtherLayers) {
+  const model::Scenario s = model::parse_scenario(mlp_scenario(), "s.json");
+  json t = section(12448, 8, "adam");
+  t["workloads"][0]["layers"][1]["name"] = "head";
+  std::string why;
+  EXPECT_FALSE(torch_compute_costs(t, s, "p.json", &why).has_value());
+  EXPECT_EQ(why, "p.json: /torch: layer 1 is head, the workload's fc1");
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
