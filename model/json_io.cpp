@@ -24,21 +24,6 @@ namespace {
 constexpr int kMaxJsonDepth = 256;
 constexpr std::size_t kMaxJsonBytes = std::size_t{1} << 30;  // 1 GiB of text
 
-// "/a~1b/0": RFC 6901 escaping of one reference token.
-std::string pointer_token(const std::string& key) {
-  std::string t;
-  for (char c : key) {
-    if (c == '~') {
-      t += "~0";
-    } else if (c == '/') {
-      t += "~1";
-    } else {
-      t += c;
-    }
-  }
-  return t;
-}
-
 // A SAX pass that makes reading strict where JSON itself is silent, before the document is
 // built: nesting deeper than kMaxJsonDepth is refused (a 10^5-deep document would overflow the
 // stack of every recursive walk), and a key repeated in one object is refused with its pointer
@@ -103,7 +88,7 @@ class StrictJson : public json::json_sax_t {
   std::string pointer() const {
     std::string p;
     for (const Frame& f : frames_) {
-      p += "/" + (f.object ? pointer_token(f.key) : std::to_string(f.index));
+      p += "/" + (f.object ? escape_pointer_token(f.key) : std::to_string(f.index));
     }
     return p;
   }
