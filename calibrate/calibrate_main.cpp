@@ -65,9 +65,7 @@ void emit(const json& doc, const std::string& out) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   CLI::App app{
       "ddpsim-calibrate: measure this machine (GEMMs, memory bandwidth, collectives) "
       "into a profile, or import nccl-tests / PyTorch profiler output"};
@@ -226,4 +224,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ddpsim-calibrate: %s\n", e.what());
     return 1;
   }
+}
+
+}  // namespace
+
+// What was printed must reach standard output (a full device fails only at the flush).
+int main(int argc, char** argv) {
+  return ddpsim::model::stdout_checked("ddpsim-calibrate", run_main(argc, argv));
 }

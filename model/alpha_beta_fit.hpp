@@ -108,6 +108,11 @@ struct PiecewiseFit {
   double rms_relative_error() const;
 };
 
+/// Breakpoints searched by the piecewise fit: every boundary between distinct sizes up to this
+/// many (nccl-tests and calibration sweeps have 20-40 sizes: exact), else this many evenly
+/// spaced ones, so time is O(cuts^2 x points) and memory O(cuts^2 + points) whatever the input.
+inline constexpr std::size_t kMaxPiecewiseCuts = 126;
+
 /// Piecewise alpha-beta fit (see the file comment). Throws ddpsim::Error as fit_alpha_beta when
 /// the points cannot determine one line. Equal sizes are never split across segments.
 PiecewiseFit fit_piecewise_alpha_beta(const std::vector<double>& bytes,

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 namespace ddpsim::model {
 
@@ -81,6 +83,17 @@ void check_writable(const std::string& path) {
   const fs::path tmp = prepare(path);
   write_temporary(path, tmp, "");
   fs::remove(tmp, ec);
+}
+
+int stdout_checked(const char* program, int rc) {
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
+    std::fprintf(stderr, "%s: cannot write to standard output (%s)\n", program,
+                 errno != 0 ? std::strerror(errno) : "write error");
+    return rc == 0 ? 2 : rc;
+  }
+  return rc;
 }
 
 }  // namespace ddpsim::model

@@ -46,4 +46,11 @@ void check_writable(const std::string& path);
 void check_output_path(const std::string& option, const std::string& out,
                        const std::vector<std::string>& inputs);
 
+/// A program's exit code once what it printed has reached standard output: a full device
+/// (`> /dev/full`) or a closed pipe fails only at the flush, and must not exit 0. Flushes
+/// std::cout and stdout; on failure prints "PROGRAM: cannot write to standard output (REASON)"
+/// on stderr and returns 2 (or `rc` when that is already an error). Every binary's main ends
+/// here (ddpsim, ddpsim-calibrate, ddpsim-validate).
+int stdout_checked(const char* program, int rc);
+
 }  // namespace ddpsim::model

@@ -83,6 +83,17 @@ int header_count(const std::string& s) {
   return static_cast<int>(v);
 }
 
+// One call's time as nccl-tests prints it (us): above 0 (a fit divides by it) and at most an
+// hour, 3.6e9 us (nccl-tests times calls of at most a few GiB; a 1e300 us row would print a
+// 300-digit step time downstream). Refused at the row it came from.
+double call_time_us(double us, const std::string& file, const std::string& where,
+                    const std::string& shown) {
+  if (!(us > 0) || !(us <= 3.6e9)) {
+    throw InputError(file, where, "a time above 0 and at most 3.6e9 us (an hour per call)", shown);
+  }
+  return us;
+}
+
 std::optional<double> parse_number(const std::string& s) {
   try {
     std::size_t used = 0;
@@ -398,7 +409,7 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
       if (iters > 0) row["repeats"] = iters;
       // nccl-tests' time is the mean of the timed iterations: the median is not known, and
       // time_us (what lookups use) takes the mean; time_us_mean says which it is.
-      row["time_us"] = num(gr.time, "time");
+      row["time_us"] = call_time_us(num(gr.time, "time"), file, line_ptr(n), at(gr.time));
       row["time_us_mean"] = row["time_us"];
       if (gr.imin >= 0) row["time_us_min"] = num(gr.imin, "i_min");
       if (gr.imax >= 0) row["time_us_max"] = num(gr.imax, "i_max");
@@ -499,7 +510,9 @@ json import_nccl_tests_json(const json& doc, const std::string& file,
       }
       row["in_place"] = std::string(place) == "in_place";
       if (iters > 0) row["repeats"] = iters;
-      row["time_us"] = g.contains("time") ? need("time") : need("cpu_time");
+      const char* time_key = g.contains("time") ? "time" : "cpu_time";
+      row["time_us"] =
+          call_time_us(need(time_key), file, gp + "/" + time_key, g.at(time_key).dump());
       row["time_us_mean"] = row["time_us"];  // nccl-tests' time: the mean of the iterations
       const std::string per_iter = std::string(place) + "_per_iter";
       if (r.contains(per_iter) && r.at(per_iter).is_object()) {

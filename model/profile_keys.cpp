@@ -24,17 +24,34 @@ KeySpec key(std::string p, KeyType t, std::string help, bool required = false) {
 KeySpec num(std::string p, std::string unit, double min, bool exclusive, std::string help,
             bool required = false) {
   KeySpec k = key(std::move(p), KeyType::kNumber, std::move(help), required);
+  // Every time in a profile is one measured call or step: at most an hour (a 1e300 s GEMM
+  // printed a 300-digit step time).
+  if (unit == "s") k.maximum = 3600;
+  if (unit == "us") k.maximum = 3.6e9;
   k.unit = std::move(unit);
   k.minimum = min;
   k.exclusive_minimum = exclusive;
   return k;
 }
+// Integer ceilings. Counts, ranks, repetitions and GEMM extents are read into int (cuBLAS's own
+// m, n, k and batch count are int: cublasGemmEx, cublasGemmStridedBatchedEx), so they stop at
+// INT32_MAX instead of wrapping (a `ranks` of 2^32 + 2 read as 2). Byte and element counts stop
+// at 2^53, the largest integer a double holds exactly, where the cost model does their
+// arithmetic.
+constexpr double kIntMax = 2147483647.0;
+constexpr double kExactInDouble = 9007199254740992.0;
+
 KeySpec integer(std::string p, std::string unit, double min, std::string help,
-                bool required = false) {
+                bool required = false, double max = kIntMax) {
   KeySpec k = key(std::move(p), KeyType::kInteger, std::move(help), required);
   k.unit = std::move(unit);
   k.minimum = min;
+  k.maximum = max;
   return k;
+}
+KeySpec byte_count(std::string p, std::string unit, double min, std::string help,
+                   bool required = false) {
+  return integer(std::move(p), std::move(unit), min, std::move(help), required, kExactInDouble);
 }
 KeySpec choice(std::string p, std::vector<std::string> allowed, std::string help,
                bool required = false) {
@@ -127,7 +144,7 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key("/memory_bandwidth/*/kernel", KeyType::kString,
                   "copy, triad (CPU, STREAM) or d2d_copy (GPU)", true));
   t.push_back(key("/memory_bandwidth/*/device", KeyType::kString, "cpu or cuda:<index>"));
-  t.push_back(integer("/memory_bandwidth/*/bytes", "bytes", 1, "bytes moved per call"));
+  t.push_back(byte_count("/memory_bandwidth/*/bytes", "bytes", 1, "bytes moved per call"));
   t.push_back(integer("/memory_bandwidth/*/ranks_concurrent", "processes", 1,
                       "ranks that ran the kernel at the same time"));
   add_spread(t, "/memory_bandwidth/*");
@@ -139,8 +156,8 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key("/kernels/*", KeyType::kObject, "one kernel at one size"));
   t.push_back(key("/kernels/*/name", KeyType::kString, "adam_fp32, cast_fp32_bf16, ...", true));
   t.push_back(key("/kernels/*/device", KeyType::kString, "cpu or cuda:<index>"));
-  t.push_back(integer("/kernels/*/elements", "elements", 1, "elements processed per call"));
-  t.push_back(integer("/kernels/*/bytes", "bytes", 1, "bytes read + written per call"));
+  t.push_back(byte_count("/kernels/*/elements", "elements", 1, "elements processed per call"));
+  t.push_back(byte_count("/kernels/*/bytes", "bytes", 1, "bytes read + written per call"));
   add_spread(t, "/kernels/*");
   t.push_back(num("/kernels/*/gbytes_per_s", "GB/s", 0, true, "bytes / median time / 1e9"));
 
@@ -165,8 +182,8 @@ std::vector<KeySpec> build_profile_keys() {
   }
   const std::string r = o + "/rows/*";
   t.push_back(key(r, KeyType::kObject, "one size"));
-  t.push_back(integer(r + "/size_bytes", "bytes", 0, "bytes of the largest buffer", true));
-  t.push_back(integer(r + "/count", "elements", 0, "elements (nccl-tests count)"));
+  t.push_back(byte_count(r + "/size_bytes", "bytes", 0, "bytes of the largest buffer", true));
+  t.push_back(byte_count(r + "/count", "elements", 0, "elements (nccl-tests count)"));
   t.push_back(key(r + "/in_place", KeyType::kBoolean, "in-place call", true));
   t.push_back(integer(r + "/repeats", "", 1, "timed calls"));
   t.push_back(num(r + "/time_us", "us", 0, false, "median time of one call", true));
@@ -224,7 +241,7 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(choice(in + "/op", {"all_reduce", "reduce_scatter", "all_gather", "broadcast"},
                      "the collective that ran concurrently", true));
   t.push_back(
-      integer(in + "/collective_bytes", "bytes", 1, "message size of that collective", true));
+      byte_count(in + "/collective_bytes", "bytes", 1, "message size of that collective", true));
   t.push_back(integer(in + "/ranks", "processes", 1, "ranks that measured concurrently"));
   t.push_back(key(in + "/method", KeyType::kString, "how it was measured"));
   t.push_back(key(in + "/gemm", KeyType::kObject, "the GEMM timed", true));
@@ -270,7 +287,7 @@ std::vector<KeySpec> build_profile_keys() {
   const std::string tw = tc + "/workloads/*";
   t.push_back(key(tw, KeyType::kObject, "one workload at one batch and optimizer"));
   t.push_back(key(tw + "/workload", KeyType::kString, "the workload's name", true));
-  t.push_back(integer(tw + "/parameters", "", 1, "untied parameters", true));
+  t.push_back(byte_count(tw + "/parameters", "", 1, "untied parameters", true));
   t.push_back(integer(tw + "/per_gpu_batch", "samples", 1, "micro-batch per rank", true));
   t.push_back(choice(tw + "/optimizer", {"sgd", "momentum", "adam", "adamw"}, "torch.optim", true));
   t.push_back(integer(tw + "/steps", "", 1, "timed steps behind the medians"));
@@ -278,7 +295,7 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num(tw + "/backward_s", "s", 0, false, "median loss.backward()"));
   t.push_back(num(tw + "/optimizer_s", "s", 0, false,
                   "median opt.step() + zero_grad(set_to_none=True)", true));
-  t.push_back(integer(tw + "/optimizer_minor_faults", "", 0, "median minor page faults in it"));
+  t.push_back(byte_count(tw + "/optimizer_minor_faults", "", 0, "median minor page faults in it"));
   t.push_back(key(tw + "/layers", KeyType::kArray, "the workload's layers in order", true));
   t.push_back(key(tw + "/layers/*", KeyType::kObject, "one layer"));
   t.push_back(key(tw + "/layers/*/name", KeyType::kString, "the workload layer's name", true));
@@ -286,7 +303,7 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num(tw + "/layers/*/backward_s", "s", 0, false, "median backward", true));
   t.push_back(key(tc + "/all_reduce", KeyType::kArray, "torch's gloo all_reduce per size", true));
   t.push_back(key(tc + "/all_reduce/*", KeyType::kObject, "one size"));
-  t.push_back(integer(tc + "/all_reduce/*/size_bytes", "bytes", 1, "fp32 message size", true));
+  t.push_back(byte_count(tc + "/all_reduce/*/size_bytes", "bytes", 1, "fp32 message size", true));
   t.push_back(num(tc + "/all_reduce/*/sync_s", "s", 0, true, "median, one at a time", true));
   t.push_back(num(tc + "/all_reduce/*/pair_s", "s", 0, true,
                   "median per all-reduce with two in flight", true));
@@ -354,7 +371,7 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key(cm + "/per_step/*/collectives", KeyType::kArray, "in start order"));
   t.push_back(key(cm + "/per_step/*/collectives/*", KeyType::kObject, "one collective"));
   t.push_back(key(cm + "/per_step/*/collectives/*/op", KeyType::kString, "all_reduce, ..."));
-  t.push_back(integer(cm + "/per_step/*/collectives/*/bytes", "bytes", 0, "message size"));
+  t.push_back(byte_count(cm + "/per_step/*/collectives/*/bytes", "bytes", 0, "message size"));
   t.push_back(key(cm + "/per_step/*/collectives/*/dtype", KeyType::kString,
                   "element type as the trace names it (Float, BFloat16, ...)"));
   t.push_back(key(cm + "/per_step/*/collectives/*/start_s", KeyType::kNumber,

@@ -72,8 +72,42 @@ std::shared_ptr<const Workload> with_attention_checked(Workload w, const json& m
 
 }  // namespace
 
+namespace {
+
+std::shared_ptr<const Workload> build_unchecked_workload(const json& m, const std::string& file,
+                                                         std::string& label);
+
+}  // namespace
+
 std::shared_ptr<const Workload> build_workload(const json& m, const std::string& file,
                                                std::string& label) {
+  std::shared_ptr<const Workload> w;
+  try {
+    w = build_unchecked_workload(m, file, label);
+  } catch (const InputError& e) {
+    // A seq_len the scenario gives is checked inside the preset or config it applies to
+    // (n_positions bounds it there): the error is the user's key, with the model it does not
+    // fit, not a key of a shipped preset file the user never wrote.
+    if (m.contains("seq_len") && e.file() != file && e.pointer().ends_with("/seq_len")) {
+      throw InputError(file, "/model/seq_len",
+                       e.expected() + " of " + label + " (" + e.file() + ")", e.got());
+    }
+    throw;
+  }
+  // The user's key, not the builder's: "/model/hf_config", "/model/mlp/widths", "/model/layers".
+  std::string pointer = "/model";
+  for (const char* k : {"preset", "file", "hf_config", "mlp", "layers"}) {
+    if (m.contains(k)) pointer += std::string("/") + k;
+  }
+  if (m.contains("mlp")) pointer += "/widths";
+  check_model_size(*w, file, pointer);
+  return w;
+}
+
+namespace {
+
+std::shared_ptr<const Workload> build_unchecked_workload(const json& m, const std::string& file,
+                                                         std::string& label) {
   int forms = 0;
   for (const char* k : {"preset", "file", "hf_config", "mlp", "layers"}) forms += m.contains(k);
   if (forms != 1) {
@@ -134,6 +168,8 @@ std::shared_ptr<const Workload> build_workload(const json& m, const std::string&
   label = "layers (" + std::to_string(layers.size()) + ")";
   return std::make_shared<const Workload>(build_from_layers(layers));
 }
+
+}  // namespace
 
 void parse_cluster(const json& c, const std::string& file, Scenario& s) {
   s.cluster.gpus = c.at("gpus").get<int>();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
 #include <map>
 #include <regex>
@@ -200,6 +201,14 @@ bool in_range(double v, const KeySpec& s) {
   return true;
 }
 
+// |v| > 2^53 for a JSON integer, compared as integers (2^53 + 1 rounds to 2^53 as a double).
+bool beyond_two_to_the_53(const nlohmann::json& v) {
+  constexpr std::uint64_t kLimit = std::uint64_t{1} << 53;
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>() > kLimit;
+  const std::int64_t i = v.get<std::int64_t>();
+  return i > static_cast<std::int64_t>(kLimit) || i < -static_cast<std::int64_t>(kLimit);
+}
+
 double as_double(const nlohmann::json& v) {
   if (v.is_number_unsigned()) return static_cast<double>(v.get<std::uint64_t>());
   if (v.is_number_integer()) return static_cast<double>(v.get<std::int64_t>());
@@ -239,6 +248,12 @@ void check_value(const nlohmann::json& v, const KeySpec& s, const std::string& f
       // pasted in, and silently truncating 2.9999 would be worse than asking.
       if (!v.is_number_integer()) fail(describe_value(v));  // also true for unsigned
       if (!in_range(as_double(v), s)) fail(describe_value(v));
+      // A key without a ceiling still has one: 2^53, past which a double (where the cost model
+      // computes) no longer holds every integer and int64 products are one step from wrapping.
+      if (!s.maximum && beyond_two_to_the_53(v)) {
+        throw InputError(file, pointer, expected_text(s) + " of magnitude at most 2^53",
+                         describe_value(v));
+      }
       return;
     case KeyType::kNumber:
       if (!v.is_number()) fail(describe_value(v));

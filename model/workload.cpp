@@ -1,6 +1,8 @@
 #include "model/workload.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <utility>
 
 #include "model/error.hpp"
@@ -81,7 +83,10 @@ const char* gemm_role_name(GemmRole r) {
 
 std::int64_t ParamTensor::numel() const {
   std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
+  for (std::int64_t d : shape) {
+    if (d < 0) return -1;  // Workload::check() names it
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
+  }
   return n;
 }
 
@@ -131,9 +136,21 @@ double Layer::bwd_flops_per_sample() const {
 std::int64_t Workload::param_count() const {
   std::int64_t n = 0;
   for (const ParamTensor& t : tensors) {
-    if (t.tied_to < 0) n += t.numel();
+    if (t.tied_to < 0 && __builtin_add_overflow(n, t.numel(), &n)) return INT64_MAX;
   }
   return n;
+}
+
+void check_model_size(const Workload& w, const std::string& file, const std::string& pointer) {
+  const std::int64_t n = w.param_count();
+  if (n <= kMaxModelParameters) return;
+  char got[64];
+  if (n == INT64_MAX) {
+    std::snprintf(got, sizeof got, "more than 9.2e18 parameters (int64 overflows)");
+  } else {
+    std::snprintf(got, sizeof got, "%.3g parameters", static_cast<double>(n));
+  }
+  throw InputError(file, pointer, "a model of at most 1e15 parameters", got);
 }
 
 double Workload::fwd_flops_per_sample() const {

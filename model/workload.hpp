@@ -43,6 +43,9 @@ struct ParamTensor {
   /// its own; its layer still runs the GEMMs that use it.
   int tied_to = -1;
 
+  /// The product of the extents, saturating at INT64_MAX when it overflows (a hostile config's
+  /// 9e18 x 768 embedding): check_model_size() then refuses the model with the user's pointer
+  /// instead of a wrapped, negative size.
   std::int64_t numel() const;
   /// True for matrices (2-D or more) that PowerSGD may compress; 1-D tensors never are.
   bool is_matrix() const { return shape.size() >= 2; }
@@ -156,6 +159,7 @@ struct Workload {
   std::vector<int> grad_ready_order;
 
   /// Trainable parameters, counting tied tensors once.
+  /// Saturates at INT64_MAX like ParamTensor::numel().
   std::int64_t param_count() const;
   double fwd_flops_per_sample() const;
   double bwd_flops_per_sample() const;
@@ -166,6 +170,18 @@ struct Workload {
   /// grad_ready_order empty or a permutation of the untied tensors).
   void check() const;
 };
+
+/// The largest model ddpsim plans: 10^15 trainable parameters, 500x the largest dense model
+/// published (Llama 3.1 405B; GPT-4-class mixtures are reported near 1.8e12). At 16 bytes per
+/// parameter (fp32 weights, gradients and two Adam moments) its state is 1.6e16 bytes, below
+/// 2^53: byte counts stay exact in a double and within int64 after any per-GPU division.
+inline constexpr std::int64_t kMaxModelParameters = 1'000'000'000'000'000;
+
+/// Refuses a model whose parameter count (or one tensor's size) passes kMaxModelParameters or
+/// overflows int64 in the product of its extents, as an InputError naming `file` and
+/// `pointer` (the user's key: "/model/hf_config", "/model/mlp/widths", ...). Every front end's
+/// workload passes here (model/scenario_sections.cpp build_workload).
+void check_model_size(const Workload& w, const std::string& file, const std::string& pointer);
 
 /// Helper for builders: appends a tensor to `w` in layer `layer` and returns its index.
 int add_tensor(Workload& w, int layer, std::string name, std::vector<std::int64_t> shape,

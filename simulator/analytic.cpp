@@ -587,6 +587,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
                                  cluster.gpus));
   }
   r.global_batch = training.per_gpu_batch * training.grad_accumulation * cluster.gpus;
+  if (model::is_sharded(sp.strategy)) check_sharded_layout(file_, sp);  // before it is laid out
   r.strategy = par.strategy;
   r.warnings = sp.warnings;
   const int k = training.grad_accumulation;

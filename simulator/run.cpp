@@ -1,5 +1,7 @@
 #include "simulator/run.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <utility>
 
@@ -40,6 +42,51 @@ std::string trace_file(const std::string& trace, std::size_t index, std::size_t 
   return tp.string();
 }
 
+// The event engine's bounds for one point (check_event_bounds; the steps that run, which
+// RunOptions::steps may override), from its analytic step time and plan.
+void check_event_point(const model::Scenario& p, const RunOptions& o, const Prediction& pred,
+                       const StepPlan& plan, double* sweep_work) {
+  const EventOptions eo = event_options(p, o);
+  if (eo.steps == p.simulation.steps) {
+    check_event_bounds(p.file, p, plan, pred.step_time_s, sweep_work);  // exit 2, no hang
+  } else {
+    model::Scenario q = p;  // the bounds of the steps that run
+    q.simulation.steps = eo.steps;
+    check_event_bounds(p.file, q, plan, pred.step_time_s, sweep_work);
+  }
+}
+
+// Spans a recorded timeline of the point will hold: one step simulated with the point's own
+// options (the ranks shown, the streams, local SGD and staleness as configured) counts them,
+// times the steps that run. Jitter, seeds and the straggler move spans, not their number.
+double estimated_spans(const model::Scenario& p, const RunOptions& o, const StepPlan& plan) {
+  EventOptions eo = event_options(p, o);
+  const double steps = eo.steps;
+  eo.steps = 1;
+  eo.record_timeline = true;
+  return steps * static_cast<double>(simulate_event(plan, eo).timeline.size());
+}
+
+void check_timeline_spans(const model::Scenario& p, double spans, double* sweep_spans) {
+  const std::string where = p.point.empty() ? std::string() : " at sweep point " + p.point.dump();
+  if (!(spans <= kTimelineSpanLimit)) {
+    throw InputError(p.file, "/simulation/steps",
+                     fmt::format("a recorded timeline (--trace, the GUI's timeline) of at most "
+                                 "{:.0e} spans (steps x ranks shown x operations per step); "
+                                 "lower simulation.steps or simulation.trace_ranks{}",
+                                 kTimelineSpanLimit, where),
+                     fmt::format("{:.3g} spans", spans));
+  }
+  *sweep_spans += spans;
+  if (!(*sweep_spans <= kSweepTimelineSpanLimit)) {
+    throw InputError(p.file, "/sweep",
+                     fmt::format("recorded timelines of at most {:.0e} spans over all sweep "
+                                 "points; sweep fewer points or lower simulation.steps",
+                                 kSweepTimelineSpanLimit),
+                     fmt::format("{:.3g} spans by{}", *sweep_spans, where));
+  }
+}
+
 Prediction predict_with(const model::Scenario& p, const RunOptions& o, Predictor& predictor,
                         std::vector<Span>* timeline, double* sweep_work) {
   predictor.set_measured(o.measured);  // a cached Predictor: set (or cleared) for every point
@@ -60,13 +107,7 @@ Prediction predict_with(const model::Scenario& p, const RunOptions& o, Predictor
   const StepPlan plan = predictor.plan(p.cluster, p.training, p.parallelism);
   EventOptions eo = event_options(p, o);
   eo.record_timeline = timeline != nullptr;
-  if (eo.steps == p.simulation.steps) {
-    check_event_bounds(p.file, p, plan, pred.step_time_s, sweep_work);  // exit 2, no hang
-  } else {
-    model::Scenario q = p;  // the bounds of the steps that run
-    q.simulation.steps = eo.steps;
-    check_event_bounds(p.file, q, plan, pred.step_time_s, sweep_work);
-  }
+  check_event_point(p, o, pred, plan, sweep_work);
   EventResult r = simulate_event(plan, eo);
   apply_event_result(pred, r, eo, plan);
   if (timeline != nullptr) *timeline = std::move(r.timeline);
@@ -126,27 +167,50 @@ Run predict(const model::Scenario& s, const RunOptions& o, PredictorCache* cache
   PredictorCache own;
   PredictorCache& c = cache != nullptr ? *cache : own;
   const bool record = event && (o.keep_timeline || !o.trace_path.empty());
-  double event_work = 0;  // over the sweep: check_event_bounds
-  run.predictions.reserve(run.points.size());
-  for (std::size_t i = 0; i < run.points.size(); ++i) {
-    const model::Scenario& p = run.points[i];
-    std::vector<Span> timeline;
-    run.predictions.push_back(
-        predict_with(p, o, *c.get(p), record ? &timeline : nullptr, &event_work));
-    if (!o.trace_path.empty()) {
-      const EventOptions eo = event_options(p, o);
-      write_chrome_trace(trace_file(o.trace_path, i, run.points.size()), timeline,
-                         {{"scenario", s.name},
-                          {"file", s.file},
-                          {"gpus", p.cluster.gpus},
-                          {"point", p.point},
-                          {"steps", eo.steps},
-                          {"jitter_cv", eo.jitter_cv},
-                          {"seed", eo.seed},
-                          {"ranks_shown", "the first " + std::to_string(eo.timeline_max_ranks) +
-                                              " ranks and the slowest one"}});
+  if (event) {
+    // Every point's bounds before any point runs: a sweep refused at its 125th point leaves no
+    // trace of the first 124 and has not spent their simulation time.
+    double work = 0, spans = 0;
+    for (const model::Scenario& p : run.points) {
+      Predictor& predictor = *c.get(p);
+      predictor.set_measured(o.measured);
+      const Prediction pred =
+          predictor.predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd, 0.0);
+      const StepPlan plan = predictor.plan(p.cluster, p.training, p.parallelism);
+      check_event_point(p, o, pred, plan, &work);
+      if (record) check_timeline_spans(p, estimated_spans(p, o, plan), &spans);
     }
-    run.timelines.push_back(o.keep_timeline ? std::move(timeline) : std::vector<Span>{});
+  }
+  run.predictions.reserve(run.points.size());
+  // A run that fails after writing some points' traces (a full disk) removes them: no file of a
+  // failed run is left behind.
+  std::vector<std::string> written;
+  try {
+    for (std::size_t i = 0; i < run.points.size(); ++i) {
+      const model::Scenario& p = run.points[i];
+      std::vector<Span> timeline;
+      run.predictions.push_back(
+          predict_with(p, o, *c.get(p), record ? &timeline : nullptr, nullptr));
+      if (!o.trace_path.empty()) {
+        const EventOptions eo = event_options(p, o);
+        written.push_back(trace_file(o.trace_path, i, run.points.size()));
+        write_chrome_trace(written.back(), timeline,
+                           {{"scenario", s.name},
+                            {"file", s.file},
+                            {"gpus", p.cluster.gpus},
+                            {"point", p.point},
+                            {"steps", eo.steps},
+                            {"jitter_cv", eo.jitter_cv},
+                            {"seed", eo.seed},
+                            {"ranks_shown", "the first " + std::to_string(eo.timeline_max_ranks) +
+                                                " ranks and the slowest one"}});
+      }
+      run.timelines.push_back(o.keep_timeline ? std::move(timeline) : std::vector<Span>{});
+    }
+  } catch (...) {
+    std::error_code ignored;
+    for (const std::string& f : written) std::filesystem::remove(f, ignored);
+    throw;
   }
   return run;
 }

@@ -15,8 +15,9 @@
 //
 // Before anything is simulated, every sweep point is checked (a straggler_rank inside the
 // cluster, a trace path that can be written, and for the event engine the bounds of
-// check_event_bounds summed over the sweep), so bad input fails with exit code 2 and no trace
-// of an earlier point is left behind.
+// check_event_bounds and of a recorded timeline's spans, summed over the sweep), so bad input
+// fails with exit code 2 before any point runs and no trace of an earlier point is left behind;
+// a run that fails later (a full disk) removes the traces it wrote.
 //
 // A PredictorCache keeps one Predictor (its caches of buckets, layer times and topologies) for
 // consecutive points with the same model, hardware, gpus_per_node and file, so a sweep over the

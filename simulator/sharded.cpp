@@ -482,6 +482,27 @@ std::vector<ScheduleInstance> expand_schedule(const StepPlan& sp) {
   return out;
 }
 
+void check_sharded_layout(const std::string& file, const StepPlan& sp) {
+  const double k = sp.grad_accumulation;
+  double per_micro_batch = 0, once = 0;
+  for (const ScheduledCollective& c : sp.schedule) {
+    (c.scope == CommScope::kEveryMicroBatch ? per_micro_batch : once) += 1;
+  }
+  const double collectives = k * per_micro_batch + once;
+  const double slots = k * (2.0 * static_cast<double>(sp.layer_fwd_s.size()) + 1);
+  if (collectives > kMaxStepCollectives || slots > kMaxStepComputeSlots) {
+    throw InputError(
+        file, "/training/grad_accumulation",
+        fmt::format("a step of at most {:.0f} collective launches and {:.0f} compute slots, "
+                    "every micro-batch laid out (lower training.grad_accumulation or raise "
+                    "per_gpu_batch)",
+                    kMaxStepCollectives, kMaxStepComputeSlots),
+        fmt::format("{:.0f} micro-batches x {:.0f} collectives + {:.0f} = {:.3g} launches, "
+                    "{:.3g} compute slots",
+                    k, per_micro_batch, once, collectives, slots));
+  }
+}
+
 ShardedTimeline sharded_timeline(const StepPlan& sp, double f) {
   const int L = static_cast<int>(sp.layer_fwd_s.size());
   const int per = micro_batch_end_op(L);

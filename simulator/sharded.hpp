@@ -159,4 +159,15 @@ struct ShardedTimeline {
 };
 ShardedTimeline sharded_timeline(const StepPlan& sp, double compute_factor = 1.0);
 
+/// What one step lays out (both engines): every micro-batch's collectives (expand_schedule) and
+/// its compute slots. Both are held in memory and the collectives are reported one by one, so
+/// they are bounded before anything is laid out: at most kMaxStepCollectives collective
+/// launches (GPT-2 XL under ZeRO-3 launches ~146 per micro-batch: grad_accumulation up to
+/// ~3,400) and kMaxStepComputeSlots compute slots (micro-batches x (2 x layers + 1)). Beyond,
+/// an InputError on /training/grad_accumulation names the figures (a ZeRO-3 step of 1e6
+/// micro-batches was an uncaught std::bad_alloc).
+inline constexpr double kMaxStepCollectives = 5e5;
+inline constexpr double kMaxStepComputeSlots = 2e7;
+void check_sharded_layout(const std::string& file, const StepPlan& sp);
+
 }  // namespace ddpsim::sim

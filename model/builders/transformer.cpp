@@ -53,7 +53,7 @@ class ConfigReader {
   /// An integer >= min that must be present (null counts as absent).
   std::int64_t required_int(const std::string& key, std::int64_t min) const {
     std::optional<std::int64_t> v = optional_int(key, min);
-    if (!v) throw InputError(file_, "/" + key, at_least(min), "nothing (the key is missing)");
+    if (!v) throw InputError(file_, "/" + key, in_range(min), "nothing (the key is missing)");
     return *v;
   }
 
@@ -71,19 +71,27 @@ class ConfigReader {
   }
   static constexpr std::int64_t kMaxLayers = 2048;
 
-  /// An integer >= min, or nullopt when absent or null (HF's "use the default" for such keys).
+  /// An integer in [min, kMaxExtent], or nullopt when absent or null (HF's "use the default"
+  /// for such keys). Every integer the builders read is an extent (a width, a vocabulary, a
+  /// head count, a position count) or a layer count (capped lower, layer_count()).
   std::optional<std::int64_t> optional_int(const std::string& key, std::int64_t min) const {
     auto it = config_.find(key);
     if (it == config_.end() || it->is_null()) return std::nullopt;
     // JSON integers only: 768.0 or "768" are errors, not values to round or parse.
-    if (!it->is_number_integer()) throw InputError(file_, "/" + key, at_least(min), shown(*it));
+    if (!it->is_number_integer()) throw InputError(file_, "/" + key, in_range(min), shown(*it));
     if (it->is_number_unsigned() &&
-        it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-      throw InputError(file_, "/" + key, at_least(min), shown(*it));
+        it->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxExtent))
+      throw InputError(file_, "/" + key, in_range(min), shown(*it));
     const std::int64_t v = it->get<std::int64_t>();
-    if (v < min) throw InputError(file_, "/" + key, at_least(min), shown(*it));
+    if (v < min || v > kMaxExtent) throw InputError(file_, "/" + key, in_range(min), shown(*it));
     return v;
   }
+  /// 2^24 = 16,777,216: above every published config's extents (vocabularies reach ~262k,
+  /// Llama 4 Scout's max_position_embeddings is 10,485,760, hidden sizes ~16k-25k) and small
+  /// enough that the product of two extents (an embedding, a projection) is exact in a double
+  /// and far inside int64. A 2e9-wide n_embd or a 9e18 vocab_size is a typo or an attack, and
+  /// check_model_size() refuses what several legal extents multiply up to.
+  static constexpr std::int64_t kMaxExtent = std::int64_t{1} << 24;
 
   /// A dropout probability in [0, 1), or `fallback` when absent or null.
   double probability_or(const std::string& key, double fallback) const {
@@ -121,7 +129,9 @@ class ConfigReader {
   const std::string& file() const { return file_; }
 
  private:
-  static std::string at_least(std::int64_t min) { return "an integer >= " + std::to_string(min); }
+  static std::string in_range(std::int64_t min) {
+    return "an integer from " + std::to_string(min) + " to " + std::to_string(kMaxExtent);
+  }
   const json& config_;
   const std::string& file_;
 };

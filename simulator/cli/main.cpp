@@ -22,6 +22,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -107,6 +108,8 @@ int run_schema(const std::string& format) {
   return 0;
 }
 
+constexpr double kMaxCollectiveBytes = 1125899906842624.0;  // 2^50
+
 double parse_size(const std::string& text, const char* option) {
   // 8, 64K, 32M, 8G (powers of 1024, as nccl-tests' -b/-e accept).
   if (text.empty()) throw Error(std::string(option) + ": expected a positive size, got nothing");
@@ -138,11 +141,18 @@ double parse_size(const std::string& text, const char* option) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != digits.size() || !(v > 0)) {
-    throw Error(std::string(option) + ": expected a positive size like 8, 64K, 32M or 8G, got \"" +
+  // Whole bytes from 1 to 2^50 (1 PiB, ~7,000x an H200's memory): the sweep doubles from min to
+  // max, so this also bounds it to 51 rows (inf, 1e308G or 1e-300 would never end or print
+  // rows of size 0).
+  const double bytes = v * mult;
+  if (used != digits.size() || !(bytes >= 1) || !(bytes <= kMaxCollectiveBytes) ||
+      bytes != std::floor(bytes)) {
+    throw Error(std::string(option) +
+                ": expected a whole number of bytes from 1 to 2^50 (1048576G), like 8, 64K, 32M or "
+                "8G, got \"" +
                 text + "\"");
   }
-  return v * mult;
+  return bytes;
 }
 
 int run_collective(const std::string& hardware, int gpus, const std::string& op,
@@ -411,19 +421,6 @@ int dispatch(const std::string& verb, int argc, char** argv) {
   return 2;
 }
 
-// A command's exit code once what it printed has reached standard output: a full device
-// (`> /dev/full`) or a closed pipe fails only at the flush, and must not exit 0.
-int stdout_checked(int rc) {
-  std::cout.flush();
-  errno = 0;
-  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
-    std::fprintf(stderr, "ddpsim: cannot write to standard output (%s)\n",
-                 errno != 0 ? std::strerror(errno) : "write error");
-    return rc == 0 ? 2 : rc;
-  }
-  return rc;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -548,23 +545,25 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*predict) return stdout_checked(run_predict(path, engine, format, out, trace));
-    if (*plan) return stdout_checked(run_plan(plan_path, plan_format, plan_out));
-    if (*schema) return stdout_checked(run_schema(schema_format));
-    if (*coll) return stdout_checked(run_collective(hw, gpus, op, min_b, max_b, algo));
+    if (*predict)
+      return model::stdout_checked("ddpsim", run_predict(path, engine, format, out, trace));
+    if (*plan) return model::stdout_checked("ddpsim", run_plan(plan_path, plan_format, plan_out));
+    if (*schema) return model::stdout_checked("ddpsim", run_schema(schema_format));
+    if (*coll)
+      return model::stdout_checked("ddpsim", run_collective(hw, gpus, op, min_b, max_b, algo));
     if (*imp && !*imp_ds && !*imp_torch && !*imp_trace) {
       throw Error(
           "import: expected what to import: `ddpsim import deepspeed DS_CONFIG.json`, `ddpsim "
           "import torch KNOBS.json` or `ddpsim import trace TRACE.json.gz`");
     }
-    if (*imp_trace) return stdout_checked(run_import_trace(imp_traces, imp_out));
+    if (*imp_trace) return model::stdout_checked("ddpsim", run_import_trace(imp_traces, imp_out));
     if (*imp) {
-      return stdout_checked(
-          run_import(*imp_ds ? "deepspeed" : "torch", imp_path, imp_base, imp_gpus, imp_out));
+      return model::stdout_checked("ddpsim", run_import(*imp_ds ? "deepspeed" : "torch", imp_path,
+                                                        imp_base, imp_gpus, imp_out));
     }
-    if (*lrc) return stdout_checked(run_lr(lr_path, lr_steps, lr_format));
-    if (*pub) return stdout_checked(run_published(pub_dir));
-    if (*fid) return stdout_checked(run_fidelity(fid_dir));
+    if (*lrc) return model::stdout_checked("ddpsim", run_lr(lr_path, lr_steps, lr_format));
+    if (*pub) return model::stdout_checked("ddpsim", run_published(pub_dir));
+    if (*fid) return model::stdout_checked("ddpsim", run_fidelity(fid_dir));
   } catch (const ddpsim::Error& e) {
     std::fprintf(stderr, "ddpsim: %s\n", printable(e.what()).c_str());
     return 2;

@@ -86,6 +86,7 @@ class Case {
                                                 "stdout_regex",
                                                 "stdout_is_json",
                                                 "files_json",
+                                                "files_absent",
                                                 "no_leftover_tmp",
                                                 "timeout_s",
                                                 "known_bug"};
@@ -177,6 +178,9 @@ class Case {
       } else if (!json::accept(read_text(f))) {
         problems.push_back(f + " is not valid JSON");
       }
+    }
+    for (const auto& f : strings("files_absent")) {
+      if (fs::exists(f)) problems.push_back(f + " was left behind");
     }
     if (c_.value("no_leftover_tmp", false)) {
       for (const auto& e : fs::recursive_directory_iterator(work_)) {

@@ -170,6 +170,36 @@ TEST(NcclTestsImport, HugeCountsAreRefusedNotCast) {
   }
 }
 
+// Issue 20: a time of 0 (a fit divides by it) or 1e300 us (a 300-digit step time downstream)
+// is refused at its line, not at "/" or as an internal error; an hour per call is the ceiling.
+TEST(NcclTestsImport, TimesOutsideZeroToAnHourAreRefusedAtTheirRow) {
+  const std::string head =
+      "# Collective test starting: all_gather_perf\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+      "           8             2     float    none      -1    10.00    0.00    0.00      0\n";
+  for (const char* t : {"    0.00", "   1e300", " 3.7e+09"}) {
+    try {
+      (void)import_nccl_tests_log(head + "          16             4     float    none      -1 " +
+                                      t + "    0.00    0.00      0\n",
+                                  "t.log");
+      ADD_FAILURE() << "accepted " << t;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.pointer(), "line 4") << e.what();
+      EXPECT_NE(std::string(e.what()).find("at most 3.6e9 us"), std::string::npos) << e.what();
+    }
+  }
+  json j = {
+      {"args", {"all_gather_perf"}},
+      {"results",
+       {{{"size", 8u}, {"out_of_place", {{"time", 0.0}, {"alg_bw", 0.0}, {"bus_bw", 0.0}}}}}}};
+  try {
+    (void)import_nccl_tests_json(j, "t.json", "all_gather");
+    ADD_FAILURE() << "accepted a time of 0";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/results/0/out_of_place/time") << e.what();
+  }
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -55,6 +56,32 @@ TEST(PiecewiseFit, RecoversAKnownBreakpointExactly) {
   EXPECT_EQ(f.segment_for(65536), 0u);
   EXPECT_EQ(f.segment_for(131072), 1u);
   EXPECT_NEAR(f.predict(1 << 20), 40e-6 + 1048576 / 10e9, 1e-15);
+}
+
+// Issue 20: the exact search fitted a line to every pair of boundaries and kept each fit with
+// its residuals: a 2,000-size nccl-tests log took 98 s and 21 GB. Past kMaxPiecewiseCuts (126)
+// boundaries an evenly spaced subset is searched. 3,000 sizes k x 1 KiB with the switch of
+// RecoversAKnownBreakpointExactly after k = 1,500: the candidates are ~23.6 sizes apart, so a
+// breakpoint lands within 24 sizes of the switch, and the segments away from it are exact lines
+// (at most one segment straddles the switch: the median point's residual is zero).
+TEST(PiecewiseFit, ThousandsOfSizesSearchABoundedSetOfBreakpoints) {
+  std::vector<double> s, t;
+  for (int k = 1; k <= 3000; ++k) {
+    const double b = 1024.0 * k;
+    s.push_back(b);
+    t.push_back(k <= 1500 ? 5e-6 + b / 2e9 : 40e-6 + b / 10e9);
+  }
+  const PiecewiseFit f = fit_piecewise_alpha_beta(s, t);
+  ASSERT_GE(f.segments.size(), 2u);
+  bool near_switch = false;
+  for (double bp : f.breakpoints_bytes) {
+    near_switch |= bp > 1024.0 * (1500 - 24) && bp < 1024.0 * (1501 + 24);
+  }
+  EXPECT_TRUE(near_switch);
+  std::vector<double> rel;
+  for (double r : f.relative_residuals) rel.push_back(std::fabs(r));
+  std::nth_element(rel.begin(), rel.begin() + 1500, rel.end());
+  EXPECT_LT(rel[1500], 1e-9);
 }
 
 TEST(PiecewiseFit, OneLineStaysOneSegment) {
@@ -162,6 +189,35 @@ TEST(Profile, RejectsUnknownKeysAndBadValuesNamingThePointer) {
   EXPECT_NE(error_of(d).find("/gemms/0/batch"), std::string::npos);
 
   EXPECT_EQ(error_of(minimal()), "no error");
+}
+
+// Issue 20: integers read into int stop at INT32_MAX instead of wrapping (a `ranks` of 2^32 + 2
+// was read as 2, 2^32 as 0); GEMM extents too (cuBLAS's m, n, k are int), and byte counts at
+// 2^53 (exact in a double).
+TEST(Profile, IntegersPastTheirTypeAreRefusedNotWrapped) {
+  json d = minimal();
+  d["ranks"] = (std::int64_t{1} << 32) + 2;
+  EXPECT_EQ(error_of(d),
+            "/ranks | p.json: /ranks: expected an integer >= 1 and <= 2147483647, got 4294967298");
+  d["ranks"] = 2147483647;
+  EXPECT_EQ(error_of(d), "no error");
+
+  d = minimal();
+  d["gemms"] = json::array({gemm_row(16, 1e-3)});
+  d["gemms"][0]["m"] = std::int64_t{1} << 62;
+  d["gemms"][0]["n"] = std::int64_t{1} << 62;
+  EXPECT_NE(error_of(d).find("/gemms/0/m | "), std::string::npos) << error_of(d);
+
+  d = minimal();
+  d["collectives"] = {{"ranks", (std::int64_t{1} << 32) + 2},
+                      {"ops", {{"all_reduce", table({{8, 10}, {16, 11}})}}}};
+  EXPECT_NE(error_of(d).find("/collectives/ranks | "), std::string::npos) << error_of(d);
+
+  d = minimal();
+  d["collectives"] = {{"ranks", 2}, {"ops", {{"all_reduce", table({{8, 10}, {16, 11}})}}}};
+  d["collectives"]["ops"]["all_reduce"]["rows"][1]["size_bytes"] = (std::int64_t{1} << 53) + 2;
+  EXPECT_NE(error_of(d).find("/collectives/ops/all_reduce/rows/1/size_bytes | "), std::string::npos)
+      << error_of(d);
 }
 
 json interference_block(double alone_s, double concurrent_s) {

@@ -281,8 +281,12 @@ TEST(Schema, IntegerMinimum) {
   EXPECT_EQ(error_of(doc), "run.json: /training/per_gpu_batch: expected an integer >= 1, got 0");
   doc["training"]["per_gpu_batch"] = 1;
   EXPECT_NO_THROW(validate(doc, test_table(), "run.json"));
-  doc["training"]["per_gpu_batch"] = std::numeric_limits<std::uint64_t>::max();
+  doc["training"]["per_gpu_batch"] = std::int64_t{1} << 53;
   EXPECT_NO_THROW(validate(doc, test_table(), "run.json"));
+  // The table gives no maximum; 2^53 is every integer key's ceiling all the same
+  // (IntegersWithoutACeilingStopAtTwoToThe53).
+  doc["training"]["per_gpu_batch"] = std::numeric_limits<std::uint64_t>::max();
+  EXPECT_THROW(validate(doc, test_table(), "run.json"), InputError);
 }
 
 TEST(Schema, NumberRejectsNonNumbers) {
@@ -351,6 +355,28 @@ TEST(Schema, RangeTextVariants) {
   EXPECT_EQ(msg({{"hi", 11}}), "f: /hi: expected an integer <= 10, got 11");
   EXPECT_EQ(msg({{"both", 5}}), "f: /both: expected an integer >= 2 and <= 4, got 5");
   EXPECT_EQ(msg({{"lo", 0.5}, {"hi", 10}, {"both", 4}}), "no error");
+}
+
+// Issue 20: an integer key without a ceiling of its own still stops at 2^53 (past it a double no
+// longer holds every integer, and int64 products are one step from wrapping).
+TEST(Schema, IntegersWithoutACeilingStopAtTwoToThe53) {
+  auto open = spec("/open", KeyType::kInteger);
+  open.minimum = 0;
+  KeyTable t{"t", {open}};
+  auto msg = [&](const json& d) {
+    try {
+      validate(d, t, "f");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(msg({{"open", 9007199254740992LL}}), "no error");
+  EXPECT_EQ(msg({{"open", 9007199254740993LL}}),
+            "f: /open: expected an integer >= 0 of magnitude at most 2^53, got 9007199254740993");
+  EXPECT_EQ(msg({{"open", 18446744073709551615ULL}}),
+            "f: /open: expected an integer >= 0 of magnitude at most 2^53, got "
+            "18446744073709551615");
 }
 
 TEST(Schema, BooleanType) {

@@ -361,6 +361,34 @@ TEST(HfTransformer, LayerCountsPastTheLimitAreRefused) {
   EXPECT_EQ(build_hf_transformer(c, "ok.json", 8).layers.size() > 2048, true);
 }
 
+// Issue 20: extents that overflow int64 in products (a 9e18 vocab_size x 768 embedding, n_inner
+// 2^62) wrapped to negative or tiny models. Every extent is capped at 2^24 = 16,777,216 (Llama
+// 4's 10,485,760 positions pass), so two multiply exactly; what several legal extents multiply
+// up to is check_model_size's (tests/model/workload_test.cpp, cli.hf-model-past-1e15-params).
+TEST(HfTransformer, ExtentsPastTwoToThe24AreRefusedBeforeAnyProduct) {
+  const json gpt2 = hf_config("gpt2-config.json");
+  for (const char* key : {"vocab_size", "n_positions", "n_inner", "n_embd"}) {
+    for (const json v : {json(9000000000000000000LL), json(std::int64_t{1} << 62),
+                         json(9223372036854775808ULL), json((std::int64_t{1} << 24) + 1)}) {
+      json c = gpt2;
+      c[key] = v;
+      expect_input_error(c, {}, std::string("/") + key);
+    }
+  }
+  json c = gpt2;
+  c["n_inner"] = std::int64_t{1} << 24;  // the ceiling itself is legal
+  const Workload w = build_hf_transformer(c, "ok.json", 8);
+  // 12 blocks x (2 x 768 x 2^24 + 2^24 + 768) more than GPT-2's 3,072-wide MLP.
+  const std::int64_t mlp = 2 * 768 * (std::int64_t{1} << 24) + (std::int64_t{1} << 24) + 768;
+  const std::int64_t gpt2_mlp = 2 * 768 * 3072 + 3072 + 768;
+  EXPECT_EQ(w.param_count(), 124'439'808 + 12 * (mlp - gpt2_mlp));
+  json l = hf_config("llama-2-7b-config.json");
+  l["max_position_embeddings"] = 10485760;  // Llama 4 Scout's
+  EXPECT_NO_THROW(build_hf_transformer(l, "ok.json", 8));
+  l["intermediate_size"] = 9000000000000000000LL;
+  expect_input_error(l, 8, "/intermediate_size");
+}
+
 TEST(HfTransformer, BadConfigs) {
   const json gpt2 = hf_config("gpt2-config.json");
   json c = gpt2;

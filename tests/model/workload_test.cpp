@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 #include "model/builders/mlp.hpp"
+#include "model/error.hpp"
 
 namespace ddpsim::model {
 namespace {
@@ -54,6 +58,44 @@ TEST(WorkloadTest, LayersFormIsOneTensorPerLayer) {
   EXPECT_EQ(w.tensors.size(), 2u);  // a layer with 0 params has no tensor
   EXPECT_DOUBLE_EQ(w.fwd_flops_per_sample(), 3e6);
   EXPECT_DOUBLE_EQ(w.bwd_flops_per_sample(), 6e6);  // backward = 2 x forward
+}
+
+// Issue 20: sizes past int64 saturate instead of wrapping (a product of legal extents wrapped
+// to a negative parameter count, exit 0), and check_model_size refuses past 1e15 parameters
+// with the user's pointer. 2^24 x 2^24 = 2^48 per matrix: 3,553 of them pass 1e15; three
+// extents of 2^24 in one tensor (2^72) overflow int64.
+TEST(WorkloadTest, SizesSaturateAndTheModelCeilingNamesTheUsersKey) {
+  ParamTensor t;
+  t.shape = {std::int64_t{1} << 24, std::int64_t{1} << 24, std::int64_t{1} << 24};
+  EXPECT_EQ(t.numel(), INT64_MAX);
+  t.shape = {std::int64_t{1} << 24, std::int64_t{1} << 24};
+  EXPECT_EQ(t.numel(), std::int64_t{1} << 48);
+
+  const std::int64_t e = std::int64_t{1} << 24;
+  Workload ok = build_mlp({{e, e, 1}, false, "relu"});  // 2^48 + 2^24 parameters
+  EXPECT_EQ(ok.param_count(), (std::int64_t{1} << 48) + e);
+  EXPECT_NO_THROW(check_model_size(ok, "s.json", "/model/mlp/widths"));
+
+  const Workload at_limit = build_from_layers({{"a", kMaxModelParameters, 1e9, 0}});
+  EXPECT_NO_THROW(check_model_size(at_limit, "s.json", "/model/layers"));
+  const Workload past = build_from_layers({{"a", kMaxModelParameters, 1e9, 0}, {"b", 1, 1, 0}});
+  try {
+    check_model_size(past, "s.json", "/model/layers");
+    ADD_FAILURE() << "1e15 + 1 parameters accepted";
+  } catch (const InputError& err) {
+    EXPECT_STREQ(err.what(),
+                 "s.json: /model/layers: expected a model of at most 1e15 parameters, got 1e+15 "
+                 "parameters");
+  }
+  Workload wrapped =
+      build_from_layers({{"a", INT64_MAX / 2 + 1, 1, 0}, {"b", INT64_MAX / 2, 1, 0}});
+  EXPECT_EQ(wrapped.param_count(), INT64_MAX);  // saturated, not negative
+  try {
+    check_model_size(wrapped, "s.json", "/model/layers");
+    ADD_FAILURE() << "an int64 overflow accepted";
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("int64 overflows"), std::string::npos) << err.what();
+  }
 }
 
 }  // namespace

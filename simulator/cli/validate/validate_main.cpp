@@ -261,7 +261,9 @@ int run(const Options& o) {
 
 }  // namespace ddpsim::validate
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_main(int argc, char** argv) {
   CLI::App app{
       "ddpsim validate: predict (analytic + event, on a calibration profile), run "
       "ddpsim-exec, compare"};
@@ -340,4 +342,11 @@ int main(int argc, char** argv) {
     std::cerr << "ddpsim-validate: " << e.what() << "\n";
     return 1;
   }
+}
+
+}  // namespace
+
+// What was printed must reach standard output (a full device fails only at the flush).
+int main(int argc, char** argv) {
+  return ddpsim::model::stdout_checked("ddpsim-validate", run_main(argc, argv));
 }
