@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -304,6 +306,33 @@ Warmup import_scheduler(Reader& r, const json& config) {
 
 }  // namespace
 
+namespace {
+
+// DeepSpeed's batch products, checked: nullopt when int64 overflows (a config's 2^32 x 2^32 x 8
+// wrapped to "= 0" in the message).
+std::optional<std::int64_t> product(std::initializer_list<std::int64_t> factors) {
+  std::int64_t p = 1;
+  for (std::int64_t f : factors) {
+    if (__builtin_mul_overflow(p, f, &p)) return std::nullopt;
+  }
+  return p;
+}
+
+std::string product_text(std::optional<std::int64_t> v) {
+  return v ? std::to_string(*v) : "more than 9223372036854775807 (int64 overflows)";
+}
+
+// A product the batch rule needs as a value: refused at `pointer` when it overflows.
+std::int64_t checked_product(std::initializer_list<std::int64_t> factors, const std::string& file,
+                             const std::string& pointer, const std::string& what) {
+  const std::optional<std::int64_t> p = product(factors);
+  if (!p)
+    throw InputError(file, pointer, what + " of at most 9223372036854775807", product_text(p));
+  return *p;
+}
+
+}  // namespace
+
 DeepSpeedBatch resolve_deepspeed_batch(std::optional<std::int64_t> train,
                                        std::optional<std::int64_t> micro,
                                        std::optional<std::int64_t> acc,
@@ -317,13 +346,14 @@ DeepSpeedBatch resolve_deepspeed_batch(std::optional<std::int64_t> train,
   if (train && micro && acc) {
     if (!world) {
       // Implied world size: DeepSpeed would assert train == micro x acc x world.
-      const std::int64_t per_world = *micro * *acc;
-      if (*train % per_world != 0) {
+      const std::optional<std::int64_t> per_world_or = product({*micro, *acc});
+      const std::int64_t per_world = per_world_or.value_or(0);
+      if (!per_world_or || *train % per_world != 0) {
         throw InputError(file, "/train_batch_size",
                          "a multiple of train_micro_batch_size_per_gpu x "
                          "gradient_accumulation_steps = " +
                              std::to_string(*micro) + " x " + std::to_string(*acc) + " = " +
-                             std::to_string(per_world) +
+                             product_text(per_world_or) +
                              " (DeepSpeed: train_batch_size = micro x accumulation x world size)",
                          std::to_string(*train));
       }
@@ -348,7 +378,10 @@ DeepSpeedBatch resolve_deepspeed_batch(std::optional<std::int64_t> train,
   } else if (micro && acc) {
     b.micro_batch_per_gpu = *micro;
     b.grad_accumulation = *acc;
-    b.train_batch_size = world ? *micro * *acc * *world : 0;
+    b.train_batch_size =
+        world ? checked_product({*micro, *acc, *world}, file, "/train_micro_batch_size_per_gpu",
+                                "a global batch micro x accumulation x world size")
+              : 0;
   } else if (train) {
     if (!world)
       throw InputError(file, "/train_micro_batch_size_per_gpu",
@@ -359,7 +392,10 @@ DeepSpeedBatch resolve_deepspeed_batch(std::optional<std::int64_t> train,
   } else if (micro) {
     b.micro_batch_per_gpu = *micro;
     b.grad_accumulation = 1;
-    b.train_batch_size = world ? *micro * *world : 0;
+    b.train_batch_size =
+        world ? checked_product({*micro, *world}, file, "/train_micro_batch_size_per_gpu",
+                                "a global batch micro x world size")
+              : 0;
   } else {
     throw InputError(file, "/train_micro_batch_size_per_gpu",
                      "train_micro_batch_size_per_gpu or train_batch_size (DeepSpeed needs one of "
@@ -370,28 +406,29 @@ DeepSpeedBatch resolve_deepspeed_batch(std::optional<std::int64_t> train,
   if (b.micro_batch_per_gpu < 1) {
     throw InputError(file, "/train_batch_size",
                      "at least world size x gradient_accumulation_steps = " +
-                         std::to_string(b.world_size.value_or(1) * b.grad_accumulation) +
+                         product_text(product({b.world_size.value_or(1), b.grad_accumulation})) +
                          " so that the derived micro-batch is >= 1",
                      std::to_string(b.train_batch_size));
   }
   if (b.grad_accumulation < 1) {
     throw InputError(file, "/train_batch_size",
                      "at least train_micro_batch_size_per_gpu x world size = " +
-                         std::to_string(b.micro_batch_per_gpu * b.world_size.value_or(1)) +
+                         product_text(product({b.micro_batch_per_gpu, b.world_size.value_or(1)})) +
                          " so that the derived gradient_accumulation_steps is >= 1",
                      std::to_string(b.train_batch_size));
   }
-  if (b.world_size && b.train_batch_size != 0 &&
-      b.train_batch_size != b.micro_batch_per_gpu * b.grad_accumulation * *b.world_size) {
-    throw InputError(
-        file, "/train_batch_size",
-        "train_micro_batch_size_per_gpu x gradient_accumulation_steps x world size "
-        "= " +
-            std::to_string(b.micro_batch_per_gpu) + " x " + std::to_string(b.grad_accumulation) +
-            " x " + std::to_string(*b.world_size) + " = " +
-            std::to_string(b.micro_batch_per_gpu * b.grad_accumulation * *b.world_size) +
-            " (DeepSpeed's batch rule)",
-        std::to_string(b.train_batch_size));
+  const std::optional<std::int64_t> rule =
+      b.world_size ? product({b.micro_batch_per_gpu, b.grad_accumulation, *b.world_size})
+                   : std::nullopt;
+  if (b.world_size && b.train_batch_size != 0 && (!rule || b.train_batch_size != *rule)) {
+    throw InputError(file, "/train_batch_size",
+                     "train_micro_batch_size_per_gpu x gradient_accumulation_steps x world size "
+                     "= " +
+                         std::to_string(b.micro_batch_per_gpu) + " x " +
+                         std::to_string(b.grad_accumulation) + " x " +
+                         std::to_string(*b.world_size) + " = " + product_text(rule) +
+                         " (DeepSpeed's batch rule)",
+                     std::to_string(b.train_batch_size));
   }
   return b;
 }

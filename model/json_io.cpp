@@ -22,7 +22,6 @@ namespace {
 // Limits every JSON reader shares (issue 20: hostile inputs). No shipped or generated file comes
 // near them: scenarios, presets and profiles nest under 10 levels, results documents under 20.
 constexpr int kMaxJsonDepth = 256;
-constexpr std::size_t kMaxJsonBytes = std::size_t{1} << 30;  // 1 GiB of text
 
 // A SAX pass that makes reading strict where JSON itself is silent, before the document is
 // built: nesting deeper than kMaxJsonDepth is refused (a 10^5-deep document would overflow the
@@ -106,16 +105,8 @@ json read_json_file(const std::string& path) {
   }
   // Regular files only, checked on the open descriptor (a FIFO would block, /dev/zero never
   // ends); gzip-compressed JSON reads like the plain text (model/trace_file.hpp).
-  TraceFile f(path, "a JSON file");
-  std::string text;
-  std::vector<char> piece(1 << 16);
-  for (std::streamsize n; (n = f.stream().rdbuf()->sgetn(piece.data(), 1 << 16)) > 0;) {
-    if (text.size() + static_cast<std::size_t>(n) > kMaxJsonBytes) {
-      throw InputError(path, "", "a JSON file of at most 1 GiB", "more");
-    }
-    text.append(piece.data(), static_cast<std::size_t>(n));
-  }
-  return parse_json_text(text, path);
+  // At most 1 GiB of text, refused by size before reading; a NUL byte where it is met.
+  return parse_json_text(read_measurement_text(path, "a JSON file"), path);
 }
 
 json parse_json_text(const std::string& text, const std::string& path) {

@@ -318,7 +318,19 @@ KinetoTrace read_kineto_trace(std::istream& in, const std::string& file) {
 
 KinetoTrace read_kineto_file(const std::string& path) {
   TraceFile f(path, "a PyTorch profiler trace");
-  return read_kineto_trace(f.stream(), path);
+  // No trace has 64 MiB of whitespace or one 64 MiB name between two JSON separators.
+  f.limit_json_runs(std::uint64_t{64} << 20);
+  try {
+    return read_kineto_trace(f.stream(), path);
+  } catch (const InputError& e) {
+    // The parser sees a leading NUL byte as the end of its input: a file of zeros is not empty.
+    if (e.got() == "an empty file" && !f.gzipped() && f.file_bytes() > 0) {
+      throw InputError(path, "", e.expected(),
+                       "no JSON text: binary data (a NUL byte) at byte 0 of " +
+                           std::to_string(f.file_bytes()) + " bytes");
+    }
+    throw;
+  }
 }
 
 }  // namespace ddpsim::model

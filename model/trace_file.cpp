@@ -49,9 +49,41 @@ class TraceFile::Buffer : public std::streambuf {
           err == Z_BUF_ERROR ? "a truncated gzip stream" : std::string("a gzip error: ") + msg);
     }
     if (n == 0) return traits_type::eof();
+    if (max_run_ > 0) check_runs(static_cast<std::size_t>(n));
+    offset_ += static_cast<std::uint64_t>(n);
     setg(data_.data(), data_.data(), data_.data() + n);
     return traits_type::to_int_type(*gptr());
   }
+
+ public:
+  void limit_json_runs(std::uint64_t max_run) { max_run_ = max_run; }
+
+ private:
+  // A streaming JSON parser holds what it read since its last token (nlohmann's lexer keeps
+  // skipped whitespace and the current string or number): a run of bytes with none of JSON's
+  // structural characters { } [ ] , : is held whole.
+  void check_runs(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (data_[i]) {
+        case '{':
+        case '}':
+        case '[':
+        case ']':
+        case ',':
+        case ':':
+          run_ = 0;
+          break;
+        default:
+          if (++run_ > max_run_) {
+            throw InputError(path_, "",
+                             what_ + " with at most " + std::to_string(max_run_ >> 20) +
+                                 " MiB between two of JSON's { } [ ] , :",
+                             "more, up to byte " + std::to_string(offset_ + i));
+          }
+      }
+    }
+  }
+  std::uint64_t max_run_ = 0, run_ = 0, offset_ = 0;
 
  private:
   gzFile gz_;
@@ -90,12 +122,35 @@ TraceFile::~TraceFile() = default;
 
 std::istream& TraceFile::stream() { return *in_; }
 
-std::string read_measurement_text(const std::string& path, const std::string& what) {
+void TraceFile::limit_json_runs(std::uint64_t max_bytes) { buf_->limit_json_runs(max_bytes); }
+
+std::string read_measurement_text(const std::string& path, const std::string& what,
+                                  std::uint64_t max_bytes) {
   TraceFile f(path, what);
+  const auto too_big = [&] {
+    const bool gib = max_bytes % (std::uint64_t{1} << 30) == 0;
+    return InputError(path, "",
+                      what + " of at most " + std::to_string(gib ? max_bytes >> 30 : max_bytes) +
+                          (gib ? " GiB" : " bytes"),
+                      "more");
+  };
+  // A plain file past the cap is refused by its size, before a byte is read (a 2 GiB file took
+  // 10 s and 1 GB of memory to be refused after the first 1 GiB); a gzip stream while it
+  // inflates (a small bomb can expand past any size).
+  if (!f.gzipped() && f.file_bytes() > max_bytes) throw too_big();
   // sgetn, not `out << rdbuf()`: operator<< would swallow the gzip error thrown by a read.
   std::string text;
+  if (!f.gzipped()) text.reserve(static_cast<std::size_t>(f.file_bytes()));
   std::vector<char> piece(1 << 16);
   for (std::streamsize n; (n = f.stream().rdbuf()->sgetn(piece.data(), 1 << 16)) > 0;) {
+    if (text.size() + static_cast<std::size_t>(n) > max_bytes) throw too_big();
+    // Text has no NUL byte (JSON escapes control characters, logs are printed text): refused
+    // where it is met, not after the rest of a file of zeros is read.
+    if (const void* nul = std::memchr(piece.data(), 0, static_cast<std::size_t>(n))) {
+      const auto at =
+          text.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - piece.data());
+      throw InputError(path, "", what, "a NUL byte at byte " + std::to_string(at));
+    }
     text.append(piece.data(), static_cast<std::size_t>(n));
   }
   return text;

@@ -35,6 +35,11 @@ class TraceFile {
   bool gzipped() const { return gzipped_; }
   /// The size of the file on disk, in bytes.
   std::uint64_t file_bytes() const { return file_bytes_; }
+  /// For a JSON document streamed to a parser: refuses (InputError, as the bytes are read) a
+  /// run of more than `max_bytes` without any of JSON's structural characters { } [ ] , : —
+  /// whitespace or one string or number the parser would hold whole (1.1 GiB of spaces in a
+  /// gzip stream ran a streaming reader out of a 4 GiB address space).
+  void limit_json_runs(std::uint64_t max_bytes);
 
  private:
   class Buffer;
@@ -44,7 +49,13 @@ class TraceFile {
   std::uint64_t file_bytes_ = 0;
 };
 
-/// The whole decompressed text of a (small) measurement file, with TraceFile's checks.
-std::string read_measurement_text(const std::string& path, const std::string& what);
+/// Text files a user hands in (JSON documents, nccl-tests logs): at most 1 GiB.
+inline constexpr std::uint64_t kMaxTextFileBytes = std::uint64_t{1} << 30;
+
+/// The whole decompressed text of a measurement or JSON file, with TraceFile's checks, refused
+/// (InputError naming `path` and `what`) past `max_bytes` (a plain file by its size before
+/// reading, a gzip stream as it inflates) or at its first NUL byte, as it is read.
+std::string read_measurement_text(const std::string& path, const std::string& what,
+                                  std::uint64_t max_bytes = kMaxTextFileBytes);
 
 }  // namespace ddpsim::model

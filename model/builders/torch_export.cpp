@@ -94,6 +94,10 @@ const KeyTable& config_keys() {
       k.type = row.type;
       k.required = row.required;
       if (row.minimum >= 0) k.minimum = row.minimum;
+      // Indices and counts are read into int, extents are cuBLAS's int m, n, k: at most
+      // INT32_MAX, refused instead of truncated (what several extents multiply up to is
+      // check_model_size's).
+      if (row.type == KeyType::kInteger) k.maximum = 2147483647.0;
       k.allowed = row.allowed;
       k.help = row.help;
     }

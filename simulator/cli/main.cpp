@@ -37,6 +37,7 @@
 #include "model/error.hpp"
 #include "model/scenario.hpp"
 #include "model/scenario_keys.hpp"
+#include "model/schema.hpp"
 #include "model/torch_import.hpp"
 #include "model/units.hpp"
 #include "simulator/collective.hpp"
@@ -197,6 +198,29 @@ int run_collective(const std::string& hardware, int gpus, const std::string& op,
   return 0;
 }
 
+// Every value an import produced, checked against its scenario key (type and range) and, when
+// wrong, named as the imported file's: the value came from it, not from a base scenario (a
+// DeepSpeed micro-batch of 2e9 was reported at the base's /training/per_gpu_batch). Keys this
+// build's table does not know are the caller's warning.
+void check_imported_values(const json& patch, const std::string& path) {
+  for (const auto& [section, keys] : patch.items()) {
+    if (!keys.is_object()) continue;
+    for (const auto& [key, value] : keys.items()) {
+      const std::string pointer = "/" + section + "/" + key;
+      const model::KeySpec* spec = model::scenario_keys().find(pointer);
+      if (spec == nullptr) continue;
+      try {
+        model::validate_value(value, *spec, model::scenario_keys(), path, pointer);
+      } catch (const InputError& e) {
+        throw InputError(path, "",
+                         "values that make a valid scenario; its scenario key " + section + "." +
+                             key + " would be " + e.expected(),
+                         e.got());
+      }
+    }
+  }
+}
+
 // `ddpsim import deepspeed|torch`: the patch alone, or BASE.json with the patch applied and the
 // result validated as a scenario. Warnings go to stderr, one line each.
 int run_import(const std::string& kind, const std::string& path, const std::string& base_path,
@@ -231,6 +255,9 @@ int run_import(const std::string& kind, const std::string& path, const std::stri
     r = model::import_torch_knobs_file(path);
   }
   if (gpus) r.patch["cluster"]["gpus"] = *gpus;
+  json imported = r.patch;
+  if (gpus) imported["cluster"].erase("gpus");  // --gpus is checked by its option
+  check_imported_values(imported, path);
 
   json doc = base ? model::apply_import_patch(*base, r.patch) : r.patch;
   if (base) {
@@ -250,7 +277,19 @@ int run_import(const std::string& kind, const std::string& path, const std::stri
         }
       }
     }
-    model::parse_scenario(check, base_path);
+    try {
+      model::parse_scenario(check, base_path);
+    } catch (const InputError& e) {
+      // A rule across keys (a bucket cap below one byte) broken by a value the import wrote.
+      const json::json_pointer at(e.pointer().empty() ? "" : e.pointer());
+      if (e.file() == base_path && !e.pointer().empty() && imported.contains(at)) {
+        throw InputError(path, "",
+                         "values that make a valid scenario with " + base_path + ": " +
+                             e.pointer() + " would be " + e.expected(),
+                         e.got());
+      }
+      throw;
+    }
   }
   for (const auto& w : r.warnings) std::fprintf(stderr, "ddpsim: warning: %s\n", w.c_str());
   if (!out.empty()) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "model/bucketing.hpp"
@@ -132,6 +133,35 @@ TEST(TorchExportTest, BadFilesNameThePointer) {
   c = two_layer_config();
   c["layers"][0]["gemms"][0]["batch_dim"] = "rows";
   EXPECT_EQ(pointer_of(c), "/layers/0/gemms/0/batch_dim");
+}
+
+// Issue 20: indices and extents are read into int (cuBLAS's m, n, k are int): 2^32 was read as
+// layer 0 and 2^32 + 3 as an extent of 3. Refused at their pointer; extents whose product passes
+// int64 saturate (ParamTensor::numel) for check_model_size to refuse.
+TEST(TorchExportTest, IntegersPastInt32AreRefusedNotTruncated) {
+  json c = two_layer_config();
+  c["tensors"][0]["layer"] = std::int64_t{1} << 32;
+  EXPECT_THROW(
+      {
+        try {
+          (void)build_torch_export(c, "m.json");
+        } catch (const InputError& e) {
+          EXPECT_EQ(e.pointer(), "/tensors/0/layer") << e.what();
+          throw;
+        }
+      },
+      InputError);
+  c = two_layer_config();
+  c["layers"][0]["gemms"][0]["m"] = (std::int64_t{1} << 32) + 3;
+  try {
+    (void)build_torch_export(c, "m.json");
+    ADD_FAILURE() << "an extent of 2^32 + 3 accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/layers/0/gemms/0/m") << e.what();
+  }
+  c = two_layer_config();
+  c["tensors"][2]["shape"] = {2147483647, 2147483647, 2147483647};
+  EXPECT_EQ(build_torch_export(c, "m.json").param_count(), INT64_MAX);
 }
 
 }  // namespace
