@@ -92,6 +92,13 @@ std::shared_ptr<const Workload> build_workload(const json& m, const std::string&
       throw InputError(file, "/model/seq_len",
                        e.expected() + " of " + label + " (" + e.file() + ")", e.got());
     }
+    if (m.contains("seq_len") && e.file() != file && e.pointer() == "/builder") {
+      // A CNN or an exported model has no sequence: the scenario's seq_len is the mistake.
+      throw InputError(file, "/model/seq_len",
+                       "no seq_len for " + label + " (" + e.file() + " is built by " + e.got() +
+                           ", not a sequence model)",
+                       m.at("seq_len").dump());
+    }
     throw;
   }
   // The user's key, not the builder's: "/model/hf_config", "/model/mlp/widths", "/model/layers".

@@ -27,6 +27,7 @@ namespace {
 // SHARP (not modelled); PAT runs only with one GPU per node (tuning.cc:216-223), not modelled.
 enum Algo { kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3, kAlgos = 4 };
 enum Proto { kLL = 0, kLL128 = 1, kSimple = 2, kProtos = 3 };
+constexpr std::size_t kTunedEntries = std::size_t{kAlgos} * std::size_t{kProtos};
 enum Hw { kNvlink = 0, kPci = 1, kNet = 2 };
 
 // tuning.cc:150-155 baseLatencies (us), per algorithm x {LL, LL128, Simple}.
@@ -82,8 +83,8 @@ constexpr int kNvlsChannelsSm90 = 16;   // nvls.cc:155 NVLS_NCHANNELS_SM90
 constexpr int kNvlsChannelsSm100 = 32;  // nvls.cc:156 NVLS_NCHANNELS_SM100 (several nodes)
 constexpr double kPciBw = 12.0;         // topo.h:25 PCI_BW
 // device.h:93-97,114 thread counts; comm.h:49-51 thread thresholds (bytes per thread).
-constexpr int kMaxNthreads = 640, kSimpleMaxNthreads = 512, kLLMaxNthreads = 512,
-              kLL128MaxNthreads = 640;
+// (NCCL_MAX_NTHREADS = 640 is LL128's maximum here, the only protocol that reaches it.)
+constexpr int kSimpleMaxNthreads = 512, kLLMaxNthreads = 512, kLL128MaxNthreads = 640;
 constexpr int kLLThreshold = 8, kLL128Threshold = 8, kSimpleThreshold = 64;
 
 // floor(log2(n)) for n >= 1, from the exponent bits (every n >= 1 is a normal double), else -1:
@@ -366,7 +367,7 @@ static_assert(static_cast<std::size_t>(CollectiveOp::kReduce) + 1 == kOps, "one 
 struct CachedSystem {
   SystemKey key;
   NcclSystem system;
-  std::array<std::array<Entry, kAlgos * kProtos>, kOps> entries;
+  std::array<std::array<Entry, kTunedEntries>, kOps> entries;
   std::array<bool, kOps> filled;
 };
 
@@ -391,7 +392,7 @@ CachedSystem& cached_system(const model::CollectiveBandwidths& bw, const model::
 }
 
 // tune()'s entries of one op on the cached system: they do not depend on the message size.
-const std::array<Entry, kAlgos * kProtos>& tuned(CachedSystem& c, CollectiveOp op) {
+const std::array<Entry, kTunedEntries>& tuned(CachedSystem& c, CollectiveOp op) {
   const auto o = static_cast<std::size_t>(op);
   if (!c.filled[o]) {
     for (int a = 0; a < kAlgos; ++a) {
