@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "model/deepspeed_import.hpp"
 #include "model/error.hpp"
 #include "model/kineto_import.hpp"
 
@@ -165,7 +166,10 @@ std::optional<std::string> precision_of(std::string dtype) {
 
 }  // namespace
 
-DraftedScenario draft_scenario(const TracedJob& j) {
+namespace {
+
+// The traced all-reduces' sizes, each checked, in launch order.
+std::vector<double> traced_bucket_bytes(const TracedJob& j) {
   const std::string& file = j.files.at(0);
   std::vector<double> b;
   for (double x : j.allreduce_bytes) {
@@ -183,34 +187,53 @@ DraftedScenario draft_scenario(const TracedJob& j) {
                      "kernels or gloo:all_reduce annotations)",
                      j.has_communication ? "collectives, but no all-reduce" : "no collective");
   }
-  DraftedScenario d;
-  const std::string dtype = j.allreduce_dtypes.empty() ? "" : j.allreduce_dtypes[0];
-  const std::optional<std::string> precision = precision_of(dtype);
-  const std::string prec = precision.value_or("fp32");
-  const double elem = prec == "fp32" ? 4.0 : 2.0;
+  return b;
+}
+
+struct InferredCap {
+  std::optional<double> mb;  ///< nullopt: bucket_cap_mb left out (25 MiB, 1 MiB first bucket)
+  std::string how;
+};
+
+// DDP closes a bucket once it reaches the cap: every bucket but the last holds at least it.
+InferredCap inferred_cap(const std::vector<double>& b) {
   constexpr double kMiB = 1024.0 * 1024.0;
   const std::size_t n = b.size();
-  // DDP closes a bucket once it reaches the cap: every bucket but the last holds at least it.
-  std::optional<double> cap_mb;  // nullopt: bucket_cap_mb left out (25 MiB, 1 MiB first bucket)
-  std::string cap_how;
+  InferredCap c;
   double middle = 0;
   for (std::size_t i = 1; i + 1 < n; ++i) middle = i == 1 ? b[i] : std::min(middle, b[i]);
   if (n >= 3) {
     const double whole = std::floor(middle / kMiB);
     const double cap = whole >= 1 ? whole : middle / kMiB;
     if (b[0] < cap * kMiB && cap == 25) {
-      cap_how = "25 MiB, the default: the first bucket is the 1 MiB one";
+      c.how = "25 MiB, the default: the first bucket is the 1 MiB one";
     } else {
-      cap_mb = b[0] < cap * kMiB ? std::max(1.0, std::floor(std::min(b[0], middle) / kMiB)) : cap;
-      cap_how =
-          fmt::format("{} MiB: the largest whole MiB every bucket but the last reaches", *cap_mb);
+      c.mb = b[0] < cap * kMiB ? std::max(1.0, std::floor(std::min(b[0], middle) / kMiB)) : cap;
+      c.how = fmt::format("{} MiB: the largest whole MiB every bucket but the last reaches", *c.mb);
     }
   } else if (n == 2 && b[0] >= 25 * kMiB) {
-    cap_mb = std::floor(b[0] / kMiB);
-    cap_how = fmt::format("{} MiB: the largest whole MiB the first bucket reaches", *cap_mb);
+    c.mb = std::floor(b[0] / kMiB);
+    c.how = fmt::format("{} MiB: the largest whole MiB the first bucket reaches", *c.mb);
   } else {
-    cap_how = "25 MiB, the default (two buckets or fewer do not bound the cap)";
+    c.how = "25 MiB, the default (two buckets or fewer do not bound the cap)";
   }
+  return c;
+}
+
+}  // namespace
+
+DraftedScenario draft_scenario(const TracedJob& j) {
+  const std::string& file = j.files.at(0);
+  const std::vector<double> b = traced_bucket_bytes(j);
+  DraftedScenario d;
+  const std::string dtype = j.allreduce_dtypes.empty() ? "" : j.allreduce_dtypes[0];
+  const std::optional<std::string> precision = precision_of(dtype);
+  const std::string prec = precision.value_or("fp32");
+  const double elem = prec == "fp32" ? 4.0 : 2.0;
+  const std::size_t n = b.size();
+  const InferredCap inferred = inferred_cap(b);
+  const std::optional<double>& cap_mb = inferred.mb;
+  const std::string& cap_how = inferred.how;
   nlohmann::json layers = nlohmann::json::array();
   for (std::size_t i = n; i-- > 0;) {  // parameter order: the first bucket holds the last layer
     layers.push_back({{"name", fmt::format("bucket{}", i)},
@@ -250,6 +273,68 @@ DraftedScenario draft_scenario(const TracedJob& j) {
       "profiled steps",
       file, gpus, j.backend.empty() ? "backend unknown" : j.backend, n,
       dtype.empty() ? "unknown-type" : dtype, cap_how, j.steps);
+  return d;
+}
+
+DraftedScenario draft_onto(const TracedJob& j, const nlohmann::json& base_doc,
+                           const model::Scenario& base) {
+  const std::string& file = j.files.at(0);
+  const std::vector<double> b = traced_bucket_bytes(j);
+  const InferredCap cap = inferred_cap(b);
+  DraftedScenario d;
+  nlohmann::json patch = {{"parallelism", {{"strategy", "ddp"}}},
+                          {"simulation", {{"steps", std::max(1, j.steps)}}}};
+  // A merge patch: null removes the base's cap, so the default (and its 1 MiB first bucket)
+  // applies as in the traced job.
+  patch["parallelism"]["bucket_cap_mb"] = cap.mb ? nlohmann::json(*cap.mb) : nlohmann::json();
+  if (j.world_size) {
+    patch["cluster"]["gpus"] = *j.world_size;
+  } else {
+    d.unknown.push_back("cluster.gpus: the trace gives no world size: the base's " +
+                        std::to_string(base.cluster.gpus) + " is kept");
+  }
+  // The dtype on the wire: the traced all-reduces' against what the base sends.
+  const std::string dtype = j.allreduce_dtypes.empty() ? "" : j.allreduce_dtypes[0];
+  const std::optional<std::string> traced = precision_of(dtype);
+  const model::CommHook::Kind hook = base.parallelism.comm_hook.kind;
+  const model::DType base_wire = hook == model::CommHook::Kind::kFp16   ? model::DType::kFp16
+                                 : hook == model::CommHook::Kind::kBf16 ? model::DType::kBf16
+                                 : base.training.grad_reduce_dtype
+                                     ? *base.training.grad_reduce_dtype
+                                     : model::grad_dtype(base.training.precision);
+  if (!traced) {
+    d.unknown.push_back("training.grad_reduce_dtype: the all-reduces' element type \"" + dtype +
+                        "\" is not one ddpsim knows: the base's " + model::dtype_name(base_wire) +
+                        " is kept");
+  } else if (*traced != model::dtype_name(base_wire)) {
+    if (hook == model::CommHook::Kind::kNone) {
+      patch["training"]["grad_reduce_dtype"] = *traced;
+    } else {
+      d.unknown.push_back("parallelism.comm_hook: the traced all-reduces carry " + *traced +
+                          ", the base's comm_hook \"" + base.parallelism.comm_hook.text +
+                          "\" sends " + model::dtype_name(base_wire) + ": the base's is kept");
+    }
+  }
+  // A sweep of the base over a key the trace set keeps its points (extrapolating the traced
+  // job is what it is for): said, since they override the traced value.
+  if (base_doc.contains("sweep") && base_doc.at("sweep").is_object()) {
+    for (const auto& [section, keys] : patch.items()) {
+      for (const auto& [key, value] : keys.items()) {
+        const std::string swept = section + "." + key;
+        if (base_doc.at("sweep").contains(swept)) {
+          d.unknown.push_back("sweep." + swept + ": the base's sweep is kept; its points " +
+                              "override the traced " + value.dump());
+        }
+      }
+    }
+  }
+  d.patch = patch;
+  d.scenario = model::apply_import_patch(base_doc, patch);
+  d.summary = fmt::format(
+      "applied to the base scenario from {}: {} ranks, bucket_cap_mb {}, {} profiled steps{}; "
+      "the model, hardware and batch are the base's",
+      file, j.world_size ? std::to_string(*j.world_size) : std::string("(unknown)"), cap.how,
+      j.steps, patch.contains("training") ? ", grad_reduce_dtype " + *traced : std::string());
   return d;
 }
 

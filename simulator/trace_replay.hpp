@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/scenario.hpp"
 #include "model/workload.hpp"
 #include "simulator/step_plan.hpp"
 
@@ -90,10 +91,21 @@ MeasuredCosts measured_costs(const TracedJob& j, const model::Workload& w, int g
 /// ones), training.per_gpu_batch (1), the hardware (a preset matching the backend).
 struct DraftedScenario {
   nlohmann::json scenario;
+  /// draft_onto: the merge patch applied to the base (what the trace tells), else null.
+  nlohmann::json patch;
   std::vector<std::string> unknown;  ///< one line each: what to replace
   std::string summary;               ///< one line: what was drafted
 };
 /// Throws InputError naming the first file when the traces hold no all-reduce.
 DraftedScenario draft_scenario(const TracedJob& j);
+
+/// `ddpsim import trace --scenario BASE`: only what the traces tell, applied to the user's base
+/// scenario (a JSON merge patch): cluster.gpus (the world size), parallelism ddp with the
+/// inferred bucket_cap_mb (null, i.e. the default, when the traced buckets are the default's),
+/// simulation.steps, and training.grad_reduce_dtype when the traced all-reduces carry another
+/// type than the base sends (with a comm hook in the base: kept, and said in `unknown`). The
+/// model, hardware and batch stay the base's. `base` is `base_doc` parsed.
+DraftedScenario draft_onto(const TracedJob& j, const nlohmann::json& base_doc,
+                           const model::Scenario& base);
 
 }  // namespace ddpsim::sim

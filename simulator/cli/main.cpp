@@ -303,10 +303,34 @@ int run_import(const std::string& kind, const std::string& path, const std::stri
 
 // `ddpsim import trace`: a strict scenario drafted from profiler traces (what they cannot tell
 // is named on stderr, one line each), checked by the scenario reader before it is written.
-int run_import_trace(const std::vector<std::string>& traces, const std::string& out) {
-  model::check_output_path("--out", out, traces);
-  const sim::DraftedScenario d = sim::draft_scenario(sim::load_traced_job(traces));
-  model::parse_scenario(d.scenario, out.empty() ? "(drafted scenario)" : out);
+int run_import_trace(const std::vector<std::string>& traces, const std::string& base_path,
+                     const std::string& out) {
+  std::vector<std::string> inputs = traces;
+  if (!base_path.empty()) inputs.push_back(base_path);
+  model::check_output_path("--out", out, inputs);
+  sim::DraftedScenario d;
+  if (base_path.empty()) {
+    d = sim::draft_scenario(sim::load_traced_job(traces));
+    model::parse_scenario(d.scenario, out.empty() ? "(drafted scenario)" : out);
+  } else {
+    const json base_doc = model::read_json_file(base_path);
+    const model::Scenario base = model::parse_scenario(base_doc, base_path);
+    d = sim::draft_onto(sim::load_traced_job(traces), base_doc, base);
+    try {
+      model::parse_scenario(d.scenario, base_path);
+    } catch (const InputError& e) {
+      // A rule of the merged scenario broken by what the trace set (its world size against the
+      // base's gpus_per_node): the trace's, named with the base it does not fit.
+      if (e.file() == base_path && !e.pointer().empty() &&
+          d.patch.contains(json::json_pointer(e.pointer()))) {
+        throw InputError(traces.front(), "",
+                         "a traced job that fits the base scenario " + base_path + ": " +
+                             e.pointer() + " would be " + e.expected(),
+                         e.got());
+      }
+      throw;
+    }
+  }
   for (const auto& u : d.unknown) std::fprintf(stderr, "ddpsim: unknown: %s\n", u.c_str());
   std::fprintf(stderr, "ddpsim: %s\n", d.summary.c_str());
   if (!out.empty()) {
@@ -544,6 +568,9 @@ int main(int argc, char** argv) {
       "PyTorch profiler traces of a DDP job (one per rank) -> a drafted scenario: world size, "
       "bucket cap, gradient dtype, steps (what the trace cannot tell is named on stderr)");
   imp_trace->add_option("traces", imp_traces, "profiler traces (.json or .json.gz)")->required();
+  imp_trace->add_option("--scenario", imp_base,
+                        "base scenario: only what the traces tell (world size, bucket cap, wire "
+                        "dtype, steps) is applied to it; its model, hardware and batch are kept");
   imp_trace->add_option("--out", imp_out, "write the scenario here (atomically) instead of stdout");
 
   std::string lr_path, lr_format = "table";
@@ -595,7 +622,8 @@ int main(int argc, char** argv) {
           "import: expected what to import: `ddpsim import deepspeed DS_CONFIG.json`, `ddpsim "
           "import torch KNOBS.json` or `ddpsim import trace TRACE.json.gz`");
     }
-    if (*imp_trace) return model::stdout_checked("ddpsim", run_import_trace(imp_traces, imp_out));
+    if (*imp_trace)
+      return model::stdout_checked("ddpsim", run_import_trace(imp_traces, imp_base, imp_out));
     if (*imp) {
       return model::stdout_checked("ddpsim", run_import(*imp_ds ? "deepspeed" : "torch", imp_path,
                                                         imp_base, imp_gpus, imp_out));

@@ -236,5 +236,61 @@ TEST(TraceReplay, DraftRefusesATraceWithoutAllReduces) {
   }
 }
 
+// `import trace --scenario BASE`: only what the trace tells goes onto the base. The job of
+// DraftedCapIsTheLargestWholeMiBEveryClosedBucketReaches (4 ranks, buckets capped at 10 MiB,
+// fp32 on the wire, 2 steps) onto the MLP scenario (2 GPUs, default cap, fp32): gpus 4,
+// bucket_cap_mb 10, steps 2, no grad_reduce_dtype (the base sends fp32 already); its model,
+// hardware and batch stay. Onto a bf16 base the wire dtype differs: grad_reduce_dtype fp32;
+// onto a base with an fp16 hook it is kept and said; a base cap over the traced default is
+// removed (null in the merge patch).
+TEST(TraceReplay, DraftOntoABaseAppliesOnlyWhatTheTraceTells) {
+  TracedJob j;
+  j.files = {"t.json"};
+  j.world_size = 4;
+  j.backend = "nccl";
+  j.steps = 2;
+  j.has_communication = true;
+  constexpr double kMiB = 1 << 20;
+  j.allreduce_bytes = {10.5 * kMiB, 10 * kMiB + 4, 12 * kMiB, 3 * kMiB};
+  j.allreduce_dtypes.assign(4, "Float");
+  json base = json::parse(R"({
+        "name": "traced MLP", "model": {"layers": [
+          {"name": "fc1", "params": 525312, "fwd_flops_per_sample": 1e6},
+          {"name": "fc2", "params": 262400, "fwd_flops_per_sample": 1e6}]},
+        "hardware": {"preset": "dgx-a100"}, "cluster": {"gpus": 2},
+        "training": {"per_gpu_batch": 7, "precision": "fp32", "optimizer": "sgd"},
+        "parallelism": {"strategy": "ddp"}})");
+  DraftedScenario d = draft_onto(j, base, model::parse_scenario(base, "b.json"));
+  model::Scenario s = model::parse_scenario(d.scenario, "b.json");
+  EXPECT_EQ(s.cluster.gpus, 4);
+  EXPECT_EQ(s.parallelism.bucket_cap_mb, 10);
+  EXPECT_EQ(s.simulation.steps, 2);
+  EXPECT_EQ(s.training.per_gpu_batch, 7);
+  EXPECT_EQ(s.workload->layers.size(), 2u);
+  EXPECT_EQ(d.scenario["hardware"], base["hardware"]);
+  EXPECT_FALSE(d.patch.contains("training")) << d.patch.dump();
+  EXPECT_TRUE(d.unknown.empty()) << d.unknown.front();
+
+  base["training"]["precision"] = "bf16";
+  d = draft_onto(j, base, model::parse_scenario(base, "b.json"));
+  EXPECT_EQ(d.scenario["training"]["grad_reduce_dtype"], "fp32") << d.summary;
+  EXPECT_EQ(model::parse_scenario(d.scenario, "b.json").training.grad_reduce_dtype,
+            model::DType::kFp32);
+
+  base["training"]["precision"] = "fp32";
+  base["parallelism"]["comm_hook"] = "fp16";
+  d = draft_onto(j, base, model::parse_scenario(base, "b.json"));
+  EXPECT_FALSE(d.patch.contains("training"));
+  ASSERT_EQ(d.unknown.size(), 1u);
+  EXPECT_NE(d.unknown[0].find("comm_hook"), std::string::npos) << d.unknown[0];
+
+  // The HTA job ran with the default cap: a base cap of 50 MiB is removed.
+  base["parallelism"].erase("comm_hook");
+  base["parallelism"]["bucket_cap_mb"] = 50;
+  d = draft_onto(load_traced_job({kHta}), base, model::parse_scenario(base, "b.json"));
+  EXPECT_FALSE(d.scenario["parallelism"].contains("bucket_cap_mb")) << d.scenario.dump();
+  EXPECT_TRUE(model::parse_scenario(d.scenario, "b.json").parallelism.bucket_cap_defaulted);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
