@@ -2,6 +2,8 @@
 // (scenarios/default.json when no scenario is given and the data folder has one). --screenshot
 // waits for the first redraw, saves the window as the display server shows it (QScreen grab;
 // on the offscreen platform, the widget's own rendering) and exits: scripts/gui-screenshot.sh.
+// A scenario that cannot be read opens the window with the error in the status bar (and on
+// stderr); with --screenshot it exits 2.
 #include <QApplication>
 #include <QChartView>
 #include <QFileInfo>
@@ -51,7 +53,9 @@ int main(int argc, char** argv) {
   ddpsim::gui::MainWindow w;
   if (!path.isEmpty() && !w.openFile(path) && explicitPath) {
     std::fprintf(stderr, "ddpsim-gui: %s\n", qPrintable(w.statusText()));
-    return 2;
+    // A screenshot has nothing to show; a user gets the window with the error in its status bar
+    // (File > Open to pick another file) instead of a message on a terminal they may not see.
+    if (!screenshot.isEmpty()) return 2;
   }
   if (!tab.isEmpty()) {
     for (int i = 0; i < w.tabs()->count(); ++i) {

@@ -1,5 +1,6 @@
 #include "gui/app/scenario_panel.hpp"
 
+#include <QAbstractSpinBox>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -325,6 +326,10 @@ void ScenarioPanel::build() {
     }
   });
   m_maxGpus->setValue(6);
+  // Numbers commit when the user has finished typing (Enter, leaving the field, the arrows or
+  // the wheel), not on every keystroke: each keystroke's commit re-read the field from the
+  // document, so typing "3.75" $/GPU-hour left 3.00 and B_noise "1500.5" left 1500.00.
+  for (QAbstractSpinBox* box : findChildren<QAbstractSpinBox*>()) box->setKeyboardTracking(false);
 }
 
 void ScenarioPanel::setNumber(const QString& pointer, double v, bool integer) {

@@ -3,6 +3,7 @@
 // pinned comparison, the timeline zoom; and a recorded (never asserted) slider-drag latency.
 #include <QAreaSeries>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLineSeries>
 #include <QSignalSpy>
@@ -136,6 +137,28 @@ class WindowTest : public QObject {
       QCOMPARE(ddpsim::model::read_json_file(out.toStdString()),
                ddpsim::model::read_json_file(in.toStdString()));
     }
+  }
+
+  // Issue 19 item 2: decimals can be typed. A number commits on Enter (or focus-out), so the
+  // field is not rewritten from the document between keystrokes ("3.75" became 3.00).
+  void decimalsCanBeTyped() {
+    auto typeInto = [](QWidget* w, const QString& text) {
+      auto* box = qobject_cast<QDoubleSpinBox*>(w);
+      QVERIFY(box);
+      box->setFocus();
+      box->selectAll();
+      QTest::keyClicks(box, text);
+      QTest::keyClick(box, Qt::Key_Return);
+    };
+    typeInto(m_w->panel()->field("/pricing/gpu_hour_usd"), QStringLiteral("3.75"));
+    QCOMPARE(m_w->document()->value("/pricing/gpu_hour_usd"), nlohmann::json(3.75));
+    auto* target = qobject_cast<QCheckBox*>(m_w->panel()->field("/training/target"));
+    QVERIFY(target);
+    target->setChecked(true);
+    typeInto(m_w->panel()->field("/training/target/critical_batch/b_noise"),
+             QStringLiteral("1500.5"));
+    QCOMPARE(m_w->document()->value("/training/target/critical_batch/b_noise"),
+             nlohmann::json(1500.5));
   }
 
   void comboEditIsSaved() {
