@@ -125,6 +125,26 @@ void setTitle(QChart* chart, const QString& title, const SweepResult& r) {
   chart->setTitle(t);
 }
 
+// The points of `series` (x = GPUs) whose configuration does not fit in GPU memory, marked in
+// red on the chart: they are predicted, but no one can run them (issue 19).
+void markNotFitting(QChart* chart, const SweepResult& r, const QList<QPointF>& series,
+                    QAbstractAxis* x, QAbstractAxis* y) {
+  const QList<int> bad = gpusNotFitting(r);
+  QList<QPointF> at;
+  for (const QPointF& p : series) {
+    if (bad.contains(static_cast<int>(std::lround(p.x())))) at.append(p);
+  }
+  if (at.isEmpty()) return;
+  auto* m = new QScatterSeries;
+  m->setName(QStringLiteral("does not fit in GPU memory (%1 points)").arg(at.size()));
+  m->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+  m->setColor(QColor(192, 57, 43));
+  m->setBorderColor(Qt::white);
+  m->setMarkerSize(11);
+  m->append(at);
+  attach(chart, m, x, y);
+}
+
 void buildStep(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   setTitle(chart, QStringLiteral("Step time vs GPUs (%1)").arg(QString::fromStdString(r.strategy)),
            r);
@@ -179,6 +199,7 @@ void buildStep(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
     }
     attach(chart, m, x, y);
   }
+  markNotFitting(chart, r, stepTimeSeries(r), x, y);
   y->setRange(0, top * 1.08);
   y->applyNiceNumbers();
 }
@@ -207,6 +228,7 @@ void buildScaling(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
          x, y);
   attach(chart, lineOf(positive(thr), QStringLiteral("throughput"), kGreen, Qt::SolidLine, 2.5), x,
          y2);
+  markNotFitting(chart, r, weak, x, y);
   double top = std::max(maxY(weak), maxY(strong));
   if (o.pinned && anyOk(*o.pinned)) {
     const QList<QPointF> pw = weakEfficiencySeries(*o.pinned);
@@ -297,6 +319,7 @@ void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   chart->addAxis(y2, Qt::AlignRight);
   attach(chart, lineOf(time, timeLabel, kBlue), x, y);
   attach(chart, lineOf(cost, costLabel(r), kGreen), x, y2);
+  markNotFitting(chart, r, time, x, y);
   if (!pinned.isEmpty()) {
     attach(chart, lineOf(pinned, QStringLiteral("pinned: ") + timeLabel, kBlue, Qt::DashLine), x,
            y);

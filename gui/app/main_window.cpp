@@ -20,6 +20,7 @@
 #include "gui/app/chart_export.hpp"
 #include "gui/app/scenario_panel.hpp"
 #include "gui/app/timeline_view.hpp"
+#include "gui/models/series.hpp"
 
 namespace ddpsim::gui {
 
@@ -270,7 +271,11 @@ void MainWindow::applyResult(const SweepResultPtr& result) {
   m_timeline->setTimeline(result->timeline);
   m_table.setResult(result);
   updateCompare();
-  if (!result->error.empty()) showStatus(QString::fromStdString(result->error), true);
+  if (!result->error.empty()) {
+    showStatus(QString::fromStdString(result->error), true);
+  } else if (const QString w = memoryWarning(*result); !w.isEmpty()) {
+    showStatus(w, true);  // charted, but not runnable: said where it cannot be missed
+  }
   m_lastRedrawMs = static_cast<double>(m_clock.nsecsElapsed() - m_requestNs) * 1e-6;
   m_timing->setText(tr("%1 GPU counts: computed in %2 ms, redrawn %3 ms after the edit")
                         .arg(result->points.size())

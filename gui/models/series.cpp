@@ -1,5 +1,7 @@
 #include "gui/models/series.hpp"
 
+#include <utility>
+
 namespace ddpsim::gui {
 
 namespace {
@@ -95,6 +97,60 @@ QString costLabel(const SweepResult& r) {
   if (targeted(r) && priced(r)) return QStringLiteral("cost to train (USD)");
   if (targeted(r)) return QStringLiteral("GPU-hours to train");
   return QStringLiteral("GPU-hours per 1,000 steps");
+}
+
+QList<int> gpusNotFitting(const SweepResult& r) {
+  QList<int> out;
+  for (const StepPoint& p : r.points) {
+    if (p.ok() && !p.fitsInMemory) out.append(p.gpus);
+  }
+  return out;
+}
+
+QString memoryWarning(const SweepResult& r) {
+  const QList<int> bad = gpusNotFitting(r);
+  if (bad.isEmpty()) return {};
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const StepPoint* worst = nullptr;
+  int predicted = 0;
+  for (const StepPoint& p : r.points) {
+    if (!p.ok()) continue;
+    ++predicted;
+    if (!p.fitsInMemory && (!worst || p.memoryBytes > worst->memoryBytes)) worst = &p;
+  }
+  const auto gpus = [](int n) {
+    return QStringLiteral("%1 GPU%2").arg(n).arg(n == 1 ? QString() : QStringLiteral("s"));
+  };
+  QString at = bad.size() == 1 ? gpus(bad.front())
+                               : QStringLiteral("%1-%2").arg(bad.front()).arg(gpus(bad.back()));
+  QString w = QStringLiteral(
+                  "does not fit in GPU memory at %1 (%2 of %3 points): %4 GiB per GPU "
+                  "at %5, capacity %6 GiB")
+                  .arg(at)
+                  .arg(bad.size())
+                  .arg(predicted)
+                  .arg(worst->memoryBytes / kGiB, 0, 'f', 1)
+                  .arg(gpus(worst->gpus))
+                  .arg(r.capacityBytes / kGiB, 0, 'f', 1);
+  for (const StrategyMemory& m : r.memory) {
+    if (m.strategy != r.strategy || !m.error.empty()) continue;
+    const std::pair<const char*, double> terms[] = {{"parameters", m.paramsBytes},
+                                                    {"gradients", m.gradsBytes},
+                                                    {"optimizer states", m.optimizerBytes},
+                                                    {"activations", m.activationBytes},
+                                                    {"buffers", m.bufferBytes},
+                                                    {"runtime", m.runtimeBytes},
+                                                    {"fragmentation", m.fragmentationBytes}};
+    const auto* largest = &terms[0];
+    for (const auto& t : terms) {
+      if (t.second > largest->second) largest = &t;
+    }
+    w += QStringLiteral("; largest term at %1: %2 %3 GiB")
+             .arg(gpus(r.currentGpus))
+             .arg(QString::fromLatin1(largest->first))
+             .arg(largest->second / kGiB, 0, 'f', 1);
+  }
+  return w;
 }
 
 }  // namespace ddpsim::gui

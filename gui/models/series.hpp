@@ -33,4 +33,13 @@ QList<QPointF> costSeries(const SweepResult& r);
 QString timeToTrainLabel(const SweepResult& r);
 QString costLabel(const SweepResult& r);
 
+/// GPU counts of the predicted points whose memory per GPU passes the GPU's capacity.
+QList<int> gpusNotFitting(const SweepResult& r);
+/// The status-bar warning when some point does not fit, empty when all fit: the GPU counts, the
+/// worst point's memory per GPU against the capacity, and the largest memory term of the current
+/// strategy at the scenario's GPU count, e.g. "does not fit in GPU memory at 1-16 GPUs (5 of 11
+/// points): 261.6 GiB per GPU at 1 GPU, capacity 80.0 GiB; largest term at 8 GPUs: activations
+/// 190.2 GiB".
+QString memoryWarning(const SweepResult& r);
+
 }  // namespace ddpsim::gui

@@ -4,6 +4,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -173,6 +174,33 @@ class ModelsTest : public QObject {
     QCOMPARE(r.memory[1].strategy, std::string("zero1"));
     QVERIFY(qFuzzyCompare(r.memory[1].optimizerBytes * 8, r.memory[0].optimizerBytes));
     QVERIFY(r.memory[3].paramsBytes < r.memory[0].paramsBytes);
+  }
+
+  // Issue 19 item 1: GPT-2 XL at a per-GPU batch of 24 needs more than an 80 GiB H100 at every
+  // GPU count under DDP; the warning names the GPU counts, the worst point against the capacity
+  // and the largest memory term (activations, at that batch). At batch 4 everything fits.
+  void notFittingPointsAreNamed() {
+    SweepRequest req = defaultRequest(16);
+    QVERIFY(memoryWarning(computeSweep(req)).isEmpty());
+    req.doc["training"]["per_gpu_batch"] = 24;
+    const SweepResult r = computeSweep(req);
+    const QList<int> bad = gpusNotFitting(r);
+    QCOMPARE(bad.size(), static_cast<qsizetype>(r.points.size()));
+    const StepPoint* worst = &r.points.front();
+    for (const StepPoint& p : r.points) {
+      if (p.memoryBytes > worst->memoryBytes) worst = &p;
+    }
+    QVERIFY(worst->memoryBytes > r.capacityBytes);
+    const QString w = memoryWarning(r);
+    QVERIFY2(
+        w.startsWith(QStringLiteral("does not fit in GPU memory at 1-16 GPUs (5 of 5 points)")),
+        qPrintable(w));
+    QVERIFY2(w.contains(QStringLiteral("%1 GiB per GPU at %2 GPU")
+                            .arg(worst->memoryBytes / (1024.0 * 1024.0 * 1024.0), 0, 'f', 1)
+                            .arg(worst->gpus)),
+             qPrintable(w));
+    QVERIFY2(w.contains(QStringLiteral("capacity 80.0 GiB")), qPrintable(w));
+    QVERIFY2(w.contains(QStringLiteral("largest term at 8 GPUs: activations")), qPrintable(w));
   }
 
   void everyStrategyGivesPointsOrMessages() {

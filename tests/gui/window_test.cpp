@@ -161,6 +161,25 @@ class WindowTest : public QObject {
              nlohmann::json(1500.5));
   }
 
+  // Issue 19 item 1: a configuration that does not fit is marked on the charts and named in the
+  // status bar.
+  void notFittingIsMarkedAndSaid() {
+    QSignalSpy loaded(m_w, &MainWindow::redrawn);
+    QVERIFY(m_w->openFile(kScenarios + "/default.json"));
+    QVERIFY(waitRedraw(loaded));
+    QVERIFY(!hasSeriesStartingWith(m_w->chartView(ChartKind::kStep)->chart(), "does not fit"));
+    QSignalSpy redrawn(m_w, &MainWindow::redrawn);
+    m_w->document()->setValue("/training/per_gpu_batch", 24);
+    QVERIFY(waitRedraw(redrawn));
+    m_w->runner()->waitForDone();
+    QCoreApplication::processEvents();
+    for (ChartKind k : {ChartKind::kStep, ChartKind::kScaling, ChartKind::kCost}) {
+      QVERIFY(hasSeriesStartingWith(m_w->chartView(k)->chart(), "does not fit in GPU memory"));
+    }
+    QVERIFY2(m_w->statusText().startsWith("does not fit in GPU memory"),
+             qPrintable(m_w->statusText()));
+  }
+
   void comboEditIsSaved() {
     auto* precision = qobject_cast<QComboBox*>(m_w->panel()->field("/training/precision"));
     QVERIFY(precision);
