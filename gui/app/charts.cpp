@@ -336,9 +336,7 @@ void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   }
   if (!chosen.isEmpty()) {
     auto* c = new QScatterSeries;
-    c->setName(QStringLiteral("chosen: %1 GPUs x %2 per GPU")
-                   .arg(r.plan.chosen->gpus)
-                   .arg(r.plan.chosen->perGpuBatch));
+    c->setName(planPointLabel(*r.plan.chosen, r.plan.byThroughput));
     c->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
     c->setColor(kVermillion);
     c->setMarkerSize(15);

@@ -153,4 +153,24 @@ QString memoryWarning(const SweepResult& r) {
   return w;
 }
 
+QString planPointLabel(const PlanPointView& p, bool byThroughput) {
+  QString l = QStringLiteral("chosen: %1 GPU%2, %3, %4 per GPU")
+                  .arg(p.gpus)
+                  .arg(p.gpus == 1 ? QString() : QStringLiteral("s"))
+                  .arg(QString::fromStdString(p.strategy))
+                  .arg(p.perGpuBatch);
+  if (p.gradAccumulation > 1) l += QStringLiteral(" x %1 micro-batches").arg(p.gradAccumulation);
+  l += QStringLiteral(", bucket %1 MiB").arg(p.bucketCapMb, 0, 'g', 4);
+  if (p.commHook != "none")
+    l += QStringLiteral(", hook %1").arg(QString::fromStdString(p.commHook));
+  if (p.costUsd) {
+    l += QStringLiteral(", $%1").arg(*p.costUsd, 0, 'f', 0);
+  } else {
+    l += QStringLiteral(", %1 GPU-hours%2")
+             .arg(p.gpuHoursMetric, 0, 'f', 1)
+             .arg(byThroughput ? QStringLiteral(" per 1,000 steps") : QString());
+  }
+  return l;
+}
+
 }  // namespace ddpsim::gui

@@ -33,6 +33,10 @@ QList<QPointF> costSeries(const SweepResult& r);
 QString timeToTrainLabel(const SweepResult& r);
 QString costLabel(const SweepResult& r);
 
+/// The planner's chosen point in words: "chosen: 8 GPUs, zero1, 4 per GPU x 2 micro-batches,
+/// bucket 25 MiB, hook none, $1,234" (the cost when priced and targeted, else GPU-hours).
+QString planPointLabel(const PlanPointView& p, bool byThroughput);
+
 /// GPU counts of the predicted points whose memory per GPU passes the GPU's capacity.
 QList<int> gpusNotFitting(const SweepResult& r);
 /// The status-bar warning when some point does not fit, empty when all fit: the GPU counts, the

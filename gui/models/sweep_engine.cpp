@@ -103,6 +103,10 @@ PlanPointView toPlanPoint(const sim::PlanPoint& p) {
   v.timeMetric = p.time_metric();
   v.gpuHoursMetric = p.gpu_hours_metric();
   v.costUsd = p.cost_usd;
+  v.strategy = model::strategy_name(p.strategy);
+  v.gradAccumulation = p.grad_accumulation;
+  v.bucketCapMb = p.bucket_cap_mb;
+  v.commHook = p.comm_hook;
   return v;
 }
 

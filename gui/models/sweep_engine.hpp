@@ -77,6 +77,10 @@ struct PlanPointView {
   double timeMetric = 0;      ///< time to train (s), or step time (s) when planning by throughput
   double gpuHoursMetric = 0;  ///< GPU-hours, or GPU-hours per 1,000 steps
   std::optional<double> costUsd;
+  std::string strategy = "ddp";  ///< the knobs of the point, for its label
+  int gradAccumulation = 1;
+  double bucketCapMb = 25;
+  std::string commHook = "none";
 };
 
 struct PlanView {

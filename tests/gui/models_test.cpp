@@ -272,6 +272,23 @@ class ModelsTest : public QObject {
     QVERIFY(product >= 24);
     QCOMPARE(r.plan.candidates, product);
     QCOMPARE(costLabel(r), QStringLiteral("cost to train (USD)"));
+    // Issue 19 item 3: the chosen point's label names its strategy and cost.
+    const PlanPointView& c = *r.plan.chosen;
+    QVERIFY(c.costUsd.has_value());
+    const QString label = planPointLabel(c, r.plan.byThroughput);
+    QVERIFY2(label.startsWith(QStringLiteral("chosen: %1 GPUs, %2, %3 per GPU")
+                                  .arg(c.gpus)
+                                  .arg(QString::fromStdString(c.strategy))
+                                  .arg(c.perGpuBatch)),
+             qPrintable(label));
+    QVERIFY2(label.endsWith(QStringLiteral(", $%1").arg(*c.costUsd, 0, 'f', 0)), qPrintable(label));
+    PlanPointView one = c;
+    one.gpus = 1;
+    one.costUsd.reset();
+    one.gpuHoursMetric = 12.34;
+    QVERIFY2(planPointLabel(one, true).startsWith(QStringLiteral("chosen: 1 GPU, ")),
+             qPrintable(planPointLabel(one, true)));
+    QVERIFY(planPointLabel(one, true).endsWith(QStringLiteral(", 12.3 GPU-hours per 1,000 steps")));
   }
 
   void invalidDocumentGivesTheMessage() {
