@@ -1,31 +1,55 @@
 #include "gui/models/results_table_model.hpp"
 
+#include <cmath>
+
 namespace ddpsim::gui {
 
 namespace {
 
+enum class Field {
+  kFits,
+  kGpus,
+  kNodes,
+  kGlobalBatch,
+  kStep,
+  kCompute,
+  kExposed,
+  kOptimizer,
+  kComm,
+  kThroughput,
+  kWeak,
+  kStrong,
+  kMemory,
+  kTimeToTrain,
+  kCost,
+  kError
+};
+
 struct Column {
+  Field field;
   const char* header;  ///< display header
   const char* csv;     ///< CSV header (unit in the name)
 };
 
+// "fits" first (issue 19): a configuration that does not fit in GPU memory must be seen before
+// its step time, not scrolled to at the far right.
 constexpr Column kColumns[] = {
-    {"GPUs", "gpus"},
-    {"nodes", "nodes"},
-    {"global batch", "global_batch"},
-    {"step (ms)", "step_time_s"},
-    {"compute (ms)", "compute_time_s"},
-    {"exposed comm (ms)", "exposed_comm_s"},
-    {"optimizer (ms)", "optimizer_time_s"},
-    {"all comm (ms)", "comm_time_s"},
-    {"samples/s", "throughput_samples_per_s"},
-    {"weak eff. (%)", "weak_scaling_efficiency"},
-    {"strong eff. (%)", "strong_scaling_efficiency"},
-    {"memory/GPU (GiB)", "memory_per_gpu_bytes"},
-    {"fits", "fits_in_memory"},
-    {"time to train (h)", "time_to_train_s"},
-    {"cost (USD)", "cost_usd"},
-    {"error", "error"},
+    {Field::kFits, "fits", "fits_in_memory"},
+    {Field::kGpus, "GPUs", "gpus"},
+    {Field::kNodes, "nodes", "nodes"},
+    {Field::kGlobalBatch, "global batch", "global_batch"},
+    {Field::kStep, "step (ms)", "step_time_s"},
+    {Field::kCompute, "compute (ms)", "compute_time_s"},
+    {Field::kExposed, "exposed comm (ms)", "exposed_comm_s"},
+    {Field::kOptimizer, "optimizer (ms)", "optimizer_time_s"},
+    {Field::kComm, "all comm (ms)", "comm_time_s"},
+    {Field::kThroughput, "samples/s", "throughput_samples_per_s"},
+    {Field::kWeak, "weak eff. (%)", "weak_scaling_efficiency"},
+    {Field::kStrong, "strong eff. (%)", "strong_scaling_efficiency"},
+    {Field::kMemory, "memory/GPU (GiB)", "memory_per_gpu_bytes"},
+    {Field::kTimeToTrain, "time to train (h)", "time_to_train_s"},
+    {Field::kCost, "cost (USD)", "cost_usd"},
+    {Field::kError, "error", "error"},
 };
 constexpr int kColumnCount = static_cast<int>(std::size(kColumns));
 
@@ -61,41 +85,46 @@ int ResultsTableModel::columnCount(const QModelIndex& parent) const {
 QString ResultsTableModel::cell(int row, int column, bool forCsv) const {
   const StepPoint& p = m_result->points[static_cast<std::size_t>(row)];
   const auto num = [forCsv](double v, double displayScale, int decimals) {
-    return forCsv ? QString::number(v, 'g', 17) : QString::number(v * displayScale, 'f', decimals);
+    if (forCsv) return QString::number(v, 'g', 17);
+    // A value that rounds to zero prints as 0, never "-0.00" (a -1e-15 s remainder).
+    double shown = v * displayScale;
+    if (std::fabs(shown) < 0.5 * std::pow(10.0, -decimals)) shown = 0;
+    return QString::number(shown, 'f', decimals);
   };
+  if (column < 0 || column >= kColumnCount) return {};
   const bool ok = p.ok();
-  switch (column) {
-    case 0:
-      return QString::number(p.gpus);
-    case 1:
-      return QString::number(p.nodes);
-    case 2:
-      return QString::number(p.globalBatch);
-    case 3:
-      return ok ? num(p.stepTimeS, 1e3, 2) : QString();
-    case 4:
-      return ok ? num(p.computeS, 1e3, 2) : QString();
-    case 5:
-      return ok ? num(p.exposedCommS, 1e3, 2) : QString();
-    case 6:
-      return ok ? num(p.optimizerS, 1e3, 2) : QString();
-    case 7:
-      return ok ? num(p.commS, 1e3, 2) : QString();
-    case 8:
-      return ok ? num(p.throughputSamplesPerS, 1, 1) : QString();
-    case 9:
-      return ok ? num(p.weakEfficiency, 100, 1) : QString();
-    case 10:
-      return ok ? num(p.strongEfficiency, 100, 1) : QString();
-    case 11:
-      return ok ? num(p.memoryBytes, 1.0 / (1024.0 * 1024 * 1024), 2) : QString();
-    case 12:
+  switch (kColumns[column].field) {
+    case Field::kFits:
       return ok ? (p.fitsInMemory ? QStringLiteral("yes") : QStringLiteral("no")) : QString();
-    case 13:
+    case Field::kGpus:
+      return QString::number(p.gpus);
+    case Field::kNodes:
+      return QString::number(p.nodes);
+    case Field::kGlobalBatch:
+      return QString::number(p.globalBatch);
+    case Field::kStep:
+      return ok ? num(p.stepTimeS, 1e3, 2) : QString();
+    case Field::kCompute:
+      return ok ? num(p.computeS, 1e3, 2) : QString();
+    case Field::kExposed:
+      return ok ? num(p.exposedCommS, 1e3, 2) : QString();
+    case Field::kOptimizer:
+      return ok ? num(p.optimizerS, 1e3, 2) : QString();
+    case Field::kComm:
+      return ok ? num(p.commS, 1e3, 2) : QString();
+    case Field::kThroughput:
+      return ok ? num(p.throughputSamplesPerS, 1, 1) : QString();
+    case Field::kWeak:
+      return ok ? num(p.weakEfficiency, 100, 1) : QString();
+    case Field::kStrong:
+      return ok ? num(p.strongEfficiency, 100, 1) : QString();
+    case Field::kMemory:
+      return ok ? num(p.memoryBytes, 1.0 / (1024.0 * 1024 * 1024), 2) : QString();
+    case Field::kTimeToTrain:
       return ok && p.timeToTrainS ? num(*p.timeToTrainS, 1.0 / 3600, 2) : QString();
-    case 14:
+    case Field::kCost:
       return ok && p.costUsd ? num(*p.costUsd, 1, 0) : QString();
-    case 15:
+    case Field::kError:
       return QString::fromStdString(p.error);
   }
   return {};

@@ -318,11 +318,22 @@ class ModelsTest : public QObject {
     QCOMPARE(m.rowCount(), static_cast<int>(r->points.size()));
     const QStringList lines = m.toCsv().trimmed().split(QLatin1Char('\n'));
     QCOMPARE(lines.size(), m.rowCount() + 1);
-    QVERIFY(lines[0].startsWith(QStringLiteral("gpus,nodes,global_batch,step_time_s")));
-    QVERIFY(lines[1].startsWith(QStringLiteral("1,1,4,")));  // 1 GPU, 1 node, batch 4
+    // "fits" first (issue 19), then the GPU count, nodes, global batch, step time.
+    QVERIFY(
+        lines[0].startsWith(QStringLiteral("fits_in_memory,gpus,nodes,global_batch,step_time_s")));
+    QVERIFY(lines[1].startsWith(QStringLiteral("yes,1,1,4,")));  // fits, 1 GPU, 1 node, batch 4
     const QStringList cells = lines[2].split(QLatin1Char(','));
-    QCOMPARE(cells[3].toDouble(), r->points[1].stepTimeS);  // full precision in the CSV
-    QCOMPARE(m.data(m.index(0, 0)).toString(), QStringLiteral("1"));
+    QCOMPARE(cells[4].toDouble(), r->points[1].stepTimeS);  // full precision in the CSV
+    QCOMPARE(m.data(m.index(0, 0)).toString(), QStringLiteral("yes"));
+    QCOMPARE(m.data(m.index(0, 1)).toString(), QStringLiteral("1"));
+    // A remainder that rounds to zero is "0.00", never "-0.00" (issue 19 item 7).
+    SweepResult tiny = *r;
+    tiny.points[0].exposedCommS = -1e-15;
+    tiny.points[0].fitsInMemory = false;
+    m.setResult(std::make_shared<const SweepResult>(tiny));
+    QCOMPARE(m.data(m.index(0, 6)).toString(), QStringLiteral("0.00"));
+    QCOMPARE(m.data(m.index(0, 0)).toString(), QStringLiteral("no"));
+    QCOMPARE(m.headerData(6, Qt::Horizontal).toString(), QStringLiteral("exposed comm (ms)"));
   }
 
   void runnerDeliversOnlyTheLatest() {
