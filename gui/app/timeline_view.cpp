@@ -10,6 +10,16 @@ namespace ddpsim::gui {
 
 namespace {
 
+// Which ranks the lanes are (issue 19): "ranks shown: 5 of 64 (the first ones and the slowest)"
+// when some are left out, so a 64-GPU timeline of 5 lanes does not read as the whole job.
+QString rankNote(const TimelineData& t) {
+  const int shown = static_cast<int>(t.ranks.size());
+  if (shown == 0 || shown >= t.gpus) return {};
+  return QStringLiteral(" \u2014 ranks shown: %1 of %2 (the first ones and the slowest)")
+      .arg(shown)
+      .arg(t.gpus);
+}
+
 constexpr int kLabelWidth = 120;
 constexpr int kHeader = 44;
 constexpr int kAxis = 26;
@@ -108,6 +118,16 @@ void TimelineView::paintEvent(QPaintEvent*) {
   paintTo(p, rect());
 }
 
+QString TimelineView::title() const {
+  QString t =
+      QStringLiteral("Timeline of one step at %1 GPUs (event simulator)").arg(m_timeline.gpus);
+  if (m_timeline.error.empty()) {
+    t += QStringLiteral(": %1 ms").arg(1e3 * m_timeline.stepTimeS, 0, 'f', 2);
+    t += rankNote(m_timeline);
+  }
+  return t;
+}
+
 void TimelineView::paintTo(QPainter& p, const QRect& rect) const {
   p.save();
   p.setRenderHint(QPainter::Antialiasing, false);
@@ -120,11 +140,7 @@ void TimelineView::paintTo(QPainter& p, const QRect& rect) const {
   QFont titleFont = font;
   titleFont.setBold(true);
   p.setFont(titleFont);
-  QString title =
-      QStringLiteral("Timeline of one step at %1 GPUs (event simulator)").arg(m_timeline.gpus);
-  if (m_timeline.error.empty()) {
-    title += QStringLiteral(": %1 ms").arg(1e3 * m_timeline.stepTimeS, 0, 'f', 2);
-  }
+  const QString title = this->title();
   p.drawText(QRect(rect.left() + 8, rect.top() + 4, rect.width() - 16, 20),
              Qt::AlignLeft | Qt::AlignVCenter, title);
   p.setFont(font);

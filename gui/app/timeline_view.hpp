@@ -27,6 +27,8 @@ class TimelineView : public QWidget {
   void setVisibleRange(double startS, double endS);
   /// Paints the view into `rect` of any painter (PNG and SVG export use this).
   void paintTo(QPainter& p, const QRect& rect) const;
+  /// The heading painted above the lanes: GPUs, step time and which ranks are shown.
+  QString title() const;
 
   QSize sizeHint() const override { return {900, 420}; }
 

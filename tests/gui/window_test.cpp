@@ -246,6 +246,29 @@ class WindowTest : public QObject {
     QVERIFY(std::abs((v->visibleEnd() - v->visibleStart()) - full / 2) < 1e-12 * full + 1e-15);
     v->resetZoom();
     QCOMPARE(v->visibleEnd() - v->visibleStart(), full);
+    // Issue 19 item 7: a timeline of fewer lanes than GPUs says which ranks it shows.
+    const int shown = static_cast<int>(v->timeline().ranks.size());
+    if (shown < v->timeline().gpus) {
+      QVERIFY2(v->title().contains(
+                   QStringLiteral("ranks shown: %1 of %2").arg(shown).arg(v->timeline().gpus)),
+               qPrintable(v->title()));
+    } else {
+      QVERIFY(!v->title().contains(QStringLiteral("ranks shown")));
+    }
+  }
+
+  void timelineOfManyGpusNamesTheRanksShown() {
+    QSignalSpy loaded(m_w, &MainWindow::redrawn);
+    QVERIFY(m_w->openFile(kScenarios + "/default.json"));  // cluster.gpus 8
+    QVERIFY(waitRedraw(loaded));
+    m_w->runner()->waitForDone();
+    QCoreApplication::processEvents();
+    TimelineView* v = m_w->timelineView();
+    QCOMPARE(v->timeline().gpus, 8);
+    QVERIFY(v->timeline().ranks.size() < 8u);
+    QVERIFY2(
+        v->title().contains(QStringLiteral("ranks shown: %1 of 8").arg(v->timeline().ranks.size())),
+        qPrintable(v->title()));
   }
 
   void unsupportedStrategyShowsAMessage() {
