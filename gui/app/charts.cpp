@@ -237,7 +237,11 @@ void buildScaling(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
            y2);
     top = std::max(top, maxY(pw));
   }
-  y->setRange(0, std::max(105.0, top * 1.05));
+  // Ticks every 20%: 0..100, or 0..120 when an efficiency passes ~98% (superlinear points);
+  // 0..105 in five ticks read 0/26/53/79/105 (issue 19 item 7).
+  const double upper = 20 * std::ceil(std::max(100.0, top * 1.02) / 20);
+  y->setRange(0, upper);
+  y->setTickCount(static_cast<int>(upper / 20) + 1);
 }
 
 void buildMemory(QChart* chart, const SweepResult& r, const ChartOverlay&) {

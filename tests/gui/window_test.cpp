@@ -11,6 +11,7 @@
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QValueAxis>
 #include <QtTest>
 #include <algorithm>
 #include <fstream>
@@ -255,6 +256,19 @@ class WindowTest : public QObject {
     } else {
       QVERIFY(!v->title().contains(QStringLiteral("ranks shown")));
     }
+  }
+
+  // Issue 19 item 7: the efficiency axis ticks every 20% (it read 0/26/53/79/105).
+  void scalingAxisHasCleanTicks() {
+    QChart* chart = m_w->chartView(ChartKind::kScaling)->chart();
+    QValueAxis* eff = nullptr;
+    for (QAbstractAxis* a : chart->axes(Qt::Vertical)) {
+      if (a->titleText().startsWith("scaling efficiency")) eff = qobject_cast<QValueAxis*>(a);
+    }
+    QVERIFY(eff);
+    QCOMPARE(eff->min(), 0.0);
+    QVERIFY(eff->max() == 100.0 || eff->max() == 120.0);
+    QCOMPARE(eff->tickCount(), static_cast<int>(eff->max() / 20) + 1);
   }
 
   void timelineOfManyGpusNamesTheRanksShown() {
