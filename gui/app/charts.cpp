@@ -237,9 +237,9 @@ void buildScaling(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
            y2);
     top = std::max(top, maxY(pw));
   }
-  // Ticks every 20%: 0..100, or 0..120 when an efficiency passes ~98% (superlinear points);
-  // 0..105 in five ticks read 0/26/53/79/105 (issue 19 item 7).
-  const double upper = 20 * std::ceil(std::max(100.0, top * 1.02) / 20);
+  // Ticks every 20%: 0..100 (the 1-GPU point is 100% exactly), or 0..120 when a point is
+  // superlinear; 0..105 in five ticks read 0/26/53/79/105 (issue 19 item 7).
+  const double upper = 20 * std::ceil((std::max(100.0, top) - 1e-9) / 20);
   y->setRange(0, upper);
   y->setTickCount(static_cast<int>(upper / 20) + 1);
 }
