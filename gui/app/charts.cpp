@@ -9,6 +9,7 @@
 #include <QScatterSeries>
 #include <QStackedBarSeries>
 #include <QValueAxis>
+#include <QXYSeries>
 #include <algorithm>
 #include <cmath>
 
@@ -63,6 +64,11 @@ QLineSeries* lineOf(const QList<QPointF>& pts, const QString& name, const QColor
 }
 
 void attach(QChart* chart, QAbstractSeries* s, QAbstractAxis* x, QAbstractAxis* y) {
+  // A line with no points would still take a legend entry (issue 19 item 7): not drawn.
+  if (auto* xy = qobject_cast<QXYSeries*>(s); xy && xy->count() == 0) {
+    delete s;
+    return;
+  }
   chart->addSeries(s);
   s->attachAxis(x);
   s->attachAxis(y);
@@ -168,7 +174,9 @@ void buildStep(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   QLineSeries* below = nullptr;
   double top = 0;
   for (const Part& part : parts) {
-    if (part.c == StepComponent::kOther && maxY(stepSeries(r, part.c)) < 1e-6) continue;
+    // A component that is zero everywhere (no communication on one GPU, no remainder) has no
+    // area and no legend entry; compute always has.
+    if (part.c != StepComponent::kCompute && maxY(stepSeries(r, part.c)) < 1e-6) continue;
     auto* upper = new QLineSeries;
     upper->append(stackedStepSeries(r, part.c));
     auto* area = new QAreaSeries(upper, below ? lineOf(below->points(), {}, part.colour) : nullptr);

@@ -12,6 +12,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QValueAxis>
+#include <QXYSeries>
 #include <QtTest>
 #include <algorithm>
 #include <fstream>
@@ -269,6 +270,26 @@ class WindowTest : public QObject {
     QCOMPARE(eff->min(), 0.0);
     QVERIFY(eff->max() == 100.0 || eff->max() == 120.0);
     QCOMPARE(eff->tickCount(), static_cast<int>(eff->max() / 20) + 1);
+  }
+
+  // Issue 19 item 7: legends list only what is drawn. A sweep of one GPU has no communication:
+  // no "exposed communication" entry; and no chart keeps a line without points.
+  void legendsListOnlyDrawnSeries() {
+    QSignalSpy redrawn(m_w, &MainWindow::redrawn);
+    m_w->panel()->setMaxGpus(1);
+    emit m_w->panel()->maxGpusChanged(1);
+    QVERIFY(waitRedraw(redrawn));
+    m_w->runner()->waitForDone();
+    QCoreApplication::processEvents();
+    QChart* step = m_w->chartView(ChartKind::kStep)->chart();
+    QVERIFY(hasSeriesStartingWith(step, "compute"));
+    QVERIFY(!hasSeriesStartingWith(step, "exposed communication"));
+    for (ChartKind k : {ChartKind::kStep, ChartKind::kScaling, ChartKind::kCost}) {
+      for (QAbstractSeries* s : m_w->chartView(k)->chart()->series()) {
+        if (auto* xy = qobject_cast<QXYSeries*>(s))
+          QVERIFY2(xy->count() > 0, qPrintable(s->name()));
+      }
+    }
   }
 
   void timelineOfManyGpusNamesTheRanksShown() {
