@@ -194,7 +194,9 @@ void MainWindow::showStatus(const QString& text, bool error) {
 
 bool MainWindow::openFile(const QString& path) {
   QString err;
+  m_panel->resetOptionalFields();  // nothing of the previous file carries over
   if (!m_doc.load(path, &err)) {
+    m_panel->refresh();  // the document is still the previous one: its values again
     showStatus(err, true);
     return false;
   }

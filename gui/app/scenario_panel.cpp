@@ -29,6 +29,13 @@ namespace ddpsim::gui {
 
 namespace {
 
+// What the optional fields show before a document gives them (resetOptionalFields): the values
+// a new LR rule or target starts from.
+constexpr double kDefaultLrBase = 0.1;
+constexpr int kDefaultLrBaseBatch = 256;
+constexpr double kDefaultBNoise = 1000;
+constexpr double kDefaultSMin = 20000;
+
 using json = nlohmann::json;
 
 QStringList presetNames(const char* sub) {
@@ -222,23 +229,23 @@ void ScenarioPanel::build() {
   m_lrBase = named(new QDoubleSpinBox, "lrBase");
   m_lrBase->setDecimals(6);
   m_lrBase->setRange(0, 100);
-  m_lrBase->setValue(0.1);
+  m_lrBase->setValue(kDefaultLrBase);
   f->addRow(tr("base LR"), m_lrBase);
   m_lrBaseBatch = named(new QSpinBox, "lrBaseBatch");
   m_lrBaseBatch->setRange(0, 1 << 30);
-  m_lrBaseBatch->setValue(256);
+  m_lrBaseBatch->setValue(kDefaultLrBaseBatch);
   f->addRow(tr("at global batch"), m_lrBaseBatch);
   m_target = named(new QCheckBox(tr("train to a target (critical batch)")), "targetEnabled");
   f->addRow(m_target);
   m_bNoise = named(new QDoubleSpinBox, "bNoise");
   m_bNoise->setRange(0, 1e9);
   m_bNoise->setDecimals(2);
-  m_bNoise->setValue(1000);
+  m_bNoise->setValue(kDefaultBNoise);
   f->addRow(tr("B_noise (samples)"), m_bNoise);
   m_sMin = named(new QDoubleSpinBox, "sMin");
   m_sMin->setRange(0, 1e12);
   m_sMin->setDecimals(0);
-  m_sMin->setValue(20000);
+  m_sMin->setValue(kDefaultSMin);
   f->addRow(tr("S_min (steps)"), m_sMin);
   m_price = named(new QDoubleSpinBox, "gpuHourUsd");
   m_price->setRange(0, 1000);
@@ -422,6 +429,16 @@ void ScenarioPanel::setTarget() {
   m_doc->setValue(
       "/training/target",
       json{{"critical_batch", {{"b_noise", m_bNoise->value()}, {"s_min", m_sMin->value()}}}});
+}
+
+void ScenarioPanel::resetOptionalFields() {
+  const bool was = m_refreshing;
+  m_refreshing = true;  // not edits: nothing is written into the document
+  m_lrBase->setValue(kDefaultLrBase);
+  m_lrBaseBatch->setValue(kDefaultLrBaseBatch);
+  m_bNoise->setValue(kDefaultBNoise);
+  m_sMin->setValue(kDefaultSMin);
+  m_refreshing = was;
 }
 
 void ScenarioPanel::refresh() {

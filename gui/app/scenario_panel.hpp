@@ -37,6 +37,11 @@ class ScenarioPanel : public QWidget {
   QString fieldPointerFor(const QString& errorPointer) const;
   /// The message under the form ("" when the document is valid).
   QString issueText() const;
+  /// The fields of keys a document may leave out (base LR and its batch, B_noise, S_min) back
+  /// to their defaults: called before another file is opened, so that enabling the LR rule or
+  /// the target there does not carry the previous file's values over (issue 19 item 5). Edits
+  /// within one document keep them (unticking and re-ticking the target keeps B_noise).
+  void resetOptionalFields();
 
  public slots:
   /// Re-reads every field from the document and re-marks the validation problem.

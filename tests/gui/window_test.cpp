@@ -182,6 +182,23 @@ class WindowTest : public QObject {
              qPrintable(m_w->statusText()));
   }
 
+  // Issue 19 item 5: values of one file do not carry over into the next. plan-gpt2-xl.json sets
+  // a critical batch; gpt2-xl-powersgd.json has none: ticking the target there starts from the
+  // defaults (B_noise 1000, S_min 20000), not from the previous file's.
+  void optionalValuesDoNotCarryOverToTheNextFile() {
+    QVERIFY(m_w->openFile(kScenarios + "/examples/plan-gpt2-xl.json"));
+    const auto b = m_w->document()->value("/training/target/critical_batch/b_noise");
+    QVERIFY(b.is_number() && b.get<double>() != 1000);
+    QVERIFY(m_w->openFile(kScenarios + "/examples/gpt2-xl-powersgd.json"));
+    auto* target = qobject_cast<QCheckBox*>(m_w->panel()->field("/training/target"));
+    QVERIFY(target && !target->isChecked());
+    target->setChecked(true);
+    QCOMPARE(m_w->document()->value("/training/target/critical_batch/b_noise"),
+             nlohmann::json(1000.0));
+    QCOMPARE(m_w->document()->value("/training/target/critical_batch/s_min"),
+             nlohmann::json(20000.0));
+  }
+
   void comboEditIsSaved() {
     auto* precision = qobject_cast<QComboBox*>(m_w->panel()->field("/training/precision"));
     QVERIFY(precision);
