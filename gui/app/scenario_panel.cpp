@@ -363,7 +363,15 @@ void ScenarioPanel::setMlpWidths() {
   json widths = json::array();
   const QStringList parts =
       m_mlpWidths->text().split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts);
-  if (parts.isEmpty()) return;
+  if (parts.isEmpty()) {
+    // An emptied field undoes an MLP that does not validate: the last valid model comes back
+    // (without this the only way out of "1024, abc" was another preset).
+    if (!m_doc->isValid() && m_doc->value("/model").contains("mlp") &&
+        m_lastValidModel.is_object()) {
+      m_doc->setValue("/model", m_lastValidModel);
+    }
+    return;
+  }
   for (const QString& p : parts) {
     bool ok = false;
     const qlonglong v = p.toLongLong(&ok);
@@ -444,6 +452,7 @@ void ScenarioPanel::resetOptionalFields() {
 void ScenarioPanel::refresh() {
   m_refreshing = true;
   const json& d = m_doc->json();
+  if (m_doc->isValid() && d.contains("model")) m_lastValidModel = d.at("model");
   const auto at = [&](const char* p) {
     const json::json_pointer ptr(p);
     return d.contains(ptr) ? d.at(ptr) : json();

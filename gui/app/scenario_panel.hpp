@@ -9,6 +9,7 @@
 
 #include <QMap>
 #include <QWidget>
+#include <nlohmann/json.hpp>
 
 class QComboBox;
 class QSpinBox;
@@ -72,6 +73,9 @@ class ScenarioPanel : public QWidget {
   QComboBox* m_modelPreset = nullptr;
   QLineEdit* m_hfConfig = nullptr;
   QLineEdit* m_mlpWidths = nullptr;
+  /// The document's model the last time the document was valid: clearing the MLP widths field
+  /// of an MLP that does not validate restores it (issue 19 item 4).
+  nlohmann::json m_lastValidModel;
   QComboBox* m_hardwarePreset = nullptr;
   QLineEdit* m_profile = nullptr;
   QSpinBox* m_gpus = nullptr;

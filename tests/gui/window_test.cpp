@@ -5,6 +5,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLineEdit>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QSlider>
@@ -197,6 +198,24 @@ class WindowTest : public QObject {
              nlohmann::json(1000.0));
     QCOMPARE(m_w->document()->value("/training/target/critical_batch/s_min"),
              nlohmann::json(20000.0));
+  }
+
+  // Issue 19 item 4: an invalid MLP width is recovered by clearing the field (the last valid
+  // model comes back); clearing the field of a valid MLP changes nothing.
+  void clearingABadMlpRestoresTheLastValidModel() {
+    const nlohmann::json before = m_w->document()->value("/model");
+    auto* widths = qobject_cast<QLineEdit*>(m_w->panel()->field("/model/mlp"));
+    QVERIFY(widths);
+    widths->setText(QStringLiteral("1024, abc"));
+    emit widths->editingFinished();
+    QVERIFY(!m_w->document()->isValid());
+    widths->clear();
+    emit widths->editingFinished();
+    QVERIFY2(m_w->document()->isValid(), qPrintable(m_w->document()->issueMessage()));
+    QCOMPARE(m_w->document()->value("/model"), before);
+    widths->clear();
+    emit widths->editingFinished();
+    QCOMPARE(m_w->document()->value("/model"), before);
   }
 
   void comboEditIsSaved() {
