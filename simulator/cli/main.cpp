@@ -221,6 +221,24 @@ void check_imported_values(const json& patch, const std::string& path) {
   }
 }
 
+// Parses `merged` (a base scenario with `patch` applied) as the base's; an error at a key the
+// patch wrote is the imported file's, named with the base: "IMPORTED: /: expected <what>BASE:
+// /pointer would be ...". Other errors stay the base's.
+void parse_merged(const json& merged, const std::string& base_path, const json& patch,
+                  const std::string& imported_file, const std::string& what) {
+  try {
+    model::parse_scenario(merged, base_path);
+  } catch (const InputError& e) {
+    if (e.file() == base_path && !e.pointer().empty() &&
+        patch.contains(json::json_pointer(e.pointer()))) {
+      throw InputError(imported_file, "",
+                       what + base_path + ": " + e.pointer() + " would be " + e.expected(),
+                       e.got());
+    }
+    throw;
+  }
+}
+
 // `ddpsim import deepspeed|torch`: the patch alone, or BASE.json with the patch applied and the
 // result validated as a scenario. Warnings go to stderr, one line each.
 int run_import(const std::string& kind, const std::string& path, const std::string& base_path,
@@ -277,19 +295,8 @@ int run_import(const std::string& kind, const std::string& path, const std::stri
         }
       }
     }
-    try {
-      model::parse_scenario(check, base_path);
-    } catch (const InputError& e) {
-      // A rule across keys (a bucket cap below one byte) broken by a value the import wrote.
-      const json::json_pointer at(e.pointer().empty() ? "" : e.pointer());
-      if (e.file() == base_path && !e.pointer().empty() && imported.contains(at)) {
-        throw InputError(path, "",
-                         "values that make a valid scenario with " + base_path + ": " +
-                             e.pointer() + " would be " + e.expected(),
-                         e.got());
-      }
-      throw;
-    }
+    // A rule across keys (a bucket cap below one byte) broken by a value the import wrote.
+    parse_merged(check, base_path, imported, path, "values that make a valid scenario with ");
   }
   for (const auto& w : r.warnings) std::fprintf(stderr, "ddpsim: warning: %s\n", w.c_str());
   if (!out.empty()) {
@@ -316,20 +323,10 @@ int run_import_trace(const std::vector<std::string>& traces, const std::string& 
     const json base_doc = model::read_json_file(base_path);
     const model::Scenario base = model::parse_scenario(base_doc, base_path);
     d = sim::draft_onto(sim::load_traced_job(traces), base_doc, base);
-    try {
-      model::parse_scenario(d.scenario, base_path);
-    } catch (const InputError& e) {
-      // A rule of the merged scenario broken by what the trace set (its world size against the
-      // base's gpus_per_node): the trace's, named with the base it does not fit.
-      if (e.file() == base_path && !e.pointer().empty() &&
-          d.patch.contains(json::json_pointer(e.pointer()))) {
-        throw InputError(traces.front(), "",
-                         "a traced job that fits the base scenario " + base_path + ": " +
-                             e.pointer() + " would be " + e.expected(),
-                         e.got());
-      }
-      throw;
-    }
+    // A rule of the merged scenario broken by what the trace set (its world size against the
+    // base's gpus_per_node): the trace's, named with the base it does not fit.
+    parse_merged(d.scenario, base_path, d.patch, traces.front(),
+                 "a traced job that fits the base scenario ");
   }
   for (const auto& u : d.unknown) std::fprintf(stderr, "ddpsim: unknown: %s\n", u.c_str());
   std::fprintf(stderr, "ddpsim: %s\n", d.summary.c_str());

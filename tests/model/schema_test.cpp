@@ -145,6 +145,16 @@ std::string error_of(const json& doc, const std::string& file = "run.json") {
   return {};
 }
 
+// validate()'s one-line message for `d` against `t` (file "f"), or "no error".
+std::string message_of(const json& d, const KeyTable& t) {
+  try {
+    validate(d, t, "f");
+  } catch (const InputError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 TEST(Schema, KeyTypeNames) {
   EXPECT_STREQ(key_type_name(KeyType::kObject), "object");
   EXPECT_STREQ(key_type_name(KeyType::kArray), "array");
@@ -343,14 +353,7 @@ TEST(Schema, RangeTextVariants) {
   both.minimum = 2;
   both.maximum = 4;
   KeyTable t{"t", {lo, hi, both}};
-  auto msg = [&](const json& d) {
-    try {
-      validate(d, t, "f");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto msg = [&](const json& d) { return message_of(d, t); };
   EXPECT_EQ(msg({{"lo", 0.25}}), "f: /lo: expected a number >= 0.5, got 0.25");
   EXPECT_EQ(msg({{"hi", 11}}), "f: /hi: expected an integer <= 10, got 11");
   EXPECT_EQ(msg({{"both", 5}}), "f: /both: expected an integer >= 2 and <= 4, got 5");
@@ -363,14 +366,7 @@ TEST(Schema, IntegersWithoutACeilingStopAtTwoToThe53) {
   auto open = spec("/open", KeyType::kInteger);
   open.minimum = 0;
   KeyTable t{"t", {open}};
-  auto msg = [&](const json& d) {
-    try {
-      validate(d, t, "f");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto msg = [&](const json& d) { return message_of(d, t); };
   EXPECT_EQ(msg({{"open", 9007199254740992LL}}), "no error");
   EXPECT_EQ(msg({{"open", 9007199254740993LL}}),
             "f: /open: expected an integer >= 0 of magnitude at most 2^53, got 9007199254740993");
@@ -455,14 +451,7 @@ TEST(Schema, ArrayCountTextVariants) {
   auto most = spec("/most", KeyType::kArray);
   most.maximum = 1;
   KeyTable t{"t", {exact, between, most}};
-  auto msg = [&](const json& d) {
-    try {
-      validate(d, t, "f");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto msg = [&](const json& d) { return message_of(d, t); };
   EXPECT_EQ(msg({{"exact", {1, 2}}}),
             "f: /exact: expected an array of exactly 3 elements, got an array of 2 elements");
   EXPECT_EQ(msg({{"between", json::array()}}),

@@ -202,9 +202,9 @@ TEST(TraceReplay, DraftedScenarioRoundTrips) {
   }
 }
 
-// Buckets that all reach 10 MiB and not 11 (an explicit cap: no 1 MiB first bucket) draft
-// bucket_cap_mb 10; the traced sizes come back.
-TEST(TraceReplay, DraftedCapIsTheLargestWholeMiBEveryClosedBucketReaches) {
+// 4 ranks, 2 steps, fp32 buckets of 10.5, 10 (+4 B), 12 and 3 MiB: every bucket but the last
+// reaches 10 MiB and not 11.
+TracedJob capped_job() {
   TracedJob j;
   j.files = {"t.json"};
   j.world_size = 4;
@@ -214,6 +214,13 @@ TEST(TraceReplay, DraftedCapIsTheLargestWholeMiBEveryClosedBucketReaches) {
   constexpr double kMiB = 1 << 20;
   j.allreduce_bytes = {10.5 * kMiB, 10 * kMiB + 4, 12 * kMiB, 3 * kMiB};
   j.allreduce_dtypes.assign(4, "Float");
+  return j;
+}
+
+// Buckets that all reach 10 MiB and not 11 (an explicit cap: no 1 MiB first bucket) draft
+// bucket_cap_mb 10; the traced sizes come back.
+TEST(TraceReplay, DraftedCapIsTheLargestWholeMiBEveryClosedBucketReaches) {
+  const TracedJob j = capped_job();
   const DraftedScenario d = draft_scenario(j);
   EXPECT_EQ(d.scenario["parallelism"]["bucket_cap_mb"].get<double>(), 10) << d.summary;
   const model::Scenario s = model::parse_scenario(d.scenario, "d.json");
@@ -244,15 +251,7 @@ TEST(TraceReplay, DraftRefusesATraceWithoutAllReduces) {
 // onto a base with an fp16 hook it is kept and said; a base cap over the traced default is
 // removed (null in the merge patch).
 TEST(TraceReplay, DraftOntoABaseAppliesOnlyWhatTheTraceTells) {
-  TracedJob j;
-  j.files = {"t.json"};
-  j.world_size = 4;
-  j.backend = "nccl";
-  j.steps = 2;
-  j.has_communication = true;
-  constexpr double kMiB = 1 << 20;
-  j.allreduce_bytes = {10.5 * kMiB, 10 * kMiB + 4, 12 * kMiB, 3 * kMiB};
-  j.allreduce_dtypes.assign(4, "Float");
+  const TracedJob j = capped_job();
   json base = json::parse(R"({
         "name": "traced MLP", "model": {"layers": [
           {"name": "fc1", "params": 525312, "fwd_flops_per_sample": 1e6},
