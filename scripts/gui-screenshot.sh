@@ -23,6 +23,30 @@ else
   QT_QPA_PLATFORM=offscreen "$bin/ddpsim-gui" "$root/scenarios/default.json" --screenshot "$shot"
 fi
 
+# Every tab of the window on two scenarios (issue 19): one that fits and plans a deadline, one
+# that does not fit under its own strategy; and the window at 1100x700 (nothing truncated).
+tabs=("Step time" "Scaling" "Memory" "Time" "Timeline" "Table" "Compare" "Recommendation")
+tab_shots() {
+  local scen="$1" tag="$2"
+  for t in "${tabs[@]}"; do
+    local f="$out/tab-$tag-$(echo "$t" | tr 'A-Z ' 'a-z-').png"
+    "$bin/ddpsim-gui" "$root/scenarios/examples/$scen" --tab "$t" --screenshot "$f" --size 1500x920
+  done
+}
+export -f tab_shots 2>/dev/null || true
+if command -v xvfb-run >/dev/null; then
+  xvfb-run -a -s "-screen 0 1600x1000x24" bash -c "$(declare -p tabs bin root out); $(declare -f tab_shots);
+    tab_shots plan-gpt2-xl.json plan; tab_shots gpt2-xl-not-fitting.json not-fitting;
+    '$bin/ddpsim-gui' '$root/scenarios/examples/plan-gpt2-xl.json' --tab Recommendation \
+      --screenshot '$out/small-1100x700.png' --size 1100x700"
+else
+  export QT_QPA_PLATFORM=offscreen
+  tab_shots plan-gpt2-xl.json plan
+  tab_shots gpt2-xl-not-fitting.json not-fitting
+  "$bin/ddpsim-gui" "$root/scenarios/examples/plan-gpt2-xl.json" --tab Recommendation \
+    --screenshot "$out/small-1100x700.png" --size 1100x700
+fi
+
 scenario="$root/scenarios/default.json"
 for chart in step scaling memory timeline; do
   "$bin/ddpsim-plot" "$scenario" --chart "$chart" --out "$out/$chart.png"

@@ -4,14 +4,17 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QLineSeries>
+#include <QLocale>
 #include <QLogValueAxis>
 #include <QPen>
 #include <QScatterSeries>
 #include <QStackedBarSeries>
+#include <QStringList>
 #include <QValueAxis>
 #include <QXYSeries>
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "gui/models/series.hpp"
 
@@ -61,6 +64,13 @@ QLineSeries* lineOf(const QList<QPointF>& pts, const QString& name, const QColor
   pen.setStyle(style);
   s->setPen(pen);
   return s;
+}
+
+// A pinned scenario's line: thinner, dash-dot and half transparent, so it never reads as the
+// current scenario's (issue 19 item 7); its legend entry starts with "pinned".
+QLineSeries* pinnedLine(const QList<QPointF>& pts, const QString& name, QColor c) {
+  c.setAlpha(150);
+  return lineOf(pts, QStringLiteral("pinned \u2012 ") + name, c, Qt::DashDotLine, 1.6);
 }
 
 void attach(QChart* chart, QAbstractSeries* s, QAbstractAxis* x, QAbstractAxis* y) {
@@ -123,7 +133,9 @@ bool anyOk(const SweepResult& r) {
 
 void setTitle(QChart* chart, const QString& title, const SweepResult& r) {
   QString t = title;
-  if (!r.name.empty()) t += QStringLiteral(" \u2014 ") + elide(r.name, 80);
+  // The model and hardware being predicted now (the scenario's `name` would keep naming the
+  // model it was written for after the model is edited: issue 19 item 5).
+  if (!r.subject.empty()) t += QStringLiteral(" \u2014 ") + elide(r.subject, 80);
   const QString err = firstError(r);
   if (!err.isEmpty())
     t += QStringLiteral("<br><font color=\"#c0392b\">") + err.toHtmlEscaped() +
@@ -151,65 +163,113 @@ void markNotFitting(QChart* chart, const SweepResult& r, const QList<QPointF>& s
   attach(chart, m, x, y);
 }
 
+// The scenario's other sweep axes (strategy, bucket cap, ...): one total-step-time line each.
+double drawVariants(QChart* chart, const SweepResult& r, QAbstractAxis* x, QAbstractAxis* y) {
+  static const QColor kVariantColours[] = {kVermillion, kPurple, kSky,    kGreen,
+                                           kOrange,     kBlue,   kYellow, kGrey};
+  double top = 0;
+  std::size_t i = 0;
+  for (const VariantSeries& v : r.variants) {
+    const QList<QPointF> pts = positive(stepTimeSeries(v.points));
+    const QColor c = kVariantColours[i++ % std::size(kVariantColours)];
+    QString name = QStringLiteral("sweep: ") + QString::fromStdString(v.label);
+    const auto over = std::count_if(v.points.begin(), v.points.end(),
+                                    [](const StepPoint& p) { return p.ok() && !p.fitsInMemory; });
+    if (over > 0) name += QStringLiteral(" (does not fit at %1 of %2)").arg(over).arg(pts.size());
+    attach(chart, lineOf(pts, name, c, Qt::DashLine, 2.5), x, y);
+    top = std::max(top, maxY(pts));
+  }
+  return top;
+}
+
+struct StepPart {
+  StepComponent c;
+  const char* name;
+  QColor colour;
+};
+const StepPart kStepParts[] = {{StepComponent::kCompute, "compute (forward + backward)", kBlue},
+                               {StepComponent::kExposedComm, "exposed communication", kOrange},
+                               {StepComponent::kOptimizer, "optimizer", kGreen},
+                               {StepComponent::kOther, "other", kGrey}};
+
 void buildStep(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
-  setTitle(chart, QStringLiteral("Step time vs GPUs (%1)").arg(QString::fromStdString(r.strategy)),
+  setTitle(chart,
+           QStringLiteral("Step time vs GPUs (%1%2)")
+               .arg(QString::fromStdString(r.strategy))
+               .arg(o.logStep ? QStringLiteral(", log scale") : QString()),
            r);
   if (!anyOk(r)) return;
   auto* x = gpuAxisFor(r);
-  auto* y = new QValueAxis;
-  y->setTitleText(QStringLiteral("time per step (ms)"));
-  y->setLabelFormat(QStringLiteral("%.0f"));
   chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-
-  struct Part {
-    StepComponent c;
-    const char* name;
-    QColor colour;
-  };
-  const Part parts[] = {{StepComponent::kCompute, "compute (forward + backward)", kBlue},
-                        {StepComponent::kExposedComm, "exposed communication", kOrange},
-                        {StepComponent::kOptimizer, "optimizer", kGreen},
-                        {StepComponent::kOther, "other", kGrey}};
-  QLineSeries* below = nullptr;
+  QAbstractAxis* yAxis = nullptr;
+  QValueAxis* linear = nullptr;
   double top = 0;
-  for (const Part& part : parts) {
-    // A component that is zero everywhere (no communication on one GPU, no remainder) has no
-    // area and no legend entry; compute always has.
-    if (part.c != StepComponent::kCompute && maxY(stepSeries(r, part.c)) < 1e-6) continue;
-    auto* upper = new QLineSeries;
-    upper->append(stackedStepSeries(r, part.c));
-    auto* area = new QAreaSeries(upper, below ? lineOf(below->points(), {}, part.colour) : nullptr);
-    upper->setParent(area);
-    if (area->lowerSeries()) area->lowerSeries()->setParent(area);
-    area->setName(QString::fromLatin1(part.name));
-    area->setColor(part.colour);
-    area->setBorderColor(part.colour.darker(120));
-    attach(chart, area, x, y);
-    below = upper;
-    top = std::max(top, maxY(upper->points()));
+  if (o.logStep) {
+    // Each component its own line on a log axis (areas cannot stack on one).
+    QList<QPointF> all = positive(stepTimeSeries(r));
+    for (const StepPart& part : kStepParts) all += positive(stepSeries(r, part.c));
+    if (o.pinned && anyOk(*o.pinned)) all += positive(stepTimeSeries(*o.pinned));
+    for (const VariantSeries& v : r.variants) all += positive(stepTimeSeries(v.points));
+    auto* y = logAxis(all, {}, QStringLiteral("time per step (ms, log scale)"));
+    chart->addAxis(y, Qt::AlignLeft);
+    yAxis = y;
+    attach(chart, lineOf(positive(stepTimeSeries(r)), QStringLiteral("step time"), Qt::black), x,
+           y);
+    for (const StepPart& part : kStepParts) {
+      attach(chart,
+             lineOf(positive(stepSeries(r, part.c)), QString::fromLatin1(part.name), part.colour,
+                    Qt::SolidLine, 2),
+             x, y);
+    }
+  } else {
+    linear = new QValueAxis;
+    linear->setTitleText(QStringLiteral("time per step (ms)"));
+    linear->setLabelFormat(QStringLiteral("%.0f"));
+    chart->addAxis(linear, Qt::AlignLeft);
+    yAxis = linear;
+    QLineSeries* below = nullptr;
+    for (const StepPart& part : kStepParts) {
+      // A component that is zero everywhere (no communication on one GPU, no remainder) has no
+      // area and no legend entry; compute always has.
+      if (part.c != StepComponent::kCompute && maxY(stepSeries(r, part.c)) < 1e-6) continue;
+      auto* upper = new QLineSeries;
+      upper->append(stackedStepSeries(r, part.c));
+      auto* area =
+          new QAreaSeries(upper, below ? lineOf(below->points(), {}, part.colour) : nullptr);
+      upper->setParent(area);
+      if (area->lowerSeries()) area->lowerSeries()->setParent(area);
+      area->setName(QString::fromLatin1(part.name));
+      area->setColor(part.colour);
+      area->setBorderColor(part.colour.darker(120));
+      attach(chart, area, x, linear);
+      below = upper;
+      top = std::max(top, maxY(upper->points()));
+    }
   }
   if (o.pinned && anyOk(*o.pinned)) {
-    const QList<QPointF> pinned = stepTimeSeries(*o.pinned);
-    attach(chart,
-           lineOf(pinned, QStringLiteral("pinned: ") + o.pinnedLabel, Qt::black, Qt::DashLine), x,
-           y);
+    const QList<QPointF> pinned = positive(stepTimeSeries(*o.pinned));
+    attach(chart, pinnedLine(pinned, o.pinnedLabel + QStringLiteral(": step time"), Qt::black), x,
+           yAxis);
     top = std::max(top, maxY(pinned));
   }
+  top = std::max(top, drawVariants(chart, r, x, yAxis));
   if (!o.measured.empty()) {
     auto* m = new QScatterSeries;
     m->setName(QStringLiteral("measured (results/validation-*.json)"));
     m->setColor(kVermillion);
     m->setMarkerSize(9);
     for (const MeasuredPoint& p : o.measured) {
+      if (p.stepTimeS <= 0) continue;
       m->append(p.gpus, 1e3 * p.stepTimeS);
       top = std::max(top, 1e3 * p.stepTimeS);
     }
-    attach(chart, m, x, y);
+    attach(chart, m, x, yAxis);
   }
-  markNotFitting(chart, r, stepTimeSeries(r), x, y);
-  y->setRange(0, top * 1.08);
-  y->applyNiceNumbers();
+  markNotFitting(chart, r, stepTimeSeries(r), x, yAxis);
+  if (linear) {
+    linear->setRange(0, top * 1.08);
+    linear->applyNiceNumbers();
+  }
 }
 
 void buildScaling(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
@@ -240,9 +300,8 @@ void buildScaling(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   double top = std::max(maxY(weak), maxY(strong));
   if (o.pinned && anyOk(*o.pinned)) {
     const QList<QPointF> pw = weakEfficiencySeries(*o.pinned);
-    attach(chart, lineOf(pw, QStringLiteral("pinned: weak efficiency"), kBlue, Qt::DashLine), x, y);
-    attach(chart, lineOf(pinnedThr, QStringLiteral("pinned: throughput"), kGreen, Qt::DashLine), x,
-           y2);
+    attach(chart, pinnedLine(pw, QStringLiteral("weak efficiency"), kBlue), x, y);
+    attach(chart, pinnedLine(pinnedThr, QStringLiteral("throughput"), kGreen), x, y2);
     top = std::max(top, maxY(pw));
   }
   // Ticks every 20%: 0..100 (the 1-GPU point is 100% exactly), or 0..120 when a point is
@@ -323,18 +382,49 @@ void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   if (r.plan.chosen) chosen.append(QPointF(r.plan.chosen->gpus, r.plan.chosen->timeMetric * scale));
   QList<QPointF> pinned;
   if (o.pinned && anyOk(*o.pinned)) pinned = positive(timeToTrainSeries(*o.pinned));
+  // Plan limits drawn as horizontal lines: the deadline on the time axis (hours, with a target)
+  // and the budget on the cost axis (USD, when priced and targeted).
+  const double lo = r.points.front().gpus / 1.25;
+  const double hi = std::max(r.points.back().gpus, r.points.front().gpus * 2) * 1.25;
+  QList<QPointF> deadline, budget;
+  if (target && r.plan.deadlineHours)
+    deadline = {QPointF(lo, *r.plan.deadlineHours), QPointF(hi, *r.plan.deadlineHours)};
+  const bool costInUsd = costLabel(r).contains(QStringLiteral("USD"));
+  if (costInUsd && r.plan.budgetUsd)
+    budget = {QPointF(lo, *r.plan.budgetUsd), QPointF(hi, *r.plan.budgetUsd)};
   auto* x = gpuAxisFor(r);
-  auto* y = logAxis(time, front + pinned, timeLabel);
-  auto* y2 = logAxis(cost, {}, costLabel(r));
   chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  chart->addAxis(y2, Qt::AlignRight);
+  // An axis with nothing on it would show Qt's default range, a lone "1" (issue 19 item 7).
+  QLogValueAxis* y = nullptr;
+  if (!(time + front + pinned).isEmpty()) {
+    y = logAxis(time, front + pinned + deadline, timeLabel);
+    chart->addAxis(y, Qt::AlignLeft);
+  }
+  QLogValueAxis* y2 = nullptr;
+  if (!cost.isEmpty()) {
+    y2 = logAxis(cost, budget, costLabel(r));
+    chart->addAxis(y2, Qt::AlignRight);
+    attach(chart, lineOf(cost, costLabel(r), kGreen), x, y2);
+  }
+  if (!y) return;
   attach(chart, lineOf(time, timeLabel, kBlue), x, y);
-  attach(chart, lineOf(cost, costLabel(r), kGreen), x, y2);
+  if (!deadline.isEmpty()) {
+    attach(chart,
+           lineOf(deadline, QStringLiteral("deadline %1 h").arg(*r.plan.deadlineHours), kVermillion,
+                  Qt::DashLine, 1.5),
+           x, y);
+  }
+  if (y2 && !budget.isEmpty()) {
+    attach(chart,
+           lineOf(budget,
+                  QStringLiteral("budget $%1")
+                      .arg(QLocale(QLocale::English).toString(*r.plan.budgetUsd, 'f', 0)),
+                  kGreen.darker(140), Qt::DashLine, 1.5),
+           x, y2);
+  }
   markNotFitting(chart, r, time, x, y);
   if (!pinned.isEmpty()) {
-    attach(chart, lineOf(pinned, QStringLiteral("pinned: ") + timeLabel, kBlue, Qt::DashLine), x,
-           y);
+    attach(chart, pinnedLine(pinned, timeLabel, kBlue), x, y);
   }
   if (!front.isEmpty()) {
     auto* f = new QScatterSeries;
@@ -389,6 +479,68 @@ void clearChart(QChart* chart) {
     chart->removeAxis(a);
     delete a;
   }
+}
+
+QString hoverText(const QChart* chart, double gpus) {
+  // The nearest x among all points (log distance on the GPU axis, linear for bar indices).
+  const QList<QAbstractSeries*> series = chart->series();  // one list: series() returns a copy
+  const bool bars = std::any_of(series.begin(), series.end(), [](QAbstractSeries* s) {
+    return qobject_cast<QAbstractBarSeries*>(s) != nullptr;
+  });
+  const auto distance = [&](double a) {
+    return bars || a <= 0 || gpus <= 0 ? std::abs(a - gpus) : std::abs(std::log2(a / gpus));
+  };
+  const auto pointsOf = [](QAbstractSeries* s) -> QList<QPointF> {
+    if (auto* a = qobject_cast<QAreaSeries*>(s)) {
+      // A stacked area's own height: upper minus lower edge.
+      QList<QPointF> pts = a->upperSeries()->points();
+      if (a->lowerSeries()) {
+        const QList<QPointF> low = a->lowerSeries()->points();
+        for (qsizetype i = 0; i < pts.size() && i < low.size(); ++i) pts[i].ry() -= low[i].y();
+      }
+      return pts;
+    }
+    if (auto* xy = qobject_cast<QXYSeries*>(s)) return xy->points();
+    return {};
+  };
+  double best = 0, bestD = 1e300;
+  for (QAbstractSeries* s : series) {
+    for (const QPointF& p : pointsOf(s)) {
+      if (distance(p.x()) < bestD) {
+        bestD = distance(p.x());
+        best = p.x();
+      }
+    }
+  }
+  QStringList lines;
+  for (QAbstractSeries* s : series) {
+    if (auto* b = qobject_cast<QAbstractBarSeries*>(s)) {
+      const int i = static_cast<int>(std::lround(gpus));
+      for (QBarSet* set : b->barSets()) {
+        if (i >= 0 && i < set->count() && set->at(i) > 0)
+          lines << QStringLiteral("%1: %2").arg(set->label()).arg(set->at(i), 0, 'f', 2);
+      }
+      continue;
+    }
+    if (s->name().isEmpty() || !s->isVisible()) continue;
+    for (const QPointF& p : pointsOf(s)) {
+      if (p.x() == best) {
+        lines << QStringLiteral("%1: %2").arg(s->name()).arg(p.y(), 0, 'g', 5);
+        break;
+      }
+    }
+  }
+  if (lines.isEmpty()) return {};
+  if (!bars) {
+    lines.prepend(QStringLiteral("%1 GPUs").arg(best, 0, 'g', 8));
+  } else {
+    for (QAbstractAxis* a : chart->axes(Qt::Horizontal)) {
+      auto* cat = qobject_cast<QBarCategoryAxis*>(a);
+      const int i = static_cast<int>(std::lround(gpus));
+      if (cat && i >= 0 && i < cat->count()) lines.prepend(cat->at(i));
+    }
+  }
+  return lines.join(QLatin1Char('\n'));
 }
 
 void buildChart(ChartKind k, QChart* chart, const SweepResult& r, const ChartOverlay& overlay) {

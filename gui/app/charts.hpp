@@ -26,6 +26,9 @@ struct ChartOverlay {
   SweepResultPtr pinned;  ///< the pinned scenario's result (compare), or null
   QString pinnedLabel;
   std::vector<MeasuredPoint> measured;  ///< results/validation-*.json step times
+  /// Step time on a log scale, each component its own line instead of stacked areas, so a 6 ms
+  /// component of a 2,870 ms step is visible (issue 19 item 8).
+  bool logStep = false;
 };
 
 /// Builds chart `k` (not kTimeline, which is TimelineView's) into `chart`, replacing its series
@@ -34,5 +37,10 @@ void buildChart(ChartKind k, QChart* chart, const SweepResult& r, const ChartOve
 
 /// Removes and deletes every series and axis of `chart`.
 void clearChart(QChart* chart);
+
+/// The values of every drawn series at the data point nearest to `gpus` on the GPU axis (issue
+/// 19 item 8: hover), one line each: "64 GPUs" then "step time: 812.4 ms", ...; "" when no
+/// series has points. For the memory chart `gpus` is the bar index (0, 1, ...).
+QString hoverText(const QChart* chart, double gpus);
 
 }  // namespace ddpsim::gui

@@ -1,4 +1,4 @@
-// ddpsim-gui [SCENARIO.json] [--screenshot FILE.png [--tab NAME]]: the planner window
+// ddpsim-gui [SCENARIO.json] [--screenshot FILE.png [--tab NAME] [--size WxH]]: the planner window
 // (scenarios/default.json when no scenario is given and the data folder has one). --screenshot
 // waits for the first redraw, saves the window as the display server shows it (QScreen grab;
 // on the offscreen platform, the widget's own rendering) and exits: scripts/gui-screenshot.sh.
@@ -23,20 +23,33 @@ int main(int argc, char** argv) {
   QStringList args = QApplication::arguments();
   args.removeFirst();
   QString path, screenshot, tab;
+  QSize size;
   for (int i = 0; i < args.size(); ++i) {
     if (args[i] == QStringLiteral("--screenshot") && i + 1 < args.size()) {
       screenshot = args[++i];
     } else if (args[i] == QStringLiteral("--tab") && i + 1 < args.size()) {
       tab = args[++i];
+    } else if (args[i] == QStringLiteral("--size") && i + 1 < args.size()) {
+      const QStringList wh = args[++i].split(QLatin1Char('x'));
+      bool okW = false, okH = false;
+      if (wh.size() == 2) size = QSize(wh[0].toInt(&okW), wh[1].toInt(&okH));
+      if (!okW || !okH || size.width() < 200 || size.height() < 200 || size.width() > 10000 ||
+          size.height() > 10000) {
+        std::fprintf(stderr,
+                     "ddpsim-gui: --size: expected WIDTHxHEIGHT, 200..10000 each, got '%s'\n",
+                     qPrintable(args[i]));
+        return 2;
+      }
     } else if (args[i] == QStringLiteral("--help") || args[i] == QStringLiteral("-h")) {
-      std::printf("usage: ddpsim-gui [SCENARIO.json] [--screenshot FILE.png [--tab NAME]]\n");
+      std::printf(
+          "usage: ddpsim-gui [SCENARIO.json] [--screenshot FILE.png [--tab NAME] [--size WxH]]\n");
       return 0;
     } else if (!args[i].startsWith(QLatin1Char('-')) && path.isEmpty()) {
       path = args[i];
     } else {
       std::fprintf(stderr,
                    "ddpsim-gui: unexpected argument '%s' (usage: ddpsim-gui "
-                   "[SCENARIO.json] [--screenshot FILE.png [--tab NAME]])\n",
+                   "[SCENARIO.json] [--screenshot FILE.png [--tab NAME] [--size WxH]])\n",
                    qPrintable(args[i]));
       return 2;
     }
@@ -59,11 +72,14 @@ int main(int argc, char** argv) {
   }
   if (!tab.isEmpty()) {
     for (int i = 0; i < w.tabs()->count(); ++i) {
+      // The first tab whose title starts with NAME ("Time" is Time & cost, not Timeline).
       if (w.tabs()->tabText(i).remove(QLatin1Char('&')).startsWith(tab, Qt::CaseInsensitive)) {
         w.tabs()->setCurrentIndex(i);
+        break;
       }
     }
   }
+  if (size.isValid()) w.resize(size);
   w.show();
   if (!screenshot.isEmpty()) {
     QObject::connect(&w, &ddpsim::gui::MainWindow::redrawn, &w, [&] {

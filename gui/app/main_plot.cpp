@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
     req.doc = doc;
     req.file = path;
     req.maxGpus = maxGpus > 0 ? maxGpus : ddpsim::gui::defaultMaxGpus(doc);
+    // Without --max-gpus, the scenario's own GPU counts, as the window and the CLI sweep them.
+    if (maxGpus <= 0) req.gpuCounts = ddpsim::gui::scenarioGpuCounts(doc, req.maxPoints);
     req.timelineRanks = ranks;
     const auto kind = *ddpsim::gui::chartKindFromName(QString::fromStdString(chart));
     req.withMemory = kind == ddpsim::gui::ChartKind::kMemory;

@@ -2,6 +2,8 @@
 
 #include <QAction>
 #include <QChartView>
+#include <QCheckBox>
+#include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -16,8 +18,12 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <cmath>
+#include <cstdint>
 
 #include "gui/app/chart_export.hpp"
+#include "gui/app/hover_chart_view.hpp"
+#include "gui/app/recommendation_view.hpp"
 #include "gui/app/scenario_panel.hpp"
 #include "gui/app/timeline_view.hpp"
 #include "gui/models/series.hpp"
@@ -44,6 +50,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildMenus();
   connect(&m_doc, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
   connect(m_panel, &ScenarioPanel::maxGpusChanged, this, &MainWindow::requestSweep);
+  connect(m_panel, &ScenarioPanel::maxGpusEdited, this, &MainWindow::writeSweepRange);
   connect(&m_runner, &SweepRunner::finished, this, &MainWindow::applyResult);
   updateTitle();
 }
@@ -67,10 +74,24 @@ void MainWindow::buildUi() {
   for (int i = 0; i < 4; ++i) {
     auto* chart = new QChart;
     chart->setAnimationOptions(QChart::NoAnimation);
-    m_views[i] = new QChartView(chart);
+    m_views[i] = new HoverChartView(chart);
     m_views[i]->setRenderHint(QPainter::Antialiasing);
     m_views[i]->setObjectName(chartKindName(kChartKinds[i]) + QStringLiteral("Chart"));
-    m_tabs->addTab(m_views[i], tr(titles[i]));
+    if (kChartKinds[i] != ChartKind::kStep) {
+      m_tabs->addTab(m_views[i], tr(titles[i]));
+      continue;
+    }
+    auto* page = new QWidget;
+    auto* pl = new QVBoxLayout(page);
+    pl->setContentsMargins(0, 0, 0, 0);
+    m_logStep = new QCheckBox(tr("log scale (each component as its own line)"));
+    m_logStep->setObjectName(QStringLiteral("logStep"));
+    connect(m_logStep, &QCheckBox::toggled, this, [this] {
+      if (m_result) applyResult(m_result);
+    });
+    pl->addWidget(m_logStep);
+    pl->addWidget(m_views[i], 1);
+    m_tabs->addTab(page, tr(titles[i]));
   }
   auto* timelinePage = new QWidget;
   auto* tl = new QVBoxLayout(timelinePage);
@@ -111,6 +132,10 @@ void MainWindow::buildUi() {
   cl->addWidget(m_compareLabel);
   cl->addWidget(m_compare, 1);
   m_tabs->addTab(comparePage, tr("Compare"));
+  m_recommend = new RecommendationView;
+  m_recommend->setObjectName(QStringLiteral("recommendation"));
+  connect(m_recommend, &RecommendationView::loadRequested, this, &MainWindow::loadPlanPoint);
+  m_tabs->addTab(m_recommend, tr("Recommendation"));
   setCentralWidget(m_tabs);
 
   m_status = new QLabel;
@@ -123,11 +148,13 @@ void MainWindow::buildUi() {
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("&Open scenario…"), QKeySequence::Open, this, [this] {
+  QAction* open = file->addAction(tr("&Open scenario…"), QKeySequence::Open, this, [this] {
+    if (!maybeSave()) return;
     const QString p =
         QFileDialog::getOpenFileName(this, tr("Open scenario"), {}, tr("JSON (*.json)"));
     if (!p.isEmpty()) openFile(p);
   });
+  open->setObjectName(QStringLiteral("openAction"));
   file->addAction(tr("&Save"), QKeySequence::Save, this, [this] {
     QString p = m_doc.filePath();
     if (p.isEmpty())
@@ -162,6 +189,13 @@ void MainWindow::buildMenus() {
   });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  m_undoAction = edit->addAction(tr("&Undo"), QKeySequence::Undo, this, &MainWindow::undo);
+  m_redoAction = edit->addAction(tr("&Redo"), QKeySequence::Redo, this, &MainWindow::redo);
+  m_undoAction->setObjectName(QStringLiteral("undoAction"));
+  m_redoAction->setObjectName(QStringLiteral("redoAction"));
+  m_undoAction->setEnabled(false);
+  m_redoAction->setEnabled(false);
   QMenu* compare = menuBar()->addMenu(tr("&Compare"));
   compare->addAction(tr("&Pin current scenario"), this, &MainWindow::pinCurrent);
   compare->addAction(tr("&Clear pin"), this, &MainWindow::clearPin);
@@ -239,14 +273,74 @@ bool MainWindow::exportTableCsv(const QString& path) {
   return true;
 }
 
+void MainWindow::undo() { m_doc.undo(); }
+
+void MainWindow::redo() { m_doc.redo(); }
+
+bool MainWindow::maybeSave() {
+  if (!m_doc.isModified()) return true;
+  const QString name =
+      m_doc.filePath().isEmpty() ? tr("the new scenario") : QFileInfo(m_doc.filePath()).fileName();
+  const QString question = tr("Save the changes to %1?").arg(name);
+  const QMessageBox::StandardButton answer =
+      m_savePrompt
+          ? m_savePrompt(question)
+          : QMessageBox::warning(this, tr("ddpsim planner"), question,
+                                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
+                                 QMessageBox::Save);
+  if (answer == QMessageBox::Discard) return true;
+  if (answer != QMessageBox::Save) return false;
+  QString p = m_doc.filePath();
+  if (p.isEmpty())
+    p = QFileDialog::getSaveFileName(this, tr("Save scenario"), {}, tr("JSON (*.json)"));
+  return !p.isEmpty() && saveFile(p);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (maybeSave()) {
+    event->accept();
+  } else {
+    event->ignore();
+  }
+}
+
 void MainWindow::onDocumentChanged() {
   updateTitle();
+  m_undoAction->setEnabled(m_doc.canUndo());
+  m_redoAction->setEnabled(m_doc.canRedo());
   if (!m_doc.isValid()) {
     showStatus(m_doc.issueMessage(), true);
+    markChartsStale();
     return;
   }
   showStatus(QString(), false);
   requestSweep();
+}
+
+void MainWindow::writeSweepRange(int maxGpus) {
+  // The resolved GPUs per node (the hardware preset's when the document leaves it out) of the
+  // latest valid result; without one the slider only moves the charts' range.
+  const int perNode = m_result && m_result->error.empty() ? m_result->gpusPerNode : 0;
+  if (perNode < 1) {
+    requestSweep();
+    return;
+  }
+  nlohmann::json counts = nlohmann::json::array();
+  for (int g : gpuAxis(maxGpus, perNode)) counts.push_back(g);
+  m_doc.setValue(QStringLiteral("/sweep/cluster.gpus"), counts);
+}
+
+void MainWindow::markChartsStale() {
+  const QString note =
+      tr("<font color=\"#c0392b\"><b>Not updated:</b> the scenario does not validate (%1); "
+         "showing the last valid result</font><br>")
+          .arg(m_doc.issuePointer().isEmpty() ? tr("see the status bar")
+                                              : m_doc.issuePointer().toHtmlEscaped());
+  for (QChartView* v : m_views) {
+    QChart* c = v->chart();
+    if (!c->title().startsWith(QStringLiteral("<font"))) c->setTitle(note + c->title());
+  }
+  m_timeline->setStale(true);
 }
 
 void MainWindow::requestSweep() {
@@ -255,6 +349,7 @@ void MainWindow::requestSweep() {
   req.doc = m_doc.json();
   req.file = m_doc.anchorPath();
   req.maxGpus = m_panel->maxGpus();
+  req.gpuCounts = scenarioGpuCounts(req.doc, req.maxPoints);
   m_requestNs = m_clock.nsecsElapsed();
   m_runner.request(std::move(req));
 }
@@ -269,9 +364,12 @@ void MainWindow::applyResult(const SweepResultPtr& result) {
   overlay.pinned = m_pinned;
   overlay.pinnedLabel = m_pinnedLabel;
   overlay.measured = m_measured;
+  overlay.logStep = m_logStep->isChecked();
   for (int i = 0; i < 4; ++i) buildChart(kChartKinds[i], m_views[i]->chart(), *result, overlay);
   m_timeline->setTimeline(result->timeline);
+  m_timeline->setStale(false);
   m_table.setResult(result);
+  m_recommend->setPlan(result->plan);
   updateCompare();
   if (!result->error.empty()) {
     showStatus(QString::fromStdString(result->error), true);
@@ -284,6 +382,22 @@ void MainWindow::applyResult(const SweepResultPtr& result) {
                         .arg(result->computeMs, 0, 'f', 1)
                         .arg(m_lastRedrawMs, 0, 'f', 1));
   emit redrawn(m_lastRedrawMs);
+}
+
+void MainWindow::loadPlanPoint(const PlanPointView& p) {
+  // A whole MiB count stays an integer in the file (25, not 25.0).
+  const nlohmann::json cap = p.bucketCapMb == std::floor(p.bucketCapMb)
+                                 ? nlohmann::json(static_cast<std::int64_t>(p.bucketCapMb))
+                                 : nlohmann::json(p.bucketCapMb);
+  m_doc.setValues({{QStringLiteral("/cluster/gpus"), p.gpus},
+                   {QStringLiteral("/training/per_gpu_batch"), p.perGpuBatch},
+                   {QStringLiteral("/training/grad_accumulation"), p.gradAccumulation},
+                   {QStringLiteral("/parallelism/strategy"), p.strategy},
+                   {QStringLiteral("/parallelism/bucket_cap_mb"), cap},
+                   {QStringLiteral("/parallelism/comm_hook"), p.commHook}});
+  showStatus(tr("loaded the planner's point: %1 (Edit > Undo restores the previous values)")
+                 .arg(planPointLabel(p, m_result && m_result->plan.byThroughput)),
+             false);
 }
 
 void MainWindow::pinCurrent() {

@@ -10,6 +10,8 @@
 
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <QMessageBox>
+#include <functional>
 #include <memory>
 
 #include "gui/app/charts.hpp"
@@ -19,6 +21,7 @@
 #include "gui/models/sweep_runner.hpp"
 
 class QChartView;
+class QCheckBox;
 class QLabel;
 class QTabWidget;
 class QTableView;
@@ -26,6 +29,7 @@ class QTableWidget;
 
 namespace ddpsim::gui {
 
+class RecommendationView;
 class ScenarioPanel;
 class TimelineView;
 
@@ -53,25 +57,48 @@ class MainWindow : public QMainWindow {
   ResultsTableModel* tableModel() { return &m_table; }
   QTableWidget* compareTable() const { return m_compare; }
   QTabWidget* tabs() const { return m_tabs; }
+  RecommendationView* recommendationView() const { return m_recommend; }
+  /// The Step time tab's "log scale" switch (issue 19 item 8).
+  QCheckBox* logStepBox() const { return m_logStep; }
   SweepResultPtr lastResult() const { return m_result; }
   /// Milliseconds from the latest edit (request) to the end of the redraw it caused.
   double lastRedrawMs() const { return m_lastRedrawMs; }
   QString statusText() const;
 
+  /// Asks "save changes?" (issue 19 item 4): returns Save, Discard or Cancel. The default shows
+  /// a QMessageBox; tests answer it themselves.
+  using SavePrompt = std::function<QMessageBox::StandardButton(const QString& question)>;
+  void setSavePrompt(SavePrompt prompt) { m_savePrompt = std::move(prompt); }
+  /// Before the document is replaced or the window closes: true to go on (nothing unsaved, the
+  /// user discarded, or saving succeeded), false to stay (cancelled, or the save failed).
+  bool maybeSave();
+
  public slots:
   void pinCurrent();
   void clearPin();
   void requestSweep();
+  void undo();
+  void redo();
 
  signals:
   /// Emitted after every redraw with the edit-to-redraw latency.
   void redrawn(double milliseconds);
 
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
  private:
   void buildUi();
   void buildMenus();
   void onDocumentChanged();
+  /// The user moved the max-GPUs slider: the GPU counts it draws become /sweep/cluster.gpus.
+  void writeSweepRange(int maxGpus);
+  /// The charts keep the last valid result while the document does not validate: their titles
+  /// say so (issue 19 item 5).
+  void markChartsStale();
   void applyResult(const SweepResultPtr& result);
+  /// Loads a planner point's knobs into the document as one edit (one undo step).
+  void loadPlanPoint(const PlanPointView& p);
   void updateCompare();
   void updateTitle();
   void showStatus(const QString& text, bool error);
@@ -84,6 +111,8 @@ class MainWindow : public QMainWindow {
   QTabWidget* m_tabs = nullptr;
   QChartView* m_views[4] = {};
   TimelineView* m_timeline = nullptr;
+  RecommendationView* m_recommend = nullptr;
+  QCheckBox* m_logStep = nullptr;
   QTableView* m_tableView = nullptr;
   QTableWidget* m_compare = nullptr;
   QLabel* m_compareLabel = nullptr;
@@ -98,6 +127,9 @@ class MainWindow : public QMainWindow {
   QElapsedTimer m_clock;
   qint64 m_requestNs = 0;
   double m_lastRedrawMs = 0;
+  SavePrompt m_savePrompt;
+  QAction* m_undoAction = nullptr;
+  QAction* m_redoAction = nullptr;
 };
 
 }  // namespace ddpsim::gui

@@ -109,7 +109,11 @@ QString ScenarioPanel::issueText() const { return m_issue->text(); }
 
 int ScenarioPanel::maxGpus() const { return 1 << m_maxGpus->value(); }
 
-void ScenarioPanel::setMaxGpus(int gpus) { m_maxGpus->setValue(exponentOf(gpus)); }
+void ScenarioPanel::setMaxGpus(int gpus) {
+  m_settingMaxGpus = true;
+  m_maxGpus->setValue(exponentOf(gpus));
+  m_settingMaxGpus = false;
+}
 
 void ScenarioPanel::build() {
   auto* outer = new QVBoxLayout(this);
@@ -177,7 +181,9 @@ void ScenarioPanel::build() {
   maxRow->addWidget(m_maxGpus);
   maxRow->addWidget(m_maxGpusLabel);
   f->addRow(tr("max GPUs (sweep)"), maxRow);
-  m_maxGpus->setToolTip(tr("The largest GPU count of the charts' sweep (not saved in the file)"));
+  m_maxGpus->setToolTip(
+      tr("The largest GPU count of the charts' sweep; moving it writes the GPU counts drawn as "
+         "the scenario's sweep (/sweep/cluster.gpus), so the saved file sweeps the same points"));
   bind("/cluster/gpus", m_gpus);
   bind("/cluster/gpus_per_node", m_gpusPerNode);
   outer->addWidget(clusterBox);
@@ -215,7 +221,15 @@ void ScenarioPanel::build() {
   bind("/training/grad_accumulation", m_accumulation);
   bind("/parallelism/comm_hook", m_commHook);
   bind("/training/precision", m_precision);
+  m_overlap = named(new QCheckBox(tr("overlap communication with the backward")), "overlap");
+  m_overlap->setTristate(true);
+  f->addRow(m_overlap);
+  m_checkpointing =
+      named(new QCheckBox(tr("activation checkpointing (recompute each block)")), "checkpointing");
+  f->addRow(m_checkpointing);
   bind("/training/optimizer", m_optimizer);
+  bind("/parallelism/overlap", m_overlap);
+  bind("/training/activation_checkpointing", m_checkpointing);
   outer->addWidget(parBox);
 
   // Training.
@@ -263,6 +277,26 @@ void ScenarioPanel::build() {
   bind("/pricing/gpu_hour_usd", m_price);
   outer->addWidget(trainBox);
 
+  // The planner's constraints and objective (the Recommendation tab and Time & cost).
+  auto* planBox = group(tr("Plan: deadline, budget, objective"), f);
+  m_deadline = named(new QDoubleSpinBox, "deadlineHours");
+  m_deadline->setRange(0, 1e7);
+  m_deadline->setDecimals(1);
+  m_deadline->setSpecialValueText(tr("(no deadline)"));
+  f->addRow(tr("deadline (hours)"), m_deadline);
+  m_budget = named(new QDoubleSpinBox, "budgetUsd");
+  m_budget->setRange(0, 1e12);
+  m_budget->setDecimals(0);
+  m_budget->setSpecialValueText(tr("(no budget)"));
+  f->addRow(tr("budget (USD)"), m_budget);
+  m_objective = named(new QComboBox, "objective");
+  m_objective->addItems({"time", "cost", "gpu_hours"});
+  f->addRow(tr("minimise"), m_objective);
+  bind("/plan/deadline_hours", m_deadline);
+  bind("/plan/budget_usd", m_budget);
+  bind("/plan/objective", m_objective);
+  outer->addWidget(planBox);
+
   m_issue = named(new QLabel, "issueLabel");
   m_issue->setWordWrap(true);
   m_issue->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -288,7 +322,9 @@ void ScenarioPanel::build() {
   });
   connect(m_maxGpus, &QSlider::valueChanged, this, [this](int e) {
     m_maxGpusLabel->setText(QString::number(1 << e));
-    if (!m_refreshing) emit maxGpusChanged(1 << e);
+    if (m_refreshing) return;
+    emit maxGpusChanged(1 << e);
+    if (!m_settingMaxGpus) emit maxGpusEdited(1 << e);
   });
   connect(m_strategy, &QComboBox::textActivated, this,
           [this](const QString& s) { m_doc->setValue("/parallelism/strategy", s.toStdString()); });
@@ -321,16 +357,33 @@ void ScenarioPanel::build() {
   connect(m_sMin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
     if (m_target->isChecked()) setNumber("/training/target/critical_batch/s_min", v, false);
   });
-  connect(m_price, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+  connect(m_price, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { setOrRemove("/pricing/gpu_hour_usd", v); });
+  connect(m_overlap, &QCheckBox::stateChanged, this, [this](int state) {
     if (m_refreshing) return;
-    if (v == 0) {
-      m_doc->removeValue("/pricing/gpu_hour_usd");
-      if (m_doc->value("/pricing").is_object() && m_doc->value("/pricing").empty()) {
-        m_doc->removeValue("/pricing");
-      }
+    const auto st = static_cast<Qt::CheckState>(state);
+    if (st == Qt::PartiallyChecked) {
+      removeWithEmptyParent("/parallelism/overlap");  // the strategy's default
     } else {
-      setNumber("/pricing/gpu_hour_usd", v, false);
+      m_doc->setValue("/parallelism/overlap", st == Qt::Checked);
     }
+  });
+  connect(m_checkpointing, &QCheckBox::toggled, this, [this](bool on) {
+    if (m_refreshing) return;
+    if (on) {
+      m_doc->setValue("/training/activation_checkpointing", true);
+    } else {
+      removeWithEmptyParent("/training/activation_checkpointing");  // false is the default
+    }
+  });
+  connect(m_deadline, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { setOrRemove("/plan/deadline_hours", v); });
+  connect(m_budget, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { setOrRemove("/plan/budget_usd", v); });
+  connect(m_objective, &QComboBox::textActivated, this, [this](const QString& s) {
+    if (m_refreshing) return;
+    if (s == QLatin1String("time") && !m_doc->value("/plan/objective").is_string()) return;
+    m_doc->setValue("/plan/objective", s.toStdString());
   });
   m_maxGpus->setValue(6);
   // Numbers commit when the user has finished typing (Enter, leaving the field, the arrows or
@@ -439,6 +492,22 @@ void ScenarioPanel::setTarget() {
       json{{"critical_batch", {{"b_noise", m_bNoise->value()}, {"s_min", m_sMin->value()}}}});
 }
 
+void ScenarioPanel::setOrRemove(const QString& pointer, double v) {
+  if (m_refreshing) return;
+  if (v != 0) {
+    setNumber(pointer, v, false);
+    return;
+  }
+  removeWithEmptyParent(pointer);
+}
+
+void ScenarioPanel::removeWithEmptyParent(const QString& pointer) {
+  m_doc->removeValue(pointer);
+  const QString parent = pointer.left(pointer.lastIndexOf(QLatin1Char('/')));
+  if (!parent.isEmpty() && m_doc->value(parent).is_object() && m_doc->value(parent).empty())
+    m_doc->removeValue(parent);
+}
+
 void ScenarioPanel::resetOptionalFields() {
   const bool was = m_refreshing;
   m_refreshing = true;  // not edits: nothing is written into the document
@@ -518,8 +587,22 @@ void ScenarioPanel::refresh() {
       m_sMin->setValue(target.at("s_min").get<double>());
     }
   }
-  const json price = at("/pricing/gpu_hour_usd");
-  m_price->setValue(price.is_number() ? price.get<double>() : 0.0);
+  const auto numberOr0 = [&](const char* p) {
+    const json v = at(p);
+    return v.is_number() ? v.get<double>() : 0.0;
+  };
+  m_price->setValue(numberOr0("/pricing/gpu_hour_usd"));
+  const json overlap = at("/parallelism/overlap");
+  m_overlap->setCheckState(overlap.is_boolean()
+                               ? (overlap.get<bool>() ? Qt::Checked : Qt::Unchecked)
+                               : Qt::PartiallyChecked);
+  m_overlap->setText(overlap.is_boolean() ? tr("overlap communication with the backward")
+                                          : tr("overlap communication (strategy default)"));
+  const json ckpt = at("/training/activation_checkpointing");
+  m_checkpointing->setChecked(ckpt.is_boolean() && ckpt.get<bool>());
+  m_deadline->setValue(numberOr0("/plan/deadline_hours"));
+  m_budget->setValue(numberOr0("/plan/budget_usd"));
+  setCombo(m_objective, at("/plan/objective"), 0);
   m_refreshing = false;
   markIssue();
 }

@@ -29,7 +29,9 @@ class ScenarioPanel : public QWidget {
  public:
   explicit ScenarioPanel(ScenarioDocument* document, QWidget* parent = nullptr);
 
-  /// The largest GPU count of the sweep (a view setting, not saved in the scenario).
+  /// The largest GPU count of the sweep. Moving the slider is an edit: it writes the GPU counts
+  /// the charts show as the scenario's sweep (/sweep/cluster.gpus), so the saved file sweeps
+  /// what the window drew (issue 19 item 5); setMaxGpus only moves the slider.
   int maxGpus() const;
   void setMaxGpus(int gpus);
   /// The widget bound to exactly `pointer`, or null.
@@ -49,7 +51,10 @@ class ScenarioPanel : public QWidget {
   void refresh();
 
  signals:
+  /// The slider moved (by the user or setMaxGpus).
   void maxGpusChanged(int gpus);
+  /// The user moved the slider: the window writes the sweep range into the document.
+  void maxGpusEdited(int gpus);
 
  private:
   void build();
@@ -63,11 +68,17 @@ class ScenarioPanel : public QWidget {
   void chooseProfile();
   void setLrRule();
   void setTarget();
+  /// Writes `v` at `pointer`, or removes the key when `v` is 0 (the field's "none" value), and an
+  /// object left empty by that.
+  void setOrRemove(const QString& pointer, double v);
+  /// Removes `pointer` and its parent object when that is left empty ("parallelism": {}).
+  void removeWithEmptyParent(const QString& pointer);
   QString relativeToScenario(const QString& path) const;
 
   ScenarioDocument* m_doc;
   QMap<QString, QWidget*> m_fields;
   bool m_refreshing = false;
+  bool m_settingMaxGpus = false;  ///< setMaxGpus is moving the slider (not an edit)
 
   QLabel* m_modelLabel = nullptr;
   QComboBox* m_modelPreset = nullptr;
@@ -97,6 +108,11 @@ class ScenarioPanel : public QWidget {
   QDoubleSpinBox* m_bNoise = nullptr;
   QDoubleSpinBox* m_sMin = nullptr;
   QDoubleSpinBox* m_price = nullptr;
+  QCheckBox* m_checkpointing = nullptr;
+  QCheckBox* m_overlap = nullptr;
+  QDoubleSpinBox* m_deadline = nullptr;
+  QDoubleSpinBox* m_budget = nullptr;
+  QComboBox* m_objective = nullptr;
   QLabel* m_issue = nullptr;
 };
 

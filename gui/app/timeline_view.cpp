@@ -1,10 +1,14 @@
 #include "gui/app/timeline_view.hpp"
 
+#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace ddpsim::gui {
 
@@ -118,9 +122,54 @@ void TimelineView::paintEvent(QPaintEvent*) {
   paintTo(p, rect());
 }
 
+void TimelineView::setStale(bool stale) {
+  if (stale == m_stale) return;
+  m_stale = stale;
+  update();
+}
+
+QString TimelineView::spanTextAt(const QPointF& pos) const {
+  const int lanes = static_cast<int>(2 * m_timeline.ranks.size());
+  const QRect r = rect();
+  const QRectF plot(r.left() + kLabelWidth, r.top() + kHeader, r.width() - kLabelWidth - 12,
+                    r.height() - kHeader - kAxis);
+  if (lanes == 0 || !plot.contains(pos) || plot.width() <= 0) return {};
+  const double laneH = plot.height() / lanes;
+  const int lane = std::clamp(static_cast<int>((pos.y() - plot.top()) / laneH), 0, lanes - 1);
+  const double t = m_start + (pos.x() - plot.left()) / plot.width() * (m_end - m_start);
+  // Within a pixel of the cursor: a span narrower than a pixel is still drawn one pixel wide.
+  const double slack = (m_end - m_start) / plot.width();
+  for (const TimelineSpan& s : m_timeline.spans) {
+    if (s.lane != lane || t < s.startS - slack || t > s.endS + slack) continue;
+    return QStringLiteral("%1: %2 - %3 ms (%4 ms), rank %5 %6")
+        .arg(QString::fromStdString(s.name))
+        .arg(1e3 * s.startS, 0, 'f', 3)
+        .arg(1e3 * s.endS, 0, 'f', 3)
+        .arg(1e3 * (s.endS - s.startS), 0, 'f', 3)
+        .arg(m_timeline.ranks[static_cast<std::size_t>(lane / 2)])
+        .arg(lane % 2 == 0 ? QStringLiteral("compute") : QStringLiteral("comm"));
+  }
+  return {};
+}
+
+bool TimelineView::event(QEvent* e) {
+  if (e->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(e);
+    const QString text = spanTextAt(help->pos());
+    if (text.isEmpty()) {
+      QToolTip::hideText();
+    } else {
+      QToolTip::showText(help->globalPos(), text, this);
+    }
+    return true;
+  }
+  return QWidget::event(e);
+}
+
 QString TimelineView::title() const {
   QString t =
       QStringLiteral("Timeline of one step at %1 GPUs (event simulator)").arg(m_timeline.gpus);
+  if (m_stale) t = QStringLiteral("Not updated (the scenario does not validate): ") + t;
   if (m_timeline.error.empty()) {
     t += QStringLiteral(": %1 ms").arg(1e3 * m_timeline.stepTimeS, 0, 'f', 2);
     t += rankNote(m_timeline);
@@ -140,9 +189,11 @@ void TimelineView::paintTo(QPainter& p, const QRect& rect) const {
   QFont titleFont = font;
   titleFont.setBold(true);
   p.setFont(titleFont);
+  if (m_stale) p.setPen(QColor(192, 57, 43));
   const QString title = this->title();
   p.drawText(QRect(rect.left() + 8, rect.top() + 4, rect.width() - 16, 20),
              Qt::AlignLeft | Qt::AlignVCenter, title);
+  p.setPen(Qt::black);
   p.setFont(font);
   if (!m_timeline.error.empty()) {
     p.setPen(QColor(192, 57, 43));
@@ -166,16 +217,25 @@ void TimelineView::paintTo(QPainter& p, const QRect& rect) const {
   // Legend.
   int lx = rect.left() + 8;
   const int ly = rect.top() + 26;
-  const std::pair<const char*, QColor> legend[] = {{"forward", QColor(86, 180, 233)},
-                                                   {"backward", QColor(0, 114, 178)},
-                                                   {"optimizer", QColor(0, 158, 115)},
-                                                   {"bucket all-reduce", QColor(230, 159, 0)},
-                                                   {"other collective", QColor(204, 121, 167)}};
+  std::vector<std::pair<QString, QColor>> legend = {{"forward", QColor(86, 180, 233)},
+                                                    {"backward", QColor(0, 114, 178)},
+                                                    {"optimizer", QColor(0, 158, 115)},
+                                                    {"bucket all-reduce", QColor(230, 159, 0)},
+                                                    {"other collective", QColor(204, 121, 167)}};
+  // The grey spans (DDP's gradient copies into and out of the buckets, ...) get an entry when
+  // drawn (issue 19 item 7), named by the first of them.
+  for (const TimelineSpan& s : m_timeline.spans) {
+    if (s.kind == TimelineSpan::Kind::kOther) {
+      legend.emplace_back(QStringLiteral("other (e.g. ") + QString::fromStdString(s.name) + ")",
+                          spanColour(s));
+      break;
+    }
+  }
   for (const auto& [name, colour] : legend) {
     p.fillRect(lx, ly + 3, 12, 10, colour);
     p.setPen(Qt::black);
-    p.drawText(lx + 16, ly + 12, QString::fromLatin1(name));
-    lx += 16 + fm.horizontalAdvance(QString::fromLatin1(name)) + 14;
+    p.drawText(lx + 16, ly + 12, name);
+    lx += 16 + fm.horizontalAdvance(name) + 14;
   }
 
   // Lanes.

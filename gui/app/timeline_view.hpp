@@ -29,6 +29,12 @@ class TimelineView : public QWidget {
   void paintTo(QPainter& p, const QRect& rect) const;
   /// The heading painted above the lanes: GPUs, step time and which ranks are shown.
   QString title() const;
+  /// Marks the timeline as the last valid result while the document does not validate.
+  void setStale(bool stale);
+  bool isStale() const { return m_stale; }
+  /// The hover text for a point of the widget: the span under it ("bwd h.3: 12.40 - 13.10 ms
+  /// (0.70 ms), rank 0 compute"), "" when none (issue 19 item 8).
+  QString spanTextAt(const QPointF& pos) const;
 
   QSize sizeHint() const override { return {900, 420}; }
 
@@ -43,6 +49,7 @@ class TimelineView : public QWidget {
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
+  bool event(QEvent* event) override;
 
  private:
   void zoomAround(double centreS, double factor);
@@ -53,6 +60,7 @@ class TimelineView : public QWidget {
   double m_end = 1;
   int m_dragX = -1;
   double m_dragStart = 0;
+  bool m_stale = false;
 };
 
 }  // namespace ddpsim::gui

@@ -70,6 +70,7 @@ bool ScenarioDocument::save(const QString& path, QString* error) {
     m_path = path;
     revalidate();  // relative references now resolve from the new folder
   }
+  m_saved = m_doc;
   m_modified = false;
   emit changed();
   return true;
@@ -77,8 +78,12 @@ bool ScenarioDocument::save(const QString& path, QString* error) {
 
 void ScenarioDocument::setDocument(const nlohmann::json& doc, const QString& path) {
   m_doc = doc;
+  m_saved = doc;
   m_path = path;
   m_modified = false;
+  m_undo.clear();
+  m_redo.clear();
+  m_lastEditPointer.clear();
   revalidate();
   emit changed();
 }
@@ -96,8 +101,22 @@ nlohmann::json ScenarioDocument::value(const QString& pointer) const {
 void ScenarioDocument::setValue(const QString& pointer, const nlohmann::json& value) {
   const nlohmann::json::json_pointer p(pointer.toStdString());
   if (m_doc.contains(p) && m_doc.at(p) == value) return;
+  recordUndo(pointer.toStdString());
   m_doc[p] = value;
-  m_modified = true;
+  m_modified = m_doc != m_saved;
+  revalidate();
+  emit changed();
+}
+
+void ScenarioDocument::setValues(const std::vector<std::pair<QString, nlohmann::json>>& values) {
+  nlohmann::json next = m_doc;
+  for (const auto& [pointer, value] : values)
+    next[nlohmann::json::json_pointer(pointer.toStdString())] = value;
+  if (next == m_doc) return;
+  recordUndo({});  // never merged with a single-key edit
+  m_lastEditPointer.clear();
+  m_doc = std::move(next);
+  m_modified = m_doc != m_saved;
   revalidate();
   emit changed();
 }
@@ -105,16 +124,46 @@ void ScenarioDocument::setValue(const QString& pointer, const nlohmann::json& va
 void ScenarioDocument::removeValue(const QString& pointer) {
   const nlohmann::json::json_pointer p(pointer.toStdString());
   if (!m_doc.contains(p)) return;
+  recordUndo(pointer.toStdString());
   nlohmann::json& parent = m_doc.at(p.parent_pointer());
   if (parent.is_object()) {
     parent.erase(p.back());
   } else if (parent.is_array()) {
     parent.erase(static_cast<std::size_t>(std::stoul(p.back())));
   }
-  m_modified = true;
+  m_modified = m_doc != m_saved;
   revalidate();
   emit changed();
 }
+
+void ScenarioDocument::recordUndo(const std::string& pointer) {
+  constexpr std::size_t kMaxUndo = 200;
+  const bool merge = !m_undo.empty() && !pointer.empty() && pointer == m_lastEditPointer &&
+                     m_lastEdit.isValid() && m_lastEdit.elapsed() < m_coalesceMs;
+  if (!merge) {
+    m_undo.push_back(m_doc);
+    if (m_undo.size() > kMaxUndo) m_undo.erase(m_undo.begin());
+  }
+  m_redo.clear();
+  m_lastEditPointer = pointer;
+  m_lastEdit.start();
+}
+
+bool ScenarioDocument::travel(std::vector<nlohmann::json>& from, std::vector<nlohmann::json>& to) {
+  if (from.empty()) return false;
+  to.push_back(m_doc);
+  m_doc = std::move(from.back());
+  from.pop_back();
+  m_modified = m_doc != m_saved;
+  m_lastEditPointer.clear();  // the next edit starts a new step
+  revalidate();
+  emit changed();
+  return true;
+}
+
+bool ScenarioDocument::undo() { return travel(m_undo, m_redo); }
+
+bool ScenarioDocument::redo() { return travel(m_redo, m_undo); }
 
 void ScenarioDocument::revalidate() {
   m_valid = false;

@@ -11,11 +11,20 @@
 //   if (!doc.load("scenarios/default.json", &err)) ...;
 //   doc.setValue("/parallelism/bucket_cap_mb", 50);   // emits changed(), revalidates
 //   if (!doc.isValid()) qDebug() << doc.issuePointer() << doc.issueMessage();
+//   doc.undo();                                        // back to the loaded value
+//
+// Undo/redo (issue 19 item 4): every setValue/removeValue is one step, except that edits of the
+// same key less than coalesceMs() apart merge into one (a slider drag is one step, not twenty).
+// isModified() compares with the document as last loaded or saved, so undoing back to it clears
+// the window's '*'.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace ddpsim::gui {
@@ -56,10 +65,24 @@ class ScenarioDocument : public QObject {
   nlohmann::json value(const QString& pointer) const;
   /// Sets the value at `pointer`, creating objects on the way; emits changed() when it differs.
   void setValue(const QString& pointer, const nlohmann::json& value);
+  /// Sets several values as ONE edit (one undo step, one changed()): loading a planner point.
+  void setValues(const std::vector<std::pair<QString, nlohmann::json>>& values);
   /// Removes the key at `pointer` if present; emits changed() when something was removed.
   void removeValue(const QString& pointer);
 
+  /// Steps back over the latest edit (or merged run of edits); false when there is none.
+  bool undo();
+  /// Re-applies the latest undone edit; false when there is none (any new edit clears them).
+  bool redo();
+  bool canUndo() const { return !m_undo.empty(); }
+  bool canRedo() const { return !m_redo.empty(); }
+  /// Edits of one key closer together than this merge into one undo step (default 800 ms; 0:
+  /// every edit is its own step).
+  void setCoalesceMs(int ms) { m_coalesceMs = ms; }
+  int coalesceMs() const { return m_coalesceMs; }
+
   bool isValid() const { return m_valid; }
+  /// The document differs from the one last loaded, set or saved.
   bool isModified() const { return m_modified; }
   /// JSON pointer of the validation problem ("" when valid or when the error names none).
   QString issuePointer() const { return m_issuePointer; }
@@ -72,8 +95,18 @@ class ScenarioDocument : public QObject {
 
  private:
   void revalidate();
+  /// Records the document before an edit of `pointer` (see the undo rules above).
+  void recordUndo(const std::string& pointer);
+  /// Undo (from m_undo to m_redo) or redo (the other way): the current document goes onto `to`,
+  /// the latest of `from` becomes the document. False when `from` is empty.
+  bool travel(std::vector<nlohmann::json>& from, std::vector<nlohmann::json>& to);
 
   nlohmann::json m_doc = nlohmann::json::object();
+  nlohmann::json m_saved = nlohmann::json::object();  ///< as last loaded, set or saved
+  std::vector<nlohmann::json> m_undo, m_redo;
+  std::string m_lastEditPointer;
+  QElapsedTimer m_lastEdit;
+  int m_coalesceMs = 800;
   QString m_path;
   bool m_valid = false;
   bool m_modified = false;

@@ -1,5 +1,8 @@
 #include "gui/models/series.hpp"
 
+#include <QLocale>
+#include <QStringList>
+#include <cmath>
 #include <utility>
 
 namespace ddpsim::gui {
@@ -60,6 +63,63 @@ QList<QPointF> stackedStepSeries(const SweepResult& r, StepComponent c) {
 
 QList<QPointF> stepTimeSeries(const SweepResult& r) {
   return over(r, [](const StepPoint& p) { return 1e3 * p.stepTimeS; });
+}
+
+QList<QPointF> stepTimeSeries(const std::vector<StepPoint>& points) {
+  QList<QPointF> out;
+  for (const StepPoint& p : points) {
+    if (p.ok()) out.append(QPointF(p.gpus, 1e3 * p.stepTimeS));
+  }
+  return out;
+}
+
+QString planSummary(const PlanView& plan) {
+  if (!plan.error.empty()) return QString::fromStdString(plan.error);
+  QString s = QStringLiteral(
+                  "%1 candidates: %2 feasible (%3 on the Pareto front, %4 beaten on both "
+                  "metrics by a front point)")
+                  .arg(plan.candidates)
+                  .arg(plan.feasible)
+                  .arg(plan.pareto.size())
+                  .arg(plan.dominated);
+  const auto count = [&](const char* reason) {
+    const auto it = plan.rejected.find(reason);
+    return it == plan.rejected.end() ? std::size_t{0} : it->second;
+  };
+  QStringList why;
+  if (const std::size_t n = count("memory"))
+    why << QStringLiteral("%1 do not fit in GPU memory").arg(n);
+  if (const std::size_t n = count("deadline")) {
+    why << (plan.deadlineHours
+                ? QStringLiteral("%1 miss the %2 h deadline").arg(n).arg(*plan.deadlineHours)
+                : QStringLiteral("%1 miss the deadline").arg(n));
+  }
+  if (const std::size_t n = count("budget")) {
+    why << (plan.budgetUsd ? QStringLiteral("%1 cost more than the $%2 budget")
+                                 .arg(n)
+                                 .arg(QLocale(QLocale::English).toString(*plan.budgetUsd, 'f', 0))
+                           : QStringLiteral("%1 cost more than the budget").arg(n));
+  }
+  if (const std::size_t n = count("global_batch"))
+    why << QStringLiteral("%1 exceed the largest global batch").arg(n);
+  if (!why.isEmpty()) s += QStringLiteral("; rejected: ") + why.join(QStringLiteral(", "));
+  return s;
+}
+
+QString versusChosen(const PlanPointView& p, const PlanPointView& c) {
+  if (p.gpus == c.gpus && p.globalBatch == c.globalBatch && p.strategy == c.strategy &&
+      p.gradAccumulation == c.gradAccumulation && p.bucketCapMb == c.bucketCapMb &&
+      p.commHook == c.commHook) {
+    return QStringLiteral("chosen");
+  }
+  const auto pct = [](double a, double b) {
+    if (!(b > 0)) return QStringLiteral("n/a");
+    double d = std::round(100.0 * (a - b) / b);
+    if (d == 0) d = 0;  // no "-0%"
+    return (d >= 0 ? QStringLiteral("+") : QString()) + QString::number(d, 'f', 0) + "%";
+  };
+  return pct(p.timeMetric, c.timeMetric) + QStringLiteral(" time, ") +
+         pct(p.gpuHoursMetric, c.gpuHoursMetric) + QStringLiteral(" GPU-hours");
 }
 
 QList<QPointF> weakEfficiencySeries(const SweepResult& r) {

@@ -20,6 +20,8 @@ QList<QPointF> stepSeries(const SweepResult& r, StepComponent c);
 QList<QPointF> stackedStepSeries(const SweepResult& r, StepComponent c);
 /// Step time in milliseconds.
 QList<QPointF> stepTimeSeries(const SweepResult& r);
+/// Step time in milliseconds of any predicted points (a VariantSeries' points).
+QList<QPointF> stepTimeSeries(const std::vector<StepPoint>& points);
 /// Scaling efficiency in percent (weak: per-GPU throughput at N over that at 1 at a fixed
 /// per-GPU batch; strong: T_1 / (N T_N) at a fixed global batch).
 QList<QPointF> weakEfficiencySeries(const SweepResult& r);
@@ -36,6 +38,15 @@ QString costLabel(const SweepResult& r);
 /// The planner's chosen point in words: "chosen: 8 GPUs, zero1, 4 per GPU x 2 micro-batches,
 /// bucket 25 MiB, hook none, $1,234" (the cost when priced and targeted, else GPU-hours).
 QString planPointLabel(const PlanPointView& p, bool byThroughput);
+
+/// One line per planner outcome, for the Recommendation tab: how many candidates were evaluated,
+/// feasible, on the front, dominated, and rejected per reason in words ("12 need more memory
+/// than the GPU has"), e.g. "312 candidates: 40 feasible (5 on the Pareto front, 35 beaten on
+/// both metrics); rejected: 260 do not fit in memory, 12 miss the 240 h deadline".
+QString planSummary(const PlanView& plan);
+/// How front point `p` compares with the chosen one `c` on the two front metrics, e.g.
+/// "+35% time, -20% GPU-hours" ("chosen" for the chosen one itself).
+QString versusChosen(const PlanPointView& p, const PlanPointView& c);
 
 /// GPU counts of the predicted points whose memory per GPU passes the GPU's capacity.
 QList<int> gpusNotFitting(const SweepResult& r);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "model/error.hpp"
@@ -107,11 +108,17 @@ PlanPointView toPlanPoint(const sim::PlanPoint& p) {
   v.gradAccumulation = p.grad_accumulation;
   v.bucketCapMb = p.bucket_cap_mb;
   v.commHook = p.comm_hook;
+  v.stepTimeS = p.step_time_s;
+  v.memoryBytes = p.memory_per_gpu_bytes;
+  v.limitedBy = p.limited_by;
   return v;
 }
 
 PlanView planView(const model::Scenario& s, PredictorCache& cache) {
   PlanView v;
+  v.objective = model::objective_name(s.plan.objective);
+  v.deadlineHours = s.plan.deadline_hours;
+  v.budgetUsd = s.plan.budget_usd;
   try {
     const sim::PlanResult r = sim::plan(s, &cache);
     v.byThroughput = r.by_throughput;
@@ -120,6 +127,9 @@ PlanView planView(const model::Scenario& s, PredictorCache& cache) {
     for (const sim::PlanPoint& p : r.pareto) v.pareto.push_back(toPlanPoint(p));
     if (r.chosen) v.chosen = toPlanPoint(*r.chosen);
     v.noneFeasibleReason = r.none_feasible_reason;
+    v.rejected = r.rejected;
+    v.dominated = r.dominated;
+    v.warnings = r.warnings;
   } catch (const std::exception& e) {
     v.error = e.what();
   }
@@ -174,6 +184,85 @@ TimelineData timelineView(const model::Scenario& s, PredictorCache& cache, int r
   return v;
 }
 
+// The scenario with only cluster.gpus moved, at every GPU count of `axis`.
+std::vector<StepPoint> pointsAlong(const model::Scenario& s, const std::vector<int>& axis,
+                                   const sim::RunOptions& run, PredictorCache& c, bool withJson) {
+  std::vector<StepPoint> out;
+  model::Scenario point = s;
+  for (int g : axis) {
+    point.cluster.gpus = g;
+    try {
+      const sim::Prediction pred = sim::predict_point(point, run, c);
+      out.push_back(toStepPoint(pred));
+      if (withJson) out.back().json = sim::prediction_json(point, pred);
+    } catch (const std::exception& e) {
+      StepPoint p;
+      p.gpus = g;
+      p.nodes = point.cluster.nodes();
+      p.globalBatch = s.training.per_gpu_batch * s.training.grad_accumulation * g;
+      p.error = e.what();
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+// "parallelism.strategy" -> "strategy": the last segment names the knob well enough.
+std::string variantLabel(const nlohmann::json& point) {
+  std::string label;
+  for (const auto& [key, value] : point.items()) {
+    if (!label.empty()) label += ", ";
+    const auto dot = key.rfind('.');
+    label += (dot == std::string::npos ? key : key.substr(dot + 1)) + " ";
+    label += value.is_string() ? value.get<std::string>() : value.dump();
+  }
+  return label;
+}
+
+// issue 19 item 6: the scenario's other sweep axes (strategy, bucket cap, ...) as one series per
+// combination, each predicted along the same GPU axis.
+void variantsAlong(const model::Scenario& s, const std::vector<int>& axis,
+                   const sim::RunOptions& run, PredictorCache& c, int maxVariants,
+                   SweepResult& out) {
+  model::Scenario base = s;
+  std::erase_if(base.sweep, [](const model::SweepAxis& a) { return a.key == "cluster.gpus"; });
+  if (base.sweep.empty()) return;
+  std::size_t combinations = 1;
+  for (const model::SweepAxis& a : base.sweep)
+    combinations *= std::max<std::size_t>(1, a.values.size());
+  const auto keep = static_cast<std::size_t>(std::max(1, maxVariants));
+  // Only the combinations drawn are expanded (expand_sweep validates every point it makes).
+  while (combinations > keep && !base.sweep.empty()) {
+    model::SweepAxis& last = base.sweep.back();
+    const std::size_t others = combinations / std::max<std::size_t>(1, last.values.size());
+    const std::size_t room = std::max<std::size_t>(1, keep / std::max<std::size_t>(1, others));
+    if (room >= last.values.size()) break;
+    out.variantsLeftOut += (last.values.size() - room) * others;
+    last.values.resize(room);
+    combinations = others * room;
+  }
+  std::vector<model::Scenario> points;
+  try {
+    points = model::expand_sweep(base);
+  } catch (const std::exception& e) {
+    VariantSeries v;
+    v.label = "sweep";
+    v.error = e.what();
+    out.variants.push_back(std::move(v));
+    return;
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (i >= keep) {
+      out.variantsLeftOut += points.size() - keep;
+      break;
+    }
+    VariantSeries v;
+    v.label = variantLabel(points[i].point);
+    v.points = pointsAlong(points[i], axis, run, c, false);
+    out.variants.push_back(std::move(v));
+  }
+}
+
 }  // namespace
 
 std::vector<int> gpuAxis(int maxGpus, int gpusPerNode, int maxPoints) {
@@ -205,6 +294,35 @@ std::vector<int> gpuAxis(int maxGpus, int gpusPerNode, int maxPoints) {
   return out;
 }
 
+std::vector<int> scenarioGpuCounts(const nlohmann::json& doc, int maxPoints) {
+  const nlohmann::json::json_pointer p("/sweep/cluster.gpus");
+  std::vector<int> all;
+  if (!doc.contains(p) || !doc.at(p).is_array()) return all;
+  for (const auto& v : doc.at(p)) {
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 1 &&
+        v.get<std::int64_t>() <= std::numeric_limits<int>::max()) {
+      all.push_back(v.get<int>());
+    }
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  maxPoints = std::max(maxPoints, 2);
+  if (static_cast<int>(all.size()) <= maxPoints) return all;
+  // Geometric by rank: index i of n kept at round((n-1)^(k/(m-1))) - 1, pushed past the previous.
+  std::vector<int> out;
+  const double n = static_cast<double>(all.size());
+  std::size_t prev = 0;
+  for (int k = 0; k < maxPoints; ++k) {
+    const double f = static_cast<double>(k) / (maxPoints - 1);
+    auto i = static_cast<std::size_t>(std::lround(std::pow(n, f))) - 1;
+    if (k > 0) i = std::max(i, prev + 1);
+    i = std::min(i, all.size() - static_cast<std::size_t>(maxPoints - k));
+    out.push_back(all[i]);
+    prev = i;
+  }
+  return out;
+}
+
 int defaultMaxGpus(const nlohmann::json& doc) {
   int best = 0;
   const auto scan = [&](const nlohmann::json::json_pointer& p) {
@@ -233,6 +351,8 @@ SweepResult computeSweep(const SweepRequest& req, PredictorCache* cache) {
     return out;
   }
   out.name = s.name;
+  out.subject = s.model_label + " on " + s.hardware.name;
+  out.gpusPerNode = s.cluster.gpus_per_node;
   out.strategy = model::strategy_name(s.parallelism.strategy);
   out.currentGpus = s.cluster.gpus;
   out.capacityBytes = s.hardware.gpu.memory_bytes;
@@ -254,23 +374,11 @@ SweepResult computeSweep(const SweepRequest& req, PredictorCache* cache) {
       return out;
     }
   } else {
-    // The GPU axis: the scenario with only cluster.gpus moved.
-    model::Scenario point = s;
-    for (int g : gpuAxis(req.maxGpus, s.cluster.gpus_per_node, req.maxPoints)) {
-      point.cluster.gpus = g;
-      try {
-        const sim::Prediction pred = sim::predict_point(point, run, c);
-        out.points.push_back(toStepPoint(pred));
-        if (req.withJson) out.points.back().json = sim::prediction_json(point, pred);
-      } catch (const std::exception& e) {
-        StepPoint p;
-        p.gpus = g;
-        p.nodes = point.cluster.nodes();
-        p.globalBatch = s.training.per_gpu_batch * s.training.grad_accumulation * g;
-        p.error = e.what();
-        out.points.push_back(std::move(p));
-      }
-    }
+    const std::vector<int> axis =
+        !req.gpuCounts.empty() ? req.gpuCounts
+                               : gpuAxis(req.maxGpus, s.cluster.gpus_per_node, req.maxPoints);
+    out.points = pointsAlong(s, axis, run, c, req.withJson);
+    if (req.withVariants) variantsAlong(s, axis, run, c, req.maxVariants, out);
   }
   // A Predictor is not thread-safe (mutable caches): callers run one computation at a time
   // (SweepRunner's pool has one thread; ddpsim-plot is single-threaded).

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -81,12 +82,20 @@ struct PlanPointView {
   int gradAccumulation = 1;
   double bucketCapMb = 25;
   std::string commHook = "none";
+  double stepTimeS = 0;
+  double memoryBytes = 0;
+  std::string limitedBy;  ///< the planner's "what limits it" (front points)
 };
 
 struct PlanView {
   std::string error;  ///< non-empty: the planner failed (the message)
   bool byThroughput = false;
   std::size_t candidates = 0, feasible = 0;
+  std::map<std::string, std::size_t> rejected;  ///< per reason, as sim::PlanResult
+  std::size_t dominated = 0;
+  std::string objective = "time";  ///< "time", "cost", "gpu_hours"
+  std::optional<double> deadlineHours, budgetUsd;
+  std::vector<std::string> warnings;
   std::vector<PlanPointView> pareto;
   std::optional<PlanPointView> chosen;
   std::string noneFeasibleReason;
@@ -109,10 +118,24 @@ struct TimelineData {
   std::vector<TimelineSpan> spans;
 };
 
+/// The total step time of the scenario at another point of its own sweep's non-GPU axes (e.g.
+/// "parallelism.strategy": [...]), along the same GPU axis: one line per combination.
+struct VariantSeries {
+  std::string label;  ///< "strategy zero2, bucket_cap_mb 50" (the axes' last key segments)
+  std::string error;  ///< non-empty: this combination does not validate (the message)
+  std::vector<StepPoint> points;
+};
+
 struct SweepRequest {
   nlohmann::json doc;  ///< the scenario document (validated or not)
   std::string file;    ///< its path: names it in errors, anchors relative references
-  int maxGpus = 64;    ///< the largest GPU count of the sweep
+  int maxGpus = 64;    ///< the largest GPU count of the sweep (when gpuCounts is empty)
+  /// The GPU counts to predict, in place of gpuAxis(maxGpus, ...): the window passes the
+  /// scenario's own /sweep/cluster.gpus (scenarioGpuCounts) so it draws what the CLI predicts.
+  std::vector<int> gpuCounts;
+  /// Also predict the combinations of the scenario's other sweep axes (SweepResult::variants).
+  bool withVariants = true;
+  int maxVariants = 8;
   int maxPoints = 64;  ///< at most this many GPU counts
   bool withMemory = true;
   bool withPlan = true;
@@ -131,10 +154,16 @@ struct SweepResult {
   std::uint64_t generation = 0;
   std::string error;  ///< non-empty: the scenario itself is invalid (nothing else is filled)
   std::string name;
+  /// What is predicted, for chart titles: "preset gpt2-xl on dgx-h100" (the document's current
+  /// model and hardware, unlike `name`, which an edit of the model does not change).
+  std::string subject;
   std::string strategy;
   int currentGpus = 1;       ///< the scenario's cluster.gpus (memory, timeline)
   double capacityBytes = 0;  ///< memory of one GPU
   std::vector<StepPoint> points;
+  std::vector<VariantSeries> variants;  ///< empty without other sweep axes
+  std::size_t variantsLeftOut = 0;      ///< combinations beyond maxVariants, not predicted
+  int gpusPerNode = 1;                  ///< as resolved (the hardware preset's when left out)
   std::vector<StrategyMemory> memory;
   PlanView plan;
   TimelineData timeline;
@@ -145,6 +174,11 @@ struct SweepResult {
 /// of gpus_per_node (every one when they fit in `maxPoints`, else a geometric selection that
 /// keeps the first and the last), in increasing order. maxGpus below 1 gives {1}.
 std::vector<int> gpuAxis(int maxGpus, int gpusPerNode, int maxPoints = 64);
+
+/// The document's own GPU counts, /sweep/cluster.gpus: its integers sorted without duplicates,
+/// at most `maxPoints` of them (a geometric selection by rank that keeps the first and the last);
+/// empty when the document sweeps no GPU counts.
+std::vector<int> scenarioGpuCounts(const nlohmann::json& doc, int maxPoints = 64);
 
 /// The sweep's default upper end for a document: the largest cluster.gpus of its sweep or plan
 /// section, else max(64, cluster.gpus).

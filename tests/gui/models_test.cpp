@@ -51,6 +51,24 @@ class ModelsTest : public QObject {
     QCOMPARE(gpuAxis(6, 8), (std::vector<int>{1, 2, 4, 6}));
   }
 
+  // The window's axis when the scenario sweeps GPU counts (issue 19 item 6): the file's own
+  // counts, sorted and unique; thinned by rank to maxPoints keeping the first and the last.
+  void scenarioGpuCountsAreTheFilesOwn() {
+    QCOMPARE(scenarioGpuCounts(json{{"sweep", {{"cluster.gpus", {64, 8, 8, 1, 16}}}}}),
+             (std::vector<int>{1, 8, 16, 64}));
+    QVERIFY(scenarioGpuCounts(json{{"cluster", {{"gpus", 8}}}}).empty());
+    json many = json::array();
+    for (int g = 1; g <= 200; ++g) many.push_back(g);
+    const std::vector<int> t = scenarioGpuCounts(json{{"sweep", {{"cluster.gpus", many}}}}, 10);
+    QCOMPARE(t.size(), std::size_t{10});
+    QCOMPARE(t.front(), 1);
+    QCOMPARE(t.back(), 200);
+    QVERIFY(std::is_sorted(t.begin(), t.end()) &&
+            std::adjacent_find(t.begin(), t.end()) == t.end());
+    // Geometric by rank: 200^(1/9) = 1.80 -> the second kept is rank 2 (value 2).
+    QCOMPARE(t[1], 2);
+  }
+
   void gpuAxisThinsGeometricallyToMaxPoints() {
     const std::vector<int> a = gpuAxis(4096, 8, 64);
     QVERIFY(a.size() <= 64);
@@ -99,9 +117,10 @@ class ModelsTest : public QObject {
     QCOMPARE(doc.issuePointer(), QStringLiteral("/training/per_gpu_batch"));
     QVERIFY(doc.issueMessage().contains(QStringLiteral("/training/per_gpu_batch")));
     QVERIFY(doc.issueMessage().contains(QStringLiteral("default.json")));
+    QVERIFY(doc.isModified());
     doc.setValue("/training/per_gpu_batch", 4);
     QVERIFY(doc.isValid());
-    QVERIFY(doc.isModified());
+    QVERIFY(!doc.isModified());  // back to the file's value: nothing to save (issue 19 item 4)
     // Setting an equal value is not a change.
     doc.setValue("/training/per_gpu_batch", 4);
     QCOMPARE(changed.count(), 2);

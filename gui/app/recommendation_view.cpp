@@ -1,0 +1,282 @@
+#include "gui/app/recommendation_view.hpp"
+
+#include <QChart>
+#include <QChartView>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineSeries>
+#include <QLocale>
+#include <QLogValueAxis>
+#include <QScatterSeries>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QValueAxis>
+#include <algorithm>
+#include <cmath>
+
+#include "gui/app/hover_chart_view.hpp"
+#include "gui/models/series.hpp"
+
+namespace ddpsim::gui {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+bool byCost(const PlanView& p) { return p.objective == "cost" || p.objective == "gpu_hours"; }
+
+QString money(double usd) {
+  return QStringLiteral("$") + QLocale(QLocale::English).toString(usd, 'f', 0);
+}
+
+// Time metric in words: hours to train, or seconds per step without a target.
+QString timeText(const PlanPointView& p, bool byThroughput) {
+  return byThroughput ? QStringLiteral("%1 s/step").arg(p.timeMetric, 0, 'f', 3)
+                      : QStringLiteral("%1 h").arg(p.timeMetric / 3600.0, 0, 'f', 1);
+}
+
+QString gpuHoursText(const PlanPointView& p, bool byThroughput) {
+  return QStringLiteral("%1 GPU-h%2")
+      .arg(QLocale(QLocale::English).toString(p.gpuHoursMetric, 'f', 0))
+      .arg(byThroughput ? QStringLiteral(" per 1,000 steps") : QString());
+}
+
+}  // namespace
+
+RecommendationView::RecommendationView(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  m_chosen = new QLabel;
+  m_chosen->setObjectName(QStringLiteral("recommendationChosen"));
+  m_chosen->setWordWrap(true);
+  m_chosen->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_summary = new QLabel;
+  m_summary->setObjectName(QStringLiteral("recommendationSummary"));
+  m_summary->setWordWrap(true);
+  m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(m_chosen);
+  layout->addWidget(m_summary);
+  auto* split = new QSplitter(Qt::Vertical);
+  m_table = new QTableWidget(0, 12);
+  m_table->setObjectName(QStringLiteral("recommendationTable"));
+  m_table->setHorizontalHeaderLabels({tr("GPUs"), tr("strategy"), tr("micro-batch"),
+                                      tr("accumulation"), tr("global batch"), tr("bucket MiB"),
+                                      tr("hook"), tr("time"), tr("GPU-hours"), tr("cost"),
+                                      tr("memory GiB"), tr("vs chosen / limited by")});
+  m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_table->horizontalHeader()->setStretchLastSection(true);
+  m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_table->setToolTip(tr("Double-click a row to load its configuration into the scenario"));
+  connect(m_table, &QTableWidget::cellDoubleClicked, this,
+          [this](int row, int) { requestLoad(row); });
+  auto* chart = new QChart;
+  chart->setAnimationOptions(QChart::NoAnimation);
+  m_chart = new HoverChartView(chart);
+  m_chart->setObjectName(QStringLiteral("paretoChart"));
+  m_chart->setRenderHint(QPainter::Antialiasing);
+  m_chart->setMinimumHeight(320);
+  m_table->setMinimumHeight(120);
+  split->addWidget(m_table);
+  split->addWidget(m_chart);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  split->setSizes({260, 420});
+  layout->addWidget(split, 1);
+}
+
+QString RecommendationView::chosenText() const { return m_chosen->text(); }
+QString RecommendationView::summaryText() const { return m_summary->text(); }
+
+void RecommendationView::setPlan(const PlanView& plan) {
+  m_plan = plan;
+  m_rows = plan.pareto;
+  // Best first for the objective: time, or GPU-hours (cost orders like GPU-hours: one price).
+  const bool cost = byCost(plan);
+  std::stable_sort(m_rows.begin(), m_rows.end(), [cost](const auto& a, const auto& b) {
+    return cost ? a.gpuHoursMetric < b.gpuHoursMetric : a.timeMetric < b.timeMetric;
+  });
+  if (!plan.error.empty()) {
+    m_chosen->setText(tr("<b>No recommendation:</b> ") +
+                      QString::fromStdString(plan.error).toHtmlEscaped());
+  } else if (!plan.chosen) {
+    m_chosen->setText(tr("<b>Nothing is feasible:</b> ") +
+                      QString::fromStdString(plan.noneFeasibleReason).toHtmlEscaped());
+  } else {
+    const PlanPointView& c = *plan.chosen;
+    QString t = tr("<b>Recommended (minimises %1):</b> %2 GPUs, %3, micro-batch %4 x %5 "
+                   "accumulation = global batch %6, bucket %7 MiB, hook %8: %9, %10")
+                    .arg(QString::fromStdString(plan.objective))
+                    .arg(c.gpus)
+                    .arg(QString::fromStdString(c.strategy))
+                    .arg(c.perGpuBatch)
+                    .arg(c.gradAccumulation)
+                    .arg(c.globalBatch)
+                    .arg(c.bucketCapMb)
+                    .arg(QString::fromStdString(c.commHook))
+                    .arg(timeText(c, plan.byThroughput))
+                    .arg(gpuHoursText(c, plan.byThroughput));
+    if (c.costUsd) t += QStringLiteral(", ") + money(*c.costUsd);
+    t += tr("; %1 GiB per GPU").arg(c.memoryBytes / kGiB, 0, 'f', 1);
+    if (!c.limitedBy.empty()) t += tr("; limited by %1").arg(QString::fromStdString(c.limitedBy));
+    if (plan.byThroughput)
+      t += tr(" (no training target: planned by throughput, per step and per 1,000 steps)");
+    m_chosen->setText(t);
+  }
+  // The planner's notes (the predictor's, repeated per strategy) go to the tooltip: the summary
+  // line stays readable.
+  QString summary = planSummary(plan).toHtmlEscaped();
+  QStringList notes;
+  for (const std::string& w : plan.warnings) notes << QString::fromStdString(w);
+  if (!notes.isEmpty()) summary += tr(" <i>(%1 planner notes: hover here)</i>").arg(notes.size());
+  m_summary->setText(summary);
+  m_summary->setToolTip(notes.join(QLatin1Char('\n')));
+
+  m_table->setRowCount(static_cast<int>(m_rows.size()));
+  for (int i = 0; i < static_cast<int>(m_rows.size()); ++i) {
+    const PlanPointView& p = m_rows[static_cast<std::size_t>(i)];
+    QString vs = plan.chosen ? versusChosen(p, *plan.chosen) : QString();
+    if (!p.limitedBy.empty())
+      vs += QStringLiteral("; limited by ") + QString::fromStdString(p.limitedBy);
+    const QStringList cells = {QString::number(p.gpus),
+                               QString::fromStdString(p.strategy),
+                               QString::number(p.perGpuBatch),
+                               QString::number(p.gradAccumulation),
+                               QString::number(p.globalBatch),
+                               QString::number(p.bucketCapMb),
+                               QString::fromStdString(p.commHook),
+                               timeText(p, plan.byThroughput),
+                               gpuHoursText(p, plan.byThroughput),
+                               p.costUsd ? money(*p.costUsd) : QStringLiteral("-"),
+                               QString::number(p.memoryBytes / kGiB, 'f', 1),
+                               vs};
+    for (int col = 0; col < cells.size(); ++col) {
+      auto* item = new QTableWidgetItem(cells[col]);
+      if (vs.startsWith(QStringLiteral("chosen"))) {
+        QFont f = item->font();
+        f.setBold(true);
+        item->setFont(f);
+      }
+      m_table->setItem(i, col, item);
+    }
+  }
+  buildChart();
+}
+
+void RecommendationView::requestLoad(int row) {
+  if (row < 0 || row >= static_cast<int>(m_rows.size())) return;
+  emit loadRequested(m_rows[static_cast<std::size_t>(row)]);
+}
+
+void RecommendationView::buildChart() {
+  QChart* chart = m_chart->chart();
+  chart->removeAllSeries();
+  for (QAbstractAxis* a : chart->axes()) {
+    chart->removeAxis(a);
+    delete a;
+  }
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  const bool tp = m_plan.byThroughput;
+  const bool usd = m_plan.chosen && m_plan.chosen->costUsd.has_value();
+  chart->setTitle(tr("Pareto front: %1 vs %2 (click a point to load it)")
+                      .arg(usd ? tr("cost") : tr("GPU-hours"))
+                      .arg(tp ? tr("time per step") : tr("time to train")));
+  if (m_rows.empty()) return;
+  const auto xOf = [tp](const PlanPointView& p) { return tp ? p.timeMetric : p.timeMetric / 3600; };
+  const auto yOf = [usd](const PlanPointView& p) {
+    return usd && p.costUsd ? *p.costUsd : p.gpuHoursMetric;
+  };
+  std::vector<PlanPointView> byTime = m_rows;
+  std::sort(byTime.begin(), byTime.end(),
+            [](const auto& a, const auto& b) { return a.timeMetric < b.timeMetric; });
+  auto* line = new QLineSeries;
+  line->setName(tr("Pareto front (%1 points)").arg(byTime.size()));
+  auto* dots = new QScatterSeries;
+  dots->setName(tr("front point: click to load"));
+  dots->setColor(QColor(230, 159, 0));
+  dots->setMarkerSize(11);
+  double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = 0;
+  for (const PlanPointView& p : byTime) {
+    line->append(xOf(p), yOf(p));
+    dots->append(xOf(p), yOf(p));
+    xlo = std::min(xlo, xOf(p));
+    xhi = std::max(xhi, xOf(p));
+    ylo = std::min(ylo, yOf(p));
+    yhi = std::max(yhi, yOf(p));
+  }
+  QPen pen(QColor(230, 159, 0));
+  pen.setWidthF(1.5);
+  line->setPen(pen);
+  const auto logAxisOver = [](double lo, double hi, const QString& title) {
+    auto* a = new QLogValueAxis;
+    a->setBase(10);
+    a->setLabelFormat(QStringLiteral("%g"));
+    a->setTitleText(title);
+    lo = std::max(lo, 1e-12);
+    hi = std::max(hi, lo);
+    a->setRange(std::pow(10, std::floor(std::log10(lo))),
+                std::pow(10, std::ceil(std::log10(hi * 1.0001))));
+    a->setMinorTickCount(8);
+    return a;
+  };
+  if (!tp && m_plan.deadlineHours) xhi = std::max(xhi, *m_plan.deadlineHours);
+  if (usd && m_plan.budgetUsd) yhi = std::max(yhi, *m_plan.budgetUsd);
+  auto* x = logAxisOver(xlo, xhi, tp ? tr("time per step (s)") : tr("time to train (hours)"));
+  auto* y = logAxisOver(
+      ylo, yhi, usd ? tr("cost (USD)") : (tp ? tr("GPU-hours per 1,000 steps") : tr("GPU-hours")));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  for (QAbstractSeries* s :
+       {static_cast<QAbstractSeries*>(line), static_cast<QAbstractSeries*>(dots)}) {
+    chart->addSeries(s);
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+  if (m_plan.chosen) {
+    auto* c = new QScatterSeries;
+    c->setName(planPointLabel(*m_plan.chosen, tp));
+    c->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    c->setColor(QColor(213, 94, 0));
+    c->setMarkerSize(16);
+    c->append(xOf(*m_plan.chosen), yOf(*m_plan.chosen));
+    chart->addSeries(c);
+    c->attachAxis(x);
+    c->attachAxis(y);
+  }
+  if (!tp && m_plan.deadlineHours) {
+    auto* d = new QLineSeries;
+    d->setName(tr("deadline %1 h").arg(*m_plan.deadlineHours));
+    QPen dp(QColor(192, 57, 43));
+    dp.setStyle(Qt::DashLine);
+    d->setPen(dp);
+    d->append(*m_plan.deadlineHours, y->min());
+    d->append(*m_plan.deadlineHours, y->max());
+    chart->addSeries(d);
+    d->attachAxis(x);
+    d->attachAxis(y);
+  }
+  if (usd && m_plan.budgetUsd) {
+    auto* b = new QLineSeries;
+    b->setName(tr("budget %1").arg(money(*m_plan.budgetUsd)));
+    QPen bp(QColor(0, 110, 80));
+    bp.setStyle(Qt::DashLine);
+    b->setPen(bp);
+    b->append(x->min(), *m_plan.budgetUsd);
+    b->append(x->max(), *m_plan.budgetUsd);
+    chart->addSeries(b);
+    b->attachAxis(x);
+    b->attachAxis(y);
+  }
+  connect(dots, &QScatterSeries::clicked, this, [this, xOf, yOf](const QPointF& at) {
+    for (int i = 0; i < static_cast<int>(m_rows.size()); ++i) {
+      const PlanPointView& p = m_rows[static_cast<std::size_t>(i)];
+      if (std::abs(xOf(p) - at.x()) <= 1e-9 * std::abs(at.x()) + 1e-12 &&
+          std::abs(yOf(p) - at.y()) <= 1e-9 * std::abs(at.y()) + 1e-12) {
+        requestLoad(i);
+        return;
+      }
+    }
+  });
+}
+
+}  // namespace ddpsim::gui
