@@ -41,7 +41,8 @@ json point_json(const PlanPoint& p) {
           {"time_to_train_s", optional_json(p.time_to_train_s)},
           {"gpu_hours", optional_json(p.gpu_hours)},
           {"cost_usd", optional_json(p.cost_usd)},
-          {"gpu_hours_per_1000_steps", p.gpu_hours_per_1000_steps},
+          {"time_per_million_samples_s", p.time_per_million_samples_s},
+          {"gpu_hours_per_million_samples", p.gpu_hours_per_million_samples},
           {"memory_per_gpu_bytes", p.memory_per_gpu_bytes},
           {"limited_by", p.limited_by.empty() ? json(nullptr) : json(p.limited_by)},
           {"step_time_sensitivity_pct", p.sensitivity_pct}};
@@ -144,8 +145,8 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
   r.by_throughput = !s.training.critical_batch;
   if (r.by_throughput) {
     add_warning(r.warnings,
-                "no training.target.critical_batch: planning by throughput (time per step and "
-                "GPU-hours per 1,000 steps), not time to train");
+                "no training.target.critical_batch: planning by throughput (time and GPU-hours "
+                "per million samples), not time to train");
     // A deadline or a budget bounds the time to train, which needs steps to target.
     if (pc.deadline_hours || pc.budget_usd) {
       throw InputError(s.file, "/training/target",
@@ -215,8 +216,10 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
               p.time_to_train_s = pred.time_to_train_s;
               p.gpu_hours = pred.gpu_hours;
               p.cost_usd = pred.cost_usd;
-              // GPU-hours per 1,000 steps: N GPUs busy for 1,000 steps of step_time_s seconds.
-              p.gpu_hours_per_1000_steps = pred.step_time_s * gpus * 1000.0 / 3600.0;
+              // One million samples take 1e6 / B steps of step_time_s on N GPUs.
+              p.time_per_million_samples_s =
+                  pred.step_time_s * 1e6 / static_cast<double>(pred.global_batch);
+              p.gpu_hours_per_million_samples = p.time_per_million_samples_s * gpus / 3600.0;
               p.memory_per_gpu_bytes = pred.memory.total();
 
               const char* reason = nullptr;
@@ -322,31 +325,40 @@ json plan_json(const model::Scenario& s, const PlanResult& r) {
   return doc;
 }
 
+namespace {
+
+// Per million samples a small model's hours are tiny: three significant digits there.
+std::string hours_cell(double hours, bool by_throughput) {
+  return by_throughput ? fmt::format("{:.3g}", hours) : fmt::format("{:.2f}", hours);
+}
+
+}  // namespace
+
 std::string plan_table(const model::Scenario& s, const PlanResult& r) {
   const model::PlanConfig& pc = s.plan;
   std::string out = fmt::format("{}: plan for {} on {} ({}), objective {}\n",
                                 s.name.empty() ? s.file : s.name, s.workload->name, s.hardware.name,
                                 s.hardware.gpu.name, model::objective_name(pc.objective));
   if (!r.pareto.empty()) {
-    out += r.by_throughput ? "Pareto front of step time vs GPU-hours per 1,000 steps:\n"
+    out += r.by_throughput ? "Pareto front of time vs GPU-hours per million samples:\n"
                            : "Pareto front of time to train vs GPU-hours:\n";
     out += fmt::format(
         "  {:>5} {:>5} {:>6} {:>4} {:>8} {:>12} {:>18} {:>9} {:>10} {:>10} {:>12} {:>12} "
         "{:>11} {:>8}\n",
         "gpus", "nodes", "micro", "acc", "cap_MiB", "hook", "strategy", "g.batch", "step_ms",
-        r.by_throughput ? "-" : "steps", r.by_throughput ? "-" : "hours",
-        r.by_throughput ? "GPU-h/1k st" : "GPU-hours", "cost_usd", "mem_GiB");
+        r.by_throughput ? "-" : "steps", r.by_throughput ? "h/1M smp" : "hours",
+        r.by_throughput ? "GPU-h/1M smp" : "GPU-hours", "cost_usd", "mem_GiB");
     for (const PlanPoint& p : r.pareto) {
       const bool chosen = r.chosen && r.chosen->index == p.index;
       out += fmt::format(
           "{} {:>5} {:>5} {:>6} {:>4} {:>8.4g} {:>12} {:>18} {:>9} {:>10.2f} {:>10} {:>12} "
-          "{:>12.2f} {:>11} {:>8.1f}\n",
+          "{:>12} {:>11} {:>8.1f}\n",
           chosen ? "*" : " ", p.gpus, p.nodes, p.per_gpu_batch, p.grad_accumulation,
           p.bucket_cap_mb, p.comm_hook, model::strategy_name(p.strategy), p.global_batch,
           p.step_time_s * 1e3, p.steps_to_target ? fmt::format("{:.0f}", *p.steps_to_target) : "-",
-          p.time_to_train_s ? fmt::format("{:.2f}", *p.time_to_train_s / 3600.0) : "-",
-          p.gpu_hours_metric(), p.cost_usd ? fmt::format("{:.0f}", *p.cost_usd) : "-",
-          p.memory_per_gpu_bytes / kGiB);
+          hours_cell(p.time_metric() / 3600.0, r.by_throughput),
+          hours_cell(p.gpu_hours_metric(), r.by_throughput),
+          p.cost_usd ? fmt::format("{:.0f}", *p.cost_usd) : "-", p.memory_per_gpu_bytes / kGiB);
     }
   }
   if (!r.pareto.empty()) {

@@ -17,8 +17,9 @@
 // Metrics. With training.target.critical_batch (McCandlish et al. 2018), steps to target
 // S = S_min (1 + B_noise / B) for the global batch B, time to train T = S x step time and
 // GPU-hours = T x N / 3600: the planner trades time against GPU-hours. Without a target it plans
-// by throughput: time per step and GPU-hours per 1,000 steps (step x N x 1000 / 3600) and says so
-// in a warning; a deadline_hours or budget_usd without a target is an InputError naming
+// by throughput over a fixed amount of work, one million samples: time per 1M samples
+// (step x 1e6 / B for the global batch B) and GPU-hours per 1M samples (that x N / 3600), and says
+// so in a warning; a deadline_hours or budget_usd without a target is an InputError naming
 // /training/target (they bound the time to train, which needs steps to target).
 //
 // Pareto front over the feasible points on (time, GPU-hours): a point is on it unless another is
@@ -65,7 +66,10 @@ struct PlanPoint {
   std::optional<double> time_to_train_s;
   std::optional<double> gpu_hours;
   std::optional<double> cost_usd;
-  double gpu_hours_per_1000_steps = 0;  ///< step_time_s x gpus x 1000 / 3600
+  /// Without a target, the work is one million samples (issue 19 item 3: per step, 1 GPU always
+  /// "won", as a step of one GPU processes N times fewer samples):
+  double time_per_million_samples_s = 0;     ///< step_time_s x 1e6 / global_batch
+  double gpu_hours_per_million_samples = 0;  ///< that x gpus / 3600
   double memory_per_gpu_bytes = 0;
   std::size_t hook_index = 0;  ///< position of comm_hook in plan.comm_hook (to re-predict)
   /// Front points only (make_plan fills them after the choice): the relative change of step time,
@@ -79,9 +83,11 @@ struct PlanPoint {
   /// the largest sensitivity ("compute", "memory bandwidth", "network bandwidth", "latency").
   std::string limited_by;
   /// The two metrics the front is built on: time to train and GPU-hours with a target, else
-  /// time per step and GPU-hours per 1,000 steps.
-  double time_metric() const { return time_to_train_s ? *time_to_train_s : step_time_s; }
-  double gpu_hours_metric() const { return gpu_hours ? *gpu_hours : gpu_hours_per_1000_steps; }
+  /// time and GPU-hours per million samples.
+  double time_metric() const {
+    return time_to_train_s ? *time_to_train_s : time_per_million_samples_s;
+  }
+  double gpu_hours_metric() const { return gpu_hours ? *gpu_hours : gpu_hours_per_million_samples; }
 };
 
 struct PlanResult {
@@ -91,7 +97,7 @@ struct PlanResult {
   /// reason is present, 0 when none.
   std::map<std::string, std::size_t> rejected;
   std::size_t dominated = 0;      ///< feasible but beaten on both metrics by a front point
-  bool by_throughput = false;     ///< no training.target: metrics are per step / per 1,000 steps
+  bool by_throughput = false;     ///< no training.target: metrics are per million samples
   std::vector<PlanPoint> pareto;  ///< by increasing time (then GPU-hours)
   std::optional<PlanPoint> chosen;
   std::vector<std::string> warnings;  ///< deduplicated, in order of first appearance

@@ -376,8 +376,9 @@ void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   const QList<QPointF> time = positive(timeToTrainSeries(r));
   const QList<QPointF> cost = positive(costSeries(r));
   QList<QPointF> front, chosen;
-  // Plan metrics are seconds: time to train (charted in hours) or, without a target, step time.
-  const double scale = target ? 1.0 / 3600.0 : 1.0;
+  // Plan metrics are seconds: time to train or, without a target, time per million samples;
+  // both charted in hours.
+  const double scale = 1.0 / 3600.0;
   for (const PlanPointView& p : r.plan.pareto) front.append(QPointF(p.gpus, p.timeMetric * scale));
   if (r.plan.chosen) chosen.append(QPointF(r.plan.chosen->gpus, r.plan.chosen->timeMetric * scale));
   QList<QPointF> pinned;

@@ -30,16 +30,17 @@ QString money(double usd) {
   return QStringLiteral("$") + QLocale(QLocale::English).toString(usd, 'f', 0);
 }
 
-// Time metric in words: hours to train, or seconds per step without a target.
+// Time metric in words: hours to train, or hours per million samples without a target.
 QString timeText(const PlanPointView& p, bool byThroughput) {
-  return byThroughput ? QStringLiteral("%1 s/step").arg(p.timeMetric, 0, 'f', 3)
-                      : QStringLiteral("%1 h").arg(p.timeMetric / 3600.0, 0, 'f', 1);
+  return QStringLiteral("%1 h%2")
+      .arg(p.timeMetric / 3600.0, 0, 'f', byThroughput ? 2 : 1)
+      .arg(byThroughput ? QStringLiteral(" per 1M samples") : QString());
 }
 
 QString gpuHoursText(const PlanPointView& p, bool byThroughput) {
   return QStringLiteral("%1 GPU-h%2")
       .arg(QLocale(QLocale::English).toString(p.gpuHoursMetric, 'f', 0))
-      .arg(byThroughput ? QStringLiteral(" per 1,000 steps") : QString());
+      .arg(byThroughput ? QStringLiteral(" per 1M samples") : QString());
 }
 
 }  // namespace
@@ -120,7 +121,7 @@ void RecommendationView::setPlan(const PlanView& plan) {
     t += tr("; %1 GiB per GPU").arg(c.memoryBytes / kGiB, 0, 'f', 1);
     if (!c.limitedBy.empty()) t += tr("; limited by %1").arg(QString::fromStdString(c.limitedBy));
     if (plan.byThroughput)
-      t += tr(" (no training target: planned by throughput, per step and per 1,000 steps)");
+      t += tr(" (no training target: planned by throughput, per million samples)");
     m_chosen->setText(t);
   }
   // The planner's notes (the predictor's, repeated per strategy) go to the tooltip: the summary
@@ -180,9 +181,9 @@ void RecommendationView::buildChart() {
   const bool usd = m_plan.chosen && m_plan.chosen->costUsd.has_value();
   chart->setTitle(tr("Pareto front: %1 vs %2 (click a point to load it)")
                       .arg(usd ? tr("cost") : tr("GPU-hours"))
-                      .arg(tp ? tr("time per step") : tr("time to train")));
+                      .arg(tp ? tr("time per million samples") : tr("time to train")));
   if (m_rows.empty()) return;
-  const auto xOf = [tp](const PlanPointView& p) { return tp ? p.timeMetric : p.timeMetric / 3600; };
+  const auto xOf = [](const PlanPointView& p) { return p.timeMetric / 3600; };
   const auto yOf = [usd](const PlanPointView& p) {
     return usd && p.costUsd ? *p.costUsd : p.gpuHoursMetric;
   };
@@ -221,9 +222,11 @@ void RecommendationView::buildChart() {
   };
   if (!tp && m_plan.deadlineHours) xhi = std::max(xhi, *m_plan.deadlineHours);
   if (usd && m_plan.budgetUsd) yhi = std::max(yhi, *m_plan.budgetUsd);
-  auto* x = logAxisOver(xlo, xhi, tp ? tr("time per step (s)") : tr("time to train (hours)"));
+  auto* x =
+      logAxisOver(xlo, xhi, tp ? tr("hours per million samples") : tr("time to train (hours)"));
   auto* y = logAxisOver(
-      ylo, yhi, usd ? tr("cost (USD)") : (tp ? tr("GPU-hours per 1,000 steps") : tr("GPU-hours")));
+      ylo, yhi,
+      usd ? tr("cost (USD)") : (tp ? tr("GPU-hours per million samples") : tr("GPU-hours")));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   for (QAbstractSeries* s :

@@ -138,7 +138,7 @@ QList<QPointF> timeToTrainSeries(const SweepResult& r) {
   if (targeted(r)) {
     return over(r, [](const StepPoint& p) { return p.timeToTrainS.value_or(0) / 3600.0; });
   }
-  return over(r, [](const StepPoint& p) { return p.stepTimeS; });
+  return over(r, [](const StepPoint& p) { return p.hoursPerMillionSamples; });
 }
 
 QList<QPointF> costSeries(const SweepResult& r) {
@@ -146,17 +146,18 @@ QList<QPointF> costSeries(const SweepResult& r) {
     return over(r, [](const StepPoint& p) { return p.costUsd.value_or(0); });
   }
   if (targeted(r)) return over(r, [](const StepPoint& p) { return p.gpuHours.value_or(0); });
-  return over(r, [](const StepPoint& p) { return p.gpuHoursPer1000Steps; });
+  return over(r, [](const StepPoint& p) { return p.gpuHoursPerMillionSamples; });
 }
 
 QString timeToTrainLabel(const SweepResult& r) {
-  return targeted(r) ? QStringLiteral("time to train (h)") : QStringLiteral("step time (s)");
+  return targeted(r) ? QStringLiteral("time to train (h)")
+                     : QStringLiteral("hours per million samples");
 }
 
 QString costLabel(const SweepResult& r) {
   if (targeted(r) && priced(r)) return QStringLiteral("cost to train (USD)");
   if (targeted(r)) return QStringLiteral("GPU-hours to train");
-  return QStringLiteral("GPU-hours per 1,000 steps");
+  return QStringLiteral("GPU-hours per million samples");
 }
 
 QList<int> gpusNotFitting(const SweepResult& r) {
@@ -228,7 +229,7 @@ QString planPointLabel(const PlanPointView& p, bool byThroughput) {
   } else {
     l += QStringLiteral(", %1 GPU-hours%2")
              .arg(p.gpuHoursMetric, 0, 'f', 1)
-             .arg(byThroughput ? QStringLiteral(" per 1,000 steps") : QString());
+             .arg(byThroughput ? QStringLiteral(" per million samples") : QString());
   }
   return l;
 }

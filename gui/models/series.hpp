@@ -27,9 +27,9 @@ QList<QPointF> stepTimeSeries(const std::vector<StepPoint>& points);
 QList<QPointF> weakEfficiencySeries(const SweepResult& r);
 QList<QPointF> strongEfficiencySeries(const SweepResult& r);
 QList<QPointF> throughputSeries(const SweepResult& r);  ///< samples/s
-/// Time to train in hours when the scenario has a target, else step time in seconds.
+/// Time to train in hours when the scenario has a target, else hours per million samples.
 QList<QPointF> timeToTrainSeries(const SweepResult& r);
-/// Cost in USD when priced and targeted, else GPU-hours (or GPU-hours per 1,000 steps).
+/// Cost in USD when priced and targeted, else GPU-hours (or GPU-hours per million samples).
 QList<QPointF> costSeries(const SweepResult& r);
 /// What timeToTrainSeries and costSeries hold, for axis titles.
 QString timeToTrainLabel(const SweepResult& r);

@@ -41,7 +41,10 @@ StepPoint toStepPoint(const sim::Prediction& p) {
   s.timeToTrainS = p.time_to_train_s;
   s.gpuHours = p.gpu_hours;
   s.costUsd = p.cost_usd;
-  s.gpuHoursPer1000Steps = p.step_time_s * p.gpus * 1000.0 / 3600.0;
+  const double perMillion =
+      p.global_batch > 0 ? p.step_time_s * 1e6 / static_cast<double>(p.global_batch) / 3600.0 : 0.0;
+  s.hoursPerMillionSamples = perMillion;
+  s.gpuHoursPerMillionSamples = perMillion * p.gpus;
   return s;
 }
 

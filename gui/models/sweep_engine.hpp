@@ -51,7 +51,8 @@ struct StepPoint {
   std::optional<double> timeToTrainS;
   std::optional<double> gpuHours;
   std::optional<double> costUsd;
-  double gpuHoursPer1000Steps = 0;
+  double gpuHoursPerMillionSamples = 0;  ///< step x N / global batch x 1e6 / 3600
+  double hoursPerMillionSamples = 0;     ///< step / global batch x 1e6 / 3600
   /// With SweepRequest::withJson: the point's result object as `ddpsim predict --format json`
   /// writes it (sim::prediction_json); null otherwise.
   nlohmann::json json;
@@ -75,8 +76,8 @@ struct PlanPointView {
   int gpus = 1;
   std::int64_t perGpuBatch = 1;
   std::int64_t globalBatch = 1;
-  double timeMetric = 0;      ///< time to train (s), or step time (s) when planning by throughput
-  double gpuHoursMetric = 0;  ///< GPU-hours, or GPU-hours per 1,000 steps
+  double timeMetric = 0;      ///< time to train (s), or time per million samples (s) by throughput
+  double gpuHoursMetric = 0;  ///< GPU-hours, or GPU-hours per million samples
   std::optional<double> costUsd;
   std::string strategy = "ddp";  ///< the knobs of the point, for its label
   int gradAccumulation = 1;

@@ -307,7 +307,8 @@ class ModelsTest : public QObject {
     one.gpuHoursMetric = 12.34;
     QVERIFY2(planPointLabel(one, true).startsWith(QStringLiteral("chosen: 1 GPU, ")),
              qPrintable(planPointLabel(one, true)));
-    QVERIFY(planPointLabel(one, true).endsWith(QStringLiteral(", 12.3 GPU-hours per 1,000 steps")));
+    QVERIFY(
+        planPointLabel(one, true).endsWith(QStringLiteral(", 12.3 GPU-hours per million samples")));
   }
 
   void invalidDocumentGivesTheMessage() {

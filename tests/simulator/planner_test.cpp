@@ -285,13 +285,26 @@ TEST(PlannerTest, WithoutATargetPlansByThroughput) {
   const PlanResult r = make_plan(s);
   EXPECT_TRUE(r.by_throughput);
   ASSERT_FALSE(r.warnings.empty());
-  EXPECT_NE(r.warnings.front().find("throughput"), std::string::npos);
-  // Step time is lowest on 1 GPU (no communication) and so are GPU-hours per 1,000 steps:
-  // N = 1 dominates every other point.
-  EXPECT_EQ(front_gpus(r), (std::vector<int>{1}));
-  const PlanPoint& p = r.pareto.front();
-  EXPECT_DOUBLE_EQ(p.gpu_hours_per_1000_steps, p.step_time_s * 1000.0 / 3600.0);
-  EXPECT_FALSE(p.time_to_train_s);
+  EXPECT_NE(r.warnings.front().find("per million samples"), std::string::npos);
+  // The work is one million samples (issue 19 item 3): per step, N = 1 had the lowest step time
+  // and GPU-hours and "dominated" every cluster, though its step processes N times fewer
+  // samples. Per million samples at one sample per GPU: time = step x 1e6 / N and GPU-hours =
+  // step x 1e6 / 3600, so more GPUs are faster (each step is at most a little slower) and cost
+  // a few more GPU-hours (communication): every N is on the front, fastest first.
+  EXPECT_EQ(front_gpus(r), (std::vector<int>{8, 4, 2, 1}));
+  for (const PlanPoint& p : r.pareto) {
+    EXPECT_FALSE(p.time_to_train_s);
+    EXPECT_DOUBLE_EQ(p.time_per_million_samples_s, p.step_time_s * 1e6 / p.global_batch);
+    EXPECT_DOUBLE_EQ(p.gpu_hours_per_million_samples,
+                     p.step_time_s * 1e6 / p.global_batch * p.gpus / 3600.0);
+    EXPECT_DOUBLE_EQ(p.time_metric(), p.time_per_million_samples_s);
+  }
+  // The time objective picks the highest throughput: the most GPUs here.
+  ASSERT_TRUE(r.chosen);
+  EXPECT_EQ(r.chosen->gpus, 8);
+  const json j = plan_json(s, r);
+  EXPECT_TRUE(j["plan"]["chosen"].contains("gpu_hours_per_million_samples"));
+  EXPECT_TRUE(j["plan"]["chosen"].contains("time_per_million_samples_s"));
 }
 
 TEST(PlannerTest, JsonHasTheContractKeys) {
