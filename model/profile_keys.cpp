@@ -307,6 +307,29 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num(tc + "/all_reduce/*/sync_s", "s", 0, true, "median, one at a time", true));
   t.push_back(num(tc + "/all_reduce/*/pair_s", "s", 0, true,
                   "median per all-reduce with two in flight", true));
+  const std::string tn = tc + "/contention";
+  t.push_back(key(tn, KeyType::kObject,
+                  "forward + backward and gloo all-reduces sharing the cores (issue 16)"));
+  t.push_back(key(tn + "/workload", KeyType::kString, "the workload whose compute was timed"));
+  t.push_back(byte_count(tn + "/size_bytes", "bytes", 1, "each all-reduce's fp32 size", true));
+  t.push_back(integer(tn + "/all_reduces_in_flight", "", 1, "all-reduces running at once"));
+  t.push_back(integer(tn + "/reps", "", 1, "overlapped runs behind the medians"));
+  t.push_back(integer(tn + "/compute_passes", "", 1,
+                      "forward + backward passes in each timed compute window"));
+  t.push_back(num(tn + "/compute_alone_s", "s", 0, true, "median compute window alone"));
+  t.push_back(num(tn + "/compute_overlapped_s", "s", 0, true,
+                  "median compute window with all-reduces running"));
+  t.push_back(num(tn + "/all_reduce_alone_s", "s", 0, true, "median all-reduce alone"));
+  t.push_back(num(tn + "/all_reduce_overlapped_s", "s", 0, false,
+                  "median all-reduce that ran inside the compute"));
+  t.push_back(integer(tn + "/all_reduces_inside_compute", "", 0,
+                      "all-reduces that started and ended inside the compute"));
+  t.push_back(
+      integer(tn + "/compute_covered_reps", "", 0, "runs whose compute the all-reduces outlasted"));
+  t.push_back(num(tn + "/compute_slowdown", "", 0, true,
+                  "compute overlapped / alone: the interference factor torch's DDP sees", true));
+  t.push_back(
+      num(tn + "/all_reduce_slowdown", "", 0, true, "all-reduce inside the compute / alone", true));
 
   t.push_back(key("/layer_times", KeyType::kObject, "per-layer times from a profiler trace"));
   t.push_back(key("/layer_times/source", KeyType::kString, "the trace file"));

@@ -100,7 +100,7 @@ void apply_measured_costs(StepPlan& sp, const MeasuredCosts& m) {
     sp.layer_grad_copy_s.assign(sp.layer_grad_copy_s.size(), 0.0);
     for (PlannedBucket& b : sp.buckets) b.copy_out_s = 0;
     for (PlannedBucket& b : sp.warmup_buckets) b.copy_out_s = 0;
-    sp.interference = 1.0;
+    sp.interference = m.interference.value_or(1.0);
     sp.interference_source = "measured";
   }
   if (m.optimizer_s) sp.optimizer_s = *m.optimizer_s;

@@ -149,6 +149,10 @@ struct MeasuredCosts {
   std::optional<double> buffer_broadcast_s;  ///< DDP broadcast_buffers, per forward
   /// DDP: each bucket's collective in launch order, one per planned bucket.
   std::vector<double> bucket_collective_s;
+  /// The compute's slowdown while a collective is in flight, when the compute was measured
+  /// without communication (a torch calibration's contention factor); unset: 1, as in a trace,
+  /// whose backward already ran beside the collectives.
+  std::optional<double> interference;
   bool has_compute() const {
     return !layer_fwd_s.empty() || forward_s.has_value() || backward_s.has_value();
   }

@@ -47,6 +47,28 @@ std::vector<double> gloo_bucket_costs(const std::vector<double>& ready_s,
   return out;
 }
 
+std::optional<TorchContention> torch_contention(const json& torch) {
+  if (!torch.contains("contention")) return std::nullopt;
+  const json& c = torch.at("contention");
+  // Sharing the cores cannot speed either up: a ratio below 1 is the measurement's noise (a
+  // small model's window is milliseconds), taken as no slowdown.
+  return TorchContention{std::max(1.0, c.at("compute_slowdown").get<double>()),
+                         std::max(1.0, c.at("all_reduce_slowdown").get<double>())};
+}
+
+std::vector<double> contended_bucket_costs(const std::vector<double>& start_s,
+                                           const std::vector<double>& cost_s, double compute_end_s,
+                                           double slowdown) {
+  std::vector<double> out(cost_s);
+  if (!(slowdown > 1)) return out;
+  for (std::size_t i = 0; i < out.size() && i < start_s.size(); ++i) {
+    const double d = compute_end_s - start_s[i];
+    if (d <= 0) continue;
+    out[i] = cost_s[i] * slowdown <= d ? cost_s[i] * slowdown : d + (cost_s[i] - d / slowdown);
+  }
+  return out;
+}
+
 std::optional<MeasuredCosts> torch_compute_costs(const json& torch, const model::Scenario& s,
                                                  const std::string& source, std::string* why) {
   const model::Workload& w = *s.workload;

@@ -51,6 +51,24 @@ std::vector<double> gloo_bucket_costs(const std::vector<double>& ready_s,
                                       const std::vector<double>& sync_s,
                                       const std::vector<double>& pair_s);
 
+/// The section's "contention" (forward + backward beside gloo all-reduces, one in flight): how
+/// much slower compute and an all-reduce run while the other runs, each at least 1 (a ratio
+/// below 1 is measurement noise). nullopt without it.
+struct TorchContention {
+  double compute_slowdown = 1, all_reduce_slowdown = 1;
+};
+std::optional<TorchContention> torch_contention(const nlohmann::json& torch);
+
+/// Each bucket's all-reduce, started at `start_s[i]` and taking `cost_s[i]` alone, when the
+/// compute that runs until `compute_end_s` slows it `slowdown` times (processor sharing: while
+/// the compute runs it progresses 1/slowdown per second). D = compute_end - start: the cost is
+/// cost x slowdown when that fits in D, else D + (cost - D / slowdown); a bucket starting after
+/// the compute keeps its cost. E.g. start 0, cost 10, slowdown 2: compute end 30 -> 20, compute
+/// end 8 -> 8 + (10 - 4) = 14; start 40 -> 10.
+std::vector<double> contended_bucket_costs(const std::vector<double>& start_s,
+                                           const std::vector<double>& cost_s, double compute_end_s,
+                                           double slowdown);
+
 /// The section's entry for scenario `s` (its workload's name, untied parameters, per-GPU batch
 /// and optimizer) as per-layer forward/backward and optimizer costs, `source` naming the
 /// profile; nullopt, with the reason in *why, when the section has no such entry or its layers

@@ -30,6 +30,13 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
     --max-bytes), "sync" one at a time and "pair" two in flight at once (async_op=True), the
     latter per all-reduce (gloo_probe.py's method: ProcessGroupGloo runs collectives on its
     worker threads, 2 by default in torch 1.13, so two buckets' all-reduces proceed at once).
+  - contention (issue 16: in the DDP job, backward and the buckets' all-reduces share the cores;
+    the tables above are each measured alone): the first workload's forward + backward (plain
+    module, no DDP) alone, then while a helper thread runs --max-bytes all-reduces back to back
+    (one in flight: the thread waits in C++, gloo's worker does the work), long enough to cover
+    the whole compute (repeated so that it holds about eight all-reduces); and the all-reduces'
+    own durations alone and those that started and ended inside the compute. compute_slowdown
+    and all_reduce_slowdown are the ratios of the medians.
 
 Output: the profile's "torch" section (model/profile_keys.cpp), written atomically; progress on
 stderr. Exit 0; 2 with one line for a point PyTorch cannot run here; 1 when a rank fails.
@@ -225,6 +232,84 @@ def time_all_reduce(sizes, iters):
     return rows
 
 
+def time_contention(cfg, rank, size, reps):
+    """Forward + backward of `cfg`'s module alone and with gloo all-reduces of `size` bytes
+    running back to back on a helper thread; the all-reduce durations alone and inside the
+    compute (see the module docstring). Every rank runs the same collectives in the same order."""
+    import threading
+    model, inputs, loss_fn = build(cfg, rank)
+    gen = torch.Generator().manual_seed(cfg.seed * 7919 + rank + 17)
+    x, y = inputs(cfg.per_gpu_batch, gen)
+
+    def compute():
+        model.zero_grad(set_to_none=True)
+        loss_fn(model(x), y).backward()
+
+    for _ in range(2):  # warm-up: allocations, first-call paths
+        compute()
+    alone = []
+    for _ in range(reps):
+        dist.barrier()
+        t = _ns()
+        compute()
+        alone.append(_ns() - t)
+    buf = torch.ones(size // 4)
+    dist.all_reduce(buf)
+    ar_alone = []
+    for _ in range(max(reps, 5)):
+        dist.barrier()
+        t = _ns()
+        dist.all_reduce(buf)
+        ar_alone.append(_ns() - t)
+    # The compute window is `k` forward + backward passes, long enough to hold about eight
+    # all-reduces (a small model's pass is shorter than one), and enough all-reduces to outlast
+    # it twice over; rank 0's counts on every rank (the collectives must match).
+    k = max(1, -(-8 * _median(ar_alone) // max(1, _median(alone))))
+    n = int(2 * k * _median(alone) / max(1, _median(ar_alone))) + 3
+    kn = torch.tensor([int(k), n])
+    dist.broadcast(kn, 0)
+    k, n = int(kn[0].item()), int(kn[1].item())
+    alone = [t * k for t in alone]  # the window's compute alone
+    over, ar_over, covered = [], [], 0
+    for _ in range(reps):
+        marks = []
+
+        def loop():
+            marks.append(_ns())
+            for _ in range(n):
+                dist.all_reduce(buf)
+                marks.append(_ns())
+
+        dist.barrier()
+        helper = threading.Thread(target=loop)
+        helper.start()
+        t0 = _ns()
+        for _ in range(k):
+            compute()
+        t1 = _ns()
+        helper.join()
+        over.append(t1 - t0)
+        covered += marks[-1] >= t1
+        ar_over += [b - a for a, b in zip(marks, marks[1:]) if a >= t0 and b <= t1]
+    c_alone, c_over = _median(alone), _median(over)
+    a_alone, a_over = _median(ar_alone), _median(ar_over)
+    return {
+        "workload": cfg.workload.get("name", ""),
+        "size_bytes": size,
+        "all_reduces_in_flight": 1,
+        "reps": reps,
+        "compute_passes": k,
+        "compute_alone_s": c_alone * 1e-9,
+        "compute_overlapped_s": c_over * 1e-9,
+        "all_reduce_alone_s": a_alone * 1e-9,
+        "all_reduce_overlapped_s": a_over * 1e-9,
+        "all_reduces_inside_compute": len(ar_over),
+        "compute_covered_reps": int(covered),
+        "compute_slowdown": c_over / c_alone if c_alone > 0 else 1.0,
+        "all_reduce_slowdown": a_over / a_alone if a_alone > 0 and ar_over else 1.0,
+    }
+
+
 def _rank(rank, world, cfgs, a, sizes, queue):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=world, timeout=run_config.TIMEOUT)
@@ -239,6 +324,10 @@ def _rank(rank, world, cfgs, a, sizes, queue):
             print(f"{PROG}: timing gloo all_reduce, {len(sizes)} sizes x {a.iters}",
                   file=sys.stderr)
         out["all_reduce"] = time_all_reduce(sizes, a.iters)
+        if rank == 0:
+            print(f"{PROG}: timing contention: {cfgs[0].workload.get('name', '')} forward + "
+                  f"backward with {a.max_bytes}-byte all-reduces in flight", file=sys.stderr)
+        out["contention"] = time_contention(cfgs[0], rank, a.max_bytes, a.iters)
     if rank == 0:
         queue.put(out)
     dist.barrier()
@@ -292,7 +381,8 @@ def main():
         "gloo_threads": dist.ProcessGroupGloo._Options()._threads,
         "method": "torch_calibrate.py: DDP with a no-communication comm hook, per-layer hooks, "
                   "opt.step()+zero_grad(set_to_none=True); gloo all_reduce sync and two in "
-                  "flight; rank 0's medians, every rank running",
+                  "flight; forward+backward with all-reduces in flight (contention); rank 0's "
+                  "medians, every rank running",
         "utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "load_average": [float(x) for x in load_before],
         "warmup_steps": a.warmup_steps,
@@ -300,6 +390,8 @@ def main():
         "workloads": got["workloads"],
         "all_reduce": got.get("all_reduce", []),
     }
+    if "contention" in got:
+        doc["contention"] = got["contention"]
     write_atomic(a.out, doc)
     print(f"{PROG}: wrote {a.out}", file=sys.stderr)
 

@@ -112,5 +112,31 @@ TEST(TorchCosts, ComputeCostsRefuseOtherLayers) {
   EXPECT_EQ(why, "p.json: /torch: layer 1 is head, the workload's fc1");
 }
 
+// Processor sharing while the backward runs (issue 16): an all-reduce of cost W started at s,
+// slowed k times until the compute ends at E (D = E - s): W k when W k <= D, else D + (W - D / k).
+TEST(TorchCosts, ContentionSlowsTheBucketsThatOverlapTheCompute) {
+  // Starts at 0, W = 10, k = 2: E = 30 holds all of it (20); E = 8: 8 + (10 - 8 / 2) = 14;
+  // a bucket starting at 40 is after the compute (10); one starting at 25: D = 5, W k = 20 > 5,
+  // so 5 + (10 - 2.5) = 12.5.
+  EXPECT_EQ(contended_bucket_costs({0, 40, 25}, {10, 10, 10}, 30, 2),
+            (std::vector<double>{20, 10, 12.5}));
+  EXPECT_EQ(contended_bucket_costs({0}, {10}, 8, 2), (std::vector<double>{14}));
+  // No slowdown (k <= 1) changes nothing.
+  EXPECT_EQ(contended_bucket_costs({0, 1}, {3, 4}, 30, 1), (std::vector<double>{3, 4}));
+}
+
+TEST(TorchCosts, ContentionIsReadFromTheSection) {
+  EXPECT_FALSE(torch_contention(json::object()).has_value());
+  const json t = {{"contention", {{"compute_slowdown", 1.8}, {"all_reduce_slowdown", 2.5}}}};
+  const std::optional<TorchContention> c = torch_contention(t);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->compute_slowdown, 1.8);
+  EXPECT_EQ(c->all_reduce_slowdown, 2.5);
+  // A ratio below 1 (noise: sharing cores does not speed anything up) is no slowdown.
+  const json fast = {{"contention", {{"compute_slowdown", 0.97}, {"all_reduce_slowdown", 0.9}}}};
+  EXPECT_EQ(torch_contention(fast)->compute_slowdown, 1.0);
+  EXPECT_EQ(torch_contention(fast)->all_reduce_slowdown, 1.0);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim

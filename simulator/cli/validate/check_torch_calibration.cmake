@@ -41,6 +41,15 @@ if(NOT layers EQUAL 2 OR NOT name STREQUAL "fc1" OR NOT params EQUAL 262912 OR N
                       "${sizes} all-reduce sizes, optimizer ${opt} s, ${gemms} CPU GEMMs kept")
 endif()
 
+# Contention (issue 16): measured with all-reduces inside the compute window, both factors set.
+string(JSON inside GET "${doc}" torch contention all_reduces_inside_compute)
+string(JSON cslow GET "${doc}" torch contention compute_slowdown)
+string(JSON aslow GET "${doc}" torch contention all_reduce_slowdown)
+if(inside LESS 1 OR NOT cslow GREATER 0 OR NOT aslow GREATER 0)
+  message(FATAL_ERROR "torch contention: ${inside} all-reduces inside the compute, slowdowns "
+                      "${cslow} (compute) and ${aslow} (all-reduce)")
+endif()
+
 execute_process(COMMAND ${VALIDATE} ${SCENARIO} --runner torch --profile ${profile} --steps 2
                         --out ${WORK}/validation.json
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

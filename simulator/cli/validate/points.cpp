@@ -182,6 +182,28 @@ std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
     pair.push_back(sim::torch_all_reduce_s(rows, static_cast<double>(b.bytes), true));
   }
   if (!rows.empty()) m->bucket_collective_s = sim::gloo_bucket_costs(ready, sync, pair);
+  // Contention (issue 16): the compute was timed with no communication and the all-reduces with
+  // no compute; in the job they share the cores. The compute runs the measured slowdown times
+  // slower while a bucket is in flight (the plan's interference), and each bucket's all-reduce
+  // is slowed while the backward runs, from where a prediction with the above puts it.
+  if (const std::optional<sim::TorchContention> c = sim::torch_contention(torch);
+      c && !rows.empty()) {
+    m->interference = c->compute_slowdown;
+    sim::RunOptions second = first;
+    second.measured = std::make_shared<const sim::MeasuredCosts>(*m);
+    const sim::Prediction q = sim::predict_point(ps, second, cache);
+    std::vector<double> start, cost;
+    for (const sim::BucketTiming& b : q.buckets) {
+      if (b.kind != model::CollectiveOp::kAllReduce || b.layer >= 0) continue;
+      start.push_back(b.start_s);
+      cost.push_back(b.end_s - b.start_s);
+    }
+    if (cost.size() == m->bucket_collective_s.size()) {
+      m->bucket_collective_s =
+          sim::contended_bucket_costs(start, m->bucket_collective_s,
+                                      q.forward_time_s + q.backward_time_s, c->all_reduce_slowdown);
+    }
+  }
   return std::make_shared<const sim::MeasuredCosts>(std::move(*m));
 }
 
