@@ -10,6 +10,9 @@ residuals that say what the runner does differently; exposed communication |pred
 measured| as a fraction of the measured step (median, max, points over 10%); measured vs
 predicted bucket counts; the bucket-cap choice (predicted best in the measured 95% set); and
 the measurement's own spread: the 95% CI width of each point's median step relative to it.
+Then the points that are the same job twice: equal predictions of every row (e.g. bucket caps
+that give PyTorch the same buckets): how far apart their measured medians are (max / min), and
+the error of the prediction against the median of their medians.
 Reads the documents only; prints markdown to stdout.
 """
 import json
@@ -106,6 +109,32 @@ def without_torch(points, choice):
     return line + "."
 
 
+def identical_configurations(points):
+    """Groups of points whose every predicted row is equal (the same job as ddpsim sees it)."""
+    groups = {}
+    for p in points:
+        rows = rows_by_quantity(p)
+        key = tuple(sorted((q, round(r["analytic"], 12)) for q, r in rows.items()))
+        groups.setdefault(key, []).append(p)
+    out = []
+    for ps in groups.values():
+        if len(ps) < 2:
+            continue
+        meas = [rows_by_quantity(p)["step_time_s"]["measured"] for p in ps]
+        pred = rows_by_quantity(ps[0])["step_time_s"]["analytic"]
+        med = statistics.median(meas)
+        label = ", ".join(f"{k}={v}" for k, v in ps[0]["point"].items()
+                          if not all(q["point"].get(k) != v for q in ps[1:]))
+        out.append(f"| {label or '(all keys differ)'} | {len(ps)} | "
+                   f"{' / '.join(f'{1e3 * m:.0f}' for m in meas)} | {max(meas) / min(meas):.2f} | "
+                   f"{1e3 * pred:.0f} | {pct((pred - med) / med)} |")
+    if not out:
+        return ""
+    return ("Points that are the same job (every predicted row equal):\n\n"
+            "| shared keys | points | measured median step, ms | max / min | predicted ms | "
+            "error vs their median |\n|---|---|---|---|---|---|\n" + "\n".join(out) + "\n")
+
+
 def main(paths):
     pooled, choices = [], []
     for path in paths:
@@ -114,6 +143,9 @@ def main(paths):
         runner = doc.get("context", {}).get("runner", "exec")
         print(summarize(f"{path} (runner {runner})", doc["points"], doc.get("bucket_choice")))
         print()
+        same = identical_configurations(doc["points"])
+        if same:
+            print(same)
         pooled += doc["points"]
         choices += doc.get("bucket_choice", [])
     if len(paths) > 1:
