@@ -24,7 +24,9 @@
 #     on/off at 2 ranks (24 points);
 #  2. simulator/cli/validate/torch-sweep-gpt2.json: a small GPT-2 x the same caps x overlap
 #     (8 points), S x R like the first (no efficiency run);
-#  into ...-torch.json and ...-torch-gpt2.json, section tag torch-loopback.
+#  3. simulator/cli/validate/torch-sweep-mlp-deep.json: a deep MLP whose caps change torch's
+#     buckets (7/4/3/2 at 1/5/10/25 MB) x 2 batch sizes x overlap (16 points), S x R;
+#  into ...-torch.json, ...-torch-gpt2.json and ...-torch-deep.json, section tag torch-loopback.
 # Output: results/validation-<host>-<YYYYMMDD>[-netns-RATE].json and
 # ...-efficiency.json (plus the calibrated profiles beside them), and the markdown tables
 # spliced into results/VALIDATION.md between "<!-- validate-sweep BEGIN/END TAG -->" markers
@@ -110,7 +112,14 @@ if [[ $runner == torch ]]; then
   second_args=(--steps "$steps" --repeat "$repeat")
   second_title="Small GPT-2 (real PyTorch DDP)" second_name=gpt2
 fi
+third_scenario="" third_json=""
+if [[ $runner == torch ]]; then
+  third_scenario=simulator/cli/validate/torch-sweep-mlp-deep.json
+  third_desc="deep MLP (16 points, caps that change the buckets, PyTorch DDP, $steps steps x $repeat runs)"
+  third_title="Deep MLP, caps that change the buckets (real PyTorch DDP)"
+fi
 main_json=$dest/validation-$host-$date$suffix.json
+[[ -n $third_scenario ]] && third_json=$dest/validation-$host-$date$suffix-deep.json
 eff_json=$dest/validation-$host-$date$suffix-$second_name.json
 work=$(mktemp -d "${TMPDIR:-/tmp}/validate-sweep.XXXXXX")
 trap_cleanup() { rm -rf "$work"; }
@@ -129,6 +138,12 @@ if ((efficiency)); then
     "${netns_args[@]}" --out "$eff_json" --markdown "$work/eff.md" || exit 1
 fi
 t2=$SECONDS
+if [[ -n $third_scenario ]]; then
+  echo "validate-sweep: $third_desc -> $third_json"
+  "$validate" "$third_scenario" --runner "$runner" --calibrate --steps "$steps" --repeat "$repeat" \
+    --out "$third_json" --markdown "$work/third.md" || exit 1
+fi
+t3=$SECONDS
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # The section: how it was made, then the tables.
@@ -137,9 +152,9 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "## Sweep ($tag): $(date -u +%Y-%m-%dT%H:%MZ), host \`$host\`"
   echo
   echo "    bash scripts/validate-sweep.sh${netns:+ --netns $netns}$( [[ $runner == torch ]] && echo ' --runner torch')$( ((quick)) && echo ' --quick')$( ((efficiency)) || echo ' --skip-efficiency')" \
-       "  # sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s; load $load0 -> $load1"
+       "  # sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s$( [[ -n $third_json ]] && echo ", deep $((t3 - t2)) s"); load $load0 -> $load1"
   echo
-  echo "Outputs: \`${main_json#"$root"/}\`$( ((efficiency)) && echo ", \`${eff_json#"$root"/}\`")" \
+  echo "Outputs: \`${main_json#"$root"/}\`$( ((efficiency)) && echo ", \`${eff_json#"$root"/}\`")$( [[ -n $third_json ]] && echo ", \`${third_json#"$root"/}\`")" \
        "(profiles beside them)."
   echo
   echo "### Prediction vs measurement"
@@ -150,6 +165,12 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
     echo "### $second_title"
     echo
     cat "$work/eff.md"
+  fi
+  if [[ -n $third_json ]]; then
+    echo
+    echo "### $third_title"
+    echo
+    cat "$work/third.md"
   fi
   echo "<!-- validate-sweep END $tag -->"
 } > "$work/section.md"
@@ -172,4 +193,4 @@ else
   mv "$work/VALIDATION.md" "$doc.tmp" && mv "$doc.tmp" "$doc"
   echo "validate-sweep: tables in results/VALIDATION.md ($tag section)"
 fi
-echo "validate-sweep: done in $((t2 - t0)) s (sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s)"
+echo "validate-sweep: done in $((t3 - t0)) s (sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s$( [[ -n $third_json ]] && echo ", deep $((t3 - t2)) s"))"
