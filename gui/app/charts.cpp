@@ -482,7 +482,7 @@ void clearChart(QChart* chart) {
   }
 }
 
-QString hoverText(const QChart* chart, double gpus) {
+QString hoverText(const QChart* chart, double gpus, double* at) {
   // The nearest x among all points (log distance on the GPU axis, linear for bar indices).
   const QList<QAbstractSeries*> series = chart->series();  // one list: series() returns a copy
   const bool bars = std::any_of(series.begin(), series.end(), [](QAbstractSeries* s) {
@@ -513,6 +513,7 @@ QString hoverText(const QChart* chart, double gpus) {
       }
     }
   }
+  if (at != nullptr) *at = best;
   QStringList lines;
   for (QAbstractSeries* s : series) {
     if (auto* b = qobject_cast<QAbstractBarSeries*>(s)) {

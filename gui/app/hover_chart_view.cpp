@@ -41,7 +41,8 @@ QString HoverChartView::hoverAt(const QPointF& pos) {
     return {};
   }
   const double x = c->mapToValue(chartPos, ref).x();
-  m_label = hoverText(c, x);
+  double nearest = 0;
+  m_label = hoverText(c, x, &nearest);
   if (m_label.isEmpty()) {
     hide();
     return {};
@@ -56,10 +57,7 @@ QString HoverChartView::hoverAt(const QPointF& pos) {
   // The crosshair sits on the data point the text describes (bars: the mouse position).
   double lineX = chartPos.x();
   const bool bars = qobject_cast<QAbstractBarSeries*>(ref) != nullptr;
-  if (!bars) {
-    const double gpus = m_label.section(QLatin1Char(' '), 0, 0).toDouble();
-    if (gpus > 0) lineX = c->mapToPosition(QPointF(gpus, 0), ref).x();
-  }
+  if (!bars) lineX = c->mapToPosition(QPointF(nearest, 0), ref).x();
   const QRectF area = c->plotArea();
   m_line->setLine(lineX, area.top(), lineX, area.bottom());
   m_line->setVisible(true);

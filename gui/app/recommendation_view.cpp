@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gui/app/charts.hpp"
 #include "gui/app/hover_chart_view.hpp"
 #include "gui/models/series.hpp"
 
@@ -171,11 +172,7 @@ void RecommendationView::requestLoad(int row) {
 
 void RecommendationView::buildChart() {
   QChart* chart = m_chart->chart();
-  chart->removeAllSeries();
-  for (QAbstractAxis* a : chart->axes()) {
-    chart->removeAxis(a);
-    delete a;
-  }
+  clearChart(chart);
   chart->legend()->setAlignment(Qt::AlignBottom);
   const bool tp = m_plan.byThroughput;
   const bool usd = m_plan.chosen && m_plan.chosen->costUsd.has_value();
