@@ -198,6 +198,7 @@ Scenario parse_with(const json& doc, const std::string& file,
   if (doc.contains("pricing") && doc.at("pricing").contains("gpu_hour_usd")) {
     s.gpu_hour_usd = doc.at("pricing").at("gpu_hour_usd").get<double>();
   }
+  s.reliability = parse_reliability(doc, file);
   detail::parse_plan(doc, file, s);
   detail::parse_sweep(doc, file, s);
   return s;

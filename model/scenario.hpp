@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/hardware.hpp"
+#include "model/reliability.hpp"
 #include "model/workload.hpp"
 
 namespace ddpsim::model {
@@ -216,6 +217,8 @@ struct Scenario {
   ParallelismConfig parallelism;
   SimulationConfig simulation;
   std::optional<double> gpu_hour_usd;
+  /// Failures and checkpoints ("/reliability"); unset: a prediction without failures.
+  std::optional<ReliabilityConfig> reliability;
   std::vector<SweepAxis> sweep;
   PlanConfig plan;  ///< always filled (defaults when the scenario has no "/plan")
   /// The sweep values of this point ({"cluster.gpus": 64}); empty for an unswept scenario.

@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-const char* const kReasons[] = {"global_batch", "memory", "deadline", "budget"};
+const char* const kReasons[] = {"global_batch", "memory", "deadline", "budget", "reliability"};
 
 void add_warning(std::vector<std::string>& ws, const std::string& w) {
   if (std::find(ws.begin(), ws.end(), w) == ws.end()) ws.push_back(w);
@@ -41,6 +41,7 @@ json point_json(const PlanPoint& p) {
           {"time_to_train_s", optional_json(p.time_to_train_s)},
           {"gpu_hours", optional_json(p.gpu_hours)},
           {"cost_usd", optional_json(p.cost_usd)},
+          {"ettr", optional_json(p.ettr)},
           {"time_per_million_samples_s", p.time_per_million_samples_s},
           {"gpu_hours_per_million_samples", p.gpu_hours_per_million_samples},
           {"memory_per_gpu_bytes", p.memory_per_gpu_bytes},
@@ -195,8 +196,10 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
                                                     cluster.gpus_per_node));
                 continue;
               }
-              const Prediction pred =
+              Prediction pred =
                   predictor.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv);
+              apply_goodput(s.reliability, predictor.workload(), cluster, training, par,
+                            s.gpu_hour_usd, pred);
               ++r.candidates;
               PlanPoint p;
               p.index = index++;
@@ -213,18 +216,25 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
               p.step_time_s = pred.step_time_s;
               p.throughput_samples_per_s = pred.throughput_samples_per_s;
               p.steps_to_target = pred.steps_to_target;
-              p.time_to_train_s = pred.time_to_train_s;
-              p.gpu_hours = pred.gpu_hours;
-              p.cost_usd = pred.cost_usd;
+              // With failures (reliability): the wall time includes checkpoints, restarts
+              // and lost work, i.e. the failure-free time / ETTR.
+              const Goodput* g = pred.goodput ? &*pred.goodput : nullptr;
+              p.ettr = g ? std::optional<double>(g->ettr) : std::nullopt;
+              p.time_to_train_s = g ? g->time_to_train_s : pred.time_to_train_s;
+              p.gpu_hours = g ? g->gpu_hours : pred.gpu_hours;
+              p.cost_usd = g ? g->cost_usd : pred.cost_usd;
               // One million samples take 1e6 / B steps of step_time_s on N GPUs.
               p.time_per_million_samples_s =
                   pred.step_time_s * 1e6 / static_cast<double>(pred.global_batch);
+              if (g && g->ettr > 0) p.time_per_million_samples_s /= g->ettr;
               p.gpu_hours_per_million_samples = p.time_per_million_samples_s * gpus / 3600.0;
               p.memory_per_gpu_bytes = pred.memory.total();
 
               const char* reason = nullptr;
               if (pc.max_global_batch && p.global_batch > *pc.max_global_batch) {
                 reason = "global_batch";
+              } else if (g && g->ettr <= 0) {
+                reason = "reliability";
               } else if (!fits(pred.memory, capacity, pc.memory_margin)) {
                 reason = "memory";
               } else if (pc.deadline_hours && p.time_to_train_s &&
@@ -348,6 +358,7 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
         "gpus", "nodes", "micro", "acc", "cap_MiB", "hook", "strategy", "g.batch", "step_ms",
         r.by_throughput ? "-" : "steps", r.by_throughput ? "h/1M smp" : "hours",
         r.by_throughput ? "GPU-h/1M smp" : "GPU-hours", "cost_usd", "mem_GiB");
+    if (s.reliability) out.insert(out.size() - 1, fmt::format(" {:>6}", "ETTR"));
     for (const PlanPoint& p : r.pareto) {
       const bool chosen = r.chosen && r.chosen->index == p.index;
       out += fmt::format(
@@ -359,6 +370,7 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
           hours_cell(p.time_metric() / 3600.0, r.by_throughput),
           hours_cell(p.gpu_hours_metric(), r.by_throughput),
           p.cost_usd ? fmt::format("{:.0f}", *p.cost_usd) : "-", p.memory_per_gpu_bytes / kGiB);
+      if (p.ettr) out.insert(out.size() - 1, fmt::format(" {:>6.3f}", *p.ettr));
     }
   }
   if (!r.pareto.empty()) {

@@ -11,6 +11,7 @@
 //   "memory"        memory per GPU > (1 - plan.memory_margin) x GPU memory
 //   "deadline"      time to train > plan.deadline_hours
 //   "budget"        cost to train > plan.budget_usd
+//   "reliability"   with a "reliability" section, ETTR 0: the job would not finish
 // so every rejected candidate is counted once. Cluster shapes (above gpus_per_node and not a
 // multiple of it) are rejected earlier, by the scenario parser (InputError at /plan/gpus/i).
 //
@@ -20,7 +21,10 @@
 // by throughput over a fixed amount of work, one million samples: time per 1M samples
 // (step x 1e6 / B for the global batch B) and GPU-hours per 1M samples (that x N / 3600), and says
 // so in a warning; a deadline_hours or budget_usd without a target is an InputError naming
-// /training/target (they bound the time to train, which needs steps to target).
+// /training/target (they bound the time to train, which needs steps to target). With a
+// "reliability" section every time (and so GPU-hours and cost) is the failure-free one / ETTR
+// (simulator/goodput.hpp): failures and checkpoints, whose cost grows with the node count, can
+// make a smaller cluster the better one.
 //
 // Pareto front over the feasible points on (time, GPU-hours): a point is on it unless another is
 // at least as good in both and strictly better in one. Points equal in both keep the first in
@@ -66,6 +70,9 @@ struct PlanPoint {
   std::optional<double> time_to_train_s;
   std::optional<double> gpu_hours;
   std::optional<double> cost_usd;
+  /// With a "reliability" section: the effective training time ratio, and the three above and
+  /// the per-million-samples time below include failures and checkpoints (time / ETTR).
+  std::optional<double> ettr;
   /// Without a target, the work is one million samples (issue 19 item 3: per step, 1 GPU always
   /// "won", as a step of one GPU processes N times fewer samples):
   double time_per_million_samples_s = 0;     ///< step_time_s x 1e6 / global_batch
@@ -93,7 +100,8 @@ struct PlanPoint {
 struct PlanResult {
   std::size_t candidates = 0;
   std::size_t feasible = 0;
-  /// Rejected candidates per reason ("global_batch", "memory", "deadline", "budget"); every
+  /// Rejected candidates per reason ("global_batch", "memory", "deadline", "budget",
+  /// "reliability"); every
   /// reason is present, 0 when none.
   std::map<std::string, std::size_t> rejected;
   std::size_t dominated = 0;      ///< feasible but beaten on both metrics by a front point

@@ -13,6 +13,7 @@
 
 #include "model/collective_op.hpp"
 #include "model/scenario.hpp"
+#include "simulator/goodput.hpp"
 #include "simulator/memory.hpp"
 
 namespace ddpsim::sim {
@@ -113,6 +114,9 @@ struct Prediction {
   std::optional<double> time_to_train_s;
   std::optional<double> gpu_hours;
   std::optional<double> cost_usd;
+  /// With a "reliability" section (simulator/goodput.hpp): ETTR, checkpoint and restart costs,
+  /// and the time to train, GPU-hours and cost with failures (the fields above exclude them).
+  std::optional<Goodput> goodput;
   double grad_bytes_total = 0;  ///< gradient bytes reduced per step
   /// Model FLOPs per GPU per step: every GEMM of the forward and backward at its model shape,
   /// attention dense (no causal halving), no recomputation: the FLOPs MFU counts (Megatron-LM,

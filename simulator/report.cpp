@@ -33,6 +33,32 @@ json context_json(const std::string& engine) {
   return c;
 }
 
+namespace {
+
+// The "goodput" object of a result (simulator/goodput.hpp): what failures and checkpoints cost.
+json goodput_json(const Goodput& g) {
+  return {{"job_mtbf_s", g.job_mtbf_s},
+          {"mtbf_source", g.mtbf_source},
+          {"checkpoint_bytes", g.volume.total_bytes},
+          {"checkpoint_write_bytes_per_node", g.volume.write_bytes_max_node},
+          {"checkpoint_read_bytes_per_rank", g.volume.read_bytes_per_rank},
+          {"checkpoint_time_s", g.checkpoint_time_s},
+          {"restore_read_s", g.restore_read_s},
+          {"restart_time_s", g.restart_time_s},
+          {"young_interval_s", g.young_interval_s},
+          {"interval_rule", g.interval_given ? "given" : "young"},
+          {"interval_steps", g.interval_steps},
+          {"interval_s", g.interval_s},
+          {"lost_per_failure_s", g.lost_per_failure_s},
+          {"ettr", g.ettr},
+          {"time_to_train_s", optional_json(g.time_to_train_s)},
+          {"gpu_hours", optional_json(g.gpu_hours)},
+          {"cost_usd", optional_json(g.cost_usd)},
+          {"expected_failures", optional_json(g.expected_failures)}};
+}
+
+}  // namespace
+
 json prediction_json(const model::Scenario& point, const Prediction& p) {
   json r;
   if (!point.point.empty()) r["sweep_point"] = point.point;
@@ -139,6 +165,7 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
   r["time_to_train_s"] = optional_json(p.time_to_train_s);
   r["gpu_hours"] = optional_json(p.gpu_hours);
   r["cost_usd"] = optional_json(p.cost_usd);
+  r["goodput"] = p.goodput ? goodput_json(*p.goodput) : json(nullptr);
   r["warnings"] = p.warnings;
   return r;
 }
@@ -186,6 +213,8 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
       }
     }
   }
+  const bool goodput = std::any_of(predictions.begin(), predictions.end(),
+                                   [](const Prediction& p) { return p.goodput.has_value(); });
   std::string head;
   for (const auto& k : extra_keys) head += fmt::format("{:>14} ", k.substr(k.rfind('.') + 1));
   out += head + fmt::format(
@@ -194,6 +223,8 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
                     "gpus", "nodes", "g.batch", "step_ms", "fwd_ms", "bwd_ms", "comm_ms", "exposed",
                     "opt_ms", "buckets", "samples/s", "tok/s/gpu", "MFU", "weak", "strong",
                     "mem_GiB", "fits");
+  if (goodput)
+    out.insert(out.size() - 1, fmt::format(" {:>7} {:>8} {:>8}", "ETTR", "mtbf_h", "ckpt_s"));
   for (std::size_t i = 0; i < predictions.size(); ++i) {
     const Prediction& p = predictions[i];
     std::string row;
@@ -212,6 +243,13 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
                      tokens_per_s_per_gpu(p), mfu(p), p.weak_scaling_efficiency,
                      p.strong_scaling_efficiency, p.memory.total() / (1024.0 * 1024.0 * 1024.0),
                      p.fits_in_memory ? "yes" : "NO");
+    if (p.goodput) {
+      out.insert(out.size() - 1,
+                 fmt::format(" {:>7.3f} {:>8.3g} {:>8.3g}", p.goodput->ettr,
+                             p.goodput->job_mtbf_s / 3600.0, p.goodput->checkpoint_time_s));
+    } else if (goodput) {
+      out.insert(out.size() - 1, fmt::format(" {:>7} {:>8} {:>8}", "-", "-", "-"));
+    }
   }
   return printable(out);  // names come from the user: no terminal escapes
 }
@@ -223,7 +261,8 @@ std::string results_csv(const std::vector<model::Scenario>& points,
       "forward_time_s,backward_time_s,optimizer_time_s,comm_time_s,exposed_comm_s,bucket_count,"
       "throughput_samples_per_s,weak_scaling_efficiency,strong_scaling_efficiency,"
       "memory_per_gpu_bytes,fits_in_memory,lr,steps_to_target,time_to_train_s,gpu_hours,"
-      "tokens_per_s_per_gpu,model_tflops_per_gpu,mfu,hfu\n";
+      "tokens_per_s_per_gpu,model_tflops_per_gpu,mfu,hfu,ettr,job_mtbf_s,checkpoint_time_s,"
+      "time_to_train_with_failures_s\n";
   auto opt = [](const std::optional<double>& v) {
     return v ? fmt::format("{:.9g}", *v) : std::string();
   };
@@ -236,14 +275,18 @@ std::string results_csv(const std::vector<model::Scenario>& points,
     quoted += "\"";
     out += fmt::format(
         "{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{:.9g},"
-        "{:.9g},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n",
+        "{:.9g},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n",
         point.empty() ? std::string() : quoted, p.gpus, p.nodes, p.per_gpu_batch,
         p.grad_accumulation, p.global_batch, model::strategy_name(p.strategy), p.step_time_s,
         p.forward_time_s, p.backward_time_s, p.optimizer_time_s, p.comm_time_s, p.exposed_comm_s,
         p.buckets.size(), p.throughput_samples_per_s, p.weak_scaling_efficiency,
         p.strong_scaling_efficiency, p.memory.total(), p.fits_in_memory ? "true" : "false",
         opt(p.lr), opt(p.steps_to_target), opt(p.time_to_train_s), opt(p.gpu_hours),
-        tokens_per_s_per_gpu(p), model_tflops_per_gpu(p), mfu(p), hfu(p));
+        tokens_per_s_per_gpu(p), model_tflops_per_gpu(p), mfu(p), hfu(p),
+        opt(p.goodput ? std::optional<double>(p.goodput->ettr) : std::nullopt),
+        opt(p.goodput ? std::optional<double>(p.goodput->job_mtbf_s) : std::nullopt),
+        opt(p.goodput ? std::optional<double>(p.goodput->checkpoint_time_s) : std::nullopt),
+        opt(p.goodput ? p.goodput->time_to_train_s : std::nullopt));
   }
   return out;
 }

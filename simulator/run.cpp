@@ -93,6 +93,8 @@ Prediction predict_with(const model::Scenario& p, const RunOptions& o, Predictor
   if (engine_of(p, o) == model::Engine::kAnalytic) {
     Prediction pred = predictor.predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd,
                                         p.simulation.jitter_cv);
+    apply_goodput(p.reliability, predictor.workload(), p.cluster, p.training, p.parallelism,
+                  p.gpu_hour_usd, pred);
     if (p.simulation.network_flow) {
       pred.warnings.push_back(
           "simulation.network \"flow\" (with background_traffic and concurrent_jobs) is "
@@ -110,6 +112,8 @@ Prediction predict_with(const model::Scenario& p, const RunOptions& o, Predictor
   check_event_point(p, o, pred, plan, sweep_work);
   EventResult r = simulate_event(plan, eo);
   apply_event_result(pred, r, eo, plan);
+  apply_goodput(p.reliability, predictor.workload(), p.cluster, p.training, p.parallelism,
+                p.gpu_hour_usd, pred);
   if (timeline != nullptr) *timeline = std::move(r.timeline);
   return pred;
 }

@@ -374,6 +374,7 @@ void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   const bool target = !r.plan.byThroughput;
   const QString timeLabel = timeToTrainLabel(r);
   const QList<QPointF> time = positive(timeToTrainSeries(r));
+  const QList<QPointF> ideal = positive(timeWithoutFailuresSeries(r));
   const QList<QPointF> cost = positive(costSeries(r));
   QList<QPointF> front, chosen;
   // Plan metrics are seconds: time to train or, without a target, time per million samples;
@@ -398,7 +399,7 @@ void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   // An axis with nothing on it would show Qt's default range, a lone "1" (issue 19 item 7).
   QLogValueAxis* y = nullptr;
   if (!(time + front + pinned).isEmpty()) {
-    y = logAxis(time, front + pinned + deadline, timeLabel);
+    y = logAxis(time, front + pinned + deadline + ideal, timeLabel);
     chart->addAxis(y, Qt::AlignLeft);
   }
   QLogValueAxis* y2 = nullptr;
@@ -409,6 +410,13 @@ void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   }
   if (!y) return;
   attach(chart, lineOf(time, timeLabel, kBlue), x, y);
+  // Reliability: the same without failures and checkpoints, and the ETTR that separates them.
+  if (!ideal.isEmpty()) {
+    attach(chart,
+           lineOf(ideal, QStringLiteral("without failures (%1)").arg(ettrText(r)), kBlue,
+                  Qt::DotLine, 1.5),
+           x, y);
+  }
   if (!deadline.isEmpty()) {
     attach(chart,
            lineOf(deadline, QStringLiteral("deadline %1 h").arg(*r.plan.deadlineHours), kVermillion,

@@ -2,6 +2,7 @@
 
 #include <QLocale>
 #include <QStringList>
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -149,15 +150,45 @@ QList<QPointF> costSeries(const SweepResult& r) {
   return over(r, [](const StepPoint& p) { return p.gpuHoursPerMillionSamples; });
 }
 
+QList<QPointF> timeWithoutFailuresSeries(const SweepResult& r) {
+  const bool any = std::any_of(r.points.begin(), r.points.end(),
+                               [](const StepPoint& p) { return p.ok() && p.ettr.has_value(); });
+  if (!any) return {};
+  return over(r, [](const StepPoint& p) { return p.hoursWithoutFailures; });
+}
+
+QString ettrText(const SweepResult& r) {
+  const StepPoint* first = nullptr;
+  const StepPoint* last = nullptr;
+  for (const StepPoint& p : r.points) {
+    if (!p.ok() || !p.ettr) continue;
+    if (first == nullptr) first = &p;
+    last = &p;
+  }
+  if (first == nullptr) return {};
+  if (first == last) return QStringLiteral("ETTR %1").arg(*first->ettr, 0, 'f', 3);
+  return QStringLiteral("ETTR %1 at %2 GPUs to %3 at %4")
+      .arg(*first->ettr, 0, 'f', 3)
+      .arg(first->gpus)
+      .arg(*last->ettr, 0, 'f', 3)
+      .arg(last->gpus);
+}
+
 QString timeToTrainLabel(const SweepResult& r) {
-  return targeted(r) ? QStringLiteral("time to train (h)")
-                     : QStringLiteral("hours per million samples");
+  const bool failures = !ettrText(r).isEmpty();
+  if (targeted(r)) {
+    return failures ? QStringLiteral("time to train with failures (h)")
+                    : QStringLiteral("time to train (h)");
+  }
+  return failures ? QStringLiteral("hours per million samples with failures")
+                  : QStringLiteral("hours per million samples");
 }
 
 QString costLabel(const SweepResult& r) {
-  if (targeted(r) && priced(r)) return QStringLiteral("cost to train (USD)");
-  if (targeted(r)) return QStringLiteral("GPU-hours to train");
-  return QStringLiteral("GPU-hours per million samples");
+  const QString failures = ettrText(r).isEmpty() ? QString() : QStringLiteral(" with failures");
+  if (targeted(r) && priced(r)) return QStringLiteral("cost to train%1 (USD)").arg(failures);
+  if (targeted(r)) return QStringLiteral("GPU-hours to train%1").arg(failures);
+  return QStringLiteral("GPU-hours per million samples%1").arg(failures);
 }
 
 QList<int> gpusNotFitting(const SweepResult& r) {

@@ -31,6 +31,11 @@ QList<QPointF> throughputSeries(const SweepResult& r);  ///< samples/s
 QList<QPointF> timeToTrainSeries(const SweepResult& r);
 /// Cost in USD when priced and targeted, else GPU-hours (or GPU-hours per million samples).
 QList<QPointF> costSeries(const SweepResult& r);
+/// With a "reliability" section: the time series of timeToTrainSeries without failures and
+/// checkpoints; empty otherwise.
+QList<QPointF> timeWithoutFailuresSeries(const SweepResult& r);
+/// "ETTR 0.98 at 8 GPUs to 0.81 at 1024" over the drawn points; empty without reliability.
+QString ettrText(const SweepResult& r);
 /// What timeToTrainSeries and costSeries hold, for axis titles.
 QString timeToTrainLabel(const SweepResult& r);
 QString costLabel(const SweepResult& r);

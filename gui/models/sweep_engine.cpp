@@ -45,6 +45,19 @@ StepPoint toStepPoint(const sim::Prediction& p) {
       p.global_batch > 0 ? p.step_time_s * 1e6 / static_cast<double>(p.global_batch) / 3600.0 : 0.0;
   s.hoursPerMillionSamples = perMillion;
   s.gpuHoursPerMillionSamples = perMillion * p.gpus;
+  if (p.goodput) {
+    // What the planner optimises (planner.cpp): every time and cost with failures, i.e. / ETTR.
+    const sim::Goodput& g = *p.goodput;
+    s.ettr = g.ettr;
+    s.hoursWithoutFailures = p.time_to_train_s ? *p.time_to_train_s / 3600.0 : perMillion;
+    s.timeToTrainS = g.time_to_train_s;
+    s.gpuHours = g.gpu_hours;
+    s.costUsd = g.cost_usd;
+    if (g.ettr > 0) {
+      s.hoursPerMillionSamples /= g.ettr;
+      s.gpuHoursPerMillionSamples /= g.ettr;
+    }
+  }
   return s;
 }
 

@@ -53,6 +53,11 @@ struct StepPoint {
   std::optional<double> costUsd;
   double gpuHoursPerMillionSamples = 0;  ///< step x N / global batch x 1e6 / 3600
   double hoursPerMillionSamples = 0;     ///< step / global batch x 1e6 / 3600
+  /// With a "reliability" section: the effective training time ratio; the four figures above
+  /// then include failures and checkpoints (the planner's metrics), and this is the time
+  /// without them (time to train, or hours per million samples without a target).
+  std::optional<double> ettr;
+  double hoursWithoutFailures = 0;
   /// With SweepRequest::withJson: the point's result object as `ddpsim predict --format json`
   /// writes it (sim::prediction_json); null otherwise.
   nlohmann::json json;

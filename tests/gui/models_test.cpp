@@ -311,6 +311,42 @@ class ModelsTest : public QObject {
         planPointLabel(one, true).endsWith(QStringLiteral(", 12.3 GPU-hours per million samples")));
   }
 
+  // Issue 21: with a reliability section the Time & cost series are the planner's metrics (time
+  // with failures) and the failure-free times and the ETTR come beside them.
+  void failuresSeriesAndEttr() {
+    SweepRequest req;
+    req.file = kScenarios + "/examples/plan-llama-2-7b-failures.json";
+    req.doc = ddpsim::model::read_json_file(req.file);
+    req.gpuCounts = {1024, 2048};
+    req.withPlan = false;
+    req.withTimeline = false;
+    const SweepResult r = computeSweep(req);
+    QVERIFY2(r.error.empty(), r.error.c_str());
+    QCOMPARE(r.points.size(), std::size_t{2});
+    const QList<QPointF> with = timeToTrainSeries(r);
+    const QList<QPointF> without = timeWithoutFailuresSeries(r);
+    QCOMPARE(with.size(), 2);
+    QCOMPARE(without.size(), 2);
+    for (int i = 0; i < 2; ++i) {
+      const StepPoint& p = r.points[static_cast<std::size_t>(i)];
+      QVERIFY(p.ettr.has_value() && *p.ettr > 0 && *p.ettr < 1);
+      // time with failures = time without / ETTR, both in hours
+      QVERIFY(std::abs(with[i].y() * *p.ettr - without[i].y()) <= 1e-9 * without[i].y());
+    }
+    // 2,048 GPUs train faster without failures and slower with them (the example's point).
+    QVERIFY(without[1].y() < without[0].y());
+    QVERIFY(with[1].y() > with[0].y());
+    QCOMPARE(timeToTrainLabel(r), QStringLiteral("time to train with failures (h)"));
+    QVERIFY2(ettrText(r).startsWith(QStringLiteral("ETTR 0.819 at 1024 GPUs to 0.694 at 2048")),
+             qPrintable(ettrText(r)));
+    // Without the section: no second series, no ETTR.
+    req.doc.erase("reliability");
+    const SweepResult plain = computeSweep(req);
+    QVERIFY(timeWithoutFailuresSeries(plain).isEmpty());
+    QVERIFY(ettrText(plain).isEmpty());
+    QCOMPARE(timeToTrainLabel(plain), QStringLiteral("time to train (h)"));
+  }
+
   void invalidDocumentGivesTheMessage() {
     SweepRequest req = defaultRequest();
     req.doc["training"]["per_gpu_batch"] = 0;

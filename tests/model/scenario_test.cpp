@@ -486,6 +486,10 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
   json gpt_doc = mlp_doc;
   gpt_doc["model"] = json::parse(R"({"preset": "gpt2-xl", "seq_len": 128})");
   const Scenario gpt = parse_scenario(gpt_doc, "defaults.json");
+  json rel_doc = mlp_doc;  // a reliability section with only its required keys
+  rel_doc["reliability"] =
+      json::parse(R"({"restart_minutes": 5, "checkpoint": {"write_gbytes_per_s_per_node": 1}})");
+  const Scenario rel = parse_scenario(rel_doc, "defaults.json");
 
   using Get = std::function<json(const Scenario&)>;
   const auto same = [](const json& d) { return d; };
@@ -649,6 +653,11 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
        {[](const Scenario& s) { return json(s.simulation.trace_ranks); }, same, &mlp}},
       {"/plan/memory_margin",
        {[](const Scenario& s) { return json(s.plan.memory_margin); }, same, &mlp}},
+      {"/reliability/checkpoint/format",
+       {[](const Scenario& s) {
+          return json(checkpoint_format_name(s.reliability->checkpoint.format));
+        },
+        same, &rel}},
       {"/plan/objective",
        {[](const Scenario& s) { return json(objective_name(s.plan.objective)); }, same, &mlp}},
   };
