@@ -84,9 +84,10 @@ KeySpec required(KeySpec k) {
   return k;
 }
 
-const std::vector<std::string> kSystemPresets = {"dgx-1", "dgx-a100", "dgx-h100", "hgx-h200",
-                                                 "this-machine"};
-const std::vector<std::string> kGpuPresets = {"v100-sxm2", "a100-sxm-80gb", "h100-sxm", "h200-sxm"};
+const std::vector<std::string> kSystemPresets = {"dgx-1",    "dgx-a100", "dgx-h100",
+                                                 "hgx-h200", "dgx-b200", "this-machine"};
+const std::vector<std::string> kGpuPresets = {"v100-sxm2", "a100-sxm-80gb", "h100-sxm", "h200-sxm",
+                                              "b200-sxm"};
 
 // Keys shared by every link description (intra-node fabric, PCIe, NIC).
 void add_link_keys(std::vector<KeySpec>& t, const std::string& p, bool nic) {

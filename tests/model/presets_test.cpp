@@ -205,16 +205,17 @@ TEST(AlphaBetaFit, RejectsDataThatCannotDetermineALine) {
 
 // The collective constants of the presets come from NCCL's source (NVIDIA/nccl v2.30.7), not from
 // the nccl-tests sweeps (results/published tests the model against those):
-//   intra ring_efficiency = NCCL's per-link NVLink rate (src/graph/topo.h:20-22: SM70/SM80 20.0,
-//     SM90 20.6 GB/s) / the datasheet's 25 GB/s per link per direction;
+//   intra ring_efficiency = NCCL's per-link NVLink rate (src/graph/topo.h:20-24: SM70/SM80 20.0,
+//     SM90 20.6, SM100 40.1 GB/s) / the datasheet's 25 (NVLink 5: 50) GB/s per link per direction;
 //   inter ring_efficiency 1: NCCL takes the NIC's port rate;
-//   nvls_efficiency = tuning.cc:139-144 nvlsEfficiency (Hopper 0.85, Volta/Ampere 0);
-//   latency_us = tuning.cc:159,171 hwLatencies Ring Simple (NVLink 3.4, NET 14.0 us).
+//   nvls_efficiency = tuning.cc:139-144 nvlsEfficiency (Blackwell 0.74, Hopper 0.85, Volta/Ampere
+//   0); latency_us = tuning.cc:159,171 hwLatencies Ring Simple (NVLink 3.4, NET 14.0 us).
 TEST(Presets, CollectiveConstantsComeFromNccl) {
   const std::map<std::string, std::pair<double, double>> expect = {{"dgx-1", {20.0 / 25, 0.0}},
                                                                    {"dgx-a100", {20.0 / 25, 0.0}},
                                                                    {"dgx-h100", {20.6 / 25, 0.85}},
-                                                                   {"hgx-h200", {20.6 / 25, 0.85}}};
+                                                                   {"hgx-h200", {20.6 / 25, 0.85}},
+                                                                   {"dgx-b200", {40.1 / 50, 0.74}}};
   for (const auto& [name, v] : expect) {
     const HardwareSpec hw = load_system(name);
     EXPECT_NEAR(hw.intra_tuning.ring_efficiency, v.first, 1e-12) << name;
@@ -249,12 +250,12 @@ TEST(Presets, GpuFilesHaveTheirKeys) {
   const auto files = json_files(kHardwareDir / "gpus");
   std::set<std::string> names;
   for (const auto& f : files) names.insert(f.stem().string());
-  for (const std::string need : {"v100-sxm2", "a100-sxm-80gb", "h100-sxm", "h200-sxm"})
+  for (const std::string need : {"v100-sxm2", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200-sxm"})
     EXPECT_TRUE(names.count(need)) << need;
   for (const auto& f : files) {
     const json j = read_json(f);
     // attention_efficiency only where a flash-attention kernel benchmark exists (Ampere and
-    // newer: V100 has no flash kernel, and its source says so).
+    // Hopper: V100 has no flash kernel, and no B200 benchmark is held; their sources say so).
     std::set<std::string> keys = {"name",
                                   "description",
                                   "source",
@@ -265,7 +266,8 @@ TEST(Presets, GpuFilesHaveTheirKeys) {
                                   "efficiency",
                                   "sm_count",
                                   "compute_capability"};
-    const bool ampere_or_newer = f.stem().string() != "v100-sxm2";
+    const bool ampere_or_newer =
+        f.stem().string() != "v100-sxm2" && f.stem().string() != "b200-sxm";
     if (ampere_or_newer) keys.insert("attention_efficiency");
     // Fused attention kernels' measured rates by shape (FlashAttention-2's benchmark figures).
     if (ampere_or_newer) keys.insert("attention_kernels");
@@ -375,15 +377,14 @@ TEST(Presets, UnitConversions) {
   // NVLink datasheet figures count both directions: 900 GB/s (H100) -> 450 per direction,
   // 600 (A100) -> 300, 300 (V100) -> 150.
   const std::map<std::string, std::pair<double, std::string>> nvlink = {
+      {"nvlink5", {900, "1800 GB/s"}},
       {"nvlink4", {450, "900 GB/s"}},
       {"nvlink3", {300, "600 GB/s"}},
       {"nvlink2", {150, "300 GB/s"}}};
   for (const auto& [name, expect] : nvlink) {
     const json j = read_json(kHardwareDir / "links" / (name + ".json"));
     EXPECT_EQ(j.at("bandwidth_gbytes_per_s").get<double>(), expect.first) << name;
-    EXPECT_EQ(j.at("bandwidth_gbytes_per_s").get<double>() * 2,
-              std::stod(expect.second.substr(0, 3)))
-        << name;
+    EXPECT_EQ(j.at("bandwidth_gbytes_per_s").get<double>() * 2, std::stod(expect.second)) << name;
     const std::string src = j.at("source").get<std::string>();
     EXPECT_NE(src.find(expect.second), std::string::npos) << name << ": " << src;
     EXPECT_NE(src.find("both directions"), std::string::npos) << name;

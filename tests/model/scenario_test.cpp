@@ -295,7 +295,7 @@ TEST(ScenarioTest, ImpossibleCombinationsAreRejected) {
   d["model"] = {{"hf_config", "no/such/config.json"}};
   expect_error_at(d, "/model/hf_config", "missing file");
   d = base_doc();
-  d["hardware"]["preset"] = "dgx-b200";
+  d["hardware"]["preset"] = "dgx-x999";
   expect_error_at(d, "/hardware/preset", "unknown system preset");
 }
 
