@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 
 #include "gui/models/scenario_document.hpp"
 #include "model/paths.hpp"
@@ -297,6 +298,39 @@ void ScenarioPanel::build() {
   bind("/plan/objective", m_objective);
   outer->addWidget(planBox);
 
+  // Failures and checkpoints: job MTBF, checkpoint and restart costs, ETTR (Time & cost).
+  auto* relBox = group(tr("Failures and checkpoints"), f);
+  m_reliability = named(new QCheckBox(tr("count failures and checkpoints (ETTR)")), "reliability");
+  f->addRow(m_reliability);
+  m_nodeMtbf = named(new QDoubleSpinBox, "nodeMtbfHours");
+  m_nodeMtbf->setRange(0, 1e9);
+  m_nodeMtbf->setDecimals(0);
+  m_nodeMtbf->setSpecialValueText(tr("(Llama 3: 6,335)"));
+  f->addRow(tr("node MTBF (hours)"), m_nodeMtbf);
+  m_restart = named(new QDoubleSpinBox, "restartMinutes");
+  m_restart->setRange(0, 1e6);
+  m_restart->setDecimals(1);
+  f->addRow(tr("restart (minutes)"), m_restart);
+  m_ckptWrite = named(new QDoubleSpinBox, "checkpointWrite");
+  m_ckptWrite->setRange(0.001, 1e6);
+  m_ckptWrite->setDecimals(3);
+  f->addRow(tr("checkpoint write (GB/s per node)"), m_ckptWrite);
+  m_ckptAggregate = named(new QDoubleSpinBox, "checkpointAggregate");
+  m_ckptAggregate->setRange(0, 1e9);
+  m_ckptAggregate->setDecimals(1);
+  m_ckptAggregate->setSpecialValueText(tr("(no shared limit)"));
+  f->addRow(tr("storage total (GB/s)"), m_ckptAggregate);
+  m_ckptFormat = named(new QComboBox, "checkpointFormat");
+  m_ckptFormat->addItems({"dcp", "rank0"});
+  f->addRow(tr("checkpoint format"), m_ckptFormat);
+  bind("/reliability", m_reliability);
+  bind("/reliability/node_mtbf_hours", m_nodeMtbf);
+  bind("/reliability/restart_minutes", m_restart);
+  bind("/reliability/checkpoint/write_gbytes_per_s_per_node", m_ckptWrite);
+  bind("/reliability/checkpoint/aggregate_write_gbytes_per_s", m_ckptAggregate);
+  bind("/reliability/checkpoint/format", m_ckptFormat);
+  outer->addWidget(relBox);
+
   m_issue = named(new QLabel, "issueLabel");
   m_issue->setWordWrap(true);
   m_issue->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -384,6 +418,33 @@ void ScenarioPanel::build() {
     if (m_refreshing) return;
     if (s == QLatin1String("time") && !m_doc->value("/plan/objective").is_string()) return;
     m_doc->setValue("/plan/objective", s.toStdString());
+  });
+  connect(m_reliability, &QCheckBox::toggled, this, [this](bool on) {
+    if (m_refreshing) return;
+    if (!on) {
+      m_doc->removeValue("/reliability");
+      return;
+    }
+    // Starting values the fields show (both keys are required): a 10-minute restart and 2 GB/s
+    // of storage per node; the MTBF stays Llama 3's default until one is typed.
+    m_doc->setValue("/reliability", json{{"restart_minutes", 10},
+                                         {"checkpoint", {{"write_gbytes_per_s_per_node", 2}}}});
+  });
+  connect(m_nodeMtbf, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { setOrRemove("/reliability/node_mtbf_hours", v); });
+  connect(m_restart, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { setNumber("/reliability/restart_minutes", v, false); });
+  connect(m_ckptWrite, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    setNumber("/reliability/checkpoint/write_gbytes_per_s_per_node", v, false);
+  });
+  connect(m_ckptAggregate, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    setOrRemove("/reliability/checkpoint/aggregate_write_gbytes_per_s", v);
+  });
+  connect(m_ckptFormat, &QComboBox::textActivated, this, [this](const QString& s) {
+    if (m_refreshing) return;
+    if (s == QLatin1String("dcp") && !m_doc->value("/reliability/checkpoint/format").is_string())
+      return;
+    m_doc->setValue("/reliability/checkpoint/format", s.toStdString());
   });
   m_maxGpus->setValue(6);
   // Numbers commit when the user has finished typing (Enter, leaving the field, the arrows or
@@ -603,6 +664,16 @@ void ScenarioPanel::refresh() {
   m_deadline->setValue(numberOr0("/plan/deadline_hours"));
   m_budget->setValue(numberOr0("/plan/budget_usd"));
   setCombo(m_objective, at("/plan/objective"), 0);
+  const bool reliability = at("/reliability").is_object();
+  m_reliability->setChecked(reliability);
+  for (QWidget* w : std::initializer_list<QWidget*>{m_nodeMtbf, m_restart, m_ckptWrite,
+                                                    m_ckptAggregate, m_ckptFormat})
+    w->setEnabled(reliability);
+  m_nodeMtbf->setValue(numberOr0("/reliability/node_mtbf_hours"));
+  m_restart->setValue(numberOr0("/reliability/restart_minutes"));
+  m_ckptWrite->setValue(numberOr0("/reliability/checkpoint/write_gbytes_per_s_per_node"));
+  m_ckptAggregate->setValue(numberOr0("/reliability/checkpoint/aggregate_write_gbytes_per_s"));
+  setCombo(m_ckptFormat, at("/reliability/checkpoint/format"), 0);
   m_refreshing = false;
   markIssue();
 }

@@ -113,6 +113,13 @@ class ScenarioPanel : public QWidget {
   QDoubleSpinBox* m_deadline = nullptr;
   QDoubleSpinBox* m_budget = nullptr;
   QComboBox* m_objective = nullptr;
+  // Failures and checkpoints (the scenario's "reliability" section, simulator/goodput.hpp).
+  QCheckBox* m_reliability = nullptr;
+  QDoubleSpinBox* m_nodeMtbf = nullptr;
+  QDoubleSpinBox* m_restart = nullptr;
+  QDoubleSpinBox* m_ckptWrite = nullptr;
+  QDoubleSpinBox* m_ckptAggregate = nullptr;
+  QComboBox* m_ckptFormat = nullptr;
   QLabel* m_issue = nullptr;
 };
 

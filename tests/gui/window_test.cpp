@@ -486,6 +486,40 @@ class WindowTest : public QObject {
     QVERIFY(!d->isModified());
   }
 
+  // Issue 21: the panel's "Failures and checkpoints" group writes the reliability section, and
+  // Time & cost then draws the time with failures beside the failure-free one.
+  void reliabilityGroupWritesTheSection() {
+    ScenarioDocument* d = m_w->document();
+    auto* on = qobject_cast<QCheckBox*>(m_w->panel()->field("/reliability"));
+    auto* mtbf = qobject_cast<QDoubleSpinBox*>(m_w->panel()->field("/reliability/node_mtbf_hours"));
+    auto* format = qobject_cast<QComboBox*>(m_w->panel()->field("/reliability/checkpoint/format"));
+    QVERIFY(on && mtbf && format);
+    QVERIFY(!on->isChecked());
+    QVERIFY(!mtbf->isEnabled());
+    on->click();
+    QCOMPARE(d->value("/reliability/restart_minutes"), nlohmann::json(10));
+    QCOMPARE(d->value("/reliability/checkpoint/write_gbytes_per_s_per_node"), nlohmann::json(2));
+    QVERIFY(d->value("/reliability/node_mtbf_hours").is_null());  // Llama 3's default
+    QVERIFY(mtbf->isEnabled());
+    QVERIFY(d->isValid());
+    mtbf->setValue(500);
+    QCOMPARE(d->value("/reliability/node_mtbf_hours"), nlohmann::json(500.0));
+    QSignalSpy redrawn(m_w, &MainWindow::redrawn);
+    format->setCurrentIndex(1);
+    emit format->textActivated(format->currentText());
+    QCOMPARE(d->value("/reliability/checkpoint/format"), nlohmann::json("rank0"));
+    QVERIFY(waitRedraw(redrawn));
+    m_w->runner()->waitForDone();
+    QCoreApplication::processEvents();
+    QStringList names;
+    for (QAbstractSeries* sr : m_w->chartView(ChartKind::kCost)->chart()->series())
+      names << sr->name();
+    QVERIFY2(names.join("|").contains("without failures (ETTR"), qPrintable(names.join("|")));
+    on->click();  // off: the section goes, and nothing of it is left
+    QVERIFY(d->value("/reliability").is_null());
+    QVERIFY(!mtbf->isEnabled());
+  }
+
   // Issue 19 item 5: titles name the model being predicted now, and an invalid edit marks the
   // charts as showing the last valid result.
   void titlesFollowTheModelAndStaleIsMarked() {
