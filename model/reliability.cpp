@@ -1,5 +1,6 @@
 #include "model/reliability.hpp"
 
+#include "model/detail/json_io.hpp"
 #include "model/error.hpp"
 
 namespace ddpsim::model {
@@ -29,8 +30,10 @@ std::optional<ReliabilityConfig> parse_reliability(const json& doc, const std::s
   }
   c.restart_s = r.at("restart_minutes").get<double>() * 60.0;
   const json& k = r.at("checkpoint");
-  c.checkpoint.format = k.value("format", std::string("dcp")) == "rank0" ? CheckpointFormat::kRank0
-                                                                         : CheckpointFormat::kDcp;
+  c.checkpoint.format =
+      detail::get_or_default<std::string>(k, "/reliability/checkpoint/format") == "rank0"
+          ? CheckpointFormat::kRank0
+          : CheckpointFormat::kDcp;
   c.checkpoint.write_bytes_per_s_per_node = k.at("write_gbytes_per_s_per_node").get<double>() * 1e9;
   c.checkpoint.read_bytes_per_s_per_node =
       k.contains("read_gbytes_per_s_per_node")

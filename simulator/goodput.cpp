@@ -40,7 +40,7 @@ CheckpointVolume checkpoint_volume(double params, model::Optimizer optimizer,
   CheckpointVolume v;
   v.total_bytes = param_bytes + opt_bytes;
   const int per_node = std::min(gpus, gpus_per_node);
-  const double nodes = gpus <= gpus_per_node ? 1.0 : static_cast<double>(gpus / gpus_per_node);
+  const double nodes = model::ClusterConfig{gpus, gpus_per_node}.nodes();
   if (format == CheckpointFormat::kRank0) {
     v.write_bytes_max_node = v.total_bytes;
     v.read_bytes_per_rank = v.total_bytes;
@@ -110,9 +110,9 @@ Goodput goodput(const model::ReliabilityConfig& r, const model::Workload& worklo
   const double wanted = g.interval_given ? *k.interval_s : g.young_interval_s;
   // Checkpoints are taken between steps: the nearest whole number of steps, at least one.
   const double step = p.step_time_s;
-  g.interval_steps = step > 0 ? std::max<std::int64_t>(1, std::llround(wanted / step)) : 1;
-  g.interval_s = step > 0 ? static_cast<double>(g.interval_steps) * step : wanted;
-  if (!(g.interval_s > 0)) g.interval_s = wanted > 0 ? wanted : 1.0;
+  DDPSIM_ASSERT(step > 0, "goodput needs the prediction's step time");
+  g.interval_steps = std::max<std::int64_t>(1, std::llround(wanted / step));
+  g.interval_s = static_cast<double>(g.interval_steps) * step;
   g.lost_per_failure_s = g.restart_time_s + (g.interval_s + g.checkpoint_time_s) / 2.0;
   g.ettr = daly_ettr(g.interval_s, g.checkpoint_time_s, g.restart_time_s, g.job_mtbf_s);
   if (p.time_to_train_s && g.ettr > 0) {

@@ -8,10 +8,10 @@
 // Each is predicted by ONE analytic Predictor (its caches make a product of thousands of points
 // take well under a second), then rejected for the FIRST reason that applies, in this order:
 //   "global_batch"  per_gpu_batch x grad_accumulation x gpus > plan.max_global_batch
+//   "reliability"   with a "reliability" section, ETTR 0: the job would not finish
 //   "memory"        memory per GPU > (1 - plan.memory_margin) x GPU memory
 //   "deadline"      time to train > plan.deadline_hours
 //   "budget"        cost to train > plan.budget_usd
-//   "reliability"   with a "reliability" section, ETTR 0: the job would not finish
 // so every rejected candidate is counted once. Cluster shapes (above gpus_per_node and not a
 // multiple of it) are rejected earlier, by the scenario parser (InputError at /plan/gpus/i).
 //

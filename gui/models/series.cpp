@@ -150,10 +150,18 @@ QList<QPointF> costSeries(const SweepResult& r) {
   return over(r, [](const StepPoint& p) { return p.gpuHoursPerMillionSamples; });
 }
 
+namespace {
+
+// A "reliability" section: some predicted point carries an ETTR.
+bool withFailures(const SweepResult& r) {
+  return std::any_of(r.points.begin(), r.points.end(),
+                     [](const StepPoint& p) { return p.ok() && p.ettr.has_value(); });
+}
+
+}  // namespace
+
 QList<QPointF> timeWithoutFailuresSeries(const SweepResult& r) {
-  const bool any = std::any_of(r.points.begin(), r.points.end(),
-                               [](const StepPoint& p) { return p.ok() && p.ettr.has_value(); });
-  if (!any) return {};
+  if (!withFailures(r)) return {};
   return over(r, [](const StepPoint& p) { return p.hoursWithoutFailures; });
 }
 
@@ -175,7 +183,7 @@ QString ettrText(const SweepResult& r) {
 }
 
 QString timeToTrainLabel(const SweepResult& r) {
-  const bool failures = !ettrText(r).isEmpty();
+  const bool failures = withFailures(r);
   if (targeted(r)) {
     return failures ? QStringLiteral("time to train with failures (h)")
                     : QStringLiteral("time to train (h)");
@@ -185,7 +193,7 @@ QString timeToTrainLabel(const SweepResult& r) {
 }
 
 QString costLabel(const SweepResult& r) {
-  const QString failures = ettrText(r).isEmpty() ? QString() : QStringLiteral(" with failures");
+  const QString failures = withFailures(r) ? QStringLiteral(" with failures") : QString();
   if (targeted(r) && priced(r)) return QStringLiteral("cost to train%1 (USD)").arg(failures);
   if (targeted(r)) return QStringLiteral("GPU-hours to train%1").arg(failures);
   return QStringLiteral("GPU-hours per million samples%1").arg(failures);
