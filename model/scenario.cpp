@@ -95,8 +95,22 @@ const char* strategy_name(Strategy s) {
       return "fsdp_shard_grad_op";
     case Strategy::kFsdpHybrid:
       return "fsdp_hybrid";
+    case Strategy::kFsdp2:
+      return "fsdp2";
   }
   DDPSIM_ASSERT(false, "unknown strategy");
+}
+
+const char* fsdp2_units_name(Fsdp2Units u) {
+  switch (u) {
+    case Fsdp2Units::kBlocks:
+      return "blocks";
+    case Fsdp2Units::kLayers:
+      return "layers";
+    case Fsdp2Units::kModel:
+      return "model";
+  }
+  return "?";
 }
 
 const char* fsdp_prefetch_name(FsdpPrefetch p) {

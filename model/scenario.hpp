@@ -29,7 +29,16 @@ enum class Optimizer { kSgd, kMomentum, kAdam, kAdamW };
 /// its CUDA default), one fused kernel (torch fused=True, DeepSpeed's FusedAdam) or a for-loop
 /// over the tensors (foreach=False).
 enum class OptimizerImpl { kForeach, kFused, kForLoop };
-enum class Strategy { kDdp, kZero1, kZero2, kZero3, kFsdpFullShard, kFsdpShardGradOp, kFsdpHybrid };
+enum class Strategy {
+  kDdp,
+  kZero1,
+  kZero2,
+  kZero3,
+  kFsdpFullShard,
+  kFsdpShardGradOp,
+  kFsdpHybrid,
+  kFsdp2  ///< PyTorch's fully_shard (FSDP2), knobs in ParallelismConfig::fsdp2
+};
 /// kNvlsTree (NCCL's NVLS_TREE: in-switch reduction inside each node, a tree across nodes) is
 /// chosen by kAuto or kNvls across nodes of an NVLS-capable NVSwitch; it is not a scenario value.
 enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kNvlsTree };
@@ -50,6 +59,10 @@ const char* strategy_name(Strategy s);
 const char* algorithm_name(CollectiveAlgorithm a);
 const char* protocol_name(CollectiveProtocol p);  ///< "auto", "ll", "ll128", "simple"
 const char* fsdp_prefetch_name(FsdpPrefetch p);   ///< "backward_pre", "backward_post", "none"
+/// Which modules get their own fully_shard call (FSDP2): every transformer block (the rest of the
+/// model is the root's group), every layer with parameters, or only the root (one group).
+enum class Fsdp2Units { kBlocks, kLayers, kModel };
+const char* fsdp2_units_name(Fsdp2Units u);  ///< "blocks", "layers", "model"
 /// True for every strategy but ddp (ZeRO-1/2/3 and the FSDP sharding strategies).
 inline bool is_sharded(Strategy s) { return s != Strategy::kDdp; }
 
@@ -121,6 +134,34 @@ struct TrainingConfig {
 /// PyTorch's foreach otherwise (torch/optim/optimizer.py _default_to_fused_or_foreach).
 OptimizerImpl optimizer_impl_for(const TrainingConfig& t, Strategy s);
 
+/// parallelism.fsdp2: torch.distributed.fsdp.fully_shard's arguments and FSDPModule switches
+/// (names as PyTorch spells them; simulator/fsdp2.hpp says what each costs).
+struct Fsdp2Config {
+  Fsdp2Units units = Fsdp2Units::kBlocks;
+  /// reshard_after_forward: true (free the unsharded parameters after each unit's forward and
+  /// all-gather them again in backward), false (keep them to the backward) or an integer: the
+  /// world size to reshard to after forward (its backward all-gather runs in that smaller group).
+  bool reshard_after_forward = true;
+  int reshard_after_forward_group = 0;  ///< the integer form; 0: the whole shard group
+  /// The 2-D device mesh (HSDP): ranks a parameter is sharded over, and replicas of each shard.
+  /// 0 / 1 when left out: shard over every GPU, no replication.
+  int mesh_shard = 0;
+  int mesh_replicate = 1;
+  /// MixedPrecisionPolicy; unset: the parameter's own dtype (param), the gradient's (reduce).
+  std::optional<DType> param_dtype;
+  std::optional<DType> reduce_dtype;
+  std::optional<DType> output_dtype;
+  /// set_modules_to_forward_prefetch depth (0: implicit prefetching only) and
+  /// set_modules_to_backward_prefetch depth (1: FSDP2's default, the next unit; 0: none).
+  int forward_prefetch = 0;
+  int backward_prefetch = 1;
+  /// set_requires_gradient_sync(False) in every micro-batch but the last (no reduce-scatter, the
+  /// unsharded gradients accumulate); set_requires_all_reduce(False) likewise for HSDP's
+  /// all-reduce (the reduce-scattered shards accumulate).
+  bool requires_gradient_sync = true;
+  bool requires_all_reduce = true;
+};
+
 struct ParallelismConfig {
   Strategy strategy = Strategy::kDdp;
   double bucket_cap_mb = 25;
@@ -150,6 +191,7 @@ struct ParallelismConfig {
   bool use_multi_rank_bucket_allreduce = true;
   /// FSDP backward_prefetch (default BACKWARD_PRE, as in PyTorch).
   FsdpPrefetch fsdp_prefetch = FsdpPrefetch::kBackwardPre;
+  Fsdp2Config fsdp2;  ///< strategy fsdp2 only
 };
 
 struct SimulationConfig {

@@ -79,6 +79,13 @@ KeySpec array(std::string p, double min_items, std::string help) {
   k.help = std::move(help);
   return k;
 }
+KeySpec boolean_or_integer(std::string p, bool def, double min, std::string help) {
+  KeySpec k = boolean(std::move(p), def, std::move(help));
+  k.type = KeyType::kBooleanOrInteger;
+  k.minimum = min;
+  k.maximum = 1 << 20;
+  return k;
+}
 KeySpec required(KeySpec k) {
   k.required = true;
   return k;
@@ -355,10 +362,11 @@ std::vector<KeySpec> build_scenario_keys() {
                      1e6));
 
   t.push_back(obj("/parallelism", "data-parallel strategy and its knobs"));
-  t.push_back(str(
-      "/parallelism/strategy", "ddp",
-      {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"},
-      "data-parallel strategy"));
+  t.push_back(
+      str("/parallelism/strategy", "ddp",
+          {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid",
+           "fsdp2"},
+          "data-parallel strategy (fsdp2: PyTorch's fully_shard, knobs under parallelism.fsdp2)"));
   t.push_back(number("/parallelism/bucket_cap_mb", "MiB", 25, 0, true,
                      "DDP bucket_cap_mb (MiB); leaving it out also enables the 1 MiB first bucket",
                      1e6));
@@ -405,6 +413,50 @@ std::vector<KeySpec> build_scenario_keys() {
                   "FSDP backward_prefetch: the next unit's all-gather is issued before the "
                   "current unit's gradient compute (backward_pre), after it (backward_post) or "
                   "behind its reduce-scatter (none)"));
+
+  const std::string f2 = "/parallelism/fsdp2";
+  t.push_back(obj(f2, "strategy fsdp2: fully_shard's arguments and FSDPModule switches"));
+  t.push_back(str(f2 + "/units", "blocks", {"blocks", "layers", "model"},
+                  "modules given their own fully_shard: every transformer block (the rest is "
+                  "the root's group, as torchtitan wraps), every layer with parameters, or the "
+                  "root only"));
+  t.push_back(boolean_or_integer(
+      f2 + "/reshard_after_forward", true, 1,
+      "free each unit's unsharded parameters after its forward and all-gather them again in "
+      "backward (true), keep them (false), or reshard to this many ranks (an integer dividing "
+      "the shard size) and all-gather within them in backward; the root never reshards"));
+  t.push_back(obj(f2 + "/mesh", "2-D device mesh (HSDP): replicate x shard = cluster.gpus"));
+  t.push_back(integer(f2 + "/mesh/shard", "GPUs", nullptr, 1,
+                      "ranks each parameter is sharded over (default: every GPU)", 1 << 20));
+  t.push_back(integer(f2 + "/mesh/replicate", "replicas", nullptr, 1,
+                      "replicas of each shard, all-reduced after the reduce-scatter (default: "
+                      "cluster.gpus / shard)",
+                      1 << 20));
+  t.push_back(obj(f2 + "/mixed_precision", "MixedPrecisionPolicy"));
+  for (const char* k : {"param_dtype", "reduce_dtype", "output_dtype"}) {
+    t.push_back(str(f2 + "/mixed_precision/" + k, nullptr, {"fp32", "bf16", "fp16"},
+                    std::string("MixedPrecisionPolicy ") + k +
+                        (std::string(k) == "param_dtype"
+                             ? ": dtype of the all-gather and the unsharded parameters (default: "
+                               "the parameters' own)"
+                         : std::string(k) == "reduce_dtype"
+                             ? ": dtype of the reduce-scatter (default: param_dtype)"
+                             : ": dtype of the root's outputs (a cast of one activation)")));
+  }
+  t.push_back(integer(f2 + "/forward_prefetch", "units", 0, 0,
+                      "set_modules_to_forward_prefetch depth: each unit's pre-forward issues the "
+                      "next N units' all-gathers (0: implicit prefetching only)",
+                      64));
+  t.push_back(integer(f2 + "/backward_prefetch", "units", 1, 0,
+                      "set_modules_to_backward_prefetch depth (1: FSDP2's default, the next "
+                      "unit; 0: each unit gathers in its own pre-backward)",
+                      64));
+  t.push_back(boolean(f2 + "/requires_gradient_sync", true,
+                      "false: set_requires_gradient_sync(False) in every micro-batch but the "
+                      "last (no reduce-scatter; unsharded gradients accumulate)"));
+  t.push_back(boolean(f2 + "/requires_all_reduce", true,
+                      "HSDP: false: set_requires_all_reduce(False) in every micro-batch but the "
+                      "last (the reduce-scattered shards accumulate without the all-reduce)"));
 
   t.push_back(obj("/simulation", "which engine and how"));
   t.push_back(str("/simulation/engine", "analytic", {"analytic", "event"}, "prediction engine"));

@@ -298,11 +298,48 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
   }
 }
 
+// parallelism.fsdp2 (types and ranges already validated by the key table). The mesh and an
+// integer reshard_after_forward are checked against cluster.gpus where the step is planned
+// (simulator/fsdp2.cpp), since sweeps and `ddpsim plan` vary the cluster.
+void parse_fsdp2(const json& f, Fsdp2Config& c) {
+  c.units =
+      parse_enum(get_or_default<std::string>(f, "/parallelism/fsdp2/units"),
+                 {Fsdp2Units::kBlocks, Fsdp2Units::kLayers, Fsdp2Units::kModel}, fsdp2_units_name);
+  if (auto r = f.find("reshard_after_forward"); r != f.end()) {
+    if (r->is_boolean()) {
+      c.reshard_after_forward = r->get<bool>();
+    } else {
+      c.reshard_after_forward = true;
+      c.reshard_after_forward_group = r->get<int>();
+    }
+  }
+  if (auto m = f.find("mesh"); m != f.end()) {
+    if (m->contains("shard")) c.mesh_shard = m->at("shard").get<int>();
+    if (m->contains("replicate")) c.mesh_replicate = m->at("replicate").get<int>();
+  }
+  if (auto mp = f.find("mixed_precision"); mp != f.end()) {
+    if (mp->contains("param_dtype")) {
+      c.param_dtype = parse_dtype(mp->at("param_dtype").get<std::string>());
+    }
+    if (mp->contains("reduce_dtype")) {
+      c.reduce_dtype = parse_dtype(mp->at("reduce_dtype").get<std::string>());
+    }
+    if (mp->contains("output_dtype")) {
+      c.output_dtype = parse_dtype(mp->at("output_dtype").get<std::string>());
+    }
+  }
+  c.forward_prefetch = get_or_default<int>(f, "/parallelism/fsdp2/forward_prefetch");
+  c.backward_prefetch = get_or_default<int>(f, "/parallelism/fsdp2/backward_prefetch");
+  c.requires_gradient_sync = get_or_default<bool>(f, "/parallelism/fsdp2/requires_gradient_sync");
+  c.requires_all_reduce = get_or_default<bool>(f, "/parallelism/fsdp2/requires_all_reduce");
+}
+
 void parse_parallelism(const json& p, const std::string& file, Scenario& s) {
   s.parallelism.strategy =
       parse_enum(get_or_default<std::string>(p, "/parallelism/strategy"),
                  {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3,
-                  Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid},
+                  Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid,
+                  Strategy::kFsdp2},
                  strategy_name);
   s.parallelism.bucket_cap_defaulted = !p.contains("bucket_cap_mb");
   s.parallelism.bucket_cap_mb = get_or_default<double>(p, "/parallelism/bucket_cap_mb");
@@ -343,6 +380,7 @@ void parse_parallelism(const json& p, const std::string& file, Scenario& s) {
       parse_enum(get_or_default<std::string>(p, "/parallelism/fsdp_prefetch"),
                  {FsdpPrefetch::kBackwardPre, FsdpPrefetch::kBackwardPost, FsdpPrefetch::kNone},
                  fsdp_prefetch_name);
+  if (p.contains("fsdp2")) parse_fsdp2(p.at("fsdp2"), s.parallelism.fsdp2);
 
   // Combinations that cannot run.
   const auto hook = s.parallelism.comm_hook.kind;
@@ -502,7 +540,8 @@ void parse_plan(const json& doc, const std::string& file, Scenario& s) {
       pc.strategy.push_back(
           parse_enum(v.get<std::string>(),
                      {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3,
-                      Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid},
+                      Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid,
+                      Strategy::kFsdp2},
                      strategy_name));
     }
   } else {

@@ -182,6 +182,8 @@ std::string expected_text(const KeySpec& s) {
       return with("a number", range_text(s));
     case KeyType::kBoolean:
       return "a boolean";
+    case KeyType::kBooleanOrInteger:
+      return with("a boolean or an integer", range_text(s));
   }
   return "a value";
 }
@@ -261,6 +263,10 @@ void check_value(const nlohmann::json& v, const KeySpec& s, const std::string& f
       return;
     case KeyType::kBoolean:
       if (!v.is_boolean()) fail(describe_value(v));
+      return;
+    case KeyType::kBooleanOrInteger:
+      if (v.is_boolean()) return;
+      if (!v.is_number_integer() || !in_range(as_double(v), s)) fail(describe_value(v));
       return;
   }
 }
@@ -404,7 +410,11 @@ nlohmann::json schema_node(const Index& index, const std::string& pattern, const
   KeyType type = spec != nullptr                   ? spec->type
                  : level.get(kAnyIndex) != nullptr ? KeyType::kArray
                                                    : KeyType::kObject;
-  node["type"] = key_type_name(type);
+  if (type == KeyType::kBooleanOrInteger) {
+    node["type"] = nlohmann::json::array({"boolean", "integer"});
+  } else {
+    node["type"] = key_type_name(type);
+  }
   if (spec != nullptr) {
     std::string desc = spec->help;
     if (!spec->unit.empty()) desc += (desc.empty() ? "[" : " [") + spec->unit + "]";
@@ -413,6 +423,7 @@ nlohmann::json schema_node(const Index& index, const std::string& pattern, const
     switch (type) {
       case KeyType::kInteger:
       case KeyType::kNumber:
+      case KeyType::kBooleanOrInteger:
         if (spec->minimum) {
           node[spec->exclusive_minimum ? "exclusiveMinimum" : "minimum"] =
               number_json(*spec->minimum);
@@ -489,6 +500,8 @@ std::string constraint_cell(const KeySpec& s) {
     case KeyType::kInteger:
     case KeyType::kNumber:
       return range_text(s);
+    case KeyType::kBooleanOrInteger:
+      return with("true, false or an integer", range_text(s));
     case KeyType::kArray:
       return count_text(s);
     case KeyType::kObject:
@@ -515,6 +528,8 @@ const char* key_type_name(KeyType t) {
       return "number";
     case KeyType::kBoolean:
       return "boolean";
+    case KeyType::kBooleanOrInteger:
+      return "boolean or integer";
   }
   return "unknown";
 }

@@ -26,9 +26,11 @@
 
 namespace ddpsim::model {
 
-enum class KeyType { kObject, kArray, kString, kInteger, kNumber, kBoolean };
+/// kBooleanOrInteger: true, false or an integer in [minimum, maximum] (FSDP2's
+/// reshard_after_forward); the default is a boolean.
+enum class KeyType { kObject, kArray, kString, kInteger, kNumber, kBoolean, kBooleanOrInteger };
 const char* key_type_name(
-    KeyType t);  ///< "object", "array", "string", "integer", "number", "boolean"
+    KeyType t);  ///< "object", "array", "string", "integer", "number", "boolean", ...
 
 struct KeySpec {
   std::string pointer;  ///< e.g. "/training/per_gpu_batch", "/model/layers/*/params", "/sweep/{}"

@@ -542,7 +542,10 @@ StepPlan Predictor::plan_profiled(const model::ClusterConfig& cluster,
       // Sharded schedules: each single-call all-gather / reduce-scatter / all-reduce of
       // nccl-tests size cost.bytes (DeepSpeed's per-owner reduces stay on the model).
       for (ScheduledCollective& c : sp.schedule) {
-        if (c.cost.calls != 1 || c.cost.kind == model::CollectiveOp::kReduce) continue;
+        // FSDP2's replicate and post-forward groups are not the group the profile measured.
+        if (c.cost.calls != 1 || c.cost.kind == model::CollectiveOp::kReduce || c.stream != 0) {
+          continue;
+        }
         const model::CollectiveOp op = c.cost.kind == model::CollectiveOp::kAllGather
                                            ? model::CollectiveOp::kAllGather
                                        : c.cost.kind == model::CollectiveOp::kReduceScatter
@@ -745,6 +748,9 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   mi.activation_checkpointing = training.activation_checkpointing;
   mi.reduce_bucket_elements = par.reduce_bucket_elements;
   mi.allgather_bucket_elements = par.allgather_bucket_elements;
+  mi.fsdp2 = par.fsdp2;
+  mi.grad_accumulation = k;
+  mi.grad_reduce_dtype = training.grad_reduce_dtype;
   // The estimate walks the workload and formats its notes (~10 us); sweeps repeat the same
   // inputs, and under DDP the data-parallel size only matters as 1 (no Reducer, no NCCL) or more.
   const int dp_key =
@@ -755,6 +761,11 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
       par.gradient_as_bucket_view, mi.comm_hook_bytes, mi.activation_checkpointing,
       mi.reduce_bucket_elements, mi.allgather_bucket_elements);
   auto mit = memory_cache_.find(mkey);
+  if (par.strategy == model::Strategy::kFsdp2) {
+    // FSDP2's memory depends on its knobs and the micro-batches too: not cached.
+    mit = memory_cache_.end();
+    memory_cache_.erase(mkey);
+  }
   if (mit == memory_cache_.end()) {
     if (memory_cache_.size() >= 4096) memory_cache_.clear();
     mit = memory_cache_.emplace(mkey, estimate_memory(mi)).first;

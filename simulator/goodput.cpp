@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "model/error.hpp"
+#include "simulator/fsdp2.hpp"
 #include "simulator/memory.hpp"
 #include "simulator/prediction.hpp"
 
@@ -31,7 +32,7 @@ double daly_ettr(double interval_s, double checkpoint_s, double restart_s, doubl
 
 CheckpointVolume checkpoint_volume(double params, model::Optimizer optimizer,
                                    model::Precision precision, Strategy strategy, int gpus,
-                                   int gpus_per_node, CheckpointFormat format) {
+                                   int gpus_per_node, CheckpointFormat format, int fsdp2_shard) {
   DDPSIM_ASSERT(params >= 0 && gpus >= 1 && gpus_per_node >= 1, "checkpoint volume inputs");
   const StateBytesPerParam bpp = state_bytes_per_param(optimizer, precision);
   const double n = gpus;
@@ -61,6 +62,10 @@ CheckpointVolume checkpoint_volume(double params, model::Optimizer optimizer,
         break;
       case Strategy::kFsdpHybrid:
         v.read_bytes_per_rank = v.total_bytes / per_node;
+        break;
+      case Strategy::kFsdp2:
+        // Each rank loads its shard of the mesh's shard dimension (HSDP replicas load the same).
+        v.read_bytes_per_rank = v.total_bytes / (fsdp2_shard > 0 ? fsdp2_shard : n);
         break;
     }
   }
@@ -99,7 +104,10 @@ Goodput goodput(const model::ReliabilityConfig& r, const model::Workload& worklo
   const auto& k = r.checkpoint;
   g.volume = checkpoint_volume(static_cast<double>(workload.param_count()), training.optimizer,
                                training.precision, parallelism.strategy, cluster.gpus,
-                               cluster.gpus_per_node, k.format);
+                               cluster.gpus_per_node, k.format,
+                               parallelism.strategy == Strategy::kFsdp2
+                                   ? fsdp2_mesh("<input>", parallelism.fsdp2, cluster.gpus).shard
+                                   : 0);
   g.checkpoint_time_s = transfer_s(g.volume.write_bytes_max_node, g.volume.total_bytes,
                                    k.write_bytes_per_s_per_node, k.aggregate_write_bytes_per_s);
   g.restore_read_s = transfer_s(g.volume.read_bytes_max_node, g.volume.read_bytes_total,

@@ -58,7 +58,8 @@ struct CheckpointVolume {
 };
 CheckpointVolume checkpoint_volume(double params, model::Optimizer optimizer,
                                    model::Precision precision, model::Strategy strategy, int gpus,
-                                   int gpus_per_node, model::CheckpointFormat format);
+                                   int gpus_per_node, model::CheckpointFormat format,
+                                   int fsdp2_shard = 0);  ///< fsdp2: the mesh's shard size
 
 /// A prediction's goodput (the result JSON's "goodput").
 struct Goodput {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "simulator/fsdp2.hpp"
+
 namespace ddpsim::sim {
 
 using model::Optimizer;
@@ -39,6 +41,7 @@ ZeroStage zero_stage(Strategy s) {
     case Strategy::kZero3:
     case Strategy::kFsdpFullShard:
     case Strategy::kFsdpHybrid:
+    case Strategy::kFsdp2:
       return ZeroStage::kOsGP;
   }
   return ZeroStage::kBaseline;
@@ -121,12 +124,75 @@ double largest_layer_params(const model::Workload& w) {
   return best;
 }
 
+int shard_group(const MemoryInputs& in);
+
+// FSDP2's buffers (fsdp2.hpp says when each exists), in the policy's dtypes:
+//  - forward: the all-gather outputs in flight (the current group's is freed only at the next
+//    group's copy-out; implicit prefetching: 2, set_modules_to_forward_prefetch(k): k + 1) plus
+//    the current group's unsharded parameters;
+//  - backward: the current group's unsharded parameters and gradients, the prefetched groups'
+//    (backward_prefetch d) parameters, and the previous group's reduce-scatter input in the
+//    reduce dtype (kept until its reduce-scatter ends: comm_ctx.reduce_scatter_state);
+//  - whatever outlives the forward: the root's unsharded parameters (the root never reshards
+//    after forward); with reshard_after_forward false every unit's, with an integer g a 1/g
+//    shard of every unit's;
+//  - set_requires_gradient_sync(False) over several micro-batches: every unsharded gradient
+//    accumulated in the reduce dtype; set_requires_all_reduce(False): the reduce-scattered
+//    shards in the reduce dtype.
+// The larger of the forward and backward transients is added to what outlives the forward.
+double fsdp2_buffer_bytes(const MemoryInputs& in, std::vector<std::string>& notes) {
+  const model::Workload& w = *in.workload;
+  model::TrainingConfig t;
+  t.precision = in.precision;
+  t.optimizer = in.optimizer;
+  t.grad_reduce_dtype = in.grad_reduce_dtype;
+  const Fsdp2Dtypes dt = fsdp2_dtypes("<memory>", t, in.fsdp2);
+  const double pb = model::dtype_bytes(dt.param);
+  const double rb = model::dtype_bytes(dt.reduce);
+  const double tp = in.tensor_parallel;
+  double root = 0, unit = 0, units_total = 0;
+  for (const Fsdp2Group& g : fsdp2_groups(w, in.fsdp2.units)) {
+    const double e = static_cast<double>(g.elements) / tp;
+    if (g.root) {
+      root = e;
+    } else {
+      unit = std::max(unit, e);
+      units_total += e;
+    }
+  }
+  const double largest = std::max(unit, root);
+  const double fwd = (std::max(in.fsdp2.forward_prefetch, 1) + 1 + 1) * largest * pb;
+  const double bwd = (1 + in.fsdp2.backward_prefetch) * unit * pb + unit * pb + unit * rb;
+  double kept = root * pb;
+  const int s = shard_group(in);
+  if (!in.fsdp2.reshard_after_forward) {
+    kept += units_total * pb;
+  } else if (in.fsdp2.reshard_after_forward_group > 0 && in.fsdp2.reshard_after_forward_group < s) {
+    kept += units_total * pb / in.fsdp2.reshard_after_forward_group;
+  }
+  double accumulated = 0;
+  if (in.grad_accumulation > 1 && !in.fsdp2.requires_gradient_sync) {
+    accumulated = (units_total + root) * rb;
+  } else if (in.grad_accumulation > 1 && !in.fsdp2.requires_all_reduce && s < in.dp_size) {
+    accumulated = (units_total + root) * rb / s;
+  }
+  notes.push_back(fmt::format(
+      "FSDP2: root kept unsharded {:.3g} GB, forward in flight {:.3g} GB, backward in flight "
+      "{:.3g} GB, post-forward parameters {:.3g} GB, accumulated gradients {:.3g} GB",
+      root * pb / 1e9, fwd / 1e9, bwd / 1e9, (kept - root * pb) / 1e9, accumulated / 1e9));
+  return kept + std::max(fwd, bwd) + accumulated;
+}
+
 int shard_group(const MemoryInputs& in) {
   switch (in.strategy) {
     case Strategy::kDdp:
       return 1;
     case Strategy::kFsdpHybrid:
       return std::min(in.gpus_per_node, in.dp_size);
+    case Strategy::kFsdp2:
+      // The mesh's shard size (fsdp2.hpp fsdp2_mesh; the plan rejects meshes that do not fit).
+      if (in.fsdp2.mesh_shard > 0) return std::min(in.fsdp2.mesh_shard, in.dp_size);
+      return std::max(1, in.dp_size / std::max(1, in.fsdp2.mesh_replicate));
     default:
       return in.dp_size;
   }
@@ -256,6 +322,9 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       buffers += in.fsdp_units_in_flight * unit * bpp.params + unit * bpp.grads;
       m.notes.push_back("FSDP unsharded units in flight + one unsharded unit gradient");
       break;
+    case Strategy::kFsdp2:
+      buffers += fsdp2_buffer_bytes(in, m.notes);
+      break;
     case Strategy::kFsdpShardGradOp:
       // Parameters are not resharded after forward: at the start of backward every unit is
       // unsharded, so params_bytes is the full bpp.params * psi (the Pos+g count). Without a
@@ -268,7 +337,7 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
           "FSDP SHARD_GRAD_OP: full parameters held from forward to backward (+ local shard)");
       break;
   }
-  if (autocast) {
+  if (autocast && !(in.strategy == Strategy::kFsdp2 && in.fsdp2.param_dtype)) {
     // Autocast casts each fp32 weight to 16 bits for the GEMMs; the cast is cached for the
     // autocast region (aten/src/ATen/autocast_mode.cpp cached_casts) and saved for backward by
     // the matmul, so a 16-bit copy of the (unsharded) weights lives from forward to backward.

@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,12 @@ struct MemoryInputs {
   /// workload (a transformer block, or the embeddings when larger), as transformer_auto_wrap
   /// wraps them.
   double largest_unit_params = 0;
+  /// Strategy fsdp2: its knobs (mesh, reshard_after_forward, MixedPrecisionPolicy, prefetch
+  /// depths, set_requires_gradient_sync) and the micro-batches of a step (gradients kept
+  /// unsharded across them when requires_gradient_sync is false).
+  model::Fsdp2Config fsdp2;
+  int grad_accumulation = 1;
+  std::optional<model::DType> grad_reduce_dtype;  ///< training.grad_reduce_dtype (fsdp2)
   /// Hidden size h for checkpointing and tensor parallelism; 0 = the second dimension of the
   /// first tensor of the workload's "embedding" layer ([V, h] in every transformer builder).
   double hidden_size = 0;

@@ -8,6 +8,7 @@
 
 #include "model/error.hpp"
 #include "model/units.hpp"
+#include "simulator/fsdp2.hpp"
 #include "simulator/memory.hpp"
 #include "simulator/report.hpp"
 
@@ -195,6 +196,14 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
                                                     "({} GPUs per node)",
                                                     cluster.gpus_per_node));
                 continue;
+              }
+              if (strategy == model::Strategy::kFsdp2) {
+                if (auto problem = fsdp2_mesh_problem(par.fsdp2, gpus)) {
+                  add_warning(r.warnings,
+                              fmt::format("fsdp2 is not a candidate at {} GPUs: {} {} (got {})",
+                                          gpus, problem->pointer, problem->expected, problem->got));
+                  continue;
+                }
               }
               Prediction pred =
                   predictor.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -10,6 +11,7 @@
 
 #include "model/error.hpp"
 #include "simulator/collective.hpp"
+#include "simulator/fsdp2.hpp"
 #include "simulator/memory.hpp"
 
 namespace ddpsim::sim {
@@ -126,6 +128,39 @@ double fsdp_reduce_pass_bytes(int shard, double grad_bytes, double wire_bytes, b
   return full + per_shard / static_cast<double>(shard);
 }
 
+ScheduledCollective scheduled_collective(model::CollectiveOp kind, CommPhase phase, double bytes,
+                                         const CollectiveCost& cc, CommScope scope, int gate,
+                                         int block, std::string name) {
+  ScheduledCollective c;
+  c.cost.kind = kind;
+  c.cost.phase = phase;
+  c.cost.bytes = static_cast<std::int64_t>(std::llround(bytes));
+  c.cost.algorithm = cc.algorithm;
+  c.cost.protocol = cc.protocol;
+  c.cost.channels = cc.channels;
+  c.cost.busbw_gbytes_per_s = cc.busbw_gbytes_per_s;
+  c.collective_s = cc.time_s;
+  c.scope = scope;
+  c.gate_op = gate;
+  c.block_op = block;
+  c.name = std::move(name);
+  return c;
+}
+
+model::CollectiveBandwidths cross_node_rail_bandwidths(const model::CollectiveBandwidths& all,
+                                                       int replicas) {
+  model::CollectiveBandwidths cross = all;
+  cross.gpus = replicas;
+  cross.nodes = replicas;
+  cross.gpus_per_node = 1;
+  cross.channels = 1;
+  cross.ring_bus = std::min(all.inter_node_per_gpu, all.ring_bus);
+  cross.intra_node_bus = cross.ring_bus;
+  cross.inter_node_per_gpu = cross.ring_bus;
+  cross.nvls_bus = 0;
+  return cross;
+}
+
 namespace {
 
 // One collective being assembled, with its place in the FIFO: sorted by (gate, priority, seq).
@@ -154,6 +189,10 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
                          model::strategy_name(strategy) +
                          "\" (PowerSGD and top-k are DDP communication hooks)",
                      "\"" + par.comm_hook.text + "\"");
+  }
+  if (strategy == Strategy::kFsdp2) {
+    plan_fsdp2(sp, ctx);
+    return;
   }
   const int n = ctx.cluster.gpus;
   const int gpn = ctx.cluster.gpus_per_node;
@@ -226,23 +265,7 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
     const int seq = static_cast<int>(pending.size());
     pending.push_back({gate, priority, seq, std::move(c)});
   };
-  auto make = [&](model::CollectiveOp kind, CommPhase phase, double bytes, const CollectiveCost& cc,
-                  CommScope scope, int gate, int block, std::string name) {
-    ScheduledCollective c;
-    c.cost.kind = kind;
-    c.cost.phase = phase;
-    c.cost.bytes = static_cast<std::int64_t>(std::llround(bytes));
-    c.cost.algorithm = cc.algorithm;
-    c.cost.protocol = cc.protocol;
-    c.cost.channels = cc.channels;
-    c.cost.busbw_gbytes_per_s = cc.busbw_gbytes_per_s;
-    c.collective_s = cc.time_s;
-    c.scope = scope;
-    c.gate_op = gate;
-    c.block_op = block;
-    c.name = std::move(name);
-    return c;
-  };
+  const auto make = scheduled_collective;
   const double mem_rate = ctx.memory_bytes_per_s;
   const auto gradient_overhead = [&](std::int64_t elements) {
     return cast_bytes_per_element * static_cast<double>(elements) / mem_rate;
@@ -348,19 +371,10 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
       c.cost.tensors = layer_tensors[static_cast<std::size_t>(units[i])];
       add(gate, priority, std::move(c));
     };
-    // Cross-node ring of one GPU per node (HYBRID_SHARD's replica group): each GPU's rail, no
-    // faster than a flat ring over every GPU gets across the network.
-    model::CollectiveBandwidths cross = sp.bandwidths;
-    if (hybrid && replicas > 1) {
-      cross.gpus = replicas;
-      cross.nodes = replicas;
-      cross.gpus_per_node = 1;
-      cross.channels = 1;
-      cross.ring_bus = std::min(sp.bandwidths.inter_node_per_gpu, sp.bandwidths.ring_bus);
-      cross.intra_node_bus = cross.ring_bus;
-      cross.inter_node_per_gpu = cross.ring_bus;
-      cross.nvls_bus = 0;
-    }
+    // Cross-node ring of one GPU per node (HYBRID_SHARD's replica group).
+    const model::CollectiveBandwidths cross =
+        hybrid && replicas > 1 ? cross_node_rail_bandwidths(sp.bandwidths, replicas)
+                               : sp.bandwidths;
     const double fsdp_pass_bytes =
         fsdp_reduce_pass_bytes(shard, grad_bytes, wire_bytes,
                                hook == CommHook::Kind::kFp16 || hook == CommHook::Kind::kBf16);
@@ -466,17 +480,30 @@ std::vector<ScheduleInstance> expand_schedule(const StepPlan& sp) {
   const int k = sp.grad_accumulation;
   const int end = per * k + 1;
   std::vector<ScheduleInstance> out;
+  std::vector<int> instance_of(sp.schedule.size(), -1);  // this micro-batch's, per entry
+  auto after = [&](const ScheduledCollective& c) {
+    if (c.after < 0) return -1;
+    const int a = instance_of[static_cast<std::size_t>(c.after)];
+    DDPSIM_ASSERT(a >= 0, "a collective after one that does not run before it");
+    return a;
+  };
   for (int m = 0; m < k; ++m) {
+    std::fill(instance_of.begin(), instance_of.end(), -1);
     for (std::size_t i = 0; i < sp.schedule.size(); ++i) {
       const ScheduledCollective& c = sp.schedule[i];
       if (c.scope == CommScope::kAfterOptimizer) continue;
       if (c.scope == CommScope::kLastMicroBatch && m + 1 != k) continue;
-      out.push_back({static_cast<int>(i), m, m * per + c.gate_op, m * per + c.block_op});
+      out.push_back(
+          {static_cast<int>(i), m, m * per + c.gate_op, m * per + c.block_op, c.stream, after(c)});
+      instance_of[i] = static_cast<int>(out.size()) - 1;
     }
   }
+  std::fill(instance_of.begin(), instance_of.end(), -1);
   for (std::size_t i = 0; i < sp.schedule.size(); ++i) {
-    if (sp.schedule[i].scope == CommScope::kAfterOptimizer) {
-      out.push_back({static_cast<int>(i), -1, end, end});
+    const ScheduledCollective& c = sp.schedule[i];
+    if (c.scope == CommScope::kAfterOptimizer) {
+      out.push_back({static_cast<int>(i), -1, end, end, c.stream, after(c)});
+      instance_of[i] = static_cast<int>(out.size()) - 1;
     }
   }
   return out;
@@ -519,18 +546,28 @@ ShardedTimeline sharded_timeline(const StepPlan& sp, double f) {
                       : sp.layer_bwd_s[static_cast<std::size_t>(per - 1 - j)]);
   };
   std::vector<double> block_end(static_cast<std::size_t>(end) + 1, 0.0);
-  double t = 0, comm_free = 0;
+  double t = 0;
+  std::array<double, kCommStreams> stream_free{};  // per communicator, FIFO
+  double comm_free = 0;                            // the last end on any of them
   std::size_t ci = 0;
   for (int g = 0; g <= end; ++g) {
-    // Every collective gated here launches in FIFO order once the stream is free.
+    // Every collective gated here launches in FIFO order once its stream is free (and the one
+    // it must follow has ended).
     for (; ci < inst.size() && inst[ci].gate == g; ++ci) {
       const ScheduledCollective& c = sp.schedule[static_cast<std::size_t>(inst[ci].index)];
+      DDPSIM_ASSERT(inst[ci].stream >= 0 && inst[ci].stream < kCommStreams, "bad stream");
+      double& free = stream_free[static_cast<std::size_t>(inst[ci].stream)];
       BucketTiming bt = c.cost;
       bt.micro_batch = inst[ci].micro_batch;
       bt.ready_s = t;
-      bt.start_s = std::max(t, comm_free);
+      bt.start_s = std::max(t, free);
+      if (inst[ci].after >= 0) {
+        bt.start_s =
+            std::max(bt.start_s, out.collectives[static_cast<std::size_t>(inst[ci].after)].end_s);
+      }
       bt.end_s = bt.start_s + c.duration_s();
-      comm_free = bt.end_s;
+      free = bt.end_s;
+      comm_free = std::max(comm_free, bt.end_s);
       out.comm_sum_s += c.duration_s();
       auto& b = block_end[static_cast<std::size_t>(inst[ci].block)];
       b = std::max(b, bt.end_s);

@@ -70,6 +70,7 @@
 #include "model/scenario.hpp"
 #include "model/workload.hpp"
 #include "simulator/analytic.hpp"
+#include "simulator/collective.hpp"
 
 namespace ddpsim::sim {
 
@@ -83,9 +84,24 @@ struct ShardedContext {
   model::ParallelismConfig parallelism;
   /// Bandwidths of the shard group: all GPUs, or one node's gpus_per_node GPUs for fsdp_hybrid.
   model::CollectiveBandwidths group_bandwidths;
+  /// fsdp2 only: HSDP's replicate group (cross_node_rail_bandwidths across nodes, or the GPUs of
+  /// one node) and the post-forward group of an integer reshard_after_forward.
+  model::CollectiveBandwidths replicate_bandwidths;
+  model::CollectiveBandwidths post_forward_bandwidths;
   double memory_bytes_per_s = 1e12;  ///< HBM x efficiency (cast kernels)
   std::string file;                  ///< names the scenario in errors
 };
+
+/// One schedule entry with its collective's cost (`cc`) filled in.
+ScheduledCollective scheduled_collective(model::CollectiveOp kind, CommPhase phase, double bytes,
+                                         const CollectiveCost& cc, CommScope scope, int gate,
+                                         int block, std::string name);
+
+/// The replica group of a hybrid / HSDP mesh across nodes: `replicas` ranks, one per node on the
+/// same rail, each GPU's own NIC, no faster than a flat ring over every GPU gets across the
+/// network (`all`: the bandwidths of the whole cluster).
+model::CollectiveBandwidths cross_node_rail_bandwidths(const model::CollectiveBandwidths& all,
+                                                       int replicas);
 
 /// Fills sp.schedule, sp.shard_group, divides sp.optimizer_s by the shard group, sets
 /// sp.grad_bytes_total (gradient bytes reduced per step) and adds warnings. Throws InputError
@@ -135,6 +151,9 @@ double fsdp_gradient_predivide_factor(int world_size);
 /// (post-divide; the shard is already fp32) = 15 bytes.
 double fsdp_reduce_pass_bytes(int shard, double grad_bytes, double wire_bytes, bool hook_casts);
 
+/// Communicators a schedule may use (ScheduledCollective::stream: 0, 1, 2).
+inline constexpr int kCommStreams = 3;
+
 /// One collective of the step as both engines lay it out. Ops are numbered across the step:
 /// micro-batch m's op j is m x 2L + j; 2Lk is the optimizer; 2Lk + 1 is the end of the step.
 struct ScheduleInstance {
@@ -142,8 +161,11 @@ struct ScheduleInstance {
   int micro_batch = -1;  ///< -1 for kAfterOptimizer
   int gate = 0;          ///< launch once every rank has arrived at this op
   int block = 0;         ///< this op waits for its end
+  int stream = 0;        ///< ScheduledCollective::stream
+  int after = -1;        ///< index into the instances of the one that must end first; -1: none
 };
-/// The step's collectives in FIFO order (gates non-decreasing, block >= gate).
+/// The step's collectives in launch order (gates non-decreasing, block >= gate; each stream
+/// FIFO in this order; `after` points to an earlier instance).
 std::vector<ScheduleInstance> expand_schedule(const StepPlan& sp);
 
 /// The analytic layout of a sharded step with compute times scaled by `compute_factor`.

@@ -14,6 +14,7 @@
 #include "model/error.hpp"
 #include "model/units.hpp"
 #include "simulator/analytic.hpp"
+#include "simulator/fsdp2.hpp"
 #include "simulator/sharded.hpp"
 
 namespace ddpsim::sim {
@@ -204,6 +205,22 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
     const bool hybrid = par.strategy == model::Strategy::kFsdpHybrid;
     ctx.group_bandwidths =
         hybrid && cluster.gpus >= cluster.gpus_per_node ? bandwidths(cluster.gpus_per_node) : bw;
+    if (par.strategy == model::Strategy::kFsdp2 && !fsdp2_mesh_problem(par.fsdp2, cluster.gpus)) {
+      // The shard group is mesh.shard consecutive ranks; the replicas of a shard are the ranks
+      // S apart: one node's GPUs when the whole mesh fits in a node, else one GPU per node on
+      // its rail (cross_node_rail_bandwidths, also when S < gpus_per_node puts a few replicas in
+      // a node: the ring is as slow as its network hops).
+      const Fsdp2Mesh mesh = fsdp2_mesh(file_, par.fsdp2, cluster.gpus);
+      ctx.group_bandwidths = bandwidths(mesh.shard);
+      if (mesh.replicate > 1) {
+        ctx.replicate_bandwidths = cluster.gpus <= cluster.gpus_per_node
+                                       ? bandwidths(mesh.replicate)
+                                       : cross_node_rail_bandwidths(bw, mesh.replicate);
+      }
+      if (mesh.post_forward > 1 && mesh.post_forward < mesh.shard) {
+        ctx.post_forward_bandwidths = bandwidths(mesh.post_forward);
+      }
+    }
     ctx.memory_bytes_per_s = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
     ctx.file = file_;
     plan_sharded(sp, ctx);

@@ -66,6 +66,14 @@ struct ScheduledCollective {
   CommScope scope = CommScope::kEveryMicroBatch;
   int gate_op = 0;   ///< [0, 2L]
   int block_op = 0;  ///< [gate_op, 2L]; 2L = before the next micro-batch / the optimizer
+  /// The communicator (NCCL serialises the kernels of one communicator, whatever CUDA stream
+  /// issues them): 0 the shard / data-parallel group; FSDP2 only: 1 HSDP's replicate group,
+  /// 2 the smaller group an integer reshard_after_forward all-gathers over in backward. Each
+  /// runs its collectives in FIFO order; different ones run concurrently.
+  int stream = 0;
+  /// Index into StepPlan::schedule of a collective of the same micro-batch that must end before
+  /// this one starts (FSDP2's all_reduce_stream.wait_stream(reduce_scatter_stream)); -1: none.
+  int after = -1;
   std::string name;  ///< "all_gather fwd h.3", "reduce_scatter bucket 2", ...
   double duration_s() const { return collective_s + overhead_s; }
 };

@@ -192,8 +192,8 @@ void ScenarioPanel::build() {
   // Strategy and knobs.
   auto* parBox = group(tr("Strategy and knobs"), f);
   m_strategy = named(new QComboBox, "strategy");
-  m_strategy->addItems(
-      {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"});
+  m_strategy->addItems({"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op",
+                        "fsdp_hybrid", "fsdp2"});
   f->addRow(tr("strategy"), m_strategy);
   auto* bucketRow = new QHBoxLayout;
   m_bucketCap = named(new QSlider(Qt::Horizontal), "bucketCap");
@@ -232,6 +232,33 @@ void ScenarioPanel::build() {
   bind("/parallelism/overlap", m_overlap);
   bind("/training/activation_checkpointing", m_checkpointing);
   outer->addWidget(parBox);
+
+  // FSDP2 (fully_shard): the mesh, resharding, MixedPrecisionPolicy, gradient sync.
+  auto* fsdp2Box = group(tr("FSDP2 (strategy fsdp2)"), f);
+  m_fsdp2Shard = named(new QSpinBox, "fsdp2Shard");
+  m_fsdp2Shard->setRange(0, 1 << 20);
+  m_fsdp2Shard->setSpecialValueText(tr("(every GPU)"));
+  f->addRow(tr("shard over (GPUs; HSDP below all)"), m_fsdp2Shard);
+  m_fsdp2Reshard = named(new QComboBox, "fsdp2Reshard");
+  m_fsdp2Reshard->setEditable(true);
+  m_fsdp2Reshard->addItems({"true", "false", "8"});
+  m_fsdp2Reshard->setInsertPolicy(QComboBox::NoInsert);
+  f->addRow(tr("reshard after forward"), m_fsdp2Reshard);
+  m_fsdp2ParamDtype = named(new QComboBox, "fsdp2ParamDtype");
+  m_fsdp2ParamDtype->addItems({tr("(parameters')"), "bf16", "fp16", "fp32"});
+  f->addRow(tr("param dtype"), m_fsdp2ParamDtype);
+  m_fsdp2ReduceDtype = named(new QComboBox, "fsdp2ReduceDtype");
+  m_fsdp2ReduceDtype->addItems({tr("(param dtype)"), "fp32", "bf16", "fp16"});
+  f->addRow(tr("reduce dtype"), m_fsdp2ReduceDtype);
+  m_fsdp2Sync = named(new QCheckBox(tr("reduce-scatter every micro-batch (gradient sync)")),
+                      "fsdp2GradientSync");
+  f->addRow(m_fsdp2Sync);
+  bind("/parallelism/fsdp2/mesh/shard", m_fsdp2Shard);
+  bind("/parallelism/fsdp2/reshard_after_forward", m_fsdp2Reshard);
+  bind("/parallelism/fsdp2/mixed_precision/param_dtype", m_fsdp2ParamDtype);
+  bind("/parallelism/fsdp2/mixed_precision/reduce_dtype", m_fsdp2ReduceDtype);
+  bind("/parallelism/fsdp2/requires_gradient_sync", m_fsdp2Sync);
+  outer->addWidget(fsdp2Box);
 
   // Training.
   auto* trainBox = group(tr("Training"), f);
@@ -418,6 +445,52 @@ void ScenarioPanel::build() {
     if (m_refreshing) return;
     if (s == QLatin1String("time") && !m_doc->value("/plan/objective").is_string()) return;
     m_doc->setValue("/plan/objective", s.toStdString());
+  });
+  connect(m_fsdp2Shard, &QSpinBox::valueChanged, this, [this](int v) {
+    if (m_refreshing) return;
+    if (v == 0) {
+      removeWithEmptyParent("/parallelism/fsdp2/mesh/shard");
+    } else {
+      setNumber("/parallelism/fsdp2/mesh/shard", v, true);
+    }
+  });
+  connect(m_fsdp2Reshard, &QComboBox::textActivated, this, [this](const QString& text) {
+    if (m_refreshing) return;
+    const QString s = text.trimmed();
+    const char* p = "/parallelism/fsdp2/reshard_after_forward";
+    bool isInt = false;
+    const int g = s.toInt(&isInt);
+    if (s == QLatin1String("true") || s == QLatin1String("false")) {
+      if (s == QLatin1String("true") && !m_doc->value(p).is_boolean() &&
+          !m_doc->value(p).is_number()) {
+        return;  // the default already
+      }
+      m_doc->setValue(p, s == QLatin1String("true"));
+    } else if (isInt) {
+      m_doc->setValue(p, g);
+    } else {
+      m_doc->setValue(p, s.toStdString());  // invalid: the document names the key and why
+    }
+  });
+  const auto dtypeCombo = [this](QComboBox* c, const char* pointer) {
+    connect(c, &QComboBox::activated, this, [this, c, pointer](int i) {
+      if (m_refreshing) return;
+      if (i == 0) {
+        removeWithEmptyParent(pointer);
+      } else {
+        m_doc->setValue(pointer, c->itemText(i).toStdString());
+      }
+    });
+  };
+  dtypeCombo(m_fsdp2ParamDtype, "/parallelism/fsdp2/mixed_precision/param_dtype");
+  dtypeCombo(m_fsdp2ReduceDtype, "/parallelism/fsdp2/mixed_precision/reduce_dtype");
+  connect(m_fsdp2Sync, &QCheckBox::toggled, this, [this](bool on) {
+    if (m_refreshing) return;
+    if (on) {
+      removeWithEmptyParent("/parallelism/fsdp2/requires_gradient_sync");
+    } else {
+      m_doc->setValue("/parallelism/fsdp2/requires_gradient_sync", false);
+    }
   });
   connect(m_reliability, &QCheckBox::toggled, this, [this](bool on) {
     if (m_refreshing) return;
@@ -664,6 +737,19 @@ void ScenarioPanel::refresh() {
   m_deadline->setValue(numberOr0("/plan/deadline_hours"));
   m_budget->setValue(numberOr0("/plan/budget_usd"));
   setCombo(m_objective, at("/plan/objective"), 0);
+  const bool fsdp2 = at("/parallelism/strategy") == json("fsdp2");
+  for (QWidget* w : std::initializer_list<QWidget*>{m_fsdp2Shard, m_fsdp2Reshard, m_fsdp2ParamDtype,
+                                                    m_fsdp2ReduceDtype, m_fsdp2Sync})
+    w->setEnabled(fsdp2);
+  m_fsdp2Shard->setValue(static_cast<int>(numberOr0("/parallelism/fsdp2/mesh/shard")));
+  const json reshard = at("/parallelism/fsdp2/reshard_after_forward");
+  m_fsdp2Reshard->setCurrentText(reshard.is_boolean()  ? (reshard.get<bool>() ? "true" : "false")
+                                 : reshard.is_number() ? QString::fromStdString(reshard.dump())
+                                                       : QStringLiteral("true"));
+  setCombo(m_fsdp2ParamDtype, at("/parallelism/fsdp2/mixed_precision/param_dtype"), 0);
+  setCombo(m_fsdp2ReduceDtype, at("/parallelism/fsdp2/mixed_precision/reduce_dtype"), 0);
+  const json sync = at("/parallelism/fsdp2/requires_gradient_sync");
+  m_fsdp2Sync->setChecked(!sync.is_boolean() || sync.get<bool>());
   const bool reliability = at("/reliability").is_object();
   m_reliability->setChecked(reliability);
   for (QWidget* w : std::initializer_list<QWidget*>{m_nodeMtbf, m_restart, m_ckptWrite,

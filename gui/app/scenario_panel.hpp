@@ -113,6 +113,12 @@ class ScenarioPanel : public QWidget {
   QDoubleSpinBox* m_deadline = nullptr;
   QDoubleSpinBox* m_budget = nullptr;
   QComboBox* m_objective = nullptr;
+  // FSDP2's knobs (parallelism.fsdp2, simulator/fsdp2.hpp), enabled with strategy fsdp2.
+  QSpinBox* m_fsdp2Shard = nullptr;
+  QComboBox* m_fsdp2Reshard = nullptr;
+  QComboBox* m_fsdp2ParamDtype = nullptr;
+  QComboBox* m_fsdp2ReduceDtype = nullptr;
+  QCheckBox* m_fsdp2Sync = nullptr;
   // Failures and checkpoints (the scenario's "reliability" section, simulator/goodput.hpp).
   QCheckBox* m_reliability = nullptr;
   QDoubleSpinBox* m_nodeMtbf = nullptr;

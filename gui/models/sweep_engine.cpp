@@ -18,9 +18,10 @@ namespace ddpsim::gui {
 namespace {
 
 constexpr model::Strategy kStrategies[] = {
-    model::Strategy::kDdp,       model::Strategy::kZero1,         model::Strategy::kZero2,
-    model::Strategy::kZero3,     model::Strategy::kFsdpFullShard, model::Strategy::kFsdpShardGradOp,
-    model::Strategy::kFsdpHybrid};
+    model::Strategy::kDdp,           model::Strategy::kZero1,
+    model::Strategy::kZero2,         model::Strategy::kZero3,
+    model::Strategy::kFsdpFullShard, model::Strategy::kFsdpShardGradOp,
+    model::Strategy::kFsdpHybrid,    model::Strategy::kFsdp2};
 
 StepPoint toStepPoint(const sim::Prediction& p) {
   StepPoint s;

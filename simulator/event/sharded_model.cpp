@@ -20,11 +20,12 @@ namespace {
 // A sharded strategy's steps (StepPlan::schedule, simulator/sharded.hpp). Every rank runs its
 // compute ops in order (per micro-batch the forward layers, then the backward layers in
 // reverse; then the optimizer); op g starts once the previous op has ended and every collective
-// that blocks g has ended. The collectives of the step (expand_schedule) run on one FIFO
-// communication stream: each launches once every rank has arrived at its gate op and the
-// previous one has ended. The step ends on a rank when its optimizer and the collectives that
-// block the step end (ZeRO-1/2's parameter all-gather) have ended. Jitter, stragglers and the
-// timeline follow DpModel.
+// that blocks g has ended. The collectives of the step (expand_schedule) run on FIFO
+// communication streams (one per communicator, ScheduledCollective::stream; all but FSDP2 use
+// one): each launches once every rank has arrived at its gate op, the previous one of its stream
+// has ended and, when it has one, the collective it must follow (`after`) has ended. The step ends
+// on a rank when its optimizer and the collectives that block the step end (ZeRO-1/2's parameter
+// all-gather) have ended. Jitter, stragglers and the timeline follow DpModel.
 class ShardedModel {
  public:
   ShardedModel(const StepPlan& plan, const EventOptions& o, int extra_traced_rank = -1)
@@ -40,13 +41,16 @@ class ShardedModel {
     check_plan(plan, o);
     DDPSIM_ASSERT(plan.buffer_broadcast_s == 0, "a sharded plan with a buffer broadcast");
     const std::size_t ops = static_cast<std::size_t>(end_) + 1;
-    max_blocker_.assign(ops, -1);
+    blockers_.assign(ops, 0);
     gated_.assign(ops, {});
     for (std::size_t i = 0; i < inst_.size(); ++i) {
       const ScheduleInstance& in = inst_[i];
       DDPSIM_ASSERT(in.gate >= 0 && in.gate <= in.block && in.block <= end_, "bad instance");
-      max_blocker_[static_cast<std::size_t>(in.block)] = static_cast<int>(i);
+      DDPSIM_ASSERT(in.stream >= 0 && in.stream < kCommStreams, "bad stream");
+      DDPSIM_ASSERT(in.after < static_cast<int>(i), "a collective after a later one");
+      ++blockers_[static_cast<std::size_t>(in.block)];
       gated_[static_cast<std::size_t>(in.gate)].push_back(static_cast<int>(i));
+      queue_[static_cast<std::size_t>(in.stream)].push_back(static_cast<int>(i));
       duration_.push_back(
           to_sim_time(plan.schedule[static_cast<std::size_t>(in.index)].duration_s()));
     }
@@ -79,11 +83,23 @@ class ShardedModel {
     // As DpModel: interfered_s over the time the communication stream stays busy, the
     // collective in flight and those already launchable behind it (StepPlan::interference).
     const double d = nominal_s * rs.factor * j;
-    if (!busy_ || plan_.interference <= 1.0) return to_sim_time(d);
-    SimTime until = start_[next_] + duration_[next_];
-    for (std::size_t i = next_ + 1; i < inst_.size() && arrived_[i] >= n_; ++i) {
-      until += duration_[i];
+    if (plan_.interference <= 1.0) return to_sim_time(d);
+    bool any = false;
+    SimTime until(0);
+    for (std::size_t s = 0; s < queue_.size(); ++s) {
+      if (!busy_[s]) continue;
+      any = true;
+      const auto& q = queue_[s];
+      auto cur = static_cast<std::size_t>(q[next_[s]]);
+      SimTime u = start_[cur] + duration_[cur];
+      for (std::size_t p = next_[s] + 1; p < q.size(); ++p) {
+        const auto i = static_cast<std::size_t>(q[p]);
+        if (arrived_[i] < n_) break;
+        u += duration_[i];
+      }
+      until = std::max(until, u);
     }
+    if (!any) return to_sim_time(d);
     return to_sim_time(interfered_s(d, to_seconds(until - engine_.now()), plan_.interference));
   }
 
@@ -100,9 +116,11 @@ class ShardedModel {
     ready_.assign(c, SimTime(0));
     start_.assign(c, SimTime(0));
     finish_.assign(c, SimTime(0));
-    next_ = 0;
-    ended_through_ = -1;
-    busy_ = false;
+    ended_.assign(c, 0);
+    unended_blockers_ = blockers_;
+    next_.fill(0);
+    busy_.fill(false);
+    ended_count_ = 0;
   }
 
   // Rank r has finished op g-1 of its step (g = 0: the step has begun) and stands before op g.
@@ -124,7 +142,7 @@ class ShardedModel {
   bool blocked(const RankState& rs, int g) const {
     // A rank in an earlier step than the communication stream has had all its collectives.
     return !inst_.empty() && rs.step == comm_step_ &&
-           max_blocker_[static_cast<std::size_t>(g)] > ended_through_;
+           unended_blockers_[static_cast<std::size_t>(g)] > 0;
   }
 
   void try_start(int r) {
@@ -171,28 +189,36 @@ class ShardedModel {
   }
 
   void try_launch() {
-    if (busy_ || next_ >= inst_.size() || arrived_[next_] < n_) return;
-    busy_ = true;
-    start_[next_] = engine_.now();
-    engine_.schedule_in(
-        duration_[next_], [this] { end_collective(); }, "collective");
+    for (std::size_t s = 0; s < queue_.size(); ++s) {
+      const auto& q = queue_[s];
+      if (busy_[s] || next_[s] >= q.size()) continue;
+      const auto i = static_cast<std::size_t>(q[next_[s]]);
+      const int after = inst_[i].after;
+      if (arrived_[i] < n_ || (after >= 0 && !ended_[static_cast<std::size_t>(after)])) continue;
+      busy_[s] = true;
+      start_[i] = engine_.now();
+      engine_.schedule_in(
+          duration_[i], [this, s] { end_collective(s); }, "collective");
+    }
   }
 
-  void end_collective() {
-    finish_[next_] = engine_.now();
+  void end_collective(std::size_t s) {
+    const auto i = static_cast<std::size_t>(queue_[s][next_[s]]);
+    finish_[i] = engine_.now();
     if (o_.record_timeline) {
-      const ScheduledCollective& c = plan_.schedule[static_cast<std::size_t>(inst_[next_].index)];
+      const ScheduledCollective& c = plan_.schedule[static_cast<std::size_t>(inst_[i].index)];
       for (int q = 0; q < n_; ++q) {
         if (traced(q)) {
-          timeline_.push_back(Span{q, Stream::kComm, comm_step_, c.name, "", c.cost.bytes,
-                                   start_[next_], finish_[next_]});
+          timeline_.push_back(
+              Span{q, Stream::kComm, comm_step_, c.name, "", c.cost.bytes, start_[i], finish_[i]});
         }
       }
     }
-    ended_through_ = static_cast<int>(next_);
-    busy_ = false;
-    ++next_;
-    if (next_ == inst_.size()) {
+    ended_[i] = 1;
+    --unended_blockers_[static_cast<std::size_t>(inst_[i].block)];
+    busy_[s] = false;
+    ++next_[s];
+    if (++ended_count_ == inst_.size()) {
       done_ready_ = ready_;
       done_start_ = start_;
       done_finish_ = finish_;
@@ -259,9 +285,10 @@ class ShardedModel {
   const int layers_;
   const int per_, opt_, end_;  ///< ops per micro-batch, the optimizer op, the step-end op
   const std::vector<ScheduleInstance> inst_;
-  std::vector<SimTime> duration_;        ///< per instance
-  std::vector<int> max_blocker_;         ///< per op: the last instance blocking it, or -1
-  std::vector<std::vector<int>> gated_;  ///< per op: instances gated there
+  std::vector<SimTime> duration_;                     ///< per instance
+  std::vector<int> blockers_;                         ///< per op: instances blocking it
+  std::vector<std::vector<int>> gated_;               ///< per op: instances gated there
+  std::array<std::vector<int>, kCommStreams> queue_;  ///< per stream: its instances in order
   Engine engine_;
   std::vector<RankState> ranks_;
   Jitter jitter_{o_};
@@ -269,9 +296,11 @@ class ShardedModel {
   int comm_step_ = 0;
   std::vector<int> arrived_;
   std::vector<SimTime> ready_, start_, finish_;
-  std::size_t next_ = 0;
-  int ended_through_ = -1;
-  bool busy_ = false;
+  std::vector<char> ended_;
+  std::vector<int> unended_blockers_;             ///< per op, this step
+  std::array<std::size_t, kCommStreams> next_{};  ///< per stream: position in queue_
+  std::array<bool, kCommStreams> busy_{};
+  std::size_t ended_count_ = 0;
   std::vector<SimTime> done_ready_, done_start_, done_finish_;
   int done_step_ = -1;
   // Per step / rank.

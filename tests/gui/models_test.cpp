@@ -177,7 +177,7 @@ class ModelsTest : public QObject {
 
   void memoryCoversEveryStrategy() {
     const SweepResult r = computeSweep(defaultRequest(8));
-    QCOMPARE(r.memory.size(), std::size_t{7});
+    QCOMPARE(r.memory.size(), std::size_t{8});  // ddp .. fsdp_hybrid, fsdp2
     QCOMPARE(r.memory[0].strategy, std::string("ddp"));
     QCOMPARE(r.memory[0].source, std::string("predictor"));
     // DDP at the scenario's 8 GPUs is the prediction's memory.
@@ -228,8 +228,8 @@ class ModelsTest : public QObject {
     // fsdp_hybrid (HYBRID_SHARD) shards within a node, so 1, 2 and 4 GPUs (not a multiple of
     // gpus_per_node = 8) are refused naming /cluster/gpus_per_node, and the sweep goes on to 8
     // and 16. The timeline is simulated at the scenario's 8 GPUs, which every strategy runs.
-    for (const char* st :
-         {"zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"}) {
+    for (const char* st : {"zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op",
+                           "fsdp_hybrid", "fsdp2"}) {
       SweepRequest req = defaultRequest(16);
       req.doc["parallelism"]["strategy"] = st;
       const SweepResult r = computeSweep(req);
@@ -247,7 +247,7 @@ class ModelsTest : public QObject {
       }
       QVERIFY2(r.timeline.error.empty(), r.timeline.error.c_str());
       QVERIFY(!r.timeline.spans.empty());
-      QCOMPARE(r.memory.size(), std::size_t{7});
+      QCOMPARE(r.memory.size(), std::size_t{8});  // ddp .. fsdp_hybrid, fsdp2
     }
   }
 

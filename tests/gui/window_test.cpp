@@ -520,6 +520,43 @@ class WindowTest : public QObject {
     QVERIFY(!mtbf->isEnabled());
   }
 
+  // Issue 21 item 5: fsdp2 in the strategy list enables the FSDP2 group, whose fields write
+  // parallelism.fsdp2 (an HSDP mesh, a bf16 all-gather policy, an integer reshard, no gradient
+  // sync) and remove what is set back to its default.
+  void fsdp2GroupWritesItsKnobs() {
+    ScenarioDocument* d = m_w->document();
+    ScenarioPanel* p = m_w->panel();
+    auto* strategy = qobject_cast<QComboBox*>(p->field("/parallelism/strategy"));
+    auto* shard = qobject_cast<QSpinBox*>(p->field("/parallelism/fsdp2/mesh/shard"));
+    auto* reshard = qobject_cast<QComboBox*>(p->field("/parallelism/fsdp2/reshard_after_forward"));
+    auto* param =
+        qobject_cast<QComboBox*>(p->field("/parallelism/fsdp2/mixed_precision/param_dtype"));
+    auto* sync = qobject_cast<QCheckBox*>(p->field("/parallelism/fsdp2/requires_gradient_sync"));
+    QVERIFY(strategy && shard && reshard && param && sync);
+    QVERIFY(!shard->isEnabled());
+    strategy->setCurrentText("fsdp2");
+    emit strategy->textActivated("fsdp2");
+    QCOMPARE(d->value("/parallelism/strategy"), nlohmann::json("fsdp2"));
+    QVERIFY(shard->isEnabled());
+    d->setValue("/training/precision", "amp_bf16");
+    shard->setValue(8);
+    QCOMPARE(d->value("/parallelism/fsdp2/mesh/shard"), nlohmann::json(8));
+    param->setCurrentIndex(1);
+    emit param->activated(1);
+    QCOMPARE(d->value("/parallelism/fsdp2/mixed_precision/param_dtype"), nlohmann::json("bf16"));
+    reshard->setCurrentText("4");
+    emit reshard->textActivated("4");
+    QCOMPARE(d->value("/parallelism/fsdp2/reshard_after_forward"), nlohmann::json(4));
+    sync->click();
+    QCOMPARE(d->value("/parallelism/fsdp2/requires_gradient_sync"), nlohmann::json(false));
+    QVERIFY2(d->isValid(), qPrintable(d->issueMessage()));
+    sync->click();
+    QVERIFY(d->value("/parallelism/fsdp2/requires_gradient_sync").is_null());
+    param->setCurrentIndex(0);
+    emit param->activated(0);
+    QVERIFY(d->value("/parallelism/fsdp2/mixed_precision").is_null());
+  }
+
   // Issue 19 item 5: titles name the model being predicted now, and an invalid edit marks the
   // charts as showing the last valid result.
   void titlesFollowTheModelAndStaleIsMarked() {

@@ -394,6 +394,7 @@ TEST(ScenarioTest, EveryKeyRejectsAWrongTypeAndAnOutOfRangeValue) {
         bad = 7;
         break;
       case KeyType::kBoolean:
+      case KeyType::kBooleanOrInteger:
         bad = "yes";
         break;
       case KeyType::kObject:
@@ -410,7 +411,9 @@ TEST(ScenarioTest, EveryKeyRejectsAWrongTypeAndAnOutOfRangeValue) {
     // Out of range.
     json oor;
     bool has = true;
-    if ((k.type == KeyType::kInteger || k.type == KeyType::kNumber) && k.minimum) {
+    if (k.type == KeyType::kBooleanOrInteger) {
+      oor = static_cast<std::int64_t>(*k.minimum) - 1;
+    } else if ((k.type == KeyType::kInteger || k.type == KeyType::kNumber) && k.minimum) {
       oor = k.exclusive_minimum ? json(*k.minimum) : json(*k.minimum - 1);
       if (k.type == KeyType::kInteger) oor = static_cast<std::int64_t>(*k.minimum) - 1;
     } else if ((k.type == KeyType::kInteger || k.type == KeyType::kNumber) && k.maximum) {
@@ -490,6 +493,9 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
   rel_doc["reliability"] =
       json::parse(R"({"restart_minutes": 5, "checkpoint": {"write_gbytes_per_s_per_node": 1}})");
   const Scenario rel = parse_scenario(rel_doc, "defaults.json");
+  json f2_doc = mlp_doc;  // strategy fsdp2 with an empty knob section
+  f2_doc["parallelism"] = json::parse(R"({"strategy": "fsdp2", "fsdp2": {}})");
+  const Scenario f2 = parse_scenario(f2_doc, "defaults.json");
 
   using Get = std::function<json(const Scenario&)>;
   const auto same = [](const json& d) { return d; };
@@ -612,6 +618,25 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
       {"/parallelism/use_multi_rank_bucket_allreduce",
        {[](const Scenario& s) { return json(s.parallelism.use_multi_rank_bucket_allreduce); }, same,
         &mlp}},
+      {"/parallelism/fsdp2/units",
+       {[](const Scenario& s) { return json(fsdp2_units_name(s.parallelism.fsdp2.units)); }, same,
+        &f2}},
+      {"/parallelism/fsdp2/reshard_after_forward",
+       {[](const Scenario& s) {
+          EXPECT_EQ(s.parallelism.fsdp2.reshard_after_forward_group, 0);
+          return json(s.parallelism.fsdp2.reshard_after_forward);
+        },
+        same, &f2}},
+      {"/parallelism/fsdp2/forward_prefetch",
+       {[](const Scenario& s) { return json(s.parallelism.fsdp2.forward_prefetch); }, same, &f2}},
+      {"/parallelism/fsdp2/backward_prefetch",
+       {[](const Scenario& s) { return json(s.parallelism.fsdp2.backward_prefetch); }, same, &f2}},
+      {"/parallelism/fsdp2/requires_gradient_sync",
+       {[](const Scenario& s) { return json(s.parallelism.fsdp2.requires_gradient_sync); }, same,
+        &f2}},
+      {"/parallelism/fsdp2/requires_all_reduce",
+       {[](const Scenario& s) { return json(s.parallelism.fsdp2.requires_all_reduce); }, same,
+        &f2}},
       {"/parallelism/fsdp_prefetch",
        {[](const Scenario& s) { return json(fsdp_prefetch_name(s.parallelism.fsdp_prefetch)); },
         same, &mlp}},

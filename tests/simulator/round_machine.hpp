@@ -5,12 +5,14 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "model/builders.hpp"
 #include "model/hardware.hpp"
 #include "model/scenario.hpp"
+#include "simulator/sharded.hpp"
 #include "simulator/step_plan.hpp"
 
 namespace ddpsim::sim::fixtures {
@@ -43,6 +45,23 @@ inline model::HardwareSpec round_machine() {
 inline std::shared_ptr<const model::Workload> two_layers() {
   return std::make_shared<const model::Workload>(
       model::build_from_layers({{"l0", 1000000, 1e9, 0}, {"l1", 1000000, 1e9, 0}}));
+}
+
+/// `n` layers "l0".."l<n-1>" of 1e6 fp32 parameters (4 MB, one tensor each) and 1e9 forward FLOPs
+/// per sample: 1 ms forward and 2 ms backward per layer on the round machine.
+inline std::shared_ptr<const model::Workload> lump_layers(int n) {
+  std::vector<model::LumpLayer> ls;
+  for (int i = 0; i < n; ++i) ls.push_back({"l" + std::to_string(i), 1000000, 1e9, 0});
+  return std::make_shared<const model::Workload>(model::build_from_layers(ls));
+}
+
+/// Bytes each rank sends in one step: nccl-tests' bus factor times each collective's size.
+inline double per_rank_traffic(const Prediction& p, int ranks) {
+  double sum = 0;
+  for (const BucketTiming& b : p.buckets) {
+    sum += per_rank_traffic_bytes(b.kind, static_cast<double>(b.bytes), ranks);
+  }
+  return sum;
 }
 
 /// One sample per GPU, k micro-batches, fp32 with Adam as one fused kernel (28 bytes per

@@ -24,13 +24,7 @@ using fixtures::fp32_adam;
 using fixtures::round_machine;
 using model::Strategy;
 
-// `n` layers of 1e6 fp32 parameters (4 MB each, one tensor per layer) and 1e9 forward FLOPs per
-// sample: 1 ms forward and 2 ms backward per layer on the round machine (1 TFLOP/s fp32).
-std::shared_ptr<const model::Workload> layers(int n) {
-  std::vector<model::LumpLayer> ls;
-  for (int i = 0; i < n; ++i) ls.push_back({"l" + std::to_string(i), 1000000, 1e9, 0});
-  return std::make_shared<const model::Workload>(model::build_from_layers(ls));
-}
+std::shared_ptr<const model::Workload> layers(int n) { return fixtures::lump_layers(n); }
 
 model::ParallelismConfig strategy(Strategy s) {
   model::ParallelismConfig p;
@@ -42,14 +36,7 @@ const std::vector<Strategy> kSharded = {Strategy::kZero1,           Strategy::kZ
                                         Strategy::kZero3,           Strategy::kFsdpFullShard,
                                         Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid};
 
-// Bytes each rank sends in one step: nccl-tests' bus factor times each collective's size.
-double traffic(const Prediction& p, int ranks) {
-  double sum = 0;
-  for (const BucketTiming& b : p.buckets) {
-    sum += per_rank_traffic_bytes(b.kind, static_cast<double>(b.bytes), ranks);
-  }
-  return sum;
-}
+double traffic(const Prediction& p, int ranks) { return fixtures::per_rank_traffic(p, ranks); }
 
 TEST(StrategyTest, VolumePerStepByHand) {
   // 8 layers of 4 MB fp32 parameters (P = 32 MB) on the 8 GPUs of one node, fp32 gradients:
