@@ -235,10 +235,14 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
     const Fsdp2Group& g = groups[static_cast<std::size_t>(j)];
     const int gate = j - ahead >= 0 ? fwd_arrival(groups[static_cast<std::size_t>(j - ahead)]) : 0;
     const double bytes = static_cast<double>(g.elements) * param_bytes;
-    add(gate, 0, -1,
-        make(0, model::CollectiveOp::kAllGather, CommPhase::kForward, bytes,
-             CommScope::kEveryMicroBatch, gate, fwd_arrival(g), g,
-             fmt::format("all_gather fwd {}", g.name)));
+    // A shard group of one rank (HSDP with mesh.shard 1) gathers nothing: unshard() only
+    // copies the shard (FSDPParamGroup.wait_for_unshard, world_size == 1).
+    if (S > 1) {
+      add(gate, 0, -1,
+          make(0, model::CollectiveOp::kAllGather, CommPhase::kForward, bytes,
+               CommScope::kEveryMicroBatch, gate, fwd_arrival(g), g,
+               fmt::format("all_gather fwd {}", g.name)));
+    }
     sp.layer_fwd_s[g.root ? 0 : first(g)] += copy_out_s(g);
   }
   // Backward, post-forward order reversed: the root (no all-gather: it keeps its parameters),
@@ -269,7 +273,7 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
   };
   for (int pos = 0; pos < B; ++pos) {
     const Fsdp2Group& g = groups[static_cast<std::size_t>(order[static_cast<std::size_t>(pos)])];
-    if (!g.root && regather) {
+    if (!g.root && regather && S > 1) {
       // Issued by the pre-backward of the group d places earlier in backward order (the
       // first group's for the first ones; d = 0: its own).
       const int by = std::max(pos - d, 0);
@@ -299,7 +303,8 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
     double pass = fp16_divides ? 2.0 * reduce_bytes + 2.0 * reduce_bytes / S : 0.0;
     if (dt.reduce != dt.orig) pass += (reduce_bytes + orig_bytes) / S;
     rs.overhead_s = pass * e / mem_rate;
-    const int rs_seq = add(gate, 0, -1, std::move(rs));
+    // One rank: foreach_reduce copies the input to the output instead of reduce-scattering.
+    const int rs_seq = S > 1 ? add(gate, 0, -1, std::move(rs)) : -1;
     // chunk_cat on the compute stream, right after the group's backward (the root's in the
     // final callback: charged to the last backward op).
     sp.layer_bwd_s[g.root ? 0 : first(g)] += (grad_bytes + reduce_bytes) * e / mem_rate;

@@ -151,7 +151,8 @@ double fsdp2_buffer_bytes(const MemoryInputs& in, std::vector<std::string>& note
   const double rb = model::dtype_bytes(dt.reduce);
   const double tp = in.tensor_parallel;
   double root = 0, unit = 0, units_total = 0;
-  for (const Fsdp2Group& g : fsdp2_groups(w, in.fsdp2.units)) {
+  const std::vector<Fsdp2Group> groups = fsdp2_groups(w, in.fsdp2.units);
+  for (const Fsdp2Group& g : groups) {
     const double e = static_cast<double>(g.elements) / tp;
     if (g.root) {
       root = e;
@@ -161,8 +162,12 @@ double fsdp2_buffer_bytes(const MemoryInputs& in, std::vector<std::string>& note
     }
   }
   const double largest = std::max(unit, root);
-  const double fwd = (std::max(in.fsdp2.forward_prefetch, 1) + 1 + 1) * largest * pb;
-  const double bwd = (1 + in.fsdp2.backward_prefetch) * unit * pb + unit * pb + unit * rb;
+  // No more gathers in flight than there are groups.
+  const int groups_count = std::max(1, static_cast<int>(groups.size()));
+  const int gathers = std::min(std::max(in.fsdp2.forward_prefetch, 1) + 1, groups_count);
+  const int prefetched = std::min(in.fsdp2.backward_prefetch, groups_count - 1);
+  const double fwd = (gathers + 1) * largest * pb;
+  const double bwd = (1 + prefetched) * unit * pb + unit * pb + unit * rb;
   double kept = root * pb;
   const int s = shard_group(in);
   if (!in.fsdp2.reshard_after_forward) {
