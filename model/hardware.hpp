@@ -84,7 +84,13 @@ enum class CollectiveModel { kNccl, kAlphaBeta };
 struct HardwareSpec {
   std::string name;  ///< preset name ("dgx-h100") or "custom"
   GpuSpec gpu;
+  /// GPUs in one NVLink domain, the graph's "node" (a DGX: its 8; GB200 NVL72: the rack's 72,
+  /// whose 18 hosts share one NVLink switch fabric, NCCL's multi-node NVLink).
   int gpus_per_node = 8;
+  /// GPUs per host (the unit that fails and writes checkpoints, reliability.node_mtbf_hours);
+  /// 0: gpus_per_node (one host per NVLink domain).
+  int gpus_per_host = 0;
+  int hosts_per_node() const { return gpus_per_host > 0 ? gpus_per_node / gpus_per_host : 1; }
   LinkSpec intra_node;              ///< per-GPU fabric bandwidth (NVLink via NVSwitch, or PCIe)
   bool intra_node_switched = true;  ///< NVSwitch/PCIe switch (all-to-all) vs point-to-point mesh
   LinkSpec pcie;                    ///< GPU <-> NIC path inside a node

@@ -288,6 +288,15 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
                      "nothing");
   }
   s.gpus_per_node = hw.at("gpus_per_node").get<int>();
+  if (hw.contains("gpus_per_host")) {
+    s.gpus_per_host = hw.at("gpus_per_host").get<int>();
+    if (s.gpus_per_node % s.gpus_per_host != 0) {
+      throw InputError(file, pointer + "/gpus_per_host",
+                       "a divisor of gpus_per_node (" + std::to_string(s.gpus_per_node) +
+                           "): hosts share one NVLink domain",
+                       std::to_string(s.gpus_per_host));
+    }
+  }
   if (!hw.contains("intra_node")) {
     throw InputError(file, pointer + "/intra_node", "a link (preset or keys)", "nothing");
   }

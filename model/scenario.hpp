@@ -160,6 +160,14 @@ struct Fsdp2Config {
   /// all-reduce (the reduce-scattered shards accumulate).
   bool requires_gradient_sync = true;
   bool requires_all_reduce = true;
+  /// CPUOffloadPolicy(pin_memory): sharded parameters, gradients and optimizer states in host
+  /// memory, the optimizer step on the CPU at the host's memory bandwidth (user-given: it is not
+  /// in the hardware presets), shared by the host's GPUs. Unset: no offload.
+  struct CpuOffload {
+    bool pin_memory = true;
+    double host_memory_bytes_per_s = 0;  ///< per host
+  };
+  std::optional<CpuOffload> cpu_offload;
 };
 
 struct ParallelismConfig {

@@ -91,10 +91,10 @@ KeySpec required(KeySpec k) {
   return k;
 }
 
-const std::vector<std::string> kSystemPresets = {"dgx-1",    "dgx-a100", "dgx-h100",
-                                                 "hgx-h200", "dgx-b200", "this-machine"};
-const std::vector<std::string> kGpuPresets = {"v100-sxm2", "a100-sxm-80gb", "h100-sxm", "h200-sxm",
-                                              "b200-sxm"};
+const std::vector<std::string> kSystemPresets = {
+    "dgx-1", "dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72", "this-machine"};
+const std::vector<std::string> kGpuPresets = {"v100-sxm2", "a100-sxm-80gb", "h100-sxm",
+                                              "h200-sxm",  "b200-sxm",      "gb200"};
 
 // Keys shared by every link description (intra-node fabric, PCIe, NIC).
 void add_link_keys(std::vector<KeySpec>& t, const std::string& p, bool nic) {
@@ -218,7 +218,14 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
     t.push_back(number(h + "/gpu/efficiency/" + d, "", nullptr, 1e-6, false,
                        std::string("achievable fraction of the ") + d + " peak", 1.0));
   }
-  t.push_back(integer(h + "/gpus_per_node", "GPUs", nullptr, 1, "GPUs in one node", 1024));
+  t.push_back(integer(h + "/gpus_per_node", "GPUs", nullptr, 1,
+                      "GPUs in one node: one NVLink domain (a DGX's 8, a GB200 NVL72 rack's 72)",
+                      1024));
+  t.push_back(integer(h + "/gpus_per_host", "GPUs", nullptr, 1,
+                      "GPUs per host when an NVLink domain spans several (GB200 NVL72: 4); the "
+                      "unit of reliability.node_mtbf_hours and of per-node checkpoint bandwidth "
+                      "(default: gpus_per_node)",
+                      1024));
   t.push_back(obj(h + "/intra_node", "per-GPU fabric inside a node (NVLink via NVSwitch, PCIe)"));
   add_link_keys(t, h + "/intra_node", false);
   t.push_back(boolean(h + "/intra_node_switched", true,
@@ -454,6 +461,17 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(boolean(f2 + "/requires_gradient_sync", true,
                       "false: set_requires_gradient_sync(False) in every micro-batch but the "
                       "last (no reduce-scatter; unsharded gradients accumulate)"));
+  t.push_back(obj(f2 + "/cpu_offload",
+                  "CPUOffloadPolicy: sharded parameters, gradients and optimizer states in host "
+                  "memory, the optimizer step on the CPU"));
+  t.push_back(boolean(f2 + "/cpu_offload/pin_memory", true,
+                      "pinned host buffers (false: the gradients' device-to-host copies are "
+                      "synchronous and hold the backward)"));
+  t.push_back(
+      required(number(f2 + "/cpu_offload/host_memory_gbytes_per_s", "GB/s", nullptr, 0, true,
+                      "host memory bandwidth of one host (STREAM-like), shared by its "
+                      "GPUs' CPU optimizer steps",
+                      1e6)));
   t.push_back(boolean(f2 + "/requires_all_reduce", true,
                       "HSDP: false: set_requires_all_reduce(False) in every micro-batch but the "
                       "last (the reduce-scattered shards accumulate without the all-reduce)"));

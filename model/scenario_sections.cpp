@@ -332,6 +332,12 @@ void parse_fsdp2(const json& f, Fsdp2Config& c) {
   c.backward_prefetch = get_or_default<int>(f, "/parallelism/fsdp2/backward_prefetch");
   c.requires_gradient_sync = get_or_default<bool>(f, "/parallelism/fsdp2/requires_gradient_sync");
   c.requires_all_reduce = get_or_default<bool>(f, "/parallelism/fsdp2/requires_all_reduce");
+  if (auto o = f.find("cpu_offload"); o != f.end()) {
+    Fsdp2Config::CpuOffload off;
+    off.pin_memory = get_or_default<bool>(*o, "/parallelism/fsdp2/cpu_offload/pin_memory");
+    off.host_memory_bytes_per_s = o->at("host_memory_gbytes_per_s").get<double>() * 1e9;
+    c.cpu_offload = off;
+  }
 }
 
 void parse_parallelism(const json& p, const std::string& file, Scenario& s) {

@@ -159,6 +159,14 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
   sp.strategy = model::Strategy::kFsdp2;
   sp.shard_group = S;
   sp.optimizer_s /= S;
+  if (cfg.cpu_offload) {
+    // The optimizer steps the host's copy on the CPU: the bytes the GPU's optimizer would move
+    // (optimizer_s at HBM rate) at this rank's share of the host's memory bandwidth.
+    const int per_host = std::min(n, ctx.hardware->gpus_per_host > 0 ? ctx.hardware->gpus_per_host
+                                                                     : ctx.cluster.gpus_per_node);
+    sp.optimizer_s *=
+        ctx.memory_bytes_per_s / (cfg.cpu_offload->host_memory_bytes_per_s / per_host);
+  }
   sp.buckets.clear();
   sp.warmup_buckets.clear();
   sp.buffer_broadcast_s = 0;
@@ -181,6 +189,16 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
   const int end_op = micro_batch_end_op(L);
   const int G = static_cast<int>(groups.size());
   const double mem_rate = ctx.memory_bytes_per_s;
+  // CPUOffloadPolicy (FSDPParam with offload_to_cpu): each all-gather first copies the group's
+  // shard host-to-device (all_gather_inputs: .to(device, non_blocking=True)), each
+  // reduce-scatter's shard goes device-to-host after it (foreach_reduce: new_sharded_grad.to(cpu,
+  // non_blocking=pin_memory)); both over the GPU's PCIe path. Without pinned memory the
+  // device-to-host copy is synchronous: the CPU thread, and so the next kernel, waits for it.
+  const auto& offload = cfg.cpu_offload;
+  const double pcie_rate = ctx.hardware->pcie.bandwidth;
+  const auto shard_copy_s = [&](const Fsdp2Group& g) {
+    return offload ? static_cast<double>(g.elements) / S * orig_bytes / pcie_rate : 0.0;
+  };
   const bool post_forward_group = mesh.post_forward > 1 && mesh.post_forward < S;
   const bool regather = mesh.post_forward > 1;  // false / 1: the parameters stay unsharded
 
@@ -238,10 +256,11 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
     // A shard group of one rank (HSDP with mesh.shard 1) gathers nothing: unshard() only
     // copies the shard (FSDPParamGroup.wait_for_unshard, world_size == 1).
     if (S > 1) {
-      add(gate, 0, -1,
-          make(0, model::CollectiveOp::kAllGather, CommPhase::kForward, bytes,
-               CommScope::kEveryMicroBatch, gate, fwd_arrival(g), g,
-               fmt::format("all_gather fwd {}", g.name)));
+      ScheduledCollective ag = make(0, model::CollectiveOp::kAllGather, CommPhase::kForward, bytes,
+                                    CommScope::kEveryMicroBatch, gate, fwd_arrival(g), g,
+                                    fmt::format("all_gather fwd {}", g.name));
+      ag.overhead_s = shard_copy_s(g);
+      add(gate, 0, -1, std::move(ag));
     }
     sp.layer_fwd_s[g.root ? 0 : first(g)] += copy_out_s(g);
   }
@@ -280,10 +299,12 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
       const int gate =
           bwd_arrival(groups[static_cast<std::size_t>(order[static_cast<std::size_t>(by)])]);
       const double bytes = static_cast<double>(g.elements) * param_bytes;
-      add(gate, 1, -1,
-          make(post_forward_group ? 2 : 0, model::CollectiveOp::kAllGather, CommPhase::kBackward,
-               bytes, CommScope::kEveryMicroBatch, gate, bwd_arrival(g), g,
-               fmt::format("all_gather bwd {}", g.name)));
+      ScheduledCollective ag = make(post_forward_group ? 2 : 0, model::CollectiveOp::kAllGather,
+                                    CommPhase::kBackward, bytes, CommScope::kEveryMicroBatch, gate,
+                                    bwd_arrival(g), g, fmt::format("all_gather bwd {}", g.name));
+      // An integer reshard gathers from the post-forward shard kept on the GPU.
+      if (!post_forward_group) ag.overhead_s = shard_copy_s(g);
+      add(gate, 1, -1, std::move(ag));
       sp.layer_bwd_s[last(g)] += copy_out_s(g);
     }
   }
@@ -302,7 +323,8 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
     rs.cost.grad_bytes = static_cast<std::int64_t>(e * grad_bytes);
     double pass = fp16_divides ? 2.0 * reduce_bytes + 2.0 * reduce_bytes / S : 0.0;
     if (dt.reduce != dt.orig) pass += (reduce_bytes + orig_bytes) / S;
-    rs.overhead_s = pass * e / mem_rate;
+    rs.overhead_s = pass * e / mem_rate + shard_copy_s(g);
+    if (offload && !offload->pin_memory) rs.block_op = gate;
     // One rank: foreach_reduce copies the input to the output instead of reduce-scattering.
     const int rs_seq = S > 1 ? add(gate, 0, -1, std::move(rs)) : -1;
     // chunk_cat on the compute stream, right after the group's backward (the root's in the
@@ -329,13 +351,16 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
   }
   sp.warnings.push_back(fmt::format(
       "fsdp2: {} groups ({}), mesh {} shard x {} replicate, reshard_after_forward {}, "
-      "all-gather {} / reduce {}, forward prefetch {}, backward prefetch {}{}",
+      "all-gather {} / reduce {}, forward prefetch {}, backward prefetch {}{}{}",
       G, model::fsdp2_units_name(cfg.units), S, R,
       !cfg.reshard_after_forward ? std::string("false")
       : post_forward_group       ? std::to_string(mesh.post_forward)
                                  : std::string("true"),
       model::dtype_name(dt.param), model::dtype_name(dt.reduce), cfg.forward_prefetch, d,
-      cfg.requires_gradient_sync ? "" : "; gradients reduced in the last micro-batch only"));
+      cfg.requires_gradient_sync ? "" : "; gradients reduced in the last micro-batch only",
+      offload ? fmt::format("; CPU offload over {:.0f} GB/s PCIe{}, optimizer on the CPU",
+                            pcie_rate / 1e9, offload->pin_memory ? "" : " (not pinned)")
+              : std::string()));
 }
 
 }  // namespace ddpsim::sim

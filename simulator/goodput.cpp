@@ -89,9 +89,11 @@ double transfer_s(double node_bytes, double total_bytes, double node_bw,
 Goodput goodput(const model::ReliabilityConfig& r, const model::Workload& workload,
                 const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                 const model::ParallelismConfig& parallelism, const Prediction& p,
-                std::optional<double> gpu_hour_usd) {
+                std::optional<double> gpu_hour_usd, int gpus_per_host) {
   Goodput g;
-  const int nodes = cluster.nodes();
+  // Hosts fail and write checkpoints: a DGX's node, or a GB200 NVL72 rack's 4-GPU trays.
+  const int per_host = gpus_per_host > 0 ? gpus_per_host : cluster.gpus_per_node;
+  const int nodes = model::ClusterConfig{cluster.gpus, per_host}.nodes();
   if (r.gpu_mtbf_hours) {
     g.job_mtbf_s = *r.gpu_mtbf_hours * 3600.0 / cluster.gpus;
     g.mtbf_source = fmt::format("gpu_mtbf_hours {:g} / {} GPUs", *r.gpu_mtbf_hours, cluster.gpus);
@@ -102,12 +104,12 @@ Goodput goodput(const model::ReliabilityConfig& r, const model::Workload& worklo
                                 r.mtbf_defaulted ? " (default: Llama 3's 16,384-GPU run)" : "");
   }
   const auto& k = r.checkpoint;
-  g.volume = checkpoint_volume(static_cast<double>(workload.param_count()), training.optimizer,
-                               training.precision, parallelism.strategy, cluster.gpus,
-                               cluster.gpus_per_node, k.format,
-                               parallelism.strategy == Strategy::kFsdp2
-                                   ? fsdp2_mesh("<input>", parallelism.fsdp2, cluster.gpus).shard
-                                   : 0);
+  g.volume =
+      checkpoint_volume(static_cast<double>(workload.param_count()), training.optimizer,
+                        training.precision, parallelism.strategy, cluster.gpus, per_host, k.format,
+                        parallelism.strategy == Strategy::kFsdp2
+                            ? fsdp2_mesh("<input>", parallelism.fsdp2, cluster.gpus).shard
+                            : 0);
   g.checkpoint_time_s = transfer_s(g.volume.write_bytes_max_node, g.volume.total_bytes,
                                    k.write_bytes_per_s_per_node, k.aggregate_write_bytes_per_s);
   g.restore_read_s = transfer_s(g.volume.read_bytes_max_node, g.volume.read_bytes_total,
@@ -136,9 +138,9 @@ void apply_goodput(const std::optional<model::ReliabilityConfig>& r,
                    const model::Workload& workload, const model::ClusterConfig& cluster,
                    const model::TrainingConfig& training,
                    const model::ParallelismConfig& parallelism, std::optional<double> gpu_hour_usd,
-                   Prediction& p) {
+                   Prediction& p, int gpus_per_host) {
   if (!r) return;
-  p.goodput = goodput(*r, workload, cluster, training, parallelism, p, gpu_hour_usd);
+  p.goodput = goodput(*r, workload, cluster, training, parallelism, p, gpu_hour_usd, gpus_per_host);
   const Goodput& g = *p.goodput;
   if (g.ettr <= 0) {
     p.warnings.push_back(fmt::format(

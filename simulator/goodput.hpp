@@ -87,13 +87,15 @@ struct Goodput {
 Goodput goodput(const model::ReliabilityConfig& r, const model::Workload& workload,
                 const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                 const model::ParallelismConfig& parallelism, const Prediction& p,
-                std::optional<double> gpu_hour_usd);
+                std::optional<double> gpu_hour_usd, int gpus_per_host = 0);
 
 /// Sets p.goodput when `r` is set (a warning when the job would not finish); nothing otherwise.
+/// `gpus_per_host`: HardwareSpec::gpus_per_host, the unit node_mtbf_hours and the per-node
+/// checkpoint bandwidth are of (0: a host per cluster node, as a DGX).
 void apply_goodput(const std::optional<model::ReliabilityConfig>& r,
                    const model::Workload& workload, const model::ClusterConfig& cluster,
                    const model::TrainingConfig& training,
                    const model::ParallelismConfig& parallelism, std::optional<double> gpu_hour_usd,
-                   Prediction& p);
+                   Prediction& p, int gpus_per_host = 0);
 
 }  // namespace ddpsim::sim

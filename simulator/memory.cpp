@@ -280,6 +280,15 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       zero_stage_name(stage), n, bpp.params, bpp.grads, bpp.optimizer,
       model::precision_name(in.precision), model::optimizer_name(in.optimizer), psi));
 
+  if (in.strategy == Strategy::kFsdp2 && in.fsdp2.cpu_offload) {
+    // CPUOffloadPolicy: the sharded states live in host memory (pinned when pin_memory).
+    m.notes.push_back(fmt::format(
+        "FSDP2 CPU offload: sharded parameters, gradients and optimizer states in host memory, "
+        "{:.3g} GB per rank",
+        m.model_state_bytes() / 1e9));
+    m.params_bytes = m.grads_bytes = m.optimizer_bytes = 0;
+  }
+
   // Activations.
   m.activation_bytes = activation_bytes(in);
   const double h = in.hidden_size > 0 ? in.hidden_size : derive_hidden(w);

@@ -208,7 +208,7 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
               Prediction pred =
                   predictor.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv);
               apply_goodput(s.reliability, predictor.workload(), cluster, training, par,
-                            s.gpu_hour_usd, pred);
+                            s.gpu_hour_usd, pred, s.hardware.gpus_per_host);
               ++r.candidates;
               PlanPoint p;
               p.index = index++;

@@ -94,7 +94,7 @@ Prediction predict_with(const model::Scenario& p, const RunOptions& o, Predictor
     Prediction pred = predictor.predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd,
                                         p.simulation.jitter_cv);
     apply_goodput(p.reliability, predictor.workload(), p.cluster, p.training, p.parallelism,
-                  p.gpu_hour_usd, pred);
+                  p.gpu_hour_usd, pred, p.hardware.gpus_per_host);
     if (p.simulation.network_flow) {
       pred.warnings.push_back(
           "simulation.network \"flow\" (with background_traffic and concurrent_jobs) is "
@@ -113,7 +113,7 @@ Prediction predict_with(const model::Scenario& p, const RunOptions& o, Predictor
   EventResult r = simulate_event(plan, eo);
   apply_event_result(pred, r, eo, plan);
   apply_goodput(p.reliability, predictor.workload(), p.cluster, p.training, p.parallelism,
-                p.gpu_hour_usd, pred);
+                p.gpu_hour_usd, pred, p.hardware.gpus_per_host);
   if (timeline != nullptr) *timeline = std::move(r.timeline);
   return pred;
 }

@@ -28,6 +28,7 @@
 #include "model/cluster.hpp"
 #include "model/error.hpp"
 #include "model/hardware.hpp"
+#include "model/hardware_io.hpp"
 #include "model/units.hpp"
 
 namespace ddpsim::model {
@@ -211,11 +212,10 @@ TEST(AlphaBetaFit, RejectsDataThatCannotDetermineALine) {
 //   nvls_efficiency = tuning.cc:139-144 nvlsEfficiency (Blackwell 0.74, Hopper 0.85, Volta/Ampere
 //   0); latency_us = tuning.cc:159,171 hwLatencies Ring Simple (NVLink 3.4, NET 14.0 us).
 TEST(Presets, CollectiveConstantsComeFromNccl) {
-  const std::map<std::string, std::pair<double, double>> expect = {{"dgx-1", {20.0 / 25, 0.0}},
-                                                                   {"dgx-a100", {20.0 / 25, 0.0}},
-                                                                   {"dgx-h100", {20.6 / 25, 0.85}},
-                                                                   {"hgx-h200", {20.6 / 25, 0.85}},
-                                                                   {"dgx-b200", {40.1 / 50, 0.74}}};
+  const std::map<std::string, std::pair<double, double>> expect = {
+      {"dgx-1", {20.0 / 25, 0.0}},     {"dgx-a100", {20.0 / 25, 0.0}},
+      {"dgx-h100", {20.6 / 25, 0.85}}, {"hgx-h200", {20.6 / 25, 0.85}},
+      {"dgx-b200", {40.1 / 50, 0.74}}, {"gb200-nvl72", {40.1 / 50, 0.74}}};
   for (const auto& [name, v] : expect) {
     const HardwareSpec hw = load_system(name);
     EXPECT_NEAR(hw.intra_tuning.ring_efficiency, v.first, 1e-12) << name;
@@ -250,7 +250,8 @@ TEST(Presets, GpuFilesHaveTheirKeys) {
   const auto files = json_files(kHardwareDir / "gpus");
   std::set<std::string> names;
   for (const auto& f : files) names.insert(f.stem().string());
-  for (const std::string need : {"v100-sxm2", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200-sxm"})
+  for (const std::string need :
+       {"v100-sxm2", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200-sxm", "gb200"})
     EXPECT_TRUE(names.count(need)) << need;
   for (const auto& f : files) {
     const json j = read_json(f);
@@ -266,8 +267,8 @@ TEST(Presets, GpuFilesHaveTheirKeys) {
                                   "efficiency",
                                   "sm_count",
                                   "compute_capability"};
-    const bool ampere_or_newer =
-        f.stem().string() != "v100-sxm2" && f.stem().string() != "b200-sxm";
+    const bool ampere_or_newer = f.stem().string() != "v100-sxm2" &&
+                                 f.stem().string() != "b200-sxm" && f.stem().string() != "gb200";
     if (ampere_or_newer) keys.insert("attention_efficiency");
     // Fused attention kernels' measured rates by shape (FlashAttention-2's benchmark figures).
     if (ampere_or_newer) keys.insert("attention_kernels");
@@ -328,10 +329,12 @@ TEST(Presets, SystemFilesHaveTheirKeys) {
   for (const auto& f : json_files(kHardwareDir)) {
     names.insert(f.stem().string());
     const json j = read_json(f);
-    expect_keys(j,
-                {"name", "description", "source", "gpu", "gpus_per_node", "intra_node",
-                 "intra_node_switched", "pcie", "inter_node", "network", "collectives"},
-                f);
+    std::set<std::string> keys = {
+        "name",       "description",         "source", "gpu",        "gpus_per_node",
+        "intra_node", "intra_node_switched", "pcie",   "inter_node", "network",
+        "collectives"};
+    if (j.contains("gpus_per_host")) keys.insert("gpus_per_host");  // an NVLink domain of hosts
+    expect_keys(j, keys, f);
     EXPECT_EQ(j.at("name"), f.stem().string());
     EXPECT_FALSE(j.at("source").get<std::string>().empty()) << f;
     EXPECT_FALSE(j.at("description").get<std::string>().empty()) << f;
@@ -367,8 +370,32 @@ TEST(Presets, SystemFilesHaveTheirKeys) {
       EXPECT_GT(c.at(side).at("latency_us").get<double>(), 0) << f;
     }
   }
-  for (const std::string need : {"dgx-1", "dgx-a100", "dgx-h100", "hgx-h200"})
+  for (const std::string need :
+       {"dgx-1", "dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72"})
     EXPECT_TRUE(names.count(need)) << need;
+}
+
+// GB200 NVL72: one NVLink domain of 72 GPUs (the graph's node) made of 18 hosts of 4. Dense
+// datasheet peaks (NVL72: 360 PFLOPS bf16 with sparsity / 2 / 72 = 2,500 TFLOPS per GPU; 13.4 TB
+// / 72 = 186 GB; 576 TB/s / 72 = 8,000 GB/s); one 400 Gb/s NIC per GPU.
+TEST(Presets, Gb200Nvl72IsOneNvlinkDomainOfHosts) {
+  const HardwareSpec hw =
+      resolve_hardware(json{{"preset", "gb200-nvl72"}}, "test.json", "/hardware");
+  EXPECT_EQ(hw.gpus_per_node, 72);
+  EXPECT_EQ(hw.gpus_per_host, 4);
+  EXPECT_EQ(hw.hosts_per_node(), 18);
+  EXPECT_EQ(hw.nics_per_node, 72);
+  EXPECT_DOUBLE_EQ(hw.gpu.peak_flops.at(DType::kBf16), 2500e12);
+  EXPECT_DOUBLE_EQ(hw.gpu.memory_bandwidth, 8000e9);
+  EXPECT_DOUBLE_EQ(hw.intra_node.bandwidth, 900e9);
+  // 72 GPUs collect over NVLink alone; 144 cross the network once per rack.
+  const CollectiveBandwidths in_rack = Topology(hw, 72).bandwidths();
+  EXPECT_EQ(in_rack.nodes, 1);
+  EXPECT_EQ(in_rack.inter_node_per_gpu, 0);
+  const CollectiveBandwidths two_racks = Topology(hw, 144).bandwidths();
+  EXPECT_EQ(two_racks.nodes, 2);
+  EXPECT_DOUBLE_EQ(two_racks.inter_node_per_gpu, 50e9);  // its own 400 Gb/s NIC
+  EXPECT_GT(in_rack.ring_bus, 8 * two_racks.inter_node_per_gpu);
 }
 
 // (d) ----------------------------------------------------------------------------------------

@@ -494,7 +494,8 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
       json::parse(R"({"restart_minutes": 5, "checkpoint": {"write_gbytes_per_s_per_node": 1}})");
   const Scenario rel = parse_scenario(rel_doc, "defaults.json");
   json f2_doc = mlp_doc;  // strategy fsdp2 with an empty knob section
-  f2_doc["parallelism"] = json::parse(R"({"strategy": "fsdp2", "fsdp2": {}})");
+  f2_doc["parallelism"] = json::parse(
+      R"({"strategy": "fsdp2", "fsdp2": {"cpu_offload": {"host_memory_gbytes_per_s": 100}}})");
   const Scenario f2 = parse_scenario(f2_doc, "defaults.json");
 
   using Get = std::function<json(const Scenario&)>;
@@ -627,6 +628,9 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
           return json(s.parallelism.fsdp2.reshard_after_forward);
         },
         same, &f2}},
+      {"/parallelism/fsdp2/cpu_offload/pin_memory",
+       {[](const Scenario& s) { return json(s.parallelism.fsdp2.cpu_offload->pin_memory); }, same,
+        &f2}},
       {"/parallelism/fsdp2/forward_prefetch",
        {[](const Scenario& s) { return json(s.parallelism.fsdp2.forward_prefetch); }, same, &f2}},
       {"/parallelism/fsdp2/backward_prefetch",

@@ -139,6 +139,27 @@ TEST(Goodput, ThousandGpuJobMatchesTheHandComputation) {
   EXPECT_NE(g.mtbf_source.find("/ 128 nodes"), std::string::npos) << g.mtbf_source;
 }
 
+// GB200 NVL72 (gpus_per_node 72, gpus_per_host 4): 144 GPUs are 2 NVLink domains but 36 hosts;
+// node_mtbf_hours is per host, so M = 6,400 h x 3,600 / 36 = 640,000 s, and each host writes its
+// 1/36 of the checkpoint (24e6 / 36 bytes at 1e6 B/s = 0.667 s).
+TEST(Goodput, HostsOfAnNvlinkDomainAreTheFailureUnit) {
+  model::ReliabilityConfig r;
+  r.node_mtbf_hours = 6400;
+  r.restart_s = 600;
+  r.checkpoint.write_bytes_per_s_per_node = 1e6;
+  r.checkpoint.read_bytes_per_s_per_node = 1e6;
+  Prediction p;
+  p.step_time_s = 1.0;
+  const model::ClusterConfig racks{144, 72};
+  const Goodput g = goodput(r, *two_layers(), racks, fp32_adam(), {}, p, std::nullopt, 4);
+  EXPECT_DOUBLE_EQ(g.job_mtbf_s, 640000.0);
+  EXPECT_NEAR(g.checkpoint_time_s, 24e6 / 36 / 1e6, 1e-12);
+  EXPECT_NE(g.mtbf_source.find("/ 36 nodes"), std::string::npos) << g.mtbf_source;
+  // Without gpus_per_host the rack would be one node: M 18x longer.
+  EXPECT_DOUBLE_EQ(goodput(r, *two_layers(), racks, fp32_adam(), {}, p, std::nullopt).job_mtbf_s,
+                   6400.0 * 3600 / 2);
+}
+
 TEST(Goodput, GivenIntervalAndGpuMtbf) {
   model::ReliabilityConfig r;
   r.gpu_mtbf_hours = 100;                          // 8 GPUs: M = 45,000 s
