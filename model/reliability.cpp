@@ -50,6 +50,13 @@ std::optional<ReliabilityConfig> parse_reliability(const json& doc, const std::s
   if (k.contains("interval_minutes")) {
     c.checkpoint.interval_s = k.at("interval_minutes").get<double>() * 60.0;
   }
+  c.checkpoint.async = detail::get_or_default<bool>(k, "/reliability/checkpoint/async");
+  if (c.checkpoint.async && c.checkpoint.format == CheckpointFormat::kRank0) {
+    throw InputError(file, "/reliability/checkpoint/async",
+                     "false with format \"rank0\" (async_save is torch.distributed.checkpoint's; "
+                     "torch.save on rank 0 blocks)",
+                     "true");
+  }
   return c;
 }
 

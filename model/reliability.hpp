@@ -44,6 +44,11 @@ struct CheckpointConfig {
   std::optional<double> aggregate_read_bytes_per_s;
   /// Training time between checkpoints; unset: Young's optimum sqrt(2 x checkpoint x MTBF).
   std::optional<double> interval_s;
+  /// torch.distributed.checkpoint.async_save: training stops only while each rank copies its
+  /// state to CPU buffers (staging, at staging_bytes_per_s); the write runs beside training.
+  bool async = false;
+  /// The GPU's path to host memory (the hardware's PCIe link), set where the scenario is read.
+  double staging_bytes_per_s = 0;
 };
 
 struct ReliabilityConfig {

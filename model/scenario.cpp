@@ -213,6 +213,7 @@ Scenario parse_with(const json& doc, const std::string& file,
     s.gpu_hour_usd = doc.at("pricing").at("gpu_hour_usd").get<double>();
   }
   s.reliability = parse_reliability(doc, file);
+  if (s.reliability) s.reliability->checkpoint.staging_bytes_per_s = s.hardware.pcie.bandwidth;
   detail::parse_plan(doc, file, s);
   detail::parse_sweep(doc, file, s);
   return s;

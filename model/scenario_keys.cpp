@@ -635,6 +635,10 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(number("/reliability/checkpoint/aggregate_read_gbytes_per_s", "GB/s", nullptr, 0,
                      true, "the storage system's total read bandwidth (default: no shared limit)",
                      1e9));
+  t.push_back(boolean("/reliability/checkpoint/async", false,
+                      "torch.distributed.checkpoint.async_save (format dcp): training stops only "
+                      "while each rank stages its state to CPU memory over PCIe; the write runs "
+                      "beside training and a failure during it loses that checkpoint"));
   t.push_back(number("/reliability/checkpoint/interval_minutes", "min", nullptr, 0, true,
                      "training time between checkpoints (default: Young's optimum sqrt(2 x "
                      "checkpoint time x job MTBF))",

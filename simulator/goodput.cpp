@@ -115,16 +115,29 @@ Goodput goodput(const model::ReliabilityConfig& r, const model::Workload& worklo
   g.restore_read_s = transfer_s(g.volume.read_bytes_max_node, g.volume.read_bytes_total,
                                 k.read_bytes_per_s_per_node, k.aggregate_read_bytes_per_s);
   g.restart_time_s = r.restart_s + g.restore_read_s;
-  g.young_interval_s = young_interval_s(g.checkpoint_time_s, g.job_mtbf_s);
+  g.async = k.async;
+  g.checkpoint_blocking_s = g.checkpoint_time_s;
+  // async_save: a failure also loses the write in flight (Daly's R); one save at a time.
+  double lost_write_s = 0, min_interval_s = 0;
+  if (k.async) {
+    DDPSIM_ASSERT(k.staging_bytes_per_s > 0, "async checkpoints need the staging rate");
+    g.checkpoint_blocking_s = g.volume.read_bytes_per_rank / k.staging_bytes_per_s;
+    lost_write_s = g.checkpoint_time_s;
+    min_interval_s = g.checkpoint_time_s;
+  }
+  g.young_interval_s = young_interval_s(g.checkpoint_blocking_s, g.job_mtbf_s);
   g.interval_given = k.interval_s.has_value();
-  const double wanted = g.interval_given ? *k.interval_s : g.young_interval_s;
+  const double wanted =
+      g.interval_given ? *k.interval_s : std::max(g.young_interval_s, min_interval_s);
   // Checkpoints are taken between steps: the nearest whole number of steps, at least one.
   const double step = p.step_time_s;
   DDPSIM_ASSERT(step > 0, "goodput needs the prediction's step time");
   g.interval_steps = std::max<std::int64_t>(1, std::llround(wanted / step));
   g.interval_s = static_cast<double>(g.interval_steps) * step;
-  g.lost_per_failure_s = g.restart_time_s + (g.interval_s + g.checkpoint_time_s) / 2.0;
-  g.ettr = daly_ettr(g.interval_s, g.checkpoint_time_s, g.restart_time_s, g.job_mtbf_s);
+  g.lost_per_failure_s =
+      g.restart_time_s + lost_write_s + (g.interval_s + g.checkpoint_blocking_s) / 2.0;
+  g.ettr = daly_ettr(g.interval_s, g.checkpoint_blocking_s, g.restart_time_s + lost_write_s,
+                     g.job_mtbf_s);
   if (p.time_to_train_s && g.ettr > 0) {
     g.time_to_train_s = *p.time_to_train_s / g.ettr;
     g.gpu_hours = *g.time_to_train_s * cluster.gpus / 3600.0;

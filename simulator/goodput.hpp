@@ -24,6 +24,13 @@
 //    format "rank0" writes everything from node 0 and every rank reads the whole file.
 //    A transfer takes max(busiest node's bytes / node bandwidth, all bytes / aggregate
 //    bandwidth).
+//  - checkpoint.async (torch.distributed.checkpoint.async_save; PyTorch recipe "Asynchronous
+//    Saving with Distributed Checkpoint", staging.py AsyncStager: the default stager copies the
+//    rank's state dict into CPU buffers, then dcp.save writes it in parallel with training):
+//    training stops for the staging only, delta = each rank's state (what it reads back on
+//    restart) / the GPU's PCIe rate; the write W still has to finish before the checkpoint
+//    counts, so a failure also loses the write in flight (R + W in Daly's formula), and the
+//    interval is at least W (one save in flight: the next one waits for the previous).
 //
 //   Goodput g = goodput(*scenario.reliability, workload, cluster, training, parallelism, pred,
 //                       scenario.gpu_hour_usd);
@@ -66,11 +73,13 @@ struct Goodput {
   double job_mtbf_s = 0;
   std::string mtbf_source;  ///< "node_mtbf_hours 6335 / 128 nodes (default: Llama 3 ...)"
   CheckpointVolume volume;
-  double checkpoint_time_s = 0;  ///< delta
-  double restore_read_s = 0;     ///< reading the checkpoint back
-  double restart_time_s = 0;     ///< R: restart_minutes + restore_read_s
-  double young_interval_s = 0;   ///< sqrt(2 delta M)
-  bool interval_given = false;   ///< checkpoint.interval_minutes set (else Young's)
+  double checkpoint_time_s = 0;      ///< the write (delta unless async)
+  bool async = false;                ///< checkpoint.async
+  double checkpoint_blocking_s = 0;  ///< delta: the write, or async's staging copy
+  double restore_read_s = 0;         ///< reading the checkpoint back
+  double restart_time_s = 0;         ///< R: restart_minutes + restore_read_s
+  double young_interval_s = 0;       ///< sqrt(2 delta M)
+  bool interval_given = false;       ///< checkpoint.interval_minutes set (else Young's)
   std::int64_t interval_steps = 1;
   double interval_s = 0;  ///< interval_steps x step time: the tau ETTR uses
   /// First order: the restart plus, on average, half of an interval and checkpoint redone.

@@ -43,6 +43,8 @@ json goodput_json(const Goodput& g) {
           {"checkpoint_write_bytes_per_node", g.volume.write_bytes_max_node},
           {"checkpoint_read_bytes_per_rank", g.volume.read_bytes_per_rank},
           {"checkpoint_time_s", g.checkpoint_time_s},
+          {"checkpoint_async", g.async},
+          {"checkpoint_blocking_s", g.checkpoint_blocking_s},
           {"restore_read_s", g.restore_read_s},
           {"restart_time_s", g.restart_time_s},
           {"young_interval_s", g.young_interval_s},

@@ -253,11 +253,17 @@ void ScenarioPanel::build() {
   m_fsdp2Sync = named(new QCheckBox(tr("reduce-scatter every micro-batch (gradient sync)")),
                       "fsdp2GradientSync");
   f->addRow(m_fsdp2Sync);
+  m_fsdp2Offload = named(new QDoubleSpinBox, "fsdp2Offload");
+  m_fsdp2Offload->setRange(0, 1e6);
+  m_fsdp2Offload->setDecimals(0);
+  m_fsdp2Offload->setSpecialValueText(tr("(no CPU offload)"));
+  f->addRow(tr("CPU offload: host GB/s"), m_fsdp2Offload);
   bind("/parallelism/fsdp2/mesh/shard", m_fsdp2Shard);
   bind("/parallelism/fsdp2/reshard_after_forward", m_fsdp2Reshard);
   bind("/parallelism/fsdp2/mixed_precision/param_dtype", m_fsdp2ParamDtype);
   bind("/parallelism/fsdp2/mixed_precision/reduce_dtype", m_fsdp2ReduceDtype);
   bind("/parallelism/fsdp2/requires_gradient_sync", m_fsdp2Sync);
+  bind("/parallelism/fsdp2/cpu_offload", m_fsdp2Offload);
   outer->addWidget(fsdp2Box);
 
   // Training.
@@ -484,6 +490,14 @@ void ScenarioPanel::build() {
   };
   dtypeCombo(m_fsdp2ParamDtype, "/parallelism/fsdp2/mixed_precision/param_dtype");
   dtypeCombo(m_fsdp2ReduceDtype, "/parallelism/fsdp2/mixed_precision/reduce_dtype");
+  connect(m_fsdp2Offload, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    if (m_refreshing) return;
+    if (v == 0) {
+      removeWithEmptyParent("/parallelism/fsdp2/cpu_offload");
+    } else {
+      setNumber("/parallelism/fsdp2/cpu_offload/host_memory_gbytes_per_s", v, false);
+    }
+  });
   connect(m_fsdp2Sync, &QCheckBox::toggled, this, [this](bool on) {
     if (m_refreshing) return;
     if (on) {
@@ -738,8 +752,9 @@ void ScenarioPanel::refresh() {
   m_budget->setValue(numberOr0("/plan/budget_usd"));
   setCombo(m_objective, at("/plan/objective"), 0);
   const bool fsdp2 = at("/parallelism/strategy") == json("fsdp2");
-  for (QWidget* w : std::initializer_list<QWidget*>{m_fsdp2Shard, m_fsdp2Reshard, m_fsdp2ParamDtype,
-                                                    m_fsdp2ReduceDtype, m_fsdp2Sync})
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{m_fsdp2Shard, m_fsdp2Reshard, m_fsdp2ParamDtype,
+                                       m_fsdp2ReduceDtype, m_fsdp2Sync, m_fsdp2Offload})
     w->setEnabled(fsdp2);
   m_fsdp2Shard->setValue(static_cast<int>(numberOr0("/parallelism/fsdp2/mesh/shard")));
   const json reshard = at("/parallelism/fsdp2/reshard_after_forward");
@@ -750,6 +765,7 @@ void ScenarioPanel::refresh() {
   setCombo(m_fsdp2ReduceDtype, at("/parallelism/fsdp2/mixed_precision/reduce_dtype"), 0);
   const json sync = at("/parallelism/fsdp2/requires_gradient_sync");
   m_fsdp2Sync->setChecked(!sync.is_boolean() || sync.get<bool>());
+  m_fsdp2Offload->setValue(numberOr0("/parallelism/fsdp2/cpu_offload/host_memory_gbytes_per_s"));
   const bool reliability = at("/reliability").is_object();
   m_reliability->setChecked(reliability);
   for (QWidget* w : std::initializer_list<QWidget*>{m_nodeMtbf, m_restart, m_ckptWrite,

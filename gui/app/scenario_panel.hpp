@@ -119,6 +119,7 @@ class ScenarioPanel : public QWidget {
   QComboBox* m_fsdp2ParamDtype = nullptr;
   QComboBox* m_fsdp2ReduceDtype = nullptr;
   QCheckBox* m_fsdp2Sync = nullptr;
+  QDoubleSpinBox* m_fsdp2Offload = nullptr;  ///< host memory GB/s; 0: no CPU offload
   // Failures and checkpoints (the scenario's "reliability" section, simulator/goodput.hpp).
   QCheckBox* m_reliability = nullptr;
   QDoubleSpinBox* m_nodeMtbf = nullptr;

@@ -555,6 +555,14 @@ class WindowTest : public QObject {
     param->setCurrentIndex(0);
     emit param->activated(0);
     QVERIFY(d->value("/parallelism/fsdp2/mixed_precision").is_null());
+    auto* offload = qobject_cast<QDoubleSpinBox*>(p->field("/parallelism/fsdp2/cpu_offload"));
+    QVERIFY(offload && offload->isEnabled());
+    offload->setValue(200);
+    QCOMPARE(d->value("/parallelism/fsdp2/cpu_offload/host_memory_gbytes_per_s"),
+             nlohmann::json(200.0));
+    QVERIFY2(d->isValid(), qPrintable(d->issueMessage()));
+    offload->setValue(0);
+    QVERIFY(d->value("/parallelism/fsdp2/cpu_offload").is_null());
   }
 
   // Issue 19 item 5: titles name the model being predicted now, and an invalid edit marks the

@@ -682,6 +682,8 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
        {[](const Scenario& s) { return json(s.simulation.trace_ranks); }, same, &mlp}},
       {"/plan/memory_margin",
        {[](const Scenario& s) { return json(s.plan.memory_margin); }, same, &mlp}},
+      {"/reliability/checkpoint/async",
+       {[](const Scenario& s) { return json(s.reliability->checkpoint.async); }, same, &rel}},
       {"/reliability/checkpoint/format",
        {[](const Scenario& s) {
           return json(checkpoint_format_name(s.reliability->checkpoint.format));

@@ -160,6 +160,32 @@ TEST(Goodput, HostsOfAnNvlinkDomainAreTheFailureUnit) {
                    6400.0 * 3600 / 2);
 }
 
+// async_save on the 1,024-GPU job above: training stops only while each rank stages its 24e6
+// bytes (DDP: all of the state) to CPU memory at 1 GB/s, delta = 0.024 s; the 120 s write runs
+// beside training. Young's sqrt(2 x 0.024 x 180,000) = 92.95 s is shorter than one write, so the
+// interval is 120 s (one save in flight); a failure loses the write in flight too:
+// R = 1,992 + 120 s; ETTR = 120 / (M e^(R/M) expm1((120 + 0.024)/M)) = 0.98781 (0.95332 without).
+TEST(Goodput, AsyncSaveBlocksOnlyForTheStaging) {
+  model::ReliabilityConfig r;
+  r.node_mtbf_hours = 6400;
+  r.restart_s = 30 * 60;
+  r.checkpoint.write_bytes_per_s_per_node = 1e6;
+  r.checkpoint.aggregate_write_bytes_per_s = 2e5;
+  r.checkpoint.read_bytes_per_s_per_node = 1e6;
+  r.checkpoint.async = true;
+  r.checkpoint.staging_bytes_per_s = 1e9;
+  Prediction p;
+  p.step_time_s = 1.0;
+  const Goodput g = goodput(r, *two_layers(), {1024, 8}, fp32_adam(), {}, p, std::nullopt);
+  EXPECT_TRUE(g.async);
+  EXPECT_DOUBLE_EQ(g.checkpoint_time_s, 120.0);
+  EXPECT_DOUBLE_EQ(g.checkpoint_blocking_s, 0.024);
+  EXPECT_NEAR(g.young_interval_s, 92.951600308978, 1e-9);
+  EXPECT_EQ(g.interval_steps, 120);
+  EXPECT_DOUBLE_EQ(g.lost_per_failure_s, 1992.0 + 120.0 + (120.0 + 0.024) / 2.0);
+  EXPECT_NEAR(g.ettr, 0.9878081977997363, 1e-12);
+}
+
 TEST(Goodput, GivenIntervalAndGpuMtbf) {
   model::ReliabilityConfig r;
   r.gpu_mtbf_hours = 100;                          // 8 GPUs: M = 45,000 s
