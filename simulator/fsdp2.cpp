@@ -156,9 +156,7 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
   const int S = mesh.shard;
   const int R = mesh.replicate;
 
-  sp.strategy = model::Strategy::kFsdp2;
-  sp.shard_group = S;
-  sp.optimizer_s /= S;
+  begin_sharded_plan(sp, model::Strategy::kFsdp2, S);
   if (cfg.cpu_offload) {
     // The optimizer steps the host's copy on the CPU: the bytes the GPU's optimizer would move
     // (optimizer_s at HBM rate) at this rank's share of the host's memory bandwidth.
@@ -167,14 +165,9 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
     sp.optimizer_s *=
         ctx.memory_bytes_per_s / (cfg.cpu_offload->host_memory_bytes_per_s / per_host);
   }
-  sp.buckets.clear();
-  sp.warmup_buckets.clear();
-  sp.buffer_broadcast_s = 0;
-  sp.used_map_allreduce_s = 0;
-  sp.first_iteration_allreduce_s = 0;
-  sp.schedule.clear();
-  const double grad_bytes = model::dtype_bytes(dt.param);  // unsharded gradients
+  // The unsharded parameters and the gradients autograd gives them share param_dtype.
   const double param_bytes = model::dtype_bytes(dt.param);
+  const double grad_bytes = param_bytes;
   const double reduce_bytes = model::dtype_bytes(dt.reduce);
   const double orig_bytes = model::dtype_bytes(dt.orig);
   sp.wire_scale = reduce_bytes / grad_bytes;

@@ -169,12 +169,11 @@ double fsdp2_buffer_bytes(const MemoryInputs& in, std::vector<std::string>& note
   const double fwd = (gathers + 1) * largest * pb;
   const double bwd = (1 + prefetched) * unit * pb + unit * pb + unit * rb;
   double kept = root * pb;
-  const int s = shard_group(in);
-  if (!in.fsdp2.reshard_after_forward) {
-    kept += units_total * pb;
-  } else if (in.fsdp2.reshard_after_forward_group > 0 && in.fsdp2.reshard_after_forward_group < s) {
-    kept += units_total * pb / in.fsdp2.reshard_after_forward_group;
-  }
+  // The parameters a group keeps from forward to backward: 1/post_forward of them (false or 1:
+  // all; the whole shard group: nothing beyond the shard).
+  const Fsdp2Mesh mesh = fsdp2_mesh("<memory>", in.fsdp2, in.dp_size);
+  const int s = mesh.shard;
+  if (mesh.post_forward < s) kept += units_total * pb / mesh.post_forward;
   double accumulated = 0;
   if (in.grad_accumulation > 1 && !in.fsdp2.requires_gradient_sync) {
     accumulated = (units_total + root) * rb;
@@ -195,9 +194,7 @@ int shard_group(const MemoryInputs& in) {
     case Strategy::kFsdpHybrid:
       return std::min(in.gpus_per_node, in.dp_size);
     case Strategy::kFsdp2:
-      // The mesh's shard size (fsdp2.hpp fsdp2_mesh; the plan rejects meshes that do not fit).
-      if (in.fsdp2.mesh_shard > 0) return std::min(in.fsdp2.mesh_shard, in.dp_size);
-      return std::max(1, in.dp_size / std::max(1, in.fsdp2.mesh_replicate));
+      return fsdp2_mesh("<memory>", in.fsdp2, in.dp_size).shard;
     default:
       return in.dp_size;
   }

@@ -128,6 +128,18 @@ double fsdp_reduce_pass_bytes(int shard, double grad_bytes, double wire_bytes, b
   return full + per_shard / static_cast<double>(shard);
 }
 
+void begin_sharded_plan(StepPlan& sp, Strategy strategy, int shard) {
+  sp.strategy = strategy;
+  sp.shard_group = shard;
+  sp.optimizer_s /= shard;  // each rank steps its 1/shard of the parameters
+  sp.buckets.clear();
+  sp.warmup_buckets.clear();
+  sp.buffer_broadcast_s = 0;
+  sp.used_map_allreduce_s = 0;
+  sp.first_iteration_allreduce_s = 0;
+  sp.schedule.clear();
+}
+
 ScheduledCollective scheduled_collective(model::CollectiveOp kind, CommPhase phase, double bytes,
                                          const CollectiveCost& cc, CommScope scope, int gate,
                                          int block, std::string name) {
@@ -205,15 +217,7 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
   }
   const int shard = hybrid ? gpn : n;  // ranks one parameter is sharded over
   const int replicas = hybrid ? n / gpn : 1;
-  sp.strategy = strategy;
-  sp.shard_group = shard;
-  sp.optimizer_s /= shard;  // each rank steps its 1/shard of the parameters
-  sp.buckets.clear();
-  sp.warmup_buckets.clear();
-  sp.buffer_broadcast_s = 0;
-  sp.used_map_allreduce_s = 0;
-  sp.first_iteration_allreduce_s = 0;
-  sp.schedule.clear();
+  begin_sharded_plan(sp, strategy, shard);
 
   const int L = static_cast<int>(w.layers.size());
   const int end_op = micro_batch_end_op(L);

@@ -92,6 +92,11 @@ struct ShardedContext {
   std::string file;                  ///< names the scenario in errors
 };
 
+/// Readies `sp` for a sharded schedule: its strategy and shard group, the optimizer on the 1/shard
+/// of the parameters each rank steps, and none of DDP's buckets, broadcasts or first-iteration
+/// costs.
+void begin_sharded_plan(StepPlan& sp, model::Strategy strategy, int shard);
+
 /// One schedule entry with its collective's cost (`cc`) filled in.
 ScheduledCollective scheduled_collective(model::CollectiveOp kind, CommPhase phase, double bytes,
                                          const CollectiveCost& cc, CommScope scope, int gate,

@@ -39,6 +39,13 @@ model::ParallelismConfig fsdp2() {
 
 double traffic(const Prediction& p, int ranks) { return fixtures::per_rank_traffic(p, ranks); }
 
+// Collectives of one kind in the step.
+int count(const Prediction& p, model::CollectiveOp kind) {
+  int n = 0;
+  for (const BucketTiming& b : p.buckets) n += b.kind == kind;
+  return n;
+}
+
 TEST(Fsdp2Test, VolumesAreTheIssuesGoals) {
   // P = 8 x 4 MB = 32 MB on 8 GPUs of one node. DDP all-reduces 2 (n-1)/n P = 56 MB per rank.
   // reshard_after_forward=true: all-gather in forward and again in backward, reduce-scatter:
@@ -91,18 +98,10 @@ TEST(Fsdp2Test, HsdpAllReducesOneShardAcrossReplicas) {
   model::ParallelismConfig par = fsdp2();
   par.fsdp2.mesh_shard = 8;
   const Prediction p = pr.predict({16, 8}, fp32_adam(), par);
-  double intra = 0, inter = 0, shard_bytes = 0;
-  for (const BucketTiming& b : p.buckets) {
-    if (b.kind == model::CollectiveOp::kAllReduce) {
-      inter += per_rank_traffic_bytes(b.kind, static_cast<double>(b.bytes), 2);
-      shard_bytes += static_cast<double>(b.bytes);
-    } else {
-      intra += per_rank_traffic_bytes(b.kind, static_cast<double>(b.bytes), 8);
-    }
-  }
-  EXPECT_DOUBLE_EQ(intra, 3 * 7.0 / 8.0 * P);
-  EXPECT_DOUBLE_EQ(shard_bytes, P / 8);
-  EXPECT_DOUBLE_EQ(inter, P / 8);
+  const fixtures::SplitTraffic t = fixtures::split_traffic(p, 8, 2);
+  EXPECT_DOUBLE_EQ(t.shard_group, 3 * 7.0 / 8.0 * P);
+  EXPECT_DOUBLE_EQ(t.all_reduce_bytes, P / 8);
+  EXPECT_DOUBLE_EQ(t.replicas, P / 8);
   // replicate given instead of shard: the same mesh.
   model::ParallelismConfig by_replicas = fsdp2();
   by_replicas.fsdp2.mesh_replicate = 2;
@@ -177,13 +176,8 @@ TEST(Fsdp2Test, HsdpAllReduceRunsOnItsOwnCommunicator) {
   // set_requires_all_reduce(False) with 2 micro-batches: the all-reduces run in the last only.
   par.fsdp2.requires_all_reduce = false;
   const Prediction q = pr.predict({16, 8}, fp32_adam(2), par);
-  int ar = 0, rs = 0;
-  for (const BucketTiming& b : q.buckets) {
-    ar += b.kind == model::CollectiveOp::kAllReduce;
-    rs += b.kind == model::CollectiveOp::kReduceScatter;
-  }
-  EXPECT_EQ(ar, 2);
-  EXPECT_EQ(rs, 4);
+  EXPECT_EQ(count(q, model::CollectiveOp::kAllReduce), 2);
+  EXPECT_EQ(count(q, model::CollectiveOp::kReduceScatter), 4);
 }
 
 TEST(Fsdp2Test, NoGradientSyncReducesInTheLastMicroBatchOnly) {
@@ -193,14 +187,11 @@ TEST(Fsdp2Test, NoGradientSyncReducesInTheLastMicroBatchOnly) {
   model::ParallelismConfig par = fsdp2();
   par.fsdp2.requires_gradient_sync = false;
   const Prediction p = pr.predict({2, 8}, fp32_adam(3), par);
-  int gathers = 0, scatters = 0;
   for (const BucketTiming& b : p.buckets) {
-    gathers += b.kind == model::CollectiveOp::kAllGather;
-    scatters += b.kind == model::CollectiveOp::kReduceScatter;
     if (b.kind == model::CollectiveOp::kReduceScatter) EXPECT_EQ(b.micro_batch, 2);
   }
-  EXPECT_EQ(gathers, 12);
-  EXPECT_EQ(scatters, 2);
+  EXPECT_EQ(count(p, model::CollectiveOp::kAllGather), 12);
+  EXPECT_EQ(count(p, model::CollectiveOp::kReduceScatter), 2);
   const Prediction synced = pr.predict({2, 8}, fp32_adam(3), fsdp2());
   EXPECT_NEAR(p.memory.buffer_bytes - synced.memory.buffer_bytes, 8e6, 1);
   EventOptions o;

@@ -64,6 +64,27 @@ inline double per_rank_traffic(const Prediction& p, int ranks) {
   return sum;
 }
 
+/// A hybrid / HSDP step's traffic per rank: the shard group's all-gathers and reduce-scatters over
+/// `shard` ranks, the replicas' all-reduces over `replicas` ranks, and those all-reduces' sizes.
+struct SplitTraffic {
+  double shard_group = 0;
+  double replicas = 0;
+  double all_reduce_bytes = 0;
+};
+inline SplitTraffic split_traffic(const Prediction& p, int shard, int replicas) {
+  SplitTraffic t;
+  for (const BucketTiming& b : p.buckets) {
+    const auto bytes = static_cast<double>(b.bytes);
+    if (b.kind == model::CollectiveOp::kAllReduce) {
+      t.replicas += per_rank_traffic_bytes(b.kind, bytes, replicas);
+      t.all_reduce_bytes += bytes;
+    } else {
+      t.shard_group += per_rank_traffic_bytes(b.kind, bytes, shard);
+    }
+  }
+  return t;
+}
+
 /// One sample per GPU, k micro-batches, fp32 with Adam as one fused kernel (28 bytes per
 /// parameter: the hand-computed steps of the tests count that; foreach is tested on its own).
 inline model::TrainingConfig fp32_adam(int k = 1) {

@@ -86,18 +86,10 @@ TEST(StrategyTest, HybridShardsWithinANodeAndAllReducesAcross) {
   const Predictor pr(layers(8), round_machine());
   const double P = 32e6;
   const Prediction p = pr.predict({16, 8}, fp32_adam(), strategy(Strategy::kFsdpHybrid));
-  double intra = 0, inter = 0, shard_bytes = 0;
-  for (const BucketTiming& b : p.buckets) {
-    if (b.kind == model::CollectiveOp::kAllReduce) {
-      inter += per_rank_traffic_bytes(b.kind, static_cast<double>(b.bytes), 2);
-      shard_bytes += static_cast<double>(b.bytes);
-    } else {
-      intra += per_rank_traffic_bytes(b.kind, static_cast<double>(b.bytes), 8);
-    }
-  }
-  EXPECT_DOUBLE_EQ(intra, 3 * 7.0 / 8.0 * P);
-  EXPECT_DOUBLE_EQ(shard_bytes, P / 8);
-  EXPECT_DOUBLE_EQ(inter, P / 8);
+  const fixtures::SplitTraffic t = fixtures::split_traffic(p, 8, 2);
+  EXPECT_DOUBLE_EQ(t.shard_group, 3 * 7.0 / 8.0 * P);
+  EXPECT_DOUBLE_EQ(t.all_reduce_bytes, P / 8);
+  EXPECT_DOUBLE_EQ(t.replicas, P / 8);
   // The optimizer steps 1/8 of the parameters (the shard group), not 1/16.
   const StepPlan sp = pr.plan({16, 8}, fp32_adam(), strategy(Strategy::kFsdpHybrid));
   EXPECT_EQ(sp.shard_group, 8);
