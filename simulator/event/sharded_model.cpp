@@ -54,6 +54,8 @@ class ShardedModel {
       duration_.push_back(
           to_sim_time(plan.schedule[static_cast<std::size_t>(in.index)].duration_s()));
     }
+    projected_.assign(inst_.size(), SimTime(0));
+    projected_pass_.assign(inst_.size(), 0);
     ranks_ = seeded_ranks(o, n_);
     const auto steps = static_cast<std::size_t>(o.steps);
     step_end_.assign(steps, SimTime(0));
@@ -84,22 +86,57 @@ class ShardedModel {
     // collective in flight and those already launchable behind it (StepPlan::interference).
     const double d = nominal_s * rs.factor * j;
     if (plan_.interference <= 1.0) return to_sim_time(d);
+    // The communication stays busy until the collectives in flight and those launchable behind
+    // them end, laid out as the analytic timeline does: each stream FIFO, and a collective that
+    // follows another (`after`, HSDP's all-reduce) starting when that one ends. Visited in
+    // instance order so that the one followed is projected first.
+    ++pass_;
+    const SimTime now = engine_.now();
+    std::array<std::size_t, kCommStreams> pos = next_;
+    std::array<SimTime, kCommStreams> free;
+    std::array<bool, kCommStreams> stopped{};
+    free.fill(now);
     bool any = false;
-    SimTime until(0);
-    for (std::size_t s = 0; s < queue_.size(); ++s) {
-      if (!busy_[s]) continue;
+    const auto project = [&](std::size_t i, SimTime end) {
+      projected_[i] = end;
+      projected_pass_[i] = pass_;
       any = true;
-      const auto& q = queue_[s];
-      auto cur = static_cast<std::size_t>(q[next_[s]]);
-      SimTime u = start_[cur] + duration_[cur];
-      for (std::size_t p = next_[s] + 1; p < q.size(); ++p) {
-        const auto i = static_cast<std::size_t>(q[p]);
-        if (arrived_[i] < n_) break;
-        u += duration_[i];
+    };
+    for (std::size_t st = 0; st < queue_.size(); ++st) {
+      if (!busy_[st]) continue;
+      const auto cur = static_cast<std::size_t>(queue_[st][pos[st]++]);
+      free[st] = start_[cur] + duration_[cur];
+      project(cur, free[st]);
+    }
+    for (;;) {
+      std::size_t st = queue_.size();
+      for (std::size_t c = 0; c < queue_.size(); ++c) {
+        if (stopped[c] || pos[c] >= queue_[c].size()) continue;
+        if (st == queue_.size() || queue_[c][pos[c]] < queue_[st][pos[st]]) st = c;
       }
-      until = std::max(until, u);
+      if (st == queue_.size()) break;
+      const auto i = static_cast<std::size_t>(queue_[st][pos[st]]);
+      SimTime begin = free[st];
+      const int after = inst_[i].after;
+      if (after >= 0 && !ended_[static_cast<std::size_t>(after)]) {
+        const auto af = static_cast<std::size_t>(after);
+        if (projected_pass_[af] == pass_) {
+          begin = std::max(begin, projected_[af]);
+        } else {
+          stopped[st] = true;  // it follows one that cannot start yet
+          continue;
+        }
+      }
+      if (arrived_[i] < n_) {
+        stopped[st] = true;  // FIFO: nothing behind it starts before it
+        continue;
+      }
+      free[st] = begin + duration_[i];
+      project(i, free[st]);
+      ++pos[st];
     }
     if (!any) return to_sim_time(d);
+    const SimTime until = *std::max_element(free.begin(), free.end());
     return to_sim_time(interfered_s(d, to_seconds(until - engine_.now()), plan_.interference));
   }
 
@@ -300,6 +337,9 @@ class ShardedModel {
   std::vector<int> unended_blockers_;             ///< per op, this step
   std::array<std::size_t, kCommStreams> next_{};  ///< per stream: position in queue_
   std::array<bool, kCommStreams> busy_{};
+  std::vector<SimTime> projected_;        ///< compute_time's projected end per instance
+  std::vector<unsigned> projected_pass_;  ///< the compute_time call that projected it
+  unsigned pass_ = 0;
   std::size_t ended_count_ = 0;
   std::vector<SimTime> done_ready_, done_start_, done_finish_;
   int done_step_ = -1;
