@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <set>
@@ -55,7 +56,7 @@ void maybe_fault(int rank, int step) {
 // communicator reduces float32 only, and tr(Sigma) comes from the difference |G_small|^2 -
 // |G_big|^2, which float32 sums would round away when the noise is small against the signal;
 // the gather moves the bits unchanged and each rank adds them in double.
-void measure_noise(const ExecConfig& c, comm::Communicator& comm, Mlp& net,
+void measure_noise(const ExecConfig& c, comm::Communicator& comm, Network& net,
                    const std::vector<float>& shard_g, double local_sq, Clock::duration norm_time,
                    StepRecord& sr, RankRecord& rec) {
   const int n = comm.size();
@@ -93,21 +94,38 @@ void measure_noise(const ExecConfig& c, comm::Communicator& comm, Mlp& net,
 }  // namespace
 
 std::int64_t ExecConfig::memory_per_rank_bytes() const {
+  const std::int64_t opt = Optimizer::state_bytes_per_param(optimizer.kind);
+  const std::int64_t samples =
+      static_cast<std::int64_t>(total_steps()) * grad_accumulation * per_gpu_batch;
+  if (gpt2) {
+    // parameters, gradients, bucket buffers (+ their 16-bit copies), optimizer state; the
+    // activations of one micro-batch; the shard's tokens.
+    const std::int64_t p = gpt2_param_count(*gpt2);
+    return p * (4 + 4 + 4 + (hook == Hook::kNone ? 0 : 2) + opt) +
+           gpt2_activation_bytes(*gpt2, per_gpu_batch) + samples * gpt2->seq * 4;
+  }
   std::int64_t p = 0, width_sum = 0, width_max = 0;
   for (std::size_t i = 0; i + 1 < spec.widths.size(); ++i) {
     p += spec.widths[i] * spec.widths[i + 1] + (spec.bias ? spec.widths[i + 1] : 0);
   }
   for (auto w : spec.widths) width_sum += w, width_max = std::max(width_max, w);
-  const std::int64_t opt = Optimizer::state_bytes_per_param(optimizer.kind);
   // parameters, gradients, bucket buffers (+ their 16-bit copies), optimizer state, teacher.
   const std::int64_t model = p * (4 + 4 + 4 + (hook == Hook::kNone ? 0 : 2) + opt + 4);
-  const std::int64_t samples =
-      static_cast<std::int64_t>(total_steps()) * grad_accumulation * per_gpu_batch;
   // Saved inputs, pre-activations and outputs per layer: 3 floats per width per row, for the
   // student's micro-batch and for the teacher run over the whole shard.
   const std::int64_t acts = 3 * 4 * width_sum * (per_gpu_batch + samples);
   const std::int64_t data = samples * (4 * (spec.widths.front() + spec.widths.back()) + 4);
   return model + acts + data + 4 * width_max * per_gpu_batch * 2;
+}
+
+std::unique_ptr<Network> make_network(const ExecConfig& c, int rank, int world) {
+  std::vector<std::int64_t> samples;
+  const std::int64_t per_rank = static_cast<std::int64_t>(c.total_steps()) * c.rank_batch();
+  samples.reserve(static_cast<std::size_t>(per_rank));
+  for (std::int64_t pos = 0; pos < per_rank; ++pos) samples.push_back(pos * world + rank);
+  const std::uint64_t init_seed = c.seed * 1000003ull + static_cast<std::uint64_t>(rank) + 1;
+  if (c.gpt2) return std::make_unique<Gpt2>(*c.gpt2, init_seed, c.seed, samples, c.per_gpu_batch);
+  return std::make_unique<MlpNetwork>(c.spec, init_seed, c.seed, samples, c.per_gpu_batch, c.loss);
 }
 
 std::int64_t mem_available_bytes() {
@@ -141,9 +159,9 @@ ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o
     refuse("it sweeps " + s.sweep.front().key + "; the executor runs one configuration");
   }
   const json& model = s.doc.at("model");
-  if (!model.contains("mlp")) {
+  if (!model.contains("mlp") && !model.contains("hf_config")) {
     refuse("its model is " + s.model_label +
-           "; the CPU executor trains \"mlp\" models only (real forward/backward in OpenBLAS)");
+           "; the executor trains \"mlp\" models and GPT-2 \"hf_config\" transformers");
   }
   if (s.parallelism.strategy != model::Strategy::kDdp &&
       s.parallelism.strategy != model::Strategy::kZero1) {
@@ -159,10 +177,25 @@ ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o
   c.scenario_name = s.name;
   c.model_label = s.model_label;
   c.workload = s.workload;
-  const json& m = model.at("mlp");
-  for (const json& w : m.at("widths")) c.spec.widths.push_back(w.get<std::int64_t>());
-  c.spec.bias = m.value("bias", true);
-  c.spec.activation = parse_activation(m.value("activation", std::string("relu")));
+  if (model.contains("mlp")) {
+    const json& m = model.at("mlp");
+    for (const json& w : m.at("widths")) c.spec.widths.push_back(w.get<std::int64_t>());
+    c.spec.bias = m.value("bias", true);
+    c.spec.activation = parse_activation(m.value("activation", std::string("relu")));
+  } else {
+    if (s.workload->attention != model::AttentionImpl::kEager) {
+      refuse(
+          std::string("model.attention ") +
+          model::attention_impl_name(s.workload->attention.value_or(model::AttentionImpl::kSdpa)) +
+          "; the executor's GPT-2 materialises the s x s scores: set \"attention\": \"eager\"");
+    }
+    namespace fs = std::filesystem;
+    fs::path cfg = model.at("hf_config").get<std::string>();
+    if (cfg.is_relative()) cfg = fs::path(s.file).parent_path() / cfg;
+    std::ifstream in(cfg);
+    if (!in) refuse("cannot read its hf_config " + cfg.string());
+    c.gpt2 = gpt2_spec_from_config(json::parse(in), s.workload->seq_len, cfg.string());
+  }
 
   using Kind = model::CommHook::Kind;
   switch (s.parallelism.comm_hook.kind) {
@@ -253,7 +286,7 @@ ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o
   c.buckets.static_graph = s.parallelism.static_graph;
 
   // The executor's network must be the workload the simulator predicts.
-  const auto numels = tensor_numels(c.spec);
+  const auto numels = c.gpt2 ? gpt2_tensor_numels(*c.gpt2) : tensor_numels(c.spec);
   DDPSIM_ASSERT(numels.size() == c.workload->tensors.size(),
                 "executor MLP and model::build_mlp disagree on the tensors");
   for (std::size_t t = 0; t < numels.size(); ++t) {
@@ -268,27 +301,15 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
   DDPSIM_ASSERT(n == c.ranks, "communicator size differs from the configured ranks");
   RankRecord rec;
   rec.rank = rank;
-  const std::int64_t b = c.per_gpu_batch;
   const int k = c.grad_accumulation;
 
   // Each rank starts from different weights; DDP's constructor makes them rank 0's.
-  Mlp net(c.spec, c.seed * 1000003ull + static_cast<std::uint64_t>(rank) + 1);
+  const std::unique_ptr<Network> net_owner = make_network(c, rank, n);
+  Network& net = *net_owner;
   auto& p = net.params();
   for (std::size_t off = 0; off < p.size(); off += kBroadcastBucketFloats) {
     const std::size_t cnt = std::min(kBroadcastBucketFloats, p.size() - off);
     comm.broadcast(p.data() + off, p.data() + off, cnt, 0);
-  }
-
-  // This rank's shard (DistributedSampler, shuffle=False): global sample (pos*N + rank).
-  std::vector<std::int64_t> indices;
-  const std::int64_t per_rank = static_cast<std::int64_t>(c.total_steps()) * k * b;
-  indices.reserve(static_cast<std::size_t>(per_rank));
-  for (std::int64_t pos = 0; pos < per_rank; ++pos) indices.push_back(pos * n + rank);
-  std::vector<float> xs, ys;
-  std::vector<std::int32_t> labels;
-  {
-    SyntheticData data(c.spec, c.seed);
-    data.make(indices, xs, ys, labels);
   }
 
   // ZeRO-1 pads the flat parameters to a multiple of N; rank r owns [r*S, (r+1)*S).
@@ -310,8 +331,6 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
   const model::BucketPlan first_plan = model::assign_buckets(*c.workload, first);
   const model::BucketPlan plan = model::assign_buckets(*c.workload, c.buckets);
 
-  const std::int64_t in = net.in_width(), out = net.out_width();
-  std::vector<float> dy(static_cast<std::size_t>(b * out));
   comm.barrier();
   for (int step = 0; step < c.total_steps(); ++step) {
     maybe_fault(rank, step);
@@ -325,31 +344,26 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
     for (int mb = 0; mb < k; ++mb) {
       const bool sync = mb == k - 1;  // no_sync() for the first k-1 micro-batches
       if (sync && reduce) red.prepare();
-      const std::int64_t row0 = (static_cast<std::int64_t>(step) * k + mb) * b;
       auto t_prev = Clock::now();
       const auto tf0 = t_prev;
-      const float* y = net.forward(xs.data() + row0 * in, b, [&](int l) {
-        const auto t = Clock::now();
-        rec.spans.push_back({1, step, fmt::format("fwd fc{}", l), fmt::format("fc{}", l), -1,
-                             ns_of(t_prev), ns_of(t)});
-        t_prev = t;
-      });
-      const float scale = 1.0f / static_cast<float>(k);
-      const float loss =
-          c.loss == Loss::kMse
-              ? mse_loss(y, ys.data() + row0 * out, b, out, dy.data(), scale)
-              : cross_entropy_loss(y, labels.data() + row0, b, out, dy.data(), scale);
+      const float loss = net.forward_loss(
+          static_cast<std::int64_t>(step) * k + mb, 1.0f / static_cast<float>(k), [&](int l) {
+            const auto t = Clock::now();
+            rec.spans.push_back({1, step, "fwd " + net.layer_name(l), net.layer_name(l), -1,
+                                 ns_of(t_prev), ns_of(t)});
+            t_prev = t;
+          });
       loss_sum += loss;
       const auto tb0 = Clock::now();
       rec.spans.push_back({1, step, "loss", "", -1, ns_of(t_prev), ns_of(tb0)});
       fwd += tb0 - tf0;
       t_prev = tb0;
-      net.backward(dy.data(), b, /*accumulate=*/mb > 0, [&](int l) {
+      net.backward(/*accumulate=*/mb > 0, [&](int l) {
         if (sync && c.noise_scale) {
           // This rank's (accumulated) gradient of layer l, before layer_ready hands it to the
           // reducer, whose finalize() copies the average back over it.
           const auto tn = Clock::now();
-          for (int t = net.first_tensor(l); t < net.first_tensor(l) + net.tensors_of_layer(); ++t) {
+          for (int t : net.grads_final_after(l)) {
             local_sq += squared_norm(net.grads().data() + net.offset(t),
                                      static_cast<std::size_t>(net.numel(t)));
           }
@@ -357,8 +371,8 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
         }
         if (sync && reduce) red.layer_ready(l);
         const auto t = Clock::now();
-        rec.spans.push_back({1, step, fmt::format("bwd fc{}", l), fmt::format("fc{}", l), -1,
-                             ns_of(t_prev), ns_of(t)});
+        rec.spans.push_back(
+            {1, step, "bwd " + net.layer_name(l), net.layer_name(l), -1, ns_of(t_prev), ns_of(t)});
         t_prev = t;
       });
       bwd += Clock::now() - tb0;

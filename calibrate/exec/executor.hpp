@@ -1,6 +1,6 @@
-// executor.hpp: the real DDP executor — trains a scenario's MLP data-parallel on this machine's
-// CPUs (one process per rank, Gloo over TCP, OpenBLAS single-threaded per rank) and measures
-// every step the way `ddpsim predict` reports it.
+// executor.hpp: the real DDP executor — trains a scenario's MLP or GPT-2 data-parallel on this
+// machine's CPUs (one process per rank, Gloo over TCP, OpenBLAS single-threaded per rank) and
+// measures every step the way `ddpsim predict` reports it.
 //
 // What runs (PyTorch DDP semantics, see reducer.hpp): rank 0's parameters are broadcast at the
 // start (each rank initialises differently, so a missing broadcast shows); the data set is
@@ -14,8 +14,10 @@
 // Strategies: ddp, and zero1 (see ExecConfig::zero1). Each step also measures the gradient
 // noise scale B_simple from the per-rank and averaged gradients (ExecConfig::noise_scale,
 // noise_scale.hpp; the results' "noise_scale" block, README.md).
-// Refused up front with the reason (ddpsim::UnsupportedError): models other than "mlp",
-// other sharded strategies, precisions other than fp32, PowerSGD/top-k hooks, sweeps, and runs
+// Networks (network.hpp): "model": {"mlp": ...} (mlp_network.hpp) and a GPT-2 "hf_config" with
+// eager attention and no dropout (gpt2.hpp).
+// Refused up front with the reason (ddpsim::UnsupportedError): other models, other sharded
+// strategies, precisions other than fp32, PowerSGD/top-k hooks, sweeps, and runs
 // whose memory (all ranks on this host) exceeds 80% of MemAvailable.
 //
 // results.hpp turns the ranks' records into the results document and the trace.
@@ -32,13 +34,14 @@
 #include <vector>
 
 #include "calibrate/comm/communicator.hpp"
+#include "calibrate/exec/gpt2.hpp"
 #include "calibrate/exec/mlp.hpp"
+#include "calibrate/exec/mlp_network.hpp"
+#include "calibrate/exec/network.hpp"
 #include "calibrate/exec/reducer.hpp"
 #include "model/scenario.hpp"
 
 namespace ddpsim::exec {
-
-enum class Loss { kMse, kCrossEntropy };
 
 /// Command-line values that replace the scenario's (std::nullopt: keep the scenario's).
 struct ExecOverrides {
@@ -58,7 +61,8 @@ struct ExecOverrides {
 struct ExecConfig {
   std::string scenario_file, scenario_name, model_label;
   std::shared_ptr<const model::Workload> workload;
-  MlpSpec spec;
+  MlpSpec spec;                  ///< the MLP, when gpt2 is empty
+  std::optional<Gpt2Spec> gpt2;  ///< the transformer, when the model is a GPT-2 config
   int ranks = 1;
   std::int64_t per_gpu_batch = 1;
   int grad_accumulation = 1;
@@ -104,6 +108,10 @@ struct ExecConfig {
   /// activations, its data shard), bytes.
   std::int64_t memory_per_rank_bytes() const;
 };
+
+/// This rank's network with its data shard (DistributedSampler, shuffle=False: global sample
+/// pos * world + rank), initialised from a rank-dependent seed (DDP's broadcast makes it rank 0's).
+std::unique_ptr<Network> make_network(const ExecConfig& c, int rank, int world);
 
 /// Validates and resolves; throws ddpsim::UnsupportedError naming what the executor cannot run.
 ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o);

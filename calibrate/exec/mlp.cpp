@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "calibrate/exec/seeding.hpp"
 #include "model/error.hpp"
 
 namespace ddpsim::exec {
@@ -42,13 +43,6 @@ float act_grad(Activation a, float z) {
       return 1.0f;
   }
   return 1.0f;
-}
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
 }
 
 }  // namespace

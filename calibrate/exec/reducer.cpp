@@ -6,7 +6,7 @@
 
 namespace ddpsim::exec {
 
-Reducer::Reducer(comm::Communicator& comm, Mlp& net, Hook hook, bool overlap)
+Reducer::Reducer(comm::Communicator& comm, Network& net, Hook hook, bool overlap)
     : comm_(comm), net_(net), hook_(hook), overlap_(overlap) {
   thread_ = std::thread([this] { comm_loop(); });
 }
@@ -39,7 +39,8 @@ void Reducer::set_plan(const model::BucketPlan& plan) {
     buckets_.push_back(std::move(s));
   }
   for (int t = 0; t < net_.tensor_count(); ++t) {
-    DDPSIM_ASSERT(bucket_of_tensor_[static_cast<std::size_t>(t)] >= 0, "a gradient in no bucket");
+    DDPSIM_ASSERT(net_.tied(t) || bucket_of_tensor_[static_cast<std::size_t>(t)] >= 0,
+                  "a gradient in no bucket");
   }
   times_.assign(buckets_.size(), {});
 }
@@ -60,9 +61,8 @@ void Reducer::prepare() {
 void Reducer::layer_ready(int layer) {
   const float scale = 1.0f / static_cast<float>(comm_.size());
   const auto& g = net_.grads();
-  const int t0 = net_.first_tensor(layer);
   bool any_complete = false;
-  for (int t = t0; t < t0 + net_.tensors_of_layer(); ++t) {
+  for (int t : net_.grads_final_after(layer)) {
     const int b = bucket_of_tensor_[static_cast<std::size_t>(t)];
     BucketState& s = buckets_[static_cast<std::size_t>(b)];
     const auto pos = std::find(s.tensors.begin(), s.tensors.end(), t) - s.tensors.begin();

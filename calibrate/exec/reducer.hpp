@@ -1,4 +1,5 @@
-// reducer.hpp: PyTorch DDP's gradient reducer for the executor's flat-parameter MLP.
+// reducer.hpp: PyTorch DDP's gradient reducer for the executor's flat-parameter networks
+// (network.hpp: the MLP and the GPT-2 block stack).
 //
 // Buckets come from model::assign_buckets (the project's one copy of PyTorch's rules: reverse
 // order, bucket_cap_mb, the 1 MiB first bucket when the cap is defaulted, one bucket in the first
@@ -15,7 +16,7 @@
 //
 //   Reducer red(comm, net, plan, Hook::kNone, /*overlap=*/true);
 //   red.prepare(step_t0);
-//   net.backward(dy, b, false, [&](int l) { red.layer_ready(l); });
+//   net.backward(false, [&](int l) { red.layer_ready(l); });
 //   red.finalize();   // gradients now hold the average over ranks
 #pragma once
 
@@ -29,7 +30,7 @@
 #include <vector>
 
 #include "calibrate/comm/communicator.hpp"
-#include "calibrate/exec/mlp.hpp"
+#include "calibrate/exec/network.hpp"
 #include "model/bucketing.hpp"
 
 namespace ddpsim::exec {
@@ -51,12 +52,13 @@ struct BucketTimes {
 
 class Reducer {
  public:
-  Reducer(comm::Communicator& comm, Mlp& net, Hook hook, bool overlap);
+  Reducer(comm::Communicator& comm, Network& net, Hook hook, bool overlap);
   ~Reducer();
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
 
-  /// Installs a bucket assignment (tensor indices are Mlp tensor indices). Not during backward.
+  /// Installs a bucket assignment (tensor indices are the network's, tied tensors in no
+  /// bucket). Not during backward.
   void set_plan(const model::BucketPlan& plan);
   int bucket_count() const { return static_cast<int>(buckets_.size()); }
 
@@ -86,7 +88,7 @@ class Reducer {
   void reduce(int b);
 
   comm::Communicator& comm_;
-  Mlp& net_;
+  Network& net_;
   Hook hook_;
   bool overlap_;
   std::vector<BucketState> buckets_;

@@ -78,6 +78,19 @@ class Exec : public testing::Test {
     return d;
   }
 
+  /// The tiny GPT-2 scenario (tests/data/exec/gpt2-tiny.json) with `patch`, beside its config.
+  std::string gpt2_scenario(const json& patch = json::object()) {
+    const fs::path data = fs::path(DDPSIM_TEST_DATA_DIR) / "exec";
+    fs::copy_file(data / "gpt2-tiny-config.json", dir_ / "gpt2-tiny-config.json",
+                  fs::copy_options::overwrite_existing);
+    std::ifstream f(data / "gpt2-tiny.json");
+    json doc = json::parse(f);
+    doc.merge_patch(patch);
+    const fs::path p = dir_ / "gpt2.json";
+    std::ofstream(p) << doc.dump(1);
+    return p.string();
+  }
+
   fs::path dir_;
   json base_;
 };
@@ -103,6 +116,59 @@ TEST_F(Exec, TwoRanksMatchOneRankWithTwiceTheBatch) {
   // The comparison is not vacuous: one more step moves the parameters far more than that.
   const auto more = params(s + " --nproc 1 --per-gpu-batch 32 --steps 4", "more.bin");
   EXPECT_GT(max_abs_diff(one, more), 1e-3);
+}
+
+TEST_F(Exec, Gpt2TwoRanksMatchOneRankWithTwiceTheBatch) {
+  // The transformer under DDP: 2 ranks of 4 sequences (several buckets at a 0.1 MB cap, the
+  // tied wte in the last one) equal 1 rank of 8 after 3 momentum-SGD steps, with overlap, without,
+  // and with 2 micro-batches under no_sync; ZeRO-1 likewise.
+  const std::string s = gpt2_scenario();
+  const auto one = params(s + " --nproc 1 --per-gpu-batch 8 --steps 3", "one.bin");
+  ASSERT_EQ(one.size(), 6144u + 2048u + 2u * (49152u + 832u) + 128u);
+  const auto two = params(s + " --nproc 2 --per-gpu-batch 4 --steps 3", "two.bin");
+  const auto two_serial =
+      params(s + " --nproc 2 --per-gpu-batch 4 --steps 3 --overlap false", "serial.bin");
+  const auto two_accum =
+      params(s + " --nproc 2 --per-gpu-batch 2 --grad-accumulation 2 --steps 3", "accum.bin");
+  const auto zero1 = params(gpt2_scenario({{"parallelism", {{"strategy", "zero1"}}}}) +
+                                " --nproc 2 --per-gpu-batch 4 --steps 3",
+                            "zero1.bin");
+  EXPECT_LT(max_abs_diff(one, two), 1e-5);
+  EXPECT_LT(max_abs_diff(one, two_serial), 1e-5);
+  EXPECT_LT(max_abs_diff(one, two_accum), 1e-5);
+  EXPECT_LT(max_abs_diff(one, zero1), 1e-5);
+  const auto more = params(s + " --nproc 1 --per-gpu-batch 8 --steps 4", "more.bin");
+  EXPECT_GT(max_abs_diff(one, more), 1e-3);
+}
+
+TEST_F(Exec, Gpt2BucketsAreTheSimulatorsAndLossFalls) {
+  const fs::path out = dir_ / "r.json";
+  ASSERT_EQ(run(gpt2_scenario() + " --steps 8 --out " + out.string()).code, 0);
+  std::ifstream f(out);
+  const json res = json::parse(f).at("results").at(0);
+  // DDP's buckets at a 0.1 MiB cap (104,858 bytes), gradients in reverse order, a bucket closed
+  // once it reaches the cap: ln_f 512 + block 1's mlp.c_proj 256 + 65,536 and mlp.c_fc 1,024 +
+  // 65,536 = 132,864 bytes; block 1's ln_2, attention and ln_1 (67,584) with block 0's
+  // mlp.c_proj (133,376); block 0's mlp.c_fc, ln_2 and attention (133,632); block 0's ln_1, wpe
+  // 8,192 and wte 24,576 (also the tied lm_head, bucketed once) = 33,280. ddpsim predict gives
+  // the same four sizes for this scenario.
+  ASSERT_EQ(res.at("bucket_count").get<int>(), 4);
+  const std::vector<std::int64_t> bytes = {132864, 133376, 133632, 33280};
+  for (std::size_t b = 0; b < bytes.size(); ++b) {
+    EXPECT_EQ(res.at("buckets").at(b).at("bytes").get<std::int64_t>(), bytes[b]) << b;
+  }
+  EXPECT_LT(res.at("loss_last").get<double>(), res.at("loss_first").get<double>());
+}
+
+TEST_F(Exec, Gpt2RefusesDropoutAndFusedAttention) {
+  std::ofstream(dir_ / "drop-config.json") << R"({"model_type": "gpt2", "n_embd": 64,
+    "n_head": 4, "n_layer": 2, "n_positions": 32, "vocab_size": 96})";
+  const RunResult drop = run(gpt2_scenario({{"model", {{"hf_config", "drop-config.json"}}}}));
+  EXPECT_EQ(drop.code, 2);
+  EXPECT_NE(drop.err.find("runs no dropout"), std::string::npos) << drop.err;
+  const RunResult sdpa = run(gpt2_scenario({{"model", {{"attention", "sdpa"}}}}));
+  EXPECT_EQ(sdpa.code, 2);
+  EXPECT_NE(sdpa.err.find("\"attention\": \"eager\""), std::string::npos) << sdpa.err;
 }
 
 TEST_F(Exec, Zero1MatchesOneRankWithTwiceTheBatch) {
@@ -226,7 +292,7 @@ TEST_F(Exec, VanishedPeerGivesEveryOtherRankAnError) {
 TEST_F(Exec, RefusesWhatItCannotRun) {
   const RunResult preset = run(scenario({{"model", {{"mlp", nullptr}, {"preset", "resnet50"}}}}));
   EXPECT_EQ(preset.code, 2);
-  EXPECT_NE(preset.err.find("\"mlp\" models only"), std::string::npos) << preset.err;
+  EXPECT_NE(preset.err.find("GPT-2 \"hf_config\" transformers"), std::string::npos) << preset.err;
   const RunResult zero = run(scenario({{"parallelism", {{"strategy", "zero3"}}}}));
   EXPECT_EQ(zero.code, 2);
   EXPECT_NE(zero.err.find("strategy zero3"), std::string::npos) << zero.err;
