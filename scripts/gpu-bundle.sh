@@ -25,8 +25,12 @@ bins=(
   "$build/calibrate/comm/ddpsim-collectives"
   "$build/calibrate/ddpsim_calibrate_bench"
   "$build/tests/calibrate/ddpsim_calibrate_gpu_tests"
+  "$build/simulator/ddpsim-exec"
+  "$build/simulator/ddpsim-validate"
+  "$build/tests/calibrate/exec/ddpsim_gpt2_cuda_tests"
 )
-# ddpsim_calibrate_gpu_tests exists only in a build with CUDA (DDPSIM_HAVE_CUDA).
+# ddpsim_calibrate_gpu_tests exists only in a build with CUDA (DDPSIM_HAVE_CUDA); ddpsim-exec and
+# ddpsim_gpt2_cuda_tests carry the CUDA backend only in such a build.
 for b in "${bins[@]}"; do
   [ -x "$b" ] || { echo "gpu-bundle.sh: $b not built (a CUDA build: cmake --build $build)" >&2; exit 2; }
 done

@@ -20,9 +20,16 @@
 #  5. ddpsim-calibrate gpu-criteria on both profiles: issue 5's goals (bf16 GEMMs >= 80% of the
 #     largest square's rate, CUDA kernels >= 85% of the device copy).
 #  6. The calibration kernels' Google Benchmark microbenchmarks (cuBLAS, device copy) as JSON.
+#  7. The executor's CUDA backend against its CPU network (ddpsim_gpt2_cuda_tests: same loss,
+#     gradients tensor by tensor; training runs; memory reported), output in run.log.
+#  8. ddpsim validate --backend cuda on GPT-2 small (simulator/cli/validate/cuda-gpt2-small.json:
+#     124M parameters, 8 x 1,024 tokens, amp_bf16, AdamW): ddpsim-exec --backend cuda trains it on
+#     the GPU, both engines predict it on the grid profile of step 3 (else the hgx-h200 preset);
+#     step, forward, backward, optimizer time and peak memory against the prediction.
 # Output ($OUT, else results/gpu/run-<date>): run.log, nvidia-smi.csv, gpu-tests.json,
-# profile-h200-grid.json, profile-h200-scenario.json, gpu-criteria.md, bench.json (7 files: the
-# device tool returns at most 8).
+# profile-h200-grid.json, profile-h200-scenario.json, gpu-criteria.md, bench.json,
+# validation-cuda.json (8 files: the device tool returns at most 8; the markdown table of step 8
+# is in run.log).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,6 +39,8 @@ mkdir -p "$out"
 # The bundled binaries live outside the checkout: point them at its presets (llama-2-7b, hgx-h200).
 export DDPSIM_DATA_DIR="$root/scenarios"
 export OPENBLAS_NUM_THREADS=1
+# The bundled test binaries read their data from this checkout, not the build machine's.
+export DDPSIM_TEST_DATA_DIR="$root/tests/data"
 
 main() {
   echo "# gpu-run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), out $out"
@@ -66,6 +75,12 @@ main() {
   done
   step 15 gpu-criteria bash -c "'$B/bin/ddpsim-calibrate' gpu-criteria ${profiles[*]:-'(no profile)'} > '$out/gpu-criteria.md'; rc=\$?; cat '$out/gpu-criteria.md'; exit \$rc"
   step 45 bench bash -c "'$B/bin/ddpsim_calibrate_bench' '--benchmark_filter=Cublas|DeviceCopy' --benchmark_out='$out/bench.json' --benchmark_out_format=json && python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))[\"benchmarks\"]; bad=[x[\"name\"] for x in b if x.get(\"error_occurred\")]; print(\"benchmarks in error:\", bad or \"none\"); sys.exit(1 if bad or not b else 0)' '$out/bench.json'"
+
+  step 60 gpt2-cuda-tests bash -c "'$B/bin/ddpsim_gpt2_cuda_tests' --gtest_output=json:'$work/gpt2-cuda-tests.json' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ran=[t for s in d[\"testsuites\"] for t in s[\"testsuite\"] if t.get(\"result\")!=\"SKIPPED\"]; print(len(ran),\"of\",d[\"tests\"],\"tests ran\"); sys.exit(0 if ran else 1)' '$work/gpt2-cuda-tests.json'"
+  local vprofile=()
+  [ -f "$out/profile-h200-grid.json" ] && vprofile=(--profile "$out/profile-h200-grid.json")
+  step 120 validate-cuda "$B/bin/ddpsim-validate" "$root/simulator/cli/validate/cuda-gpt2-small.json" \
+    --backend cuda "${vprofile[@]}" --out "$out/validation-cuda.json"
 
   echo
   if [ ${#failed[@]} -eq 0 ]; then

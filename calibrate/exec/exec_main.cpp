@@ -22,6 +22,7 @@
 #include "calibrate/comm/launcher.hpp"
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
+#include "calibrate/exec/cuda_run.hpp"
 #include "calibrate/exec/executor.hpp"
 #include "calibrate/exec/results.hpp"
 #include "model/atomic_file.hpp"
@@ -57,8 +58,8 @@ nlohmann::json context_json(const ddpsim::comm::Communicator& comm) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "ddpsim-exec: train a scenario's MLP data-parallel (PyTorch DDP semantics) over "
-      "Gloo and measure each step"};
+      "ddpsim-exec: train a scenario's MLP or GPT-2 data-parallel (PyTorch DDP semantics) "
+      "over Gloo, or its GPT-2 on one GPU (--backend cuda), and measure each step"};
   std::string scenario_path, out_path, trace_path, dump_path, loss = "mse";
   ddpsim::exec::ExecOverrides ov;
   int nproc = 0, steps = 0, batch = 0, accum = 0, warmup = 1;
@@ -66,7 +67,9 @@ int main(int argc, char** argv) {
   std::string overlap, noise = "true";
   double noise_ema = 0.95;
   bool independent = false;
-  app.add_option("scenario", scenario_path, "scenario JSON (model.mlp)")->required();
+  std::string backend = "cpu";
+  app.add_option("scenario", scenario_path, "scenario JSON (model.mlp or a GPT-2 hf_config)")
+      ->required();
   app.add_option("--nproc", nproc, "ranks (default: cluster.gpus)")->check(CLI::Range(1, 64));
   app.add_option("--steps", steps, "measured steps (default: simulation.steps)")
       ->check(CLI::Range(1, 100000));
@@ -91,6 +94,10 @@ int main(int argc, char** argv) {
   app.add_flag("--independent,--no-comm", independent,
                "efficiency baseline: the same per-rank work, all ranks at once, no collectives "
                "(no all-reduce; ddp only)");
+  app.add_option("--backend", backend,
+                 "cpu (OpenBLAS + Gloo, every rank) | cuda (cuBLAS bf16 GPT-2 on one GPU; exit 77 "
+                 "without a device)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--out", out_path, "results JSON (predict's keys, per-step arrays)");
   app.add_option("--trace", trace_path, "Chrome trace of the measured run (one pid per rank)");
   app.add_option("--dump-params", dump_path, "final parameters of rank 0, raw float32");
@@ -116,6 +123,7 @@ int main(int argc, char** argv) {
   ov.noise_scale = noise == "true";
   ov.noise_ema_beta = noise_ema;
   ov.independent = independent;
+  ov.cuda = backend == "cuda";
   ov.loss = loss == "mse" ? ddpsim::exec::Loss::kMse : ddpsim::exec::Loss::kCrossEntropy;
 
   ddpsim::exec::ExecConfig cfg;
@@ -123,10 +131,23 @@ int main(int argc, char** argv) {
   try {
     cfg = ddpsim::exec::config_from_scenario(ddpsim::model::load_scenario(scenario_path), ov);
     me = ddpsim::comm::rank_from_env();
-    ddpsim::exec::check_memory(cfg, ddpsim::exec::mem_available_bytes());
+    if (backend == "cuda") {
+      ddpsim::exec::check_cuda_backend(cfg);
+    } else {
+      ddpsim::exec::check_memory(cfg, ddpsim::exec::mem_available_bytes());
+    }
   } catch (const ddpsim::Error& e) {
     std::fprintf(stderr, "ddpsim-exec: %s\n", e.what());
     return 2;
+  }
+
+  if (backend == "cuda") {
+    try {
+      return ddpsim::exec::run_cuda_backend(cfg, out_path);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ddpsim-exec: --backend cuda: %s\n", e.what());
+      return 1;
+    }
   }
 
   if (!me) {

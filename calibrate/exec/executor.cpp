@@ -168,7 +168,11 @@ ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o
     refuse(std::string("strategy ") + model::strategy_name(s.parallelism.strategy) +
            " is not implemented; the executor runs ddp and zero1");
   }
-  if (s.training.precision != model::Precision::kFp32) {
+  if (o.cuda && s.training.precision != model::Precision::kAmpBf16) {
+    refuse(std::string("precision ") + model::precision_name(s.training.precision) +
+           "; the CUDA backend trains amp_bf16 (autocast bf16 with fp32 master weights)");
+  }
+  if (!o.cuda && s.training.precision != model::Precision::kFp32) {
     refuse(std::string("precision ") + model::precision_name(s.training.precision) +
            "; the CPU executor trains in fp32 (use comm_hook fp16/bf16 for 16-bit gradients)");
   }
@@ -232,6 +236,7 @@ ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o
   c.noise_scale = o.noise_scale;
   c.noise_ema_beta = o.noise_ema_beta;
   c.independent = o.independent;
+  c.cuda = o.cuda;
   if (c.independent && c.zero1) refuse("--independent (no collectives) runs ddp only, not zero1");
   if (c.independent) c.noise_scale = false;  // its all_gather is a collective
   if (!(c.noise_ema_beta >= 0 && c.noise_ema_beta < 1)) {

@@ -56,6 +56,7 @@ struct ExecOverrides {
   bool noise_scale = true;       ///< measure the gradient noise scale (noise_scale.hpp)
   double noise_ema_beta = 0.95;  ///< its EMA factor, [0, 1)
   bool independent = false;      ///< ExecConfig::independent (--independent / --no-comm)
+  bool cuda = false;             ///< ExecConfig::cuda (--backend cuda)
 };
 
 struct ExecConfig {
@@ -98,6 +99,9 @@ struct ExecConfig {
   /// barrier before the first step and after the last (outside the timed steps), and start from
   /// rank 0's broadcast weights. DDP only (zero1 is refused). Results say "mode": "independent".
   bool independent = false;
+  /// The CUDA backend (cuda_run.hpp): one GPU, the scenario's precision must be amp_bf16 (autocast
+  /// with fp32 masters); the CPU backend trains fp32 only.
+  bool cuda = false;
 
   /// Samples per rank per step (the noise scale's B_small).
   std::int64_t rank_batch() const { return per_gpu_batch * grad_accumulation; }

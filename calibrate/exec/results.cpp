@@ -21,14 +21,14 @@ namespace {
 
 using json = nlohmann::json;
 
+}  // namespace
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
-
-}  // namespace
 
 json rank_record_json(const RankRecord& r) {
   json steps = json::array(), spans = json::array();

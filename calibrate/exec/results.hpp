@@ -35,4 +35,7 @@ nlohmann::json noise_scale_json(const ExecConfig& c, const nlohmann::json& steps
 std::string chrome_trace_text(const std::vector<nlohmann::json>& ranks,
                               const nlohmann::json& metadata);
 
+/// The median of `v` (the mean of the middle two for an even count; 0 when empty).
+double median(std::vector<double> v);
+
 }  // namespace ddpsim::exec

@@ -23,6 +23,7 @@ struct Options {
   std::vector<std::string> traces;  ///< --trace: compare with these profiler traces instead
   bool extrapolate = false;         ///< --extrapolate (with --trace): traced compute, model comm
   std::string runner = "exec";      ///< --runner: exec (ddpsim-exec) or torch (PyTorch DDP)
+  std::string backend = "cpu";      ///< --backend: cpu, or cuda (cuda_validation.hpp)
   std::string points_dir;           ///< --points-dir: write the points' files there and stop
   /// --no-torch-calibration: with --runner torch, predict with the model's costs even when the
   /// profile holds a torch section (and --calibrate does not add one)

@@ -224,24 +224,12 @@ Point predict_validation_point(const Options& o, const model::Scenario& base,
     apply_torch_facts(pt.doc, torch_facts);
   }
   json pdoc = pt.doc;
-  pdoc["hardware"] = {{"profile", profile}};
+  use_profile_as_hardware(pdoc, profile);
   // ddpsim-exec steps every tensor in one fused pass (calibrate/exec/mlp.cpp Optimizer::step);
   // torch 1.13's optimizers default to one tensor at a time on CPU (foreach=None -> False,
   // torch/optim/adam.py:286-288, sgd.py:190-192, adamw.py:207-209). The prediction compared
   // with either runs the optimizer its runner runs.
   pdoc["training"]["optimizer_impl"] = o.runner == "torch" ? "for_loop" : "fused";
-  if (model::Profile::load(profile).ranks() < 2) {
-    // A one-rank profile measured no collective, so it has no links; a one-rank point runs
-    // none either. Placeholders complete the hardware and are never used.
-    pdoc["hardware"]["intra_node"] = {{"name", "none (one-rank profile)"},
-                                      {"kind", "intra_node"},
-                                      {"bandwidth_gbytes_per_s", 1.0},
-                                      {"latency_us", 1.0}};
-    pdoc["hardware"]["inter_node"] = {{"name", "none (one-rank profile)"},
-                                      {"kind", "nic"},
-                                      {"bandwidth_gbps", 8.0},
-                                      {"latency_us", 1.0}};
-  }
   const model::Scenario ps = model::parse_scenario(pdoc, base.file);
   sim::PredictorCache cache;
   sim::RunOptions run;

@@ -6,6 +6,8 @@
 //                   [--repeat R] [--recalibrate-each] [--efficiency] [--netns-launch SCRIPT]
 //                   [--out F] [--markdown M]
 //   ddpsim-validate SCENARIO.json --runner torch [...]   (real PyTorch DDP: torch_runner.hpp)
+//   ddpsim-validate SCENARIO.json --backend cuda [--profile GPU.json] [--steps S] [--out F]
+//                   (its GPT-2 on one GPU: cuda_validation.hpp)
 //   ddpsim-validate SCENARIO.json [--runner torch] --points-dir DIR   (write the points, stop)
 //   ddpsim-validate SCENARIO.json --trace rank0.pt.trace.json.gz [--trace ...] [--extrapolate]
 //                   [--out F]  (the prediction and the replay against the user's own profiler
@@ -62,6 +64,7 @@
 #include "model/run_context.hpp"
 #include "model/scenario.hpp"
 #include "simulator/cli/validate/children.hpp"
+#include "simulator/cli/validate/cuda_validation.hpp"
 #include "simulator/cli/validate/options.hpp"
 #include "simulator/cli/validate/points.hpp"
 #include "simulator/cli/validate/profiles.hpp"
@@ -296,6 +299,10 @@ int run_main(int argc, char** argv) {
                  "what measures: exec (ddpsim-exec, the default) or torch (real PyTorch DDP over "
                  "gloo: calibrate/torch/ddp_runner.py)")
       ->check(CLI::IsMember({"exec", "torch"}));
+  app.add_option("--backend", o.backend,
+                 "cpu (the default: this machine's ranks) or cuda (the scenario's GPT-2 on one "
+                 "GPU by ddpsim-exec --backend cuda; exit 77 without a device)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_flag("--no-torch-calibration", o.no_torch_calibration,
                "with --runner torch: predict with the model's costs even when the profile holds "
                "a torch section (ddpsim-calibrate --backend torch), and do not add one with "
@@ -324,6 +331,14 @@ int run_main(int argc, char** argv) {
     if (o.extrapolate && o.traces.empty()) {
       throw ddpsim::InputError(o.scenario, "", "--trace with --extrapolate",
                                "--extrapolate alone (it extrapolates a traced job)");
+    }
+    if (o.backend == "cuda") {
+      if (o.runner != "exec" || !o.traces.empty() || o.repeat != 1 || o.efficiency) {
+        throw ddpsim::UnsupportedError(
+            "--backend cuda runs ddpsim-exec once on one GPU; it does not go with --runner "
+            "torch, --trace, --repeat or --efficiency");
+      }
+      return ddpsim::validate::run_cuda_validation(o);
     }
     if (!o.traces.empty()) {
       return ddpsim::validate::run_trace_comparison(o.scenario, o.traces, o.out, o.extrapolate);

@@ -171,6 +171,43 @@ TEST_F(Exec, Gpt2RefusesDropoutAndFusedAttention) {
   EXPECT_NE(sdpa.err.find("\"attention\": \"eager\""), std::string::npos) << sdpa.err;
 }
 
+TEST_F(Exec, CudaBackendRefusesWhatItCannotRun) {
+  const json amp = {{"training", {{"precision", "amp_bf16"}, {"optimizer", "adamw"}}}};
+  const RunResult two = run(gpt2_scenario(amp) + " --backend cuda");
+  EXPECT_EQ(two.code, 2);
+  EXPECT_NE(two.err.find("one rank on one GPU"), std::string::npos) << two.err;
+  const RunResult fp32 = run(gpt2_scenario() + " --backend cuda --nproc 1");
+  EXPECT_EQ(fp32.code, 2);
+  EXPECT_NE(fp32.err.find("trains amp_bf16"), std::string::npos) << fp32.err;
+  const RunResult mlp = run(scenario(amp) + " --backend cuda --nproc 1");
+  EXPECT_EQ(mlp.code, 2);
+  EXPECT_NE(mlp.err.find("trains GPT-2 configs"), std::string::npos) << mlp.err;
+  const RunResult cpu_amp = run(gpt2_scenario(amp) + " --nproc 1");
+  EXPECT_EQ(cpu_amp.code, 2);
+  EXPECT_NE(cpu_amp.err.find("trains in fp32"), std::string::npos) << cpu_amp.err;
+}
+
+TEST_F(Exec, CudaBackendWithoutADeviceSaysSoInOneLine) {
+  // Here (no GPU) exit 77 and one line naming why; on a GPU machine a results file.
+  const fs::path out = dir_ / "cuda.json";
+  const RunResult r =
+      run(gpt2_scenario({{"training", {{"precision", "amp_bf16"}, {"optimizer", "adamw"}}}}) +
+          " --backend cuda --nproc 1 --steps 2 --out " + out.string());
+  if (r.code == 0) {
+    std::ifstream f(out);
+    const json res = json::parse(f).at("results").at(0);
+    EXPECT_GT(res.at("step_time_s").get<double>(), 0);
+    EXPECT_GT(res.at("peak_memory_bytes").get<double>(), 0);
+    return;
+  }
+  EXPECT_EQ(r.code, 77) << r.err;
+  EXPECT_TRUE(r.err.find("no CUDA device") != std::string::npos ||
+              r.err.find("built without CUDA") != std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST_F(Exec, Zero1MatchesOneRankWithTwiceTheBatch) {
   // ZeRO-1: reduce-scatter of the averaged gradients, each rank updates its half of the
   // (padded) parameters with its half of the momentum buffer, all-gather: the same update.

@@ -85,7 +85,10 @@ TEST(Gpt2, GradientsAreTheLossDerivatives) {
     if (net.tied(t)) continue;
     std::vector<double> v(static_cast<std::size_t>(net.numel(t)));
     double norm = 0;
-    for (double& x : v) norm += (x = jitter(gen)) * x;
+    for (double& x : v) {
+      x = jitter(gen);
+      norm += x * x;
+    }
     double gv = 0;
     for (std::size_t i = 0; i < v.size(); ++i) {
       v[i] /= std::sqrt(norm);
