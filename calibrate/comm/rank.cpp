@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "model/error.hpp"
 
@@ -17,6 +19,41 @@ int parse_int(const char* name, const char* value) {
     throw Error(std::string("environment variable ") + name + ": expected an integer, got '" +
                 value + "'");
   }
+  return out;
+}
+
+// Slurm's tasks-per-node list ("2(x3),1": two tasks on each of three nodes, then one) expanded
+// to one count per node.
+std::vector<int> expand_tasks_per_node(const char* name, const std::string& v) {
+  std::vector<int> out;
+  std::size_t pos = 0;
+  auto bad = [&] {
+    return Error(std::string("environment variable ") + name +
+                 ": expected a Slurm task list like 2(x3),1, got '" + v + "'");
+  };
+  while (pos < v.size()) {
+    std::size_t end = v.find(',', pos);
+    if (end == std::string::npos) end = v.size();
+    const std::string item = v.substr(pos, end - pos);
+    const std::size_t paren = item.find("(x");
+    const std::string count = item.substr(0, paren);
+    int tasks = 0, repeat = 1;
+    if (count.empty() || std::from_chars(count.data(), count.data() + count.size(), tasks).ptr !=
+                             count.data() + count.size()) {
+      throw bad();
+    }
+    if (paren != std::string::npos) {
+      const std::string rep = item.substr(paren + 2);
+      if (rep.size() < 2 || rep.back() != ')' ||
+          std::from_chars(rep.data(), rep.data() + rep.size() - 1, repeat).ptr !=
+              rep.data() + rep.size() - 1) {
+        throw bad();
+      }
+    }
+    for (int i = 0; i < repeat; ++i) out.push_back(tasks);
+    pos = end + 1;
+  }
+  if (out.empty()) throw bad();
   return out;
 }
 
@@ -41,6 +78,26 @@ std::optional<RankInfo> rank_from_env(const std::function<const char*(const char
     info.local_rank = get_int("OMPI_COMM_WORLD_LOCAL_RANK", info.rank);
     info.local_world_size = get_int("OMPI_COMM_WORLD_LOCAL_SIZE", info.world_size);
     if (const char* job = getenv("OMPI_MCA_ess_base_jobid")) job_key = std::string("ompi-") + job;
+  } else if (getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID")) {
+    // srun: one task per rank of the job step (SLURM_STEP_ID tells a task from the batch
+    // script, which also sees SLURM_PROCID=0 and the job's SLURM_NTASKS).
+    info.rank = get_int("SLURM_PROCID", 0);
+    info.world_size = get_int("SLURM_STEP_NUM_TASKS", get_int("SLURM_NTASKS", 1));
+    info.local_rank = get_int("SLURM_LOCALID", info.rank);
+    if (const char* per_node = getenv("SLURM_STEP_TASKS_PER_NODE")) {
+      const std::vector<int> counts = expand_tasks_per_node("SLURM_STEP_TASKS_PER_NODE", per_node);
+      const int node = get_int("SLURM_NODEID", 0);
+      if (node < 0 || node >= static_cast<int>(counts.size())) {
+        throw Error("environment: SLURM_NODEID " + std::to_string(node) + " is outside the " +
+                    std::to_string(counts.size()) + " nodes of SLURM_STEP_TASKS_PER_NODE");
+      }
+      info.local_world_size = counts[static_cast<std::size_t>(node)];
+    } else {
+      info.local_world_size = get_int("SLURM_NTASKS_PER_NODE", info.world_size);
+    }
+    if (const char* job = getenv("SLURM_JOB_ID")) {
+      job_key = std::string("slurm-") + job + "." + getenv("SLURM_STEP_ID");
+    }
   } else {
     return std::nullopt;
   }

@@ -2,12 +2,16 @@
 //
 // Understands the torchrun convention (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT), which launch_local() and `torchrun` set, and OpenMPI's
-// (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE), which `mpirun` sets.
-// torchrun variables win when both are present.
+// (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE), which `mpirun` sets, and Slurm's
+// for a task that `srun` started (SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID,
+// SLURM_STEP_TASKS_PER_NODE with SLURM_NODEID; only when SLURM_STEP_ID is set, so a batch
+// script's own environment is not taken for rank 0 of its job). torchrun variables win, then
+// OpenMPI's, then Slurm's (torchrun or mpirun inside a Slurm allocation set their own).
 //
 // The Gloo rendezvous here is a FileStore (the installed Gloo has no TCP store), so every rank
 // needs the same directory: DDPSIM_STORE_DIR names it (launch_local sets a fresh one per run).
-// Without it the directory is derived from the OpenMPI job id (unique per mpirun) or, for
+// Without it the directory is derived from the OpenMPI job id (unique per mpirun), the Slurm job
+// and step ids, or, for
 // torchrun, from MASTER_ADDR:MASTER_PORT; a reused port can then meet stale keys, so set
 // DDPSIM_STORE_DIR for torchrun.
 //
@@ -35,9 +39,9 @@ struct RankInfo {
   std::string bind_addr = "127.0.0.1";  ///< address the Gloo TCP device binds to.
 };
 
-/// Reads the launcher variables from the process environment. nullopt when neither RANK nor
-/// OMPI_COMM_WORLD_RANK is set. Throws ddpsim::Error naming the variable when one is malformed
-/// (not an integer, rank outside [0, world_size)).
+/// Reads the launcher variables from the process environment. nullopt when none of RANK,
+/// OMPI_COMM_WORLD_RANK and (SLURM_PROCID with SLURM_STEP_ID) is set. Throws ddpsim::Error naming
+/// the variable when one is malformed (not an integer, rank outside [0, world_size)).
 std::optional<RankInfo> rank_from_env();
 
 /// The same, reading variables through `getenv` (for tests; returns nullptr when unset).

@@ -67,6 +67,56 @@ TEST(RankFromEnv, OpenMpiVariablesAndDerivedStore) {
   EXPECT_EQ(r->bind_addr, "127.0.0.1");  // one host, default master address
 }
 
+TEST(RankFromEnv, SlurmTaskOfAStep) {
+  // srun -N 3 -n 7 with the step's tasks 3, 3, 1 (SLURM_STEP_TASKS_PER_NODE "3(x2),1"): task 6
+  // is the only one on node 2.
+  auto r = from({{"SLURM_PROCID", "6"},
+                 {"SLURM_STEP_ID", "0"},
+                 {"SLURM_JOB_ID", "4242"},
+                 {"SLURM_NTASKS", "8"},
+                 {"SLURM_STEP_NUM_TASKS", "7"},
+                 {"SLURM_LOCALID", "0"},
+                 {"SLURM_NODEID", "2"},
+                 {"SLURM_STEP_TASKS_PER_NODE", "3(x2),1"},
+                 {"DDPSIM_STORE_DIR", ""}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->rank, 6);
+  EXPECT_EQ(r->world_size, 7);  // the step's, not the job's
+  EXPECT_EQ(r->local_rank, 0);
+  EXPECT_EQ(r->local_world_size, 1);
+  EXPECT_EQ(r->store_dir, "/tmp/ddpsim-store-slurm-4242.0");
+  EXPECT_EQ(r->bind_addr, "");  // several hosts
+  // One node, two tasks.
+  r = from({{"SLURM_PROCID", "1"},
+            {"SLURM_STEP_ID", "3"},
+            {"SLURM_STEP_NUM_TASKS", "2"},
+            {"SLURM_LOCALID", "1"},
+            {"SLURM_NODEID", "0"},
+            {"SLURM_STEP_TASKS_PER_NODE", "2"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->local_world_size, 2);
+  EXPECT_EQ(r->bind_addr, "127.0.0.1");
+}
+
+TEST(RankFromEnv, SlurmBatchScriptIsNotARank) {
+  // The batch script's environment has SLURM_PROCID=0 and the job's task count but no step.
+  EXPECT_FALSE(from({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_JOB_ID", "9"}}));
+}
+
+TEST(RankFromEnv, SlurmMalformedTaskListIsNamed) {
+  try {
+    from({{"SLURM_PROCID", "0"},
+          {"SLURM_STEP_ID", "0"},
+          {"SLURM_STEP_NUM_TASKS", "2"},
+          {"SLURM_STEP_TASKS_PER_NODE", "2(3)"}});
+    FAIL() << "accepted a malformed task list";
+  } catch (const ddpsim::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SLURM_STEP_TASKS_PER_NODE: expected a Slurm task list"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RankFromEnv, TorchrunWinsAndBindAddressOverrides) {
   auto r = from({{"RANK", "0"},
                  {"WORLD_SIZE", "2"},

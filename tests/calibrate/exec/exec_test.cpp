@@ -171,6 +171,41 @@ TEST_F(Exec, Gpt2RefusesDropoutAndFusedAttention) {
   EXPECT_NE(sdpa.err.find("\"attention\": \"eager\""), std::string::npos) << sdpa.err;
 }
 
+TEST_F(Exec, RanksStartedLikeSrunTrainAsTheLocalLaunch) {
+  // Two processes with the variables srun gives the tasks of one step on one node (no launcher
+  // of ours): the same parameters as the run that starts its own ranks.
+  const std::string s = gpt2_scenario();
+  const auto local = params(s + " --nproc 2 --steps 2", "local.bin");
+  const fs::path out = dir_ / "srun.bin", store = dir_ / "store";
+  fs::create_directories(store);
+  std::string cmd = "(";
+  for (int r = 0; r < 2; ++r) {
+    cmd += "SLURM_PROCID=" + std::to_string(r) + " SLURM_LOCALID=" + std::to_string(r) +
+           " SLURM_STEP_ID=0 SLURM_JOB_ID=1 SLURM_STEP_NUM_TASKS=2 SLURM_NODEID=0"
+           " SLURM_STEP_TASKS_PER_NODE=2 DDPSIM_STORE_DIR=" +
+           store.string() + " " + DDPSIM_EXEC_BIN + " " + s + " --steps 2 --dump-params " +
+           out.string() + " >> " + (dir_ / "srun.out").string() + " 2>&1 & ";
+  }
+  cmd += "wait)";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream f(out, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
+  std::vector<float> srun(bytes.size() / sizeof(float));
+  std::memcpy(srun.data(), bytes.data(), srun.size() * sizeof(float));
+  EXPECT_EQ(max_abs_diff(local, srun), 0.0);
+  // Each process was one rank (rank 0 alone reports, unprefixed), not a launcher of its own.
+  std::ifstream o(dir_ / "srun.out");
+  const std::string text((std::istreambuf_iterator<char>(o)), {});
+  EXPECT_NE(text.find("ddp on 2 ranks"), std::string::npos) << text;
+  EXPECT_EQ(text.find("[rank"), std::string::npos) << text;
+  std::size_t reports = 0;
+  for (std::size_t at = text.find("median of"); at != std::string::npos;
+       at = text.find("median of", at + 1)) {
+    ++reports;
+  }
+  EXPECT_EQ(reports, 1u) << text;
+}
+
 TEST_F(Exec, CudaBackendRefusesWhatItCannotRun) {
   const json amp = {{"training", {{"precision", "amp_bf16"}, {"optimizer", "adamw"}}}};
   const RunResult two = run(gpt2_scenario(amp) + " --backend cuda");
