@@ -9,6 +9,7 @@
 #include <random>
 
 #include "calibrate/exec/seeding.hpp"
+#include "calibrate/exec/vector_kernels.hpp"
 #include "model/error.hpp"
 
 namespace ddpsim::exec {
@@ -103,23 +104,12 @@ void layernorm_backward(const float* dy, const float* x, std::int64_t n, std::in
   }
 }
 
-constexpr float kSqrt2OverPi = 0.79788456080286536f;
 constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 
-float gelu(float z, bool tanh_form) {
-  if (tanh_form) {
-    return 0.5f * z * (1.0f + std::tanh(kSqrt2OverPi * (z + 0.044715f * z * z * z)));
-  }
-  return 0.5f * z * (1.0f + std::erf(z * kInvSqrt2));
-}
-
-float gelu_grad(float z, bool tanh_form) {
-  if (tanh_form) {
-    const float t = std::tanh(kSqrt2OverPi * (z + 0.044715f * z * z * z));
-    return 0.5f * (1.0f + t) +
-           0.5f * z * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * 0.044715f * z * z);
-  }
+// Exact (erf) GELU; the tanh form is vector_kernels.hpp's.
+float gelu_erf(float z) { return 0.5f * z * (1.0f + std::erf(z * kInvSqrt2)); }
+float gelu_erf_grad(float z) {
   return 0.5f * (1.0f + std::erf(z * kInvSqrt2)) + z * kInvSqrt2Pi * std::exp(-0.5f * z * z);
 }
 
@@ -322,9 +312,7 @@ float Gpt2::forward_tokens(const std::int32_t* ids, std::int64_t batch, float lo
                     q + h, I(3 * h), 0.0f, P, I(T));
         for (std::int64_t t = 0; t < T; ++t) {
           float* row = P + t * T;
-          const float mx = *std::max_element(row, row + t + 1);
-          float sum = 0;
-          for (std::int64_t u = 0; u <= t; ++u) sum += row[u] = std::exp(row[u] - mx);
+          const float sum = exp_shifted_sum(row, max_of(row, t + 1), row, t + 1);
           const float inv = 1.0f / sum;
           for (std::int64_t u = 0; u <= t; ++u) row[u] *= inv;
           std::fill(row + t + 1, row + T, 0.0f);
@@ -346,7 +334,11 @@ float Gpt2::forward_tokens(const std::int32_t* ids, std::int64_t batch, float lo
     conv1d_forward(A.ln2.data(), n, h, p(block_tensor(b, kFcW)), p(block_tensor(b, kFcB)), f,
                    A.fc.data());
     A.act.resize(A.fc.size());
-    for (std::size_t i = 0; i < A.fc.size(); ++i) A.act[i] = gelu(A.fc[i], spec_.gelu_tanh);
+    if (spec_.gelu_tanh) {
+      gelu_tanh_forward(A.fc.data(), A.act.data(), n * f);
+    } else {
+      for (std::size_t i = 0; i < A.fc.size(); ++i) A.act[i] = gelu_erf(A.fc[i]);
+    }
     conv1d_forward(A.act.data(), n, f, p(block_tensor(b, kMlpProjW)), p(block_tensor(b, kMlpProjB)),
                    h, out_.data());
     for (std::int64_t i = 0; i < n * h; ++i) out_[i] += A.x1[i];
@@ -365,7 +357,8 @@ float Gpt2::forward_tokens(const std::int32_t* ids, std::int64_t batch, float lo
               p(0), I(h), 0.0f, logits_.data(), I(V));
   step(static_cast<int>(spec_.layers + 2));
 
-  // Cross-entropy of token t+1 at position t (the last position predicts nothing).
+  // Cross-entropy of token t+1 at position t (the last position predicts nothing), in float
+  // with the vectorizable exp, as ATen's log_softmax / nll_loss run on the CPU.
   dlogits_.assign(logits_.size(), 0.0f);
   const double count = static_cast<double>(batch * (T - 1));
   const float g = static_cast<float>(loss_scale / count);
@@ -375,15 +368,12 @@ float Gpt2::forward_tokens(const std::int32_t* ids, std::int64_t batch, float lo
     const float* z = logits_.data() + r * V;
     float* dz = dlogits_.data() + r * V;
     const std::int32_t label = ids[r + 1];
-    const float zmax = *std::max_element(z, z + V);
-    double denom = 0;
-    for (std::int64_t j = 0; j < V; ++j) denom += std::exp(static_cast<double>(z[j] - zmax));
-    const double log_denom = std::log(denom);
-    sum += log_denom - (z[label] - zmax);
-    for (std::int64_t j = 0; j < V; ++j) {
-      const double prob = std::exp(static_cast<double>(z[j] - zmax) - log_denom);
-      dz[j] = static_cast<float>(prob - (j == label ? 1.0 : 0.0)) * g;
-    }
+    const float zmax = max_of(z, V);
+    const float denom = exp_shifted_sum(z, zmax, dz, V);
+    sum += std::log(static_cast<double>(denom)) - (z[label] - zmax);
+    const float inv = g / denom;
+    for (std::int64_t j = 0; j < V; ++j) dz[j] *= inv;
+    dz[label] -= g;
   }
   return static_cast<float>(sum / count);
 }
@@ -419,7 +409,11 @@ void Gpt2::backward(bool accumulate, const std::function<void(int)>& layer_done)
     dfc_.resize(static_cast<std::size_t>(n * f));
     conv1d_backward(dx_.data(), A.act.data(), n, f, h, p(block_tensor(b, kMlpProjW)),
                     g(block_tensor(b, kMlpProjW)), g(block_tensor(b, kMlpProjB)), dfc_.data());
-    for (std::size_t i = 0; i < dfc_.size(); ++i) dfc_[i] *= gelu_grad(A.fc[i], spec_.gelu_tanh);
+    if (spec_.gelu_tanh) {
+      gelu_tanh_backward(A.fc.data(), dfc_.data(), n * f);
+    } else {
+      for (std::size_t i = 0; i < dfc_.size(); ++i) dfc_[i] *= gelu_erf_grad(A.fc[i]);
+    }
     conv1d_backward(dfc_.data(), A.ln2.data(), n, h, f, p(block_tensor(b, kFcW)),
                     g(block_tensor(b, kFcW)), g(block_tensor(b, kFcB)), dh_.data());
     layernorm_backward(dh_.data(), A.x1.data(), n, h, p(block_tensor(b, kLn2W)), A.mean2.data(),

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "calibrate/exec/executor.hpp"
+#include "calibrate/exec/vector_kernels.hpp"
+#include "calibrate/exec/vector_math.hpp"
 #include "model/builders.hpp"
 #include "model/error.hpp"
 
@@ -143,6 +146,45 @@ TEST(Gpt2, LossStartsAtLogVocabularyAndFalls) {
     opt.step(net.params(), net.grads());
   }
   EXPECT_LT(last, first - 1.0f);  // the permutation is being learnt
+}
+
+TEST(VectorMath, ExpAndTanhWithinTheirBounds) {
+  // Cephes expf: relative error < 2e-7 against the double exp over its whole clamped range;
+  // tanh from it: absolute error < 3e-7; both saturate instead of overflowing.
+  double worst_exp = 0, worst_tanh = 0;
+  for (float x = -87.0f; x < 88.0f; x += 0.01f) {
+    const double e = std::exp(static_cast<double>(x));
+    worst_exp = std::max(worst_exp, std::abs(ddpsim::exec::exp_approx(x) - e) / e);
+  }
+  for (float x = -12.0f; x < 12.0f; x += 0.001f) {
+    worst_tanh = std::max(
+        worst_tanh, std::abs(ddpsim::exec::tanh_approx(x) - std::tanh(static_cast<double>(x))));
+  }
+  EXPECT_LT(worst_exp, 2e-7);
+  EXPECT_LT(worst_tanh, 3e-7);
+  EXPECT_TRUE(std::isfinite(ddpsim::exec::exp_approx(1000.0f)));
+  EXPECT_EQ(ddpsim::exec::tanh_approx(1000.0f), 1.0f);
+  EXPECT_EQ(ddpsim::exec::tanh_approx(-1000.0f), -1.0f);
+}
+
+TEST(VectorMath, RowKernelsByHand) {
+  // 19 elements (two 8-lane blocks and a tail of 3): max 9 at index 11; sum of e^(x - 9).
+  std::vector<float> x(19), y(19);
+  double expect = 0;
+  for (int i = 0; i < 19; ++i) {
+    x[i] = i == 11 ? 9.0f : static_cast<float>(i % 7) - 3.0f;
+    expect += std::exp(static_cast<double>(x[i]) - 9.0);
+  }
+  EXPECT_EQ(ddpsim::exec::max_of(x.data(), 19), 9.0f);
+  const float s = ddpsim::exec::exp_shifted_sum(x.data(), 9.0f, y.data(), 19);
+  EXPECT_NEAR(s, expect, 1e-6 * expect);
+  EXPECT_NEAR(y[11], 1.0f, 1e-7);
+  // gelu_tanh(1) = 0.5 (1 + tanh(sqrt(2/pi) 1.044715)) = 0.841192; its derivative 1.082964.
+  float z = 1.0f, g = 0, d = 1.0f;
+  ddpsim::exec::gelu_tanh_forward(&z, &g, 1);
+  ddpsim::exec::gelu_tanh_backward(&z, &d, 1);
+  EXPECT_NEAR(g, 0.841192f, 1e-6);
+  EXPECT_NEAR(d, 1.082964f, 1e-5);
 }
 
 TEST(Gpt2, RefusesWhatItDoesNotRun) {
