@@ -19,6 +19,8 @@
 #     small MLP with a long backward (communication hidden), 1 and 2 ranks x 3 caps, DDP and N
 #     independent processes alternating, S=5 steps x R=6 repetitions each: the DDP overhead per
 #     step and per bucket, paired ratio with its CI, "within 5%".
+#  3. simulator/cli/validate/sweep-gpt2.json: the executor's GPT-2 (4 blocks x 256, eager
+#     attention) x caps 1/5/25 MB x overlap at 2 ranks (6 points), S x R, into ...-gpt2x.json.
 # --runner torch measures with real PyTorch DDP over gloo (calibrate/torch/ddp_runner.py) instead:
 #  1. simulator/cli/validate/torch-sweep-mlp.json: the 3 MLP sizes x caps 1/5/25/100 MB x overlap
 #     on/off at 2 ranks (24 points);
@@ -113,13 +115,21 @@ if [[ $runner == torch ]]; then
   second_title="Small GPT-2 (real PyTorch DDP)" second_name=gpt2
 fi
 third_scenario="" third_json=""
+if [[ $runner == exec ]]; then
+  third_scenario=simulator/cli/validate/sweep-gpt2.json
+  third_desc="GPT-2 block stack (6 points, ddpsim-exec, $steps steps x $repeat runs)"
+  third_title="GPT-2 block stack (ddpsim-exec)"
+fi
 if [[ $runner == torch ]]; then
   third_scenario=simulator/cli/validate/torch-sweep-mlp-deep.json
   third_desc="deep MLP (16 points, caps that change the buckets, PyTorch DDP, $steps steps x $repeat runs)"
   third_title="Deep MLP, caps that change the buckets (real PyTorch DDP)"
 fi
 main_json=$dest/validation-$host-$date$suffix.json
-[[ -n $third_scenario ]] && third_json=$dest/validation-$host-$date$suffix-deep.json
+if [[ -n $third_scenario ]]; then
+  third_json=$dest/validation-$host-$date$suffix-deep.json
+  [[ $runner == exec ]] && third_json=$dest/validation-$host-$date$suffix-gpt2x.json
+fi
 eff_json=$dest/validation-$host-$date$suffix-$second_name.json
 work=$(mktemp -d "${TMPDIR:-/tmp}/validate-sweep.XXXXXX")
 trap_cleanup() { rm -rf "$work"; }
@@ -152,7 +162,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "## Sweep ($tag): $(date -u +%Y-%m-%dT%H:%MZ), host \`$host\`"
   echo
   echo "    bash scripts/validate-sweep.sh${netns:+ --netns $netns}$( [[ $runner == torch ]] && echo ' --runner torch')$( ((quick)) && echo ' --quick')$( ((efficiency)) || echo ' --skip-efficiency')" \
-       "  # sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s$( [[ -n $third_json ]] && echo ", deep $((t3 - t2)) s"); load $load0 -> $load1"
+       "  # sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s$( [[ -n $third_json ]] && echo ", third $((t3 - t2)) s"); load $load0 -> $load1"
   echo
   echo "Outputs: \`${main_json#"$root"/}\`$( ((efficiency)) && echo ", \`${eff_json#"$root"/}\`")$( [[ -n $third_json ]] && echo ", \`${third_json#"$root"/}\`")" \
        "(profiles beside them)."
@@ -193,4 +203,4 @@ else
   mv "$work/VALIDATION.md" "$doc.tmp" && mv "$doc.tmp" "$doc"
   echo "validate-sweep: tables in results/VALIDATION.md ($tag section)"
 fi
-echo "validate-sweep: done in $((t3 - t0)) s (sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s$( [[ -n $third_json ]] && echo ", deep $((t3 - t2)) s"))"
+echo "validate-sweep: done in $((t3 - t0)) s (sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s$( [[ -n $third_json ]] && echo ", third $((t3 - t2)) s"))"
