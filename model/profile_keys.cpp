@@ -330,6 +330,18 @@ std::vector<KeySpec> build_profile_keys() {
                   "compute overlapped / alone: the interference factor torch's DDP sees", true));
   t.push_back(
       num(tn + "/all_reduce_slowdown", "", 0, true, "all-reduce inside the compute / alone", true));
+  t.push_back(key(tn + "/by_size", KeyType::kArray,
+                  "the same at 1 MiB, x4 up to the largest size (looked up per bucket)"));
+  const std::string tr = tn + "/by_size/*";
+  t.push_back(key(tr, KeyType::kObject, "one all-reduce size"));
+  t.push_back(byte_count(tr + "/size_bytes", "bytes", 1, "each all-reduce's fp32 size", true));
+  t.push_back(num(tr + "/compute_slowdown", "", 0, true, "compute overlapped / alone", true));
+  t.push_back(num(tr + "/all_reduce_slowdown", "", 0, true, "all-reduce inside / alone", true));
+  t.push_back(num(tr + "/compute_alone_s", "s", 0, true, "median compute window alone"));
+  t.push_back(num(tr + "/compute_overlapped_s", "s", 0, true, "median window overlapped"));
+  t.push_back(num(tr + "/all_reduce_alone_s", "s", 0, true, "median all-reduce alone"));
+  t.push_back(num(tr + "/all_reduce_overlapped_s", "s", 0, false, "median inside the compute"));
+  t.push_back(integer(tr + "/all_reduces_inside_compute", "", 0, "all-reduces inside it"));
 
   t.push_back(key("/layer_times", KeyType::kObject, "per-layer times from a profiler trace"));
   t.push_back(key("/layer_times/source", KeyType::kString, "the trace file"));

@@ -1,6 +1,7 @@
 #include "simulator/torch_costs.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "model/workload.hpp"
@@ -47,24 +48,57 @@ std::vector<double> gloo_bucket_costs(const std::vector<double>& ready_s,
   return out;
 }
 
+TorchContention::Row TorchContention::at(double bytes) const {
+  if (by_size.empty()) return {bytes, compute_slowdown, all_reduce_slowdown};
+  if (bytes <= by_size.front().bytes)
+    return {bytes, by_size.front().compute_slowdown, by_size.front().all_reduce_slowdown};
+  if (bytes >= by_size.back().bytes)
+    return {bytes, by_size.back().compute_slowdown, by_size.back().all_reduce_slowdown};
+  std::size_t i = 1;
+  while (by_size[i].bytes < bytes) ++i;
+  const Row& a = by_size[i - 1];
+  const Row& b = by_size[i];
+  const double t = std::log2(bytes / a.bytes) / std::log2(b.bytes / a.bytes);
+  return {bytes, a.compute_slowdown + t * (b.compute_slowdown - a.compute_slowdown),
+          a.all_reduce_slowdown + t * (b.all_reduce_slowdown - a.all_reduce_slowdown)};
+}
+
 std::optional<TorchContention> torch_contention(const json& torch) {
   if (!torch.contains("contention")) return std::nullopt;
   const json& c = torch.at("contention");
   // Sharing the cores cannot speed either up: a ratio below 1 is the measurement's noise (a
   // small model's window is milliseconds), taken as no slowdown.
-  return TorchContention{std::max(1.0, c.at("compute_slowdown").get<double>()),
-                         std::max(1.0, c.at("all_reduce_slowdown").get<double>())};
+  TorchContention out{std::max(1.0, c.at("compute_slowdown").get<double>()),
+                      std::max(1.0, c.at("all_reduce_slowdown").get<double>()),
+                      {}};
+  for (const json& r : c.value("by_size", json::array())) {
+    out.by_size.push_back({r.at("size_bytes").get<double>(),
+                           std::max(1.0, r.at("compute_slowdown").get<double>()),
+                           std::max(1.0, r.at("all_reduce_slowdown").get<double>())});
+  }
+  std::sort(out.by_size.begin(), out.by_size.end(),
+            [](const TorchContention::Row& a, const TorchContention::Row& b) {
+              return a.bytes < b.bytes;
+            });
+  return out;
 }
 
 std::vector<double> contended_bucket_costs(const std::vector<double>& start_s,
                                            const std::vector<double>& cost_s, double compute_end_s,
                                            double slowdown) {
+  return contended_bucket_costs(start_s, cost_s, compute_end_s,
+                                std::vector<double>(cost_s.size(), slowdown));
+}
+
+std::vector<double> contended_bucket_costs(const std::vector<double>& start_s,
+                                           const std::vector<double>& cost_s, double compute_end_s,
+                                           const std::vector<double>& slowdown) {
   std::vector<double> out(cost_s);
-  if (!(slowdown > 1)) return out;
-  for (std::size_t i = 0; i < out.size() && i < start_s.size(); ++i) {
+  for (std::size_t i = 0; i < out.size() && i < start_s.size() && i < slowdown.size(); ++i) {
+    const double k = slowdown[i];
     const double d = compute_end_s - start_s[i];
-    if (d <= 0) continue;
-    out[i] = cost_s[i] * slowdown <= d ? cost_s[i] * slowdown : d + (cost_s[i] - d / slowdown);
+    if (!(k > 1) || d <= 0) continue;
+    out[i] = cost_s[i] * k <= d ? cost_s[i] * k : d + (cost_s[i] - d / k);
   }
   return out;
 }

@@ -53,9 +53,20 @@ std::vector<double> gloo_bucket_costs(const std::vector<double>& ready_s,
 
 /// The section's "contention" (forward + backward beside gloo all-reduces, one in flight): how
 /// much slower compute and an all-reduce run while the other runs, each at least 1 (a ratio
-/// below 1 is measurement noise). nullopt without it.
+/// below 1 is measurement noise). The slowdowns depend on the all-reduce's size (issue 16: at
+/// 128 MiB the MLP's backward ran 1.93x slower, which over-predicted its 8-32 MiB buckets'
+/// runs): a calibration with "by_size" rows gives them per size, at(bytes) interpolates in
+/// log2(size) between the rows around it and keeps the end rows' values beyond them; without
+/// rows, the single pair at every size. nullopt without the section.
 struct TorchContention {
+  struct Row {
+    double bytes = 0, compute_slowdown = 1, all_reduce_slowdown = 1;
+  };
   double compute_slowdown = 1, all_reduce_slowdown = 1;
+  std::vector<Row> by_size;  ///< ascending bytes; may be empty
+  /// The two slowdowns at an all-reduce of `bytes`. E.g. rows {1 MiB: 1.2, 1.5; 4 MiB: 1.6, 2.5}:
+  /// 2 MiB -> 1.4, 2.0; 512 KiB -> 1.2, 1.5; 64 MiB -> 1.6, 2.5.
+  Row at(double bytes) const;
 };
 std::optional<TorchContention> torch_contention(const nlohmann::json& torch);
 
@@ -68,6 +79,10 @@ std::optional<TorchContention> torch_contention(const nlohmann::json& torch);
 std::vector<double> contended_bucket_costs(const std::vector<double>& start_s,
                                            const std::vector<double>& cost_s, double compute_end_s,
                                            double slowdown);
+/// The same with each bucket's own slowdown (the contention at its size).
+std::vector<double> contended_bucket_costs(const std::vector<double>& start_s,
+                                           const std::vector<double>& cost_s, double compute_end_s,
+                                           const std::vector<double>& slowdown);
 
 /// The section's entry for scenario `s` (its workload's name, untied parameters, per-GPU batch
 /// and optimizer) as per-layer forward/backward and optimizer costs, `source` naming the

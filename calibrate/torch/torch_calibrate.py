@@ -36,7 +36,9 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
     (one in flight: the thread waits in C++, gloo's worker does the work), long enough to cover
     the whole compute (repeated so that it holds about eight all-reduces); and the all-reduces'
     own durations alone and those that started and ended inside the compute. compute_slowdown
-    and all_reduce_slowdown are the ratios of the medians.
+    and all_reduce_slowdown are the ratios of the medians. Measured at 1 MiB, x4 up to and at
+    --max-bytes ("by_size" rows; the top-level keys are the largest's): the slowdowns depend on
+    the size in flight, and ddpsim looks them up per bucket (simulator/torch_costs.hpp).
 
 Output: the profile's "torch" section (model/profile_keys.cpp), written atomically; progress on
 stderr. Exit 0; 2 with one line for a point PyTorch cannot run here; 1 when a rank fails.
@@ -324,10 +326,25 @@ def _rank(rank, world, cfgs, a, sizes, queue):
             print(f"{PROG}: timing gloo all_reduce, {len(sizes)} sizes x {a.iters}",
                   file=sys.stderr)
         out["all_reduce"] = time_all_reduce(sizes, a.iters)
-        if rank == 0:
-            print(f"{PROG}: timing contention: {cfgs[0].workload.get('name', '')} forward + "
-                  f"backward with {a.max_bytes}-byte all-reduces in flight", file=sys.stderr)
-        out["contention"] = time_contention(cfgs[0], rank, a.max_bytes, a.iters)
+        # The contention depends on the all-reduce's size (issue 16): 1 MiB, then x4, up to
+        # --max-bytes; the largest keeps the section's top-level keys, every size a "by_size" row.
+        csizes, cs = [], 1 << 20
+        while cs < a.max_bytes:
+            csizes.append(cs)
+            cs *= 4
+        csizes.append(a.max_bytes)
+        rows = []
+        for cs in csizes:
+            if rank == 0:
+                print(f"{PROG}: timing contention: {cfgs[0].workload.get('name', '')} forward + "
+                      f"backward with {cs}-byte all-reduces in flight", file=sys.stderr)
+            rows.append(time_contention(cfgs[0], rank, cs, a.iters))
+        out["contention"] = dict(rows[-1])
+        out["contention"]["by_size"] = [
+            {k: r[k] for k in ("size_bytes", "compute_slowdown", "all_reduce_slowdown",
+                               "compute_alone_s", "compute_overlapped_s", "all_reduce_alone_s",
+                               "all_reduce_overlapped_s", "all_reduces_inside_compute")}
+            for r in rows]
     if rank == 0:
         queue.put(out)
     dist.barrier()

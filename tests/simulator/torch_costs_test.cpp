@@ -138,5 +138,43 @@ TEST(TorchCosts, ContentionIsReadFromTheSection) {
   EXPECT_EQ(torch_contention(fast)->all_reduce_slowdown, 1.0);
 }
 
+TEST(TorchCosts, ContentionBySizeInterpolatesInLogSize) {
+  // Rows at 1 MiB (1.2, 1.5) and 4 MiB (1.6, 2.5): 2 MiB is halfway in log2 size -> 1.4, 2.0;
+  // below the first row and above the last the end rows hold; a row's ratio below 1 is 1.
+  const json t = {
+      {"contention",
+       {{"compute_slowdown", 1.9},
+        {"all_reduce_slowdown", 2.9},
+        {"by_size",
+         {{{"size_bytes", 4 << 20}, {"compute_slowdown", 1.6}, {"all_reduce_slowdown", 2.5}},
+          {{"size_bytes", 1 << 20}, {"compute_slowdown", 1.2}, {"all_reduce_slowdown", 0.8}}}}}}};
+  const std::optional<TorchContention> c = torch_contention(t);
+  ASSERT_TRUE(c);
+  ASSERT_EQ(c->by_size.size(), 2u);
+  EXPECT_EQ(c->by_size[0].bytes, 1 << 20);  // sorted
+  const TorchContention::Row mid = c->at(2 << 20);
+  EXPECT_NEAR(mid.compute_slowdown, 1.4, 1e-12);
+  EXPECT_NEAR(mid.all_reduce_slowdown, 1.75, 1e-12);  // 1.0 (clamped 0.8) to 2.5
+  EXPECT_EQ(c->at(512 << 10).compute_slowdown, 1.2);
+  EXPECT_EQ(c->at(64 << 20).all_reduce_slowdown, 2.5);
+  // Without rows: the single pair everywhere.
+  const TorchContention one = *torch_contention(
+      {{"contention", {{"compute_slowdown", 1.9}, {"all_reduce_slowdown", 2.9}}}});
+  EXPECT_EQ(one.at(1 << 10).compute_slowdown, 1.9);
+  EXPECT_EQ(one.at(1 << 30).all_reduce_slowdown, 2.9);
+}
+
+TEST(TorchCosts, ContendedBucketCostsPerBucketSlowdown) {
+  // Compute ends at 30; bucket 0 from 0 costs 10 at slowdown 2 -> 20 (fits); bucket 1 from 25
+  // costs 10 at slowdown 3: 5 s of compute left move it 5/3, the rest runs alone: 5 + (10 - 5/3)
+  // = 13.333; bucket 2 slowdown 1 keeps 10.
+  const std::vector<double> out =
+      contended_bucket_costs({0, 25, 0}, {10, 10, 10}, 30, std::vector<double>{2, 3, 1});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_DOUBLE_EQ(out[0], 20);
+  EXPECT_NEAR(out[1], 5 + (10 - 5.0 / 3), 1e-12);
+  EXPECT_DOUBLE_EQ(out[2], 10);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim

@@ -183,25 +183,31 @@ std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
   }
   if (!rows.empty()) m->bucket_collective_s = sim::gloo_bucket_costs(ready, sync, pair);
   // Contention (issue 16): the compute was timed with no communication and the all-reduces with
-  // no compute; in the job they share the cores. The compute runs the measured slowdown times
-  // slower while a bucket is in flight (the plan's interference), and each bucket's all-reduce
-  // is slowed while the backward runs, from where a prediction with the above puts it.
+  // no compute; in the job they share the cores. The compute runs slower while a bucket is in
+  // flight (the plan's interference: the slowdown at the buckets' bytes-weighted mean size, the
+  // size in flight for most of the time), and each bucket's all-reduce is slowed, at its own
+  // size's slowdown, while the backward runs, from where a prediction with the above puts it.
   if (const std::optional<sim::TorchContention> c = sim::torch_contention(torch);
       c && !rows.empty()) {
-    m->interference = c->compute_slowdown;
+    double bytes = 0, bytes_sq = 0;
+    for (const sim::BucketTiming& b : p.buckets) {
+      if (b.kind != model::CollectiveOp::kAllReduce || b.layer >= 0) continue;
+      bytes += static_cast<double>(b.bytes);
+      bytes_sq += static_cast<double>(b.bytes) * static_cast<double>(b.bytes);
+    }
+    m->interference = c->at(bytes > 0 ? bytes_sq / bytes : 0).compute_slowdown;
     sim::RunOptions second = first;
     second.measured = std::make_shared<const sim::MeasuredCosts>(*m);
     const sim::Prediction q = sim::predict_point(ps, second, cache);
-    std::vector<double> start, cost;
+    std::vector<double> start, slowdown;
     for (const sim::BucketTiming& b : q.buckets) {
       if (b.kind != model::CollectiveOp::kAllReduce || b.layer >= 0) continue;
       start.push_back(b.start_s);
-      cost.push_back(b.end_s - b.start_s);
+      slowdown.push_back(c->at(static_cast<double>(b.bytes)).all_reduce_slowdown);
     }
-    if (cost.size() == m->bucket_collective_s.size()) {
-      m->bucket_collective_s =
-          sim::contended_bucket_costs(start, m->bucket_collective_s,
-                                      q.forward_time_s + q.backward_time_s, c->all_reduce_slowdown);
+    if (start.size() == m->bucket_collective_s.size()) {
+      m->bucket_collective_s = sim::contended_bucket_costs(
+          start, m->bucket_collective_s, q.forward_time_s + q.backward_time_s, slowdown);
     }
   }
   return std::make_shared<const sim::MeasuredCosts>(std::move(*m));
