@@ -193,14 +193,45 @@ std::string found_summary(const KinetoTrace& t, const detail::TraceLinks& l,
 
 }  // namespace
 
+// The legacy autograd profiler's export (torch.autograd.profiler.profile().export_chrome_trace,
+// what a torch build without Kineto writes, e.g. Debian's python3-torch 1.13) has no categories:
+// every event is {"name", "ph": "X", "ts", "dur", "tid", "pid": "CPU functions", "args": {}}. The
+// record_function regions the rules need are told by name, as torch names them: ProfilerStep#N,
+// gloo:* / nccl:* (the process group's work, on its worker threads), DistributedDataParallel.*,
+// Optimizer.*; everything else is an op. A user's own record_function regions cannot be told
+// from ops, so the import is whole-model (rule 5), and nothing gives a collective's size.
+KinetoTrace with_legacy_kinds(const KinetoTrace& t) {
+  KinetoTrace out = t;
+  for (TraceEvent& e : out.events) {
+    const std::string& n = t.name(e);
+    const bool region = n.rfind("ProfilerStep#", 0) == 0 || n.rfind("gloo:", 0) == 0 ||
+                        n.rfind("nccl:", 0) == 0 || n.rfind("DistributedDataParallel.", 0) == 0 ||
+                        n.rfind("Optimizer.", 0) == 0;
+    e.kind = region ? EventKind::kAnnotation : EventKind::kOp;
+  }
+  return out;
+}
+
 json import_kineto_trace(const KinetoTrace& t, const std::string& file) {
   if (t.bare_array && !t.events.empty()) {
-    throw InputError(file, "",
-                     "a Kineto trace ({\"traceEvents\": [...]}, as torch.profiler.profile writes "
-                     "it)",
-                     "the legacy autograd-profiler format (a bare JSON array of " +
-                         std::to_string(t.array_entries) +
-                         " entries, no event categories): record with torch.profiler.profile");
+    const bool categorised = std::any_of(t.events.begin(), t.events.end(), [](const TraceEvent& e) {
+      return e.kind != EventKind::kOther;
+    });
+    if (!categorised) {
+      json out = import_kineto_trace(with_legacy_kinds([&] {
+                                       KinetoTrace c = t;
+                                       c.bare_array = false;
+                                       c.has_trace_events = true;
+                                       return c;
+                                     }()),
+                                     file);
+      out["format"] = "legacy autograd profiler";
+      out["warnings"].push_back(
+          "legacy autograd-profiler format (a bare JSON array, no categories: torch without "
+          "Kineto): regions told by name (ProfilerStep#, gloo:/nccl:, DistributedDataParallel., "
+          "Optimizer.), the model imported whole, no collective sizes");
+      return out;
+    }
   }
   if (t.bare_array && t.events.empty()) {
     throw InputError(file, "", "a Kineto trace ({\"traceEvents\": [...]})",

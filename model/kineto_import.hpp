@@ -25,11 +25,14 @@
 //      the sum of its outermost CPU ops' durations.
 //   5. No layer region inside the steps: one layer "model" (whole_model true) whose forward is
 //      every op outside the backward, the optimizer, data loading and communication.
-// Refused (InputError, exit code 2, one line naming the file and what was found): the legacy
-// autograd-profiler format (a bare JSON array), a document without traceEvents, an empty
-// trace, a GPU trace with runtime calls but no kernel events (recorded without
-// ProfilerActivity.CUDA), and a trace with no forward/backward work inside its steps (e.g. a
-// CPU-only rank that recorded only gloo:* annotations). Nothing is imported as zeros.
+// The legacy autograd profiler's format (a bare JSON array without categories or arguments: a
+// torch build without Kineto, e.g. Debian's python3-torch) is imported with its regions told by
+// name (ProfilerStep#N, gloo:* / nccl:*, DistributedDataParallel.*, Optimizer.*; everything else
+// an op), so the whole model is one layer and collectives have no size; "format" says so.
+// Refused (InputError, exit code 2, one line naming the file and what was found): a document
+// without traceEvents, an empty trace, a GPU trace with runtime calls but no kernel events
+// (recorded without ProfilerActivity.CUDA), and a trace with no forward/backward work inside its
+// steps (e.g. a CPU-only rank that recorded only gloo:* annotations). Nothing is imported as zeros.
 //
 // The section: "source", "device" (cpu | gpu), "rule", "steps", "step_s" (the mean step: the
 // longer of "cpu_step_s", the mean ProfilerStep span, and "gpu_step_s", the span of the steps'

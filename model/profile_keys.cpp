@@ -347,6 +347,8 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key("/layer_times/source", KeyType::kString, "the trace file"));
   t.push_back(key("/layer_times/device", KeyType::kString, "gpu (kernel times) or cpu (op times)"));
   t.push_back(key("/layer_times/rule", KeyType::kString, "how times were attributed"));
+  t.push_back(key("/layer_times/format", KeyType::kString,
+                  "\"legacy autograd profiler\" for a bare-array trace (absent: Kineto)"));
   t.push_back(num("/layer_times/step_s", "s", 0, false, "wall time of the profiled step"));
   t.push_back(num("/layer_times/unattributed_s", "s", 0, false, "time not in any layer"));
   t.push_back(key("/layer_times/layers", KeyType::kArray, "layers in forward order", true));

@@ -275,7 +275,9 @@ TEST(KinetoImport, NonLayerAnnotationsAreExcludedAndNamed) {
   EXPECT_EQ(kinds["nccl:all_reduce"], "communication");
   EXPECT_EQ(kinds["Optimizer.step#Adam.step"], "optimizer");
   for (const json& x : l["excluded"]) {
-    if (x["kind"] == "data loader") EXPECT_NEAR(x["per_step_s"].get<double>(), 3e-6, 1e-12);
+    if (x["kind"] == "data loader") {
+      EXPECT_NEAR(x["per_step_s"].get<double>(), 3e-6, 1e-12);
+    }
   }
 }
 
@@ -356,16 +358,52 @@ TEST(KinetoImport, GlooAnnotationsOnACpuRank) {
   EXPECT_EQ(c["per_step"][0]["collectives"][0]["bytes"].get<int>(), 8000);
 }
 
+// The legacy autograd profiler's export (torch without Kineto: a bare array, no categories, no
+// args): regions told by name. One step of 100 us: forward aten::mm 10-30, backward 40-70 on the
+// same thread, optimizer 80-95 (an aten::add_ in it), a gloo all-reduce 50-90 on its worker
+// thread: exposed where no op runs, 70-80 = 10 us. The model is one whole-model layer; the
+// collective has no size.
+TEST(KinetoImport, LegacyFormatIsImportedByName) {
+  auto ev = [](const char* name, double ts, double dur, int tid) {
+    return json{{"name", name},
+                {"ph", "X"},
+                {"ts", ts},
+                {"dur", dur},
+                {"pid", "CPU functions"},
+                {"tid", tid},
+                {"args", json::object()}};
+  };
+  const json legacy =
+      json::array({ev("ProfilerStep#0", 0, 100, 1), ev("aten::mm", 10, 20, 1),
+                   ev("autograd::engine::evaluate_function: MmBackward0", 40, 30, 1),
+                   ev("Optimizer.step#SGD.step", 80, 15, 1), ev("aten::add_", 80, 15, 1),
+                   ev("gloo:all_reduce", 50, 40, 2)});
+  const json l = import_kineto_trace(legacy, "legacy.json");
+  EXPECT_EQ(l["format"].get<std::string>(), "legacy autograd profiler");
+  EXPECT_EQ(l["device"].get<std::string>(), "cpu");
+  EXPECT_TRUE(l["whole_model"].get<bool>());
+  EXPECT_EQ(l["steps"].get<int>(), 1);
+  EXPECT_NEAR(l["phases"]["forward_s"].get<double>(), 20e-6, 1e-12);
+  EXPECT_NEAR(l["phases"]["backward_s"].get<double>(), 30e-6, 1e-12);
+  EXPECT_NEAR(l["phases"]["optimizer_s"].get<double>(), 15e-6, 1e-12);
+  const json& c = l["communication"];
+  EXPECT_EQ(c["backend"].get<std::string>(), "gloo");
+  EXPECT_NEAR(c["comm_s"].get<double>(), 40e-6, 1e-12);
+  EXPECT_NEAR(c["exposed_s"].get<double>(), 10e-6, 1e-12);  // 70-80: no compute op runs
+  EXPECT_FALSE(c["per_step"][0]["collectives"][0].contains("bytes"));
+  EXPECT_NE(l["warnings"].dump().find("legacy autograd-profiler format"), std::string::npos);
+}
+
 // What cannot be imported is refused in one line naming what was found, never zeros.
 TEST(KinetoImport, RefusalsNameWhatWasFound) {
-  const json legacy = json::array({{{"name", "aten::mm"},
-                                    {"ph", "X"},
-                                    {"ts", 0},
-                                    {"dur", 5},
-                                    {"pid", "CPU functions"},
-                                    {"tid", 1}}});
-  EXPECT_NE(refusal(legacy).find("legacy autograd-profiler format"), std::string::npos)
-      << refusal(legacy);
+  const json legacy_comm_only = json::array({{{"name", "gloo:all_reduce"},
+                                              {"ph", "X"},
+                                              {"ts", 0},
+                                              {"dur", 5},
+                                              {"pid", "CPU functions"},
+                                              {"tid", 2}}});
+  EXPECT_NE(refusal(legacy_comm_only).find("expected forward/backward work"), std::string::npos)
+      << refusal(legacy_comm_only);
   EXPECT_NE(refusal({{"traceEvents", json::array()}}).find("an empty trace"), std::string::npos);
   json no_kernels = gpu_step();
   json kept = json::array();
@@ -415,8 +453,26 @@ TEST(KinetoImport, EveryRealTraceImportsWithinItsStepOrIsRefused) {
       ++refused;
     }
   }
-  EXPECT_EQ(imported, 3);
+  // HTA's DDP, extid and torch 1.8 traces, and the two ranks of the legacy-format CPU DDP job.
+  EXPECT_EQ(imported, 5);
   EXPECT_EQ(refused, 3);
+}
+
+TEST(KinetoImport, RealLegacyCpuDdpTraceHasDdpsBuckets) {
+  // tests/data/traces/make_torch_cpu_ddp_trace.py: six Linear(512, 512) at bucket_cap_mb=1, so
+  // DDP all-reduces 6 buckets per step, on gloo's worker threads; 5 profiled steps.
+  for (const char* rank : {"torch_cpu_ddp_rank0.json.gz", "torch_cpu_ddp_rank1.json.gz"}) {
+    const json l = import_kineto_file((std::filesystem::path(kTraces) / rank).string());
+    EXPECT_EQ(l["format"].get<std::string>(), "legacy autograd profiler") << rank;
+    EXPECT_EQ(l["steps"].get<int>(), 5) << rank;
+    EXPECT_TRUE(l["whole_model"].get<bool>()) << rank;
+    const json& c = l["communication"];
+    EXPECT_EQ(c["backend"].get<std::string>(), "gloo") << rank;
+    EXPECT_EQ(c["collectives_per_step"].get<double>(), 6) << rank;
+    EXPECT_GT(c["exposed_s"].get<double>(), 0) << rank;
+    EXPECT_LT(c["exposed_s"].get<double>(), l["step_s"].get<double>()) << rank;
+    EXPECT_GT(l["phases"]["backward_s"].get<double>(), l["phases"]["forward_s"].get<double>());
+  }
 }
 
 }  // namespace
