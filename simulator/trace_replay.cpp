@@ -60,12 +60,20 @@ TracedJob traced_job(const std::vector<std::string>& files, const std::vector<js
     double broadcast = 0;
     for (const json& step : c.at("per_step")) {
       std::vector<double> durations;
+      // Each all-reduce costs the time it adds to the communication's occupancy: the replay runs
+      // the buckets one after another on one stream, while gloo (torch 1.13's ProcessGroupGloo:
+      // two worker threads) runs two at once, each then lasting longer; summing their durations
+      // would count the shared time twice. On one NCCL stream nothing overlaps and the cost is
+      // the duration.
+      double busy_until = -1e300;
       for (const json& x : step.at("collectives")) {
-        const double d = x.at("end_s").get<double>() - x.at("start_s").get<double>();
+        const double start = x.at("start_s").get<double>(), end = x.at("end_s").get<double>();
+        const double d = end - start;
         const std::string op = x.at("op").get<std::string>();
         if (op == "broadcast") broadcast += d;
         if (op != "all_reduce") continue;
-        durations.push_back(d);
+        durations.push_back(std::max(0.0, end - std::max(start, busy_until)));
+        busy_until = std::max(busy_until, end);
         if (f == 0 && counted == 0) {
           j.allreduce_bytes.push_back(x.contains("bytes") ? x.at("bytes").get<double>() : -1.0);
           j.allreduce_dtypes.push_back(x.value("dtype", ""));

@@ -60,8 +60,10 @@ struct TracedJob {
   std::vector<double> allreduce_bytes;
   /// Their element type as the trace names it ("Float"; empty where it does not say).
   std::vector<std::string> allreduce_dtypes;
-  /// Per all-reduce index: the mean duration over every step of every trace; empty when the
-  /// steps do not all hold the same number of all-reduces (notes say so).
+  /// Per all-reduce index: the mean over every step of every trace of the time it adds to the
+  /// communication's occupancy (its duration unless an earlier one still ran: gloo runs two at
+  /// once, the replay one after another); empty when the steps do not all hold the same number
+  /// of all-reduces (notes say so).
   std::vector<double> allreduce_s;
   double broadcast_s = 0;  ///< the broadcasts of a step (broadcast_buffers), summed
   std::vector<std::string> notes;

@@ -137,6 +137,25 @@ TEST(TraceReplay, HandMadeTwoRankTraceReplaysToTheHandComputedExposure) {
 }
 
 // A bucket count the plan does not have is refused, naming the trace.
+// Gloo's two worker threads run two buckets' all-reduces at once (torch 1.13 ProcessGroupGloo),
+// so traced durations overlap; the replay runs them on one stream, so each costs what it adds to
+// the union: here the second all-reduce (613-653) is moved to 560-660, inside the first's
+// 506-606: it adds 660 - 606 = 54 us, not its 100; the first keeps 100. Their sum, 154 us, is the
+// time communication occupied.
+TEST(TraceReplay, OverlappingCollectivesCostTheirShareOfTheOccupancy) {
+  json t = two_rank_trace();
+  for (json& e : t["traceEvents"]) {
+    if (e.value("cat", "") == "kernel" && e["args"].value("correlation", 0) == 5041) {
+      e["ts"] = 560;
+      e["dur"] = 100;
+    }
+  }
+  const TracedJob j = traced_job({"t.json"}, {model::import_kineto_trace(t, "t.json")});
+  ASSERT_EQ(j.allreduce_s.size(), 2u);
+  EXPECT_NEAR(j.allreduce_s[0], 100e-6, 1e-12);
+  EXPECT_NEAR(j.allreduce_s[1], 54e-6, 1e-12);
+}
+
 TEST(TraceReplay, MeasuredBucketsMustMatchThePlan) {
   const model::Scenario s = mlp_scenario();
   MeasuredCosts m;
