@@ -11,25 +11,9 @@ set -uo pipefail
 lab=$1 launch=$2 collectives=$3 check=$4 work=$5
 readonly rate=1gbit rate_bps=1000000000
 
-if [[ $(id -u) -ne 0 ]]; then
-  echo "SKIPPED: needs root for network namespaces and tc"
-  exit 77
-fi
-if ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
-  echo "SKIPPED: iproute2 (ip, tc) is not installed"
-  exit 77
-fi
-if ! probe=$(bash "$lab" probe 2>&1); then
-  echo "$probe"
-  echo "SKIPPED: network namespaces, veth or tbf are not allowed here"
-  exit 77
-fi
-echo "$probe"
-
-trap 'bash "$lab" down' EXIT
-trap 'exit 1' INT TERM
-bash "$lab" down
-bash "$lab" up 2 "$rate" || exit 1
+# shellcheck source=lab_up.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lab_up.sh"
+lab_up "$rate"
 
 mkdir -p "$work"
 out=$work/netns-all_reduce.json

@@ -9,24 +9,9 @@ set -uo pipefail
 [[ $# -eq 6 ]] || { echo "usage: $0 LAB LAUNCH EXEC SCENARIO CONFIG WORK_DIR" >&2; exit 2; }
 lab=$1 launch=$2 exec_bin=$3 scenario=$4 config=$5 work=$6
 
-if [[ $(id -u) -ne 0 ]]; then
-  echo "SKIPPED: needs root for network namespaces and tc"
-  exit 77
-fi
-if ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
-  echo "SKIPPED: iproute2 (ip, tc) is not installed"
-  exit 77
-fi
-if ! probe=$(bash "$lab" probe 2>&1); then
-  echo "$probe"
-  echo "SKIPPED: network namespaces, veth or tbf are not allowed here"
-  exit 77
-fi
-
-trap 'bash "$lab" down' EXIT
-trap 'exit 1' INT TERM
-bash "$lab" down
-bash "$lab" up 2 1gbit || exit 1
+# shellcheck source=lab_up.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lab_up.sh"
+lab_up 1gbit
 
 rm -rf "$work" && mkdir -p "$work" || exit 1
 cp "$scenario" "$work/gpt2.json" && cp "$config" "$work/" || exit 1
