@@ -1,7 +1,9 @@
-// scenario_panel.hpp: the form that edits a ScenarioDocument. Every field is bound to one JSON
-// pointer; editing a field writes that value into the document (which revalidates), and a
-// validation problem is shown at the field whose pointer is the longest prefix of the error's
-// pointer (red frame, the validator's one-line message as tooltip) and under the form.
+// scenario_panel.hpp: the form that edits a ScenarioDocument (built and bound in
+// scenario_panel.cpp; document to fields and back in scenario_panel_sync.cpp). Every field is
+// bound to one JSON pointer; editing a field writes that value into the document (which
+// revalidates), and a validation problem is shown at the field whose pointer is the longest
+// prefix of the error's pointer (red frame, the validator's one-line message as tooltip) and
+// under the form.
 //
 //   ScenarioPanel panel(&document);
 //   panel.field("/training/per_gpu_batch");   // the QSpinBox bound to that key
@@ -57,6 +59,13 @@ class ScenarioPanel : public QWidget {
   void maxGpusEdited(int gpus);
 
  private:
+  // What the optional fields show before a document gives them (resetOptionalFields): the values
+  // a new LR rule or target starts from.
+  static constexpr double kDefaultLrBase = 0.1;
+  static constexpr int kDefaultLrBaseBatch = 256;
+  static constexpr double kDefaultBNoise = 1000;
+  static constexpr double kDefaultSMin = 20000;
+
   void build();
   void bind(const QString& pointer, QWidget* w);
   void markIssue();
