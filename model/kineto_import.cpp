@@ -200,8 +200,11 @@ std::string found_summary(const KinetoTrace& t, const detail::TraceLinks& l,
 // gloo:* / nccl:* (the process group's work, on its worker threads), DistributedDataParallel.*,
 // Optimizer.*; everything else is an op. A user's own record_function regions cannot be told
 // from ops, so the import is whole-model (rule 5), and nothing gives a collective's size.
+// The trace as a categorised one (no longer a bare array), for the rules below.
 KinetoTrace with_legacy_kinds(const KinetoTrace& t) {
   KinetoTrace out = t;
+  out.bare_array = false;
+  out.has_trace_events = true;
   for (TraceEvent& e : out.events) {
     const std::string& n = t.name(e);
     const bool region = n.rfind("ProfilerStep#", 0) == 0 || n.rfind("gloo:", 0) == 0 ||
@@ -218,13 +221,7 @@ json import_kineto_trace(const KinetoTrace& t, const std::string& file) {
       return e.kind != EventKind::kOther;
     });
     if (!categorised) {
-      json out = import_kineto_trace(with_legacy_kinds([&] {
-                                       KinetoTrace c = t;
-                                       c.bare_array = false;
-                                       c.has_trace_events = true;
-                                       return c;
-                                     }()),
-                                     file);
+      json out = import_kineto_trace(with_legacy_kinds(t), file);
       out["format"] = "legacy autograd profiler";
       out["warnings"].push_back(
           "legacy autograd-profiler format (a bare JSON array, no categories: torch without "

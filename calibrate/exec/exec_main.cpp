@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   try {
     cfg = ddpsim::exec::config_from_scenario(ddpsim::model::load_scenario(scenario_path), ov);
     me = ddpsim::comm::rank_from_env();
-    if (backend == "cuda") {
+    if (cfg.cuda) {
       ddpsim::exec::check_cuda_backend(cfg);
     } else {
       ddpsim::exec::check_memory(cfg, ddpsim::exec::mem_available_bytes());
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  if (backend == "cuda") {
+  if (cfg.cuda) {
     try {
       return ddpsim::exec::run_cuda_backend(cfg, out_path);
     } catch (const std::exception& e) {

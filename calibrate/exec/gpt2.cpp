@@ -280,20 +280,26 @@ float Gpt2::forward_tokens(const std::int32_t* ids, std::int64_t batch, float lo
     if (on_layer) on_layer(l);
   };
 
+  // The residual stream entering block b is blocks_[b].in (kept for backward); after the last
+  // block it is out_ (ln_f's input). Each stage writes straight into the next one's.
+  const auto stream = [&](std::int64_t b) -> std::vector<float>& {
+    std::vector<float>& v = b < spec_.layers ? blocks_[static_cast<std::size_t>(b)].in : out_;
+    v.resize(static_cast<std::size_t>(n * h));
+    return v;
+  };
   // Embeddings: wte[id] + wpe[position].
-  out_.resize(static_cast<std::size_t>(n * h));
+  std::vector<float>& x0 = stream(0);
   for (std::int64_t r = 0; r < n; ++r) {
     const float* te = p(0) + static_cast<std::int64_t>(ids[r]) * h;
     const float* pe = p(1) + (r % T) * h;
-    for (std::int64_t j = 0; j < h; ++j) out_[r * h + j] = te[j] + pe[j];
+    for (std::int64_t j = 0; j < h; ++j) x0[r * h + j] = te[j] + pe[j];
   }
   step(0);
 
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   for (std::int64_t b = 0; b < spec_.layers; ++b) {
     BlockActs& A = blocks_[static_cast<std::size_t>(b)];
-    A.in = out_;
-    A.ln1.resize(out_.size());
+    A.ln1.resize(A.in.size());
     A.mean1.resize(static_cast<std::size_t>(n));
     A.rstd1.resize(static_cast<std::size_t>(n));
     layernorm_forward(A.in.data(), n, h, p(block_tensor(b, kLn1W)), p(block_tensor(b, kLn1B)),
@@ -339,9 +345,10 @@ float Gpt2::forward_tokens(const std::int32_t* ids, std::int64_t batch, float lo
     } else {
       for (std::size_t i = 0; i < A.fc.size(); ++i) A.act[i] = gelu_erf(A.fc[i]);
     }
+    std::vector<float>& next = stream(b + 1);
     conv1d_forward(A.act.data(), n, f, p(block_tensor(b, kMlpProjW)), p(block_tensor(b, kMlpProjB)),
-                   h, out_.data());
-    for (std::int64_t i = 0; i < n * h; ++i) out_[i] += A.x1[i];
+                   h, next.data());
+    for (std::int64_t i = 0; i < n * h; ++i) next[i] += A.x1[i];
     step(static_cast<int>(b + 1));
   }
 

@@ -77,6 +77,9 @@ class Gpt2 final : public Network {
                      const std::function<void(int)>& on_layer) override;
   void backward(bool accumulate, const std::function<void(int)>& layer_done) override;
 
+  /// This rank's shard of the synthetic set ([samples, seq]).
+  const std::vector<std::int32_t>& tokens() const { return tokens_; }
+
   /// Forward and loss of explicit tokens ([batch, seq]); for tests.
   float forward_tokens(const std::int32_t* ids, std::int64_t batch, float loss_scale,
                        const std::function<void(int)>& on_layer = {});

@@ -366,7 +366,7 @@ CudaRunResult run_gpt2_cuda(const Gpt2Spec& spec, const CudaRunOptions& o) {
   std::vector<std::int64_t> samples(static_cast<std::size_t>(total_steps * B));
   std::iota(samples.begin(), samples.end(), 0);
   Gpt2 host(spec, o.seed * 1000003ull + 1, o.seed, samples, B);
-  const std::vector<std::int32_t> tokens = gpt2_synthetic_tokens(spec, o.seed, samples);
+  const std::vector<std::int32_t>& tokens = host.tokens();
 
   Arena mem;
   cublasHandle_t handle;

@@ -175,8 +175,11 @@ std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
   const sim::Prediction p = sim::predict_point(ps, first, cache);
   const std::vector<sim::TorchAllReduceRow> rows = sim::torch_all_reduce_rows(torch);
   std::vector<double> ready, sync, pair;
+  double bytes = 0, bytes_sq = 0;  // the buckets' bytes-weighted mean size: bytes_sq / bytes
   for (const sim::BucketTiming& b : p.buckets) {
     if (b.kind != model::CollectiveOp::kAllReduce || b.layer >= 0) continue;
+    bytes += static_cast<double>(b.bytes);
+    bytes_sq += static_cast<double>(b.bytes) * static_cast<double>(b.bytes);
     ready.push_back(b.ready_s);
     sync.push_back(sim::torch_all_reduce_s(rows, static_cast<double>(b.bytes), false));
     pair.push_back(sim::torch_all_reduce_s(rows, static_cast<double>(b.bytes), true));
@@ -189,12 +192,6 @@ std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
   // size's slowdown, while the backward runs, from where a prediction with the above puts it.
   if (const std::optional<sim::TorchContention> c = sim::torch_contention(torch);
       c && !rows.empty()) {
-    double bytes = 0, bytes_sq = 0;
-    for (const sim::BucketTiming& b : p.buckets) {
-      if (b.kind != model::CollectiveOp::kAllReduce || b.layer >= 0) continue;
-      bytes += static_cast<double>(b.bytes);
-      bytes_sq += static_cast<double>(b.bytes) * static_cast<double>(b.bytes);
-    }
     m->interference = c->at(bytes > 0 ? bytes_sq / bytes : 0).compute_slowdown;
     sim::RunOptions second = first;
     second.measured = std::make_shared<const sim::MeasuredCosts>(*m);
