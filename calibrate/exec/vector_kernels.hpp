@@ -3,7 +3,8 @@
 // by the processor's capability; exp and tanh are vector_math.hpp's branch-free forms. The sums
 // keep eight partial sums, so that the compiler vectorizes them without reassociating (no
 // -ffast-math); the file is built with -fno-trapping-math, without which GCC keeps the clamps as
-// branches and nothing vectorizes (4M elements: exp 16 -> 2.9 ms, gelu 30 -> 4.1 ms here).
+// branches and nothing vectorizes. tests/bench/exec_kernels_bench.cpp times them against the
+// scalar loops they replaced (results/BENCHMARKS.md: 9x and 12x here).
 #pragma once
 
 #include <cstdint>
