@@ -126,7 +126,10 @@ int run_torch_calibration(const RunOptions& o) {
     argv.push_back(a);
   }
   if (o.quick) {
-    for (const char* a : {"--warmup-steps", "2", "--steps", "5", "--iters", "5"}) argv.push_back(a);
+    for (const char* a : {"--warmup-steps", "2", "--steps", "5", "--iters", "5", "--job-processes",
+                          "2", "--job-steps", "10"}) {
+      argv.push_back(a);
+    }
   }
   std::fprintf(stderr, "calibrate: timing %zu workload(s) through PyTorch (%s, %d ranks)\n",
                seen.size(), python.c_str(), nproc);

@@ -9,7 +9,9 @@ backward, optimizer, summed communication) the median signed error and its range
 residuals that say what the runner does differently; exposed communication |predicted -
 measured| as a fraction of the measured step (median, max, points over 10%); measured vs
 predicted bucket counts; the bucket-cap choice (predicted best in the measured 95% set); and
-the measurement's own spread: the 95% CI width of each point's median step relative to it.
+the measurement's own spread: the 95% CI width of each point's median step relative to it;
+with --recalibrate-each, the error of the median prediction over the calibrations and the
+predictions' spread.
 Then the points that are the same job twice: equal predictions of every row (e.g. bucket caps
 that give PyTorch the same buckets): how far apart their measured medians are (max / min), and
 the error of the prediction against the median of their medians.
@@ -71,6 +73,9 @@ def summarize(name, points, choice):
     without = [p for p in points if "without_torch_calibration" in p]
     if without:
         w(without_torch(without, choice))
+    recal = recalibrated(points)
+    if recal:
+        w(recal)
     spread = [(p["measured_step_time"]["ci_hi_s"] - p["measured_step_time"]["ci_lo_s"]) /
               p["measured_step_time"]["median_s"] for p in points]
     w(f"Measurement spread: 95% CI of the median step / median: median "
@@ -107,6 +112,22 @@ def without_torch(points, choice):
                        if t <= best * (1 + 1e-9))
         line += f"; predicted best cap (all tied) in the measured 95% set in {ins} of {len(choice)}"
     return line + "."
+
+
+def recalibrated(points):
+    """With --recalibrate-each every repetition predicted on its own calibration: the step error
+    of the median prediction over the calibrations, and how far the calibrations' predictions
+    spread (their half-range relative to their median), against the same measurements."""
+    rs = [rows_by_quantity(p)["step_time_s"] for p in points]
+    if not all("predicted_spread" in r for r in rs):
+        return ""
+    med = [abs(r["predicted_spread"]["analytic"]["median"] / r["measured"] - 1) for r in rs]
+    half = [r["predicted_spread"]["analytic"]["half_range_relative"] for r in rs]
+    n = rs[0]["predicted_spread"]["analytic"]["runs"]
+    return (f"Over the {n} calibrations (--recalibrate-each): the median prediction's |step "
+            f"error| median {100 * statistics.median(med):.1f}%, max {100 * max(med):.1f}%, over "
+            f"10%: {sum(e > 0.10 for e in med)} of {len(med)}; the predictions' half-range / "
+            f"median: median {100 * statistics.median(half):.1f}%, max {100 * max(half):.1f}%.")
 
 
 def identical_configurations(points):

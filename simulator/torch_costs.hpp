@@ -9,13 +9,18 @@
 // collectives on `threads` worker threads (2 by default: torch/csrc/distributed/c10d/
 // ProcessGroupGloo.cpp, ProcessGroupGloo::ProcessGroupGloo starts options->threads workers, each
 // running runLoop over the work queue), so DDP's buckets launched while another is in flight
-// proceed at once at the measured two-in-flight rate.
+// proceed at once at the measured two-in-flight rate. Each workload may also carry a pass over
+// the real DDP job at DistributedDataParallel's defaults ("job": the optimizer as it runs there
+// and the buckets' communication occupancy), which says how much slower gloo runs inside the job
+// than in the table (torch_job_comm_factor).
 //
 //   std::string why;
 //   auto m = torch_compute_costs(profile_doc.at("torch"), scenario, "profile.json", &why);
 //   // predict once with *m, then per planned bucket (bytes, ready_s):
 //   auto rows = torch_all_reduce_rows(profile_doc.at("torch"));
 //   m->bucket_collective_s = gloo_bucket_costs(ready, sync, pair);  // sync/pair from rows
+//   if (auto job = torch_job(profile_doc.at("torch"), scenario))      // x the job's slowdown
+//     for (double& c : m->bucket_collective_s) c *= torch_job_comm_factor(*job, rows).value_or(1);
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -84,10 +89,33 @@ std::vector<double> contended_bucket_costs(const std::vector<double>& start_s,
                                            const std::vector<double>& cost_s, double compute_end_s,
                                            const std::vector<double>& slowdown);
 
+/// The calibration's pass over the workload as the user's DDP job runs it (the entry's "job":
+/// DistributedDataParallel's default bucket_cap_mb 25, overlap on, real gloo all-reduces timed by
+/// the runner's comm hook): the optimizer step there (its page faults follow the job's
+/// allocation history) and the buckets' communication occupancy per step (the union of their
+/// launch-to-completion spans), with the buckets' sizes.
+struct TorchJob {
+  double bucket_cap_mb = 25, optimizer_s = 0, comm_occupancy_s = 0;
+  std::vector<double> bucket_bytes;
+};
+/// The job pass of scenario `s`'s workload entry; nullopt when the entry or its "job" is absent.
+std::optional<TorchJob> torch_job(const nlohmann::json& torch, const model::Scenario& s);
+
+/// How many times slower gloo's all-reduces run inside the job than one at a time alone: the
+/// job's occupancy over the sum of the table's one-at-a-time times of its buckets (at least 1:
+/// less is the measurement's noise). Applied to every bucket's one-at-a-time time, serially, it
+/// reproduces the job's occupancy at the calibrated buckets and carries the slowdown (the cores
+/// shared with the backward, gloo's two workers on them, the job's memory state) to other bucket
+/// sizes. E.g. buckets {8 MiB, 8 MiB}, rows {8 MiB: sync 6 ms}, occupancy 18 ms: 1.5. nullopt
+/// when the job has no buckets or `rows` is empty.
+std::optional<double> torch_job_comm_factor(const TorchJob& job,
+                                            const std::vector<TorchAllReduceRow>& rows);
+
 /// The section's entry for scenario `s` (its workload's name, untied parameters, per-GPU batch
-/// and optimizer) as per-layer forward/backward and optimizer costs, `source` naming the
-/// profile; nullopt, with the reason in *why, when the section has no such entry or its layers
-/// are not the workload's.
+/// and optimizer) as per-layer forward/backward and optimizer costs (the job pass's optimizer
+/// when the entry has one, else the one timed beside the layers), `source` naming the profile;
+/// nullopt, with the reason in *why, when the section has no such entry or its layers are not the
+/// workload's.
 std::optional<MeasuredCosts> torch_compute_costs(const nlohmann::json& torch,
                                                  const model::Scenario& s,
                                                  const std::string& source, std::string* why);

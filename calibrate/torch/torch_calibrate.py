@@ -3,7 +3,8 @@
 all-reduce through PyTorch, so that a prediction for a PyTorch user is one of their framework.
 
   python3 calibrate/torch/torch_calibrate.py P1.json --workload W1.json [P2 --workload W2]... \
-      --nproc 2 [--warmup-steps 3] [--steps 10] [--max-bytes N] [--iters 7] --out section.json
+      --nproc 2 [--warmup-steps 3] [--steps 10] [--max-bytes N] [--iters 11] [--contention-reps 7] \
+      [--job-processes 3] [--job-steps 20] --out section.json
 
 Each POINT.json / W.json pair is one plain scenario and ddpsim's workload for it, as ddpsim-
 validate writes them for ddp_runner.py (the module comes from workload_model.py, the optimizer
@@ -23,12 +24,23 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
     gradient (a layer's backward runs from the previous layer's last gradient, the first from
     loss.backward(), the rest of loss.backward() goes to the last layer to finish). Medians per
     layer over --steps steps.
+  - the job (issue 16: the optimizer and the all-reduces timed alone missed what they take in
+    the DDP job by up to 2x): the workload as the user's job runs it with DistributedDataParallel's
+    defaults (bucket_cap_mb 25, overlap on, the point's other arguments), real gloo all-reduces
+    timed by the runner's own comm hook (step_loop.run_rank): the optimizer step there, whose
+    page faults follow the job's allocation history, and the buckets' communication occupancy
+    (the union of their launch-to-completion spans) per step ("job": --job-steps steps in each
+    of --job-processes fresh process groups, since the same job's optimizer and communication
+    differ by +-20% from one set of processes to the next here; 10%-trimmed means of them all);
+    ddpsim divides the
+    occupancy by the all-reduce table's one-at-a-time times of the same buckets to get how much
+    slower gloo runs inside the job than alone (simulator/torch_costs.hpp).
   - optimizer: opt.step(); opt.zero_grad(set_to_none=True), exactly as the runner's step runs it
     (torch.optim with the point's optimizer; torch 1.13's CPU default is the for-loop
     implementation), minor page faults counted (getrusage): the user's job pays them too.
   - all-reduce: dist.all_reduce of fp32 tensors per size (powers of two from 64 KiB up to
-    --max-bytes), "sync" one at a time and "pair" two in flight at once (async_op=True), the
-    latter per all-reduce (gloo_probe.py's method: ProcessGroupGloo runs collectives on its
+    --max-bytes, round-robin over the sizes, 10%-trimmed means of --iters each), "sync" one at
+    a time and "pair" two in flight at once (async_op=True), the latter per all-reduce (gloo_probe.py's method: ProcessGroupGloo runs collectives on its
     worker threads, 2 by default in torch 1.13, so two buckets' all-reduces proceed at once).
   - contention (issue 16: in the DDP job, backward and the buckets' all-reduces share the cores;
     the tables above are each measured alone): the first workload's forward + backward (plain
@@ -45,6 +57,7 @@ stderr. Exit 0; 2 with one line for a point PyTorch cannot run here; 1 when a ra
 """
 
 import argparse
+import dataclasses
 import datetime
 import os
 import resource
@@ -73,7 +86,7 @@ except ImportError as e:  # the C++ caller names the python it ran
 
 import run_config  # noqa: E402
 from run_results import write_atomic  # noqa: E402
-from step_loop import _optimizer, build  # noqa: E402
+from step_loop import _optimizer, build, run_rank  # noqa: E402
 from workload_model import Unsupported  # noqa: E402
 
 
@@ -87,6 +100,19 @@ def _faults():
 
 def _median(v):
     return statistics.median(v) if v else 0.0
+
+
+def _trimmed_mean(v, cut=0.1):
+    """Mean of v without its lowest and highest `cut` share: on this machine a step's optimizer
+    and gloo's all-reduces are bimodal (page faults or not, a worker's wake-up), and the median
+    of a two-mode sample jumps between the modes while the job's median step, a sum of such
+    parts, follows their means."""
+    if not v:
+        return 0.0
+    v = sorted(v)
+    k = int(len(v) * cut)
+    v = v[k:len(v) - k] if len(v) > 2 * k else v
+    return sum(v) / len(v)
 
 
 def _layer_modules(model, workload):
@@ -210,28 +236,92 @@ def time_compute(cfg, rank, world, warmup, steps):
     }
 
 
+JOB_BUCKET_CAP_MB = 25.0  # DistributedDataParallel's default (torch/nn/parallel/distributed.py:540)
+
+
+def _union_s(spans):
+    """Length of the union of [start, end] intervals (seconds)."""
+    total, reach = 0.0, None
+    for a, b in sorted(spans):
+        if reach is None or a > reach:
+            total += b - a
+            reach = b
+        elif b > reach:
+            total += b - reach
+            reach = b
+    return total
+
+
+def job_steps(cfg, rank, world, warmup, steps):
+    """The workload as the user's DDP job runs it with PyTorch's defaults (bucket_cap_mb 25,
+    overlap on, the point's other DDP arguments), real gloo all-reduces timed by the runner's own
+    hook (step_loop.run_rank, timed_hooks.BucketRecorder): per step after max(2, warmup) (DDP
+    rebuilds its buckets in the second step), the step, the optimizer as it runs there (its
+    page faults follow the job's allocation history: the gradients freed by zero_grad, the
+    buckets, gloo's buffers), the exposed communication and the buckets' communication
+    occupancy (the union of their launch-to-completion spans: gloo's two workers run two at
+    once); and the buckets' sizes."""
+    warm = max(2, warmup)
+    jcfg = dataclasses.replace(cfg, bucket_cap_mb=JOB_BUCKET_CAP_MB, overlap=True,
+                               timing_hook=True, grad_accumulation=1, steps=steps,
+                               warmup_steps=warm)
+    rows = run_rank(jcfg, rank, world)["steps"][warm:]
+    return {
+        "steps": [{"step_s": r["step_time_s"], "optimizer_s": r["optimizer_time_s"],
+                   "optimizer_minor_faults": r["minor_faults"]["optimizer"],
+                   "exposed_comm_s": r["exposed_comm_s"],
+                   "comm_occupancy_s": _union_s([(b["start_s"], b["end_s"])
+                                                 for b in r["buckets"]])} for r in rows],
+        "bucket_bytes": [b["bytes"] for b in rows[-1]["buckets"]] if rows else [],
+    }
+
+
+def job_summary(runs):
+    """One workload's job runs (job_steps of rank 0, one per process group) pooled: 10%-trimmed
+    means over every step of every run (the same job's optimizer and communication differ by
+    +-20% from one set of processes to the next here, so one run cannot say their mean)."""
+    rows = [r for run in runs for r in run["steps"]]
+    mean = lambda k: _trimmed_mean([r[k] for r in rows])  # noqa: E731
+    return {
+        "bucket_cap_mb": JOB_BUCKET_CAP_MB,
+        "overlap": True,
+        "processes": len(runs),
+        "steps": len(rows),
+        "step_s": mean("step_s"),
+        "optimizer_s": mean("optimizer_s"),
+        "optimizer_minor_faults": statistics.mean([r["optimizer_minor_faults"] for r in rows])
+        if rows else 0,
+        "exposed_comm_s": mean("exposed_comm_s"),
+        "comm_occupancy_s": mean("comm_occupancy_s"),
+        "bucket_bytes": runs[-1]["bucket_bytes"] if runs else [],
+    }
+
+
 def time_all_reduce(sizes, iters):
-    rows = []
-    for size in sizes:
-        n = size // 4
-        a, b = torch.ones(n), torch.ones(n)
+    """Per size, one all-reduce alone ("sync") and two in flight ("pair", per all-reduce),
+    10%-trimmed means of `iters` each; the sizes round-robin (every pass times each size once),
+    so that a slow minute of the machine does not land on one size."""
+    bufs = {size: (torch.ones(size // 4), torch.ones(size // 4)) for size in sizes}
+    for a, _ in bufs.values():
         dist.all_reduce(a)  # warm-up: connections, allocation
-        sync, pair = [], []
-        for _ in range(iters):
+    sync = {size: [] for size in sizes}
+    pair = {size: [] for size in sizes}
+    for _ in range(iters):
+        for size in sizes:
+            a, b = bufs[size]
             dist.barrier()
             t = _ns()
             dist.all_reduce(a)
-            sync.append((_ns() - t) * 1e-9)
-        for _ in range(iters):
+            sync[size].append((_ns() - t) * 1e-9)
             dist.barrier()
             t = _ns()
             w1 = dist.all_reduce(a, async_op=True)
             w2 = dist.all_reduce(b, async_op=True)
             w1.wait()
             w2.wait()
-            pair.append((_ns() - t) * 1e-9 / 2)
-        rows.append({"size_bytes": size, "sync_s": _median(sync), "pair_s": _median(pair)})
-    return rows
+            pair[size].append((_ns() - t) * 1e-9 / 2)
+    return [{"size_bytes": size, "sync_s": _trimmed_mean(sync[size]),
+             "pair_s": _trimmed_mean(pair[size])} for size in sizes]
 
 
 def time_contention(cfg, rank, size, reps):
@@ -338,7 +428,7 @@ def _rank(rank, world, cfgs, a, sizes, queue):
             if rank == 0:
                 print(f"{PROG}: timing contention: {cfgs[0].workload.get('name', '')} forward + "
                       f"backward with {cs}-byte all-reduces in flight", file=sys.stderr)
-            rows.append(time_contention(cfgs[0], rank, cs, a.iters))
+            rows.append(time_contention(cfgs[0], rank, cs, a.contention_reps))
         out["contention"] = dict(rows[-1])
         out["contention"]["by_size"] = [
             {k: r[k] for k in ("size_bytes", "compute_slowdown", "all_reduce_slowdown",
@@ -351,6 +441,29 @@ def _rank(rank, world, cfgs, a, sizes, queue):
     dist.destroy_process_group()
 
 
+def _job_rank(rank, world, cfgs, a, queue):
+    """One process group of the job pass: every workload's job_steps; rank 0's to `queue`."""
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=run_config.TIMEOUT)
+    runs = [job_steps(cfg, rank, world, a.warmup_steps, a.job_steps) for cfg in cfgs]
+    if rank == 0:
+        queue.put(runs)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def _spawn(fn, args, nproc):
+    """mp.spawn of `nproc` ranks on a fresh loopback port; exit 1 with one line if one fails."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+    try:
+        mp.spawn(fn, args=args, nprocs=nproc, join=True)
+    except Exception as e:  # a rank's traceback is already on stderr
+        fail(1, f"a rank failed: {str(e).strip().splitlines()[-1] if str(e).strip() else e}")
+
+
 def main():
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("points", nargs="+", help="POINT.json, each followed by --workload W.json")
@@ -358,12 +471,17 @@ def main():
     ap.add_argument("--nproc", type=int, default=2)
     ap.add_argument("--warmup-steps", type=int, default=3)
     ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--iters", type=int, default=7)
+    ap.add_argument("--iters", type=int, default=11)
+    ap.add_argument("--contention-reps", type=int, default=7)
+    ap.add_argument("--job-processes", type=int, default=3)
+    ap.add_argument("--job-steps", type=int, default=20)
     ap.add_argument("--max-bytes", type=int, default=4 << 20)
     ap.add_argument("--out", required=True)
     a = ap.parse_intermixed_args()
     if len(a.points) != len(a.workload):
         fail(2, f"{len(a.points)} point(s) but {len(a.workload)} --workload file(s)")
+    if a.job_processes < 1 or a.job_steps < 1:
+        fail(2, "--job-processes and --job-steps: at least 1")
     if a.nproc < 2:
         fail(2, "--nproc: the torch calibration times DDP and gloo with at least 2 ranks")
     try:
@@ -379,25 +497,29 @@ def main():
         if s >= a.max_bytes:
             break
         s *= 2
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
     ctx = mp.get_context("spawn")
     queue = ctx.SimpleQueue()
     load_before = open("/proc/loadavg").read().split()[:3]
-    try:
-        mp.spawn(_rank, args=(a.nproc, cfgs, a, sizes, queue), nprocs=a.nproc, join=True)
-    except Exception as e:  # a rank's traceback is already on stderr
-        fail(1, f"a rank failed: {str(e).strip().splitlines()[-1] if str(e).strip() else e}")
+    _spawn(_rank, (a.nproc, cfgs, a, sizes, queue), a.nproc)
     got = queue.get()
+    # The job pass, in --job-processes fresh process groups (each its own allocation history).
+    job_runs = [[] for _ in cfgs]
+    for p in range(a.job_processes):
+        print(f"{PROG}: timing the DDP job at bucket_cap_mb {JOB_BUCKET_CAP_MB:g} "
+              f"({p + 1}/{a.job_processes}, {a.job_steps} steps)", file=sys.stderr)
+        _spawn(_job_rank, (a.nproc, cfgs, a, queue), a.nproc)
+        for i, run in enumerate(queue.get()):
+            job_runs[i].append(run)
+    for entry, runs in zip(got["workloads"], job_runs):
+        entry["job"] = job_summary(runs)
     doc = {
         "torch_version": torch.__version__.split("+")[0],
         "ranks": a.nproc,
         "threads_per_rank": 1,
         "gloo_threads": dist.ProcessGroupGloo._Options()._threads,
         "method": "torch_calibrate.py: DDP with a no-communication comm hook, per-layer hooks, "
-                  "opt.step()+zero_grad(set_to_none=True); gloo all_reduce sync and two in "
+                  "opt.step()+zero_grad(set_to_none=True); the DDP job at bucket_cap_mb 25 with "
+                  "timed real all-reduces (optimizer, occupancy); gloo all_reduce sync and two in "
                   "flight; forward+backward with all-reduces in flight (contention); rank 0's "
                   "medians, every rank running",
         "utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -114,6 +114,39 @@ TEST(TorchCosts, ComputeCostsRefuseOtherLayers) {
 
 // Processor sharing while the backward runs (issue 16): an all-reduce of cost W started at s,
 // slowed k times until the compute ends at E (D = E - s): W k when W k <= D, else D + (W - D / k).
+TEST(TorchCosts, JobPassGivesTheOptimizerAndTheCommFactor) {
+  const model::Scenario s = model::parse_scenario(mlp_scenario(), "s.json");
+  json t = section(12448, 8, "adam");
+  t["workloads"][0]["job"] = {{"bucket_cap_mb", 25},
+                              {"overlap", true},
+                              {"optimizer_s", 0.4},
+                              {"comm_occupancy_s", 0.018},
+                              {"bucket_bytes", {2 * kMiB, 4 * kMiB}}};
+  std::string why;
+  // The optimizer as it ran inside the job replaces the one timed beside the layers (0.25 s).
+  const auto m = torch_compute_costs(t, s, "p.json", &why);
+  ASSERT_TRUE(m.has_value()) << why;
+  EXPECT_EQ(*m->optimizer_s, 0.4);
+  const std::optional<TorchJob> job = torch_job(t, s);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->bucket_cap_mb, 25);
+  EXPECT_EQ(job->bucket_bytes, (std::vector<double>{2 * kMiB, 4 * kMiB}));
+  // Alone the two buckets take 5 + 9 = 14 ms (rows()); the job's occupancy 18 ms: 18 / 14.
+  EXPECT_DOUBLE_EQ(*torch_job_comm_factor(*job, rows()), 18.0 / 14.0);
+  // Faster than alone is noise: at least 1 (7 ms of occupancy for 14 ms alone).
+  TorchJob fast = *job;
+  fast.comm_occupancy_s = 0.007;
+  EXPECT_DOUBLE_EQ(*torch_job_comm_factor(fast, rows()), 1.0);
+  // No buckets (one rank) or no table: no factor.
+  TorchJob none = *job;
+  none.bucket_bytes.clear();
+  EXPECT_FALSE(torch_job_comm_factor(none, rows()).has_value());
+  EXPECT_FALSE(torch_job_comm_factor(*job, {}).has_value());
+  // An entry without the pass has no job (and keeps its own optimizer).
+  EXPECT_FALSE(torch_job(section(12448, 8, "adam"), s).has_value());
+  EXPECT_FALSE(torch_job(section(12448, 16, "adam"), s).has_value());
+}
+
 TEST(TorchCosts, ContentionSlowsTheBucketsThatOverlapTheCompute) {
   // Starts at 0, W = 10, k = 2: E = 30 holds all of it (20); E = 8: 8 + (10 - 8 / 2) = 14;
   // a bucket starting at 40 is after the compute (10); one starting at 25: D = 5, W k = 20 > 5,

@@ -1,7 +1,8 @@
 # torch.calibrate (ctest -L torch): ddpsim-calibrate --backend torch adds a "torch" section to a
 # copy of the tiny profile that the strict reader accepts, and ddpsim-validate --runner torch
 # predicts with it: the point's predicted optimizer time is the torch calibration's own
-# optimizer_s (the tiny profile's model gives another), and the document keeps the prediction
+# (its DDP job pass's optimizer_s; the tiny profile's model gives another), the job pass timed
+# at least one bucket's all-reduce, and the document keeps the prediction
 # without it. A missing base profile and a bad torch key are one line, exit 2.
 #   cmake -DCALIBRATE=... -DVALIDATE=... -DSCENARIO=... -DTINY=... -DWORK=dir -P this
 file(REMOVE_RECURSE ${WORK})
@@ -29,7 +30,13 @@ if(NOT n EQUAL 1)
 endif()
 string(JSON layers LENGTH "${doc}" torch workloads 0 layers)
 string(JSON name GET "${doc}" torch workloads 0 layers 1 name)
-string(JSON opt GET "${doc}" torch workloads 0 optimizer_s)
+# The optimizer the prediction uses is the one timed inside the DDP job pass (issue 16).
+string(JSON opt GET "${doc}" torch workloads 0 job optimizer_s)
+string(JSON job_buckets LENGTH "${doc}" torch workloads 0 job bucket_bytes)
+string(JSON job_occ GET "${doc}" torch workloads 0 job comm_occupancy_s)
+if(job_buckets LESS 1 OR NOT job_occ GREATER 0)
+  message(FATAL_ERROR "torch job pass: ${job_buckets} buckets, occupancy ${job_occ} s")
+endif()
 string(JSON params GET "${doc}" torch workloads 0 parameters)
 string(JSON sizes LENGTH "${doc}" torch all_reduce)
 string(JSON gemms LENGTH "${doc}" gemms)

@@ -155,8 +155,10 @@ namespace {
 // (simulator/torch_costs.hpp). The buckets' sizes and ready times come from a first analytic
 // prediction with the measured compute (ready times do not depend on the collectives); each
 // bucket then costs torch's all-reduce of its size, at the two-in-flight rate when gloo's
-// worker threads would run it beside another bucket. nullptr (the model's costs) when the
-// profile has no torch section; a warning when it has one without this workload.
+// worker threads would run it beside another bucket, times how much slower gloo ran inside the
+// calibration's DDP job pass, and slowed while the backward runs (the contention). nullptr (the
+// model's costs) when the profile has no torch section; a warning when it has one without this
+// workload.
 std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
                                                       const std::string& profile,
                                                       sim::PredictorCache& cache) {
@@ -185,6 +187,19 @@ std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
     pair.push_back(sim::torch_all_reduce_s(rows, static_cast<double>(b.bytes), true));
   }
   if (!rows.empty()) m->bucket_collective_s = sim::gloo_bucket_costs(ready, sync, pair);
+  // The calibration's job pass (issue 16): inside the DDP job gloo ran its buckets slower than
+  // the table's all-reduces alone (the job's memory state, the Reducer's hooks and copies on the
+  // same cores); every bucket is that many times slower. At the pass's own buckets (DDP's default
+  // 25 MB cap: a small first bucket, then large ones ready as the backward ends) the pair rule
+  // and the contention below apply to the first bucket only, so the factor holds little of the
+  // contention that is added again below.
+  const std::optional<sim::TorchJob> job = sim::torch_job(torch, ps);
+  if (const std::optional<double> f = job ? sim::torch_job_comm_factor(*job, rows) : std::nullopt) {
+    for (double& c : m->bucket_collective_s) c *= *f;
+    char said[96];
+    std::snprintf(said, sizeof said, " (gloo %.2fx slower inside its DDP job pass than alone)", *f);
+    m->source += said;
+  }
   // Contention (issue 16): the compute was timed with no communication and the all-reduces with
   // no compute; in the job they share the cores. The compute runs slower while a bucket is in
   // flight (the plan's interference: the slowdown at the buckets' bytes-weighted mean size, the
