@@ -301,24 +301,28 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key(tw + "/layers/*/name", KeyType::kString, "the workload layer's name", true));
   t.push_back(num(tw + "/layers/*/forward_s", "s", 0, false, "median forward", true));
   t.push_back(num(tw + "/layers/*/backward_s", "s", 0, false, "median backward", true));
-  const std::string tj = tw + "/job";
-  t.push_back(key(tj, KeyType::kObject,
-                  "the workload as the DDP job runs it: defaults, real gloo all-reduces"));
-  t.push_back(
-      num(tj + "/bucket_cap_mb", "MB", 0, true, "DistributedDataParallel bucket_cap_mb", true));
-  t.push_back(key(tj + "/overlap", KeyType::kBoolean, "all-reduces launched as buckets fill"));
-  t.push_back(integer(tj + "/processes", "", 1, "fresh process groups the steps come from"));
-  t.push_back(integer(tj + "/steps", "", 1, "timed steps, all processes"));
-  t.push_back(num(tj + "/step_s", "s", 0, false, "10%-trimmed mean step"));
-  t.push_back(num(tj + "/optimizer_s", "s", 0, false,
-                  "10%-trimmed mean opt.step() + zero_grad(set_to_none=True) in the job", true));
-  t.push_back(num(tj + "/optimizer_minor_faults", "", 0, false, "mean minor page faults in it"));
-  t.push_back(num(tj + "/exposed_comm_s", "s", 0, false, "10%-trimmed mean exposed all-reduce"));
-  t.push_back(num(tj + "/comm_occupancy_s", "s", 0, false,
-                  "10%-trimmed mean union of the buckets' all-reduce spans per step", true));
-  t.push_back(
-      key(tj + "/bucket_bytes", KeyType::kArray, "the job's buckets in launch order", true));
-  t.push_back(byte_count(tj + "/bucket_bytes/*", "bytes", 1, "one bucket"));
+  // The job pass, with the all-reduces launched as buckets fill ("job") and after the backward
+  // ("job_overlap_off"); the same keys.
+  for (const char* pass : {"/job", "/job_overlap_off"}) {
+    const std::string tj = tw + pass;
+    t.push_back(key(tj, KeyType::kObject,
+                    "the workload as the DDP job runs it at cap 25, real gloo all-reduces"));
+    t.push_back(
+        num(tj + "/bucket_cap_mb", "MB", 0, true, "DistributedDataParallel bucket_cap_mb", true));
+    t.push_back(key(tj + "/overlap", KeyType::kBoolean, "all-reduces launched as buckets fill"));
+    t.push_back(integer(tj + "/processes", "", 1, "fresh process groups the steps come from"));
+    t.push_back(integer(tj + "/steps", "", 1, "timed steps, all processes"));
+    t.push_back(num(tj + "/step_s", "s", 0, false, "10%-trimmed mean step"));
+    t.push_back(num(tj + "/optimizer_s", "s", 0, false,
+                    "10%-trimmed mean opt.step() + zero_grad(set_to_none=True) in the job", true));
+    t.push_back(num(tj + "/optimizer_minor_faults", "", 0, false, "mean minor page faults in it"));
+    t.push_back(num(tj + "/exposed_comm_s", "s", 0, false, "10%-trimmed mean exposed all-reduce"));
+    t.push_back(num(tj + "/comm_occupancy_s", "s", 0, false,
+                    "10%-trimmed mean union of the buckets' all-reduce spans per step", true));
+    t.push_back(
+        key(tj + "/bucket_bytes", KeyType::kArray, "the job's buckets in launch order", true));
+    t.push_back(byte_count(tj + "/bucket_bytes/*", "bytes", 1, "one bucket"));
+  }
   t.push_back(key(tc + "/all_reduce", KeyType::kArray, "torch's gloo all_reduce per size", true));
   t.push_back(key(tc + "/all_reduce/*", KeyType::kObject, "one size"));
   t.push_back(byte_count(tc + "/all_reduce/*/size_bytes", "bytes", 1, "fp32 message size", true));

@@ -122,12 +122,22 @@ const json* torch_entry(const json& torch, const model::Scenario& s) {
   return nullptr;
 }
 
+/// The entry's job pass for `s`'s overlap setting: "job_overlap_off" when the scenario launches
+/// its all-reduces after the backward and the calibration ran that pass, else "job".
+const json* job_pass(const json& entry, const model::Scenario& s) {
+  if (!s.parallelism.overlap && entry.contains("job_overlap_off")) {
+    return &entry.at("job_overlap_off");
+  }
+  return entry.contains("job") ? &entry.at("job") : nullptr;
+}
+
 }  // namespace
 
 std::optional<TorchJob> torch_job(const json& torch, const model::Scenario& s) {
   const json* e = torch_entry(torch, s);
-  if (e == nullptr || !e->contains("job")) return std::nullopt;
-  const json& j = e->at("job");
+  const json* pass = e == nullptr ? nullptr : job_pass(*e, s);
+  if (pass == nullptr) return std::nullopt;
+  const json& j = *pass;
   TorchJob out;
   out.bucket_cap_mb = j.at("bucket_cap_mb").get<double>();
   out.optimizer_s = j.at("optimizer_s").get<double>();
@@ -171,8 +181,9 @@ std::optional<MeasuredCosts> torch_compute_costs(const json& torch, const model:
     }
     // Inside the job the optimizer's temporaries fault as the job's allocation history decides
     // (issue 16: 1.6-1.9x the step timed beside the layers on the smallest MLP).
-    m.optimizer_s = e.contains("job") ? e.at("job").at("optimizer_s").get<double>()
-                                      : e.at("optimizer_s").get<double>();
+    const json* pass = job_pass(e, s);
+    m.optimizer_s =
+        pass != nullptr ? pass->at("optimizer_s").get<double>() : e.at("optimizer_s").get<double>();
     return m;
   }
   *why = source + ": /torch has no entry for workload " + w.name + " (" + std::to_string(params) +

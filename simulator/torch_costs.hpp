@@ -98,7 +98,9 @@ struct TorchJob {
   double bucket_cap_mb = 25, optimizer_s = 0, comm_occupancy_s = 0;
   std::vector<double> bucket_bytes;
 };
-/// The job pass of scenario `s`'s workload entry; nullopt when the entry or its "job" is absent.
+/// The job pass of scenario `s`'s workload entry for its overlap setting ("job_overlap_off", the
+/// all-reduces launched after the backward, when the scenario's overlap is off and the entry has
+/// it; else "job"); nullopt when the entry or the pass is absent.
 std::optional<TorchJob> torch_job(const nlohmann::json& torch, const model::Scenario& s);
 
 /// How many times slower gloo's all-reduces run inside the job than one at a time alone: the
@@ -112,10 +114,10 @@ std::optional<double> torch_job_comm_factor(const TorchJob& job,
                                             const std::vector<TorchAllReduceRow>& rows);
 
 /// The section's entry for scenario `s` (its workload's name, untied parameters, per-GPU batch
-/// and optimizer) as per-layer forward/backward and optimizer costs (the job pass's optimizer
-/// when the entry has one, else the one timed beside the layers), `source` naming the profile;
-/// nullopt, with the reason in *why, when the section has no such entry or its layers are not the
-/// workload's.
+/// and optimizer) as per-layer forward/backward and optimizer costs (the optimizer of the job pass
+/// torch_job picks when the entry has one, else the one timed beside the layers), `source` naming
+/// the profile; nullopt, with the reason in *why, when the section has no such entry or its layers
+/// are not the workload's.
 std::optional<MeasuredCosts> torch_compute_costs(const nlohmann::json& torch,
                                                  const model::Scenario& s,
                                                  const std::string& source, std::string* why);

@@ -25,23 +25,25 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
     loss.backward(), the rest of loss.backward() goes to the last layer to finish). Medians per
     layer over --steps steps.
   - the job (issue 16: the optimizer and the all-reduces timed alone missed what they take in
-    the DDP job by up to 2x): the workload as the user's job runs it with DistributedDataParallel's
-    defaults (bucket_cap_mb 25, overlap on, the point's other arguments), real gloo all-reduces
-    timed by the runner's own comm hook (step_loop.run_rank): the optimizer step there, whose
-    page faults follow the job's allocation history, and the buckets' communication occupancy
-    (the union of their launch-to-completion spans) per step ("job": --job-steps steps in each
-    of --job-processes fresh process groups, since the same job's optimizer and communication
-    differ by +-20% from one set of processes to the next here; 10%-trimmed means of them all);
-    ddpsim divides the
-    occupancy by the all-reduce table's one-at-a-time times of the same buckets to get how much
-    slower gloo runs inside the job than alone (simulator/torch_costs.hpp).
+    the DDP job by up to 2x): the workload as the user's job runs it at DistributedDataParallel's
+    default bucket_cap_mb 25 (the point's other arguments), real gloo all-reduces timed by the
+    runner's own comm hook (step_loop.run_rank): the optimizer step there, whose page faults
+    follow the job's allocation history, and the buckets' communication occupancy (the union of
+    their launch-to-completion spans) per step, once with the all-reduces launched as buckets
+    fill ("job") and once after the backward ("job_overlap_off": gloo in the job with no
+    backward beside it); --job-steps steps in each of --job-processes fresh process groups
+    (the same job's optimizer and communication differ by +-20% from one set of processes to
+    the next here), 10%-trimmed means of them all. ddpsim divides the occupancy by the
+    all-reduce table's one-at-a-time times of the same buckets to get how much slower gloo runs
+    inside the job than alone, for the point's overlap setting (simulator/torch_costs.hpp).
   - optimizer: opt.step(); opt.zero_grad(set_to_none=True), exactly as the runner's step runs it
     (torch.optim with the point's optimizer; torch 1.13's CPU default is the for-loop
     implementation), minor page faults counted (getrusage): the user's job pays them too.
   - all-reduce: dist.all_reduce of fp32 tensors per size (powers of two from 64 KiB up to
     --max-bytes, round-robin over the sizes, 10%-trimmed means of --iters each), "sync" one at
-    a time and "pair" two in flight at once (async_op=True), the latter per all-reduce (gloo_probe.py's method: ProcessGroupGloo runs collectives on its
-    worker threads, 2 by default in torch 1.13, so two buckets' all-reduces proceed at once).
+    a time and "pair" two in flight at once (async_op=True), the latter per all-reduce
+    (gloo_probe.py's method: ProcessGroupGloo runs collectives on its worker threads, 2 by
+    default in torch 1.13, so two buckets' all-reduces proceed at once).
   - contention (issue 16: in the DDP job, backward and the buckets' all-reduces share the cores;
     the tables above are each measured alone): the first workload's forward + backward (plain
     module, no DDP) alone, then while a helper thread runs --max-bytes all-reduces back to back
@@ -252,17 +254,19 @@ def _union_s(spans):
     return total
 
 
-def job_steps(cfg, rank, world, warmup, steps):
-    """The workload as the user's DDP job runs it with PyTorch's defaults (bucket_cap_mb 25,
-    overlap on, the point's other DDP arguments), real gloo all-reduces timed by the runner's own
-    hook (step_loop.run_rank, timed_hooks.BucketRecorder): per step after max(2, warmup) (DDP
-    rebuilds its buckets in the second step), the step, the optimizer as it runs there (its
+def job_steps(cfg, rank, world, warmup, steps, overlap=True):
+    """The workload as the user's DDP job runs it with PyTorch's default bucket_cap_mb 25, the
+    all-reduces launched as buckets fill (overlap, PyTorch's way) or once the backward is done
+    (the runner's overlap off), the point's other DDP arguments, real gloo all-reduces timed by
+    the runner's own hook (step_loop.run_rank, timed_hooks.BucketRecorder): per step after
+    max(2, warmup) (DDP rebuilds its buckets in the second step), the step, the optimizer as it
+    runs there (its
     page faults follow the job's allocation history: the gradients freed by zero_grad, the
     buckets, gloo's buffers), the exposed communication and the buckets' communication
     occupancy (the union of their launch-to-completion spans: gloo's two workers run two at
     once); and the buckets' sizes."""
     warm = max(2, warmup)
-    jcfg = dataclasses.replace(cfg, bucket_cap_mb=JOB_BUCKET_CAP_MB, overlap=True,
+    jcfg = dataclasses.replace(cfg, bucket_cap_mb=JOB_BUCKET_CAP_MB, overlap=overlap,
                                timing_hook=True, grad_accumulation=1, steps=steps,
                                warmup_steps=warm)
     rows = run_rank(jcfg, rank, world)["steps"][warm:]
@@ -273,6 +277,7 @@ def job_steps(cfg, rank, world, warmup, steps):
                    "comm_occupancy_s": _union_s([(b["start_s"], b["end_s"])
                                                  for b in r["buckets"]])} for r in rows],
         "bucket_bytes": [b["bytes"] for b in rows[-1]["buckets"]] if rows else [],
+        "overlap": overlap,
     }
 
 
@@ -284,7 +289,7 @@ def job_summary(runs):
     mean = lambda k: _trimmed_mean([r[k] for r in rows])  # noqa: E731
     return {
         "bucket_cap_mb": JOB_BUCKET_CAP_MB,
-        "overlap": True,
+        "overlap": runs[-1].get("overlap", True) if runs else True,
         "processes": len(runs),
         "steps": len(rows),
         "step_s": mean("step_s"),
@@ -445,7 +450,8 @@ def _job_rank(rank, world, cfgs, a, queue):
     """One process group of the job pass: every workload's job_steps; rank 0's to `queue`."""
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=world, timeout=run_config.TIMEOUT)
-    runs = [job_steps(cfg, rank, world, a.warmup_steps, a.job_steps) for cfg in cfgs]
+    runs = [job_steps(cfg, rank, world, a.warmup_steps, a.job_steps, overlap)
+            for cfg in cfgs for overlap in (True, False)]
     if rank == 0:
         queue.put(runs)
     dist.barrier()
@@ -503,15 +509,16 @@ def main():
     _spawn(_rank, (a.nproc, cfgs, a, sizes, queue), a.nproc)
     got = queue.get()
     # The job pass, in --job-processes fresh process groups (each its own allocation history).
-    job_runs = [[] for _ in cfgs]
+    job_runs = [[] for _ in range(2 * len(cfgs))]  # per workload: overlap on, then off
     for p in range(a.job_processes):
-        print(f"{PROG}: timing the DDP job at bucket_cap_mb {JOB_BUCKET_CAP_MB:g} "
-              f"({p + 1}/{a.job_processes}, {a.job_steps} steps)", file=sys.stderr)
+        print(f"{PROG}: timing the DDP job at bucket_cap_mb {JOB_BUCKET_CAP_MB:g}, overlap on "
+              f"and off ({p + 1}/{a.job_processes}, {a.job_steps} steps)", file=sys.stderr)
         _spawn(_job_rank, (a.nproc, cfgs, a, queue), a.nproc)
         for i, run in enumerate(queue.get()):
             job_runs[i].append(run)
-    for entry, runs in zip(got["workloads"], job_runs):
-        entry["job"] = job_summary(runs)
+    for i, entry in enumerate(got["workloads"]):
+        entry["job"] = job_summary(job_runs[2 * i])
+        entry["job_overlap_off"] = job_summary(job_runs[2 * i + 1])
     doc = {
         "torch_version": torch.__version__.split("+")[0],
         "ranks": a.nproc,

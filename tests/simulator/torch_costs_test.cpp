@@ -142,6 +142,21 @@ TEST(TorchCosts, JobPassGivesTheOptimizerAndTheCommFactor) {
   none.bucket_bytes.clear();
   EXPECT_FALSE(torch_job_comm_factor(none, rows()).has_value());
   EXPECT_FALSE(torch_job_comm_factor(*job, {}).has_value());
+  // A scenario with overlap off takes the pass that launched the all-reduces after the backward,
+  // its optimizer too; without that pass, the overlap-on one.
+  json off = t;
+  off["workloads"][0]["job_overlap_off"] = {{"bucket_cap_mb", 25},
+                                            {"overlap", false},
+                                            {"optimizer_s", 0.5},
+                                            {"comm_occupancy_s", 0.012},
+                                            {"bucket_bytes", {2 * kMiB, 4 * kMiB}}};
+  json sdoc = mlp_scenario();
+  sdoc["parallelism"]["overlap"] = false;
+  const model::Scenario s_off = model::parse_scenario(sdoc, "s.json");
+  EXPECT_EQ(torch_job(off, s_off)->comm_occupancy_s, 0.012);
+  EXPECT_EQ(*torch_compute_costs(off, s_off, "p.json", &why)->optimizer_s, 0.5);
+  EXPECT_EQ(torch_job(off, s)->comm_occupancy_s, 0.018);  // overlap on: "job"
+  EXPECT_EQ(torch_job(t, s_off)->comm_occupancy_s, 0.018);
   // An entry without the pass has no job (and keeps its own optimizer).
   EXPECT_FALSE(torch_job(section(12448, 8, "adam"), s).has_value());
   EXPECT_FALSE(torch_job(section(12448, 16, "adam"), s).has_value());

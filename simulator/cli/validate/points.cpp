@@ -189,10 +189,11 @@ std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
   if (!rows.empty()) m->bucket_collective_s = sim::gloo_bucket_costs(ready, sync, pair);
   // The calibration's job pass (issue 16): inside the DDP job gloo ran its buckets slower than
   // the table's all-reduces alone (the job's memory state, the Reducer's hooks and copies on the
-  // same cores); every bucket is that many times slower. At the pass's own buckets (DDP's default
-  // 25 MB cap: a small first bucket, then large ones ready as the backward ends) the pair rule
-  // and the contention below apply to the first bucket only, so the factor holds little of the
-  // contention that is added again below.
+  // same cores); every bucket is that many times slower, as the pass with the point's overlap
+  // setting measured it (overlap off: the buckets launched together after the backward). At the
+  // pass's own buckets (DDP's default 25 MB cap: a small first bucket, then large ones ready as the
+  // backward ends) the pair rule and the contention below apply to the first bucket only, so the
+  // factor holds little of the contention that is added again below.
   const std::optional<sim::TorchJob> job = sim::torch_job(torch, ps);
   if (const std::optional<double> f = job ? sim::torch_job_comm_factor(*job, rows) : std::nullopt) {
     for (double& c : m->bucket_collective_s) c *= *f;
