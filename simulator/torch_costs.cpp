@@ -140,7 +140,6 @@ std::optional<TorchJob> torch_job(const json& torch, const model::Scenario& s) {
   const json& j = *pass;
   TorchJob out;
   out.bucket_cap_mb = j.at("bucket_cap_mb").get<double>();
-  out.optimizer_s = j.at("optimizer_s").get<double>();
   out.comm_occupancy_s = j.at("comm_occupancy_s").get<double>();
   for (const json& b : j.at("bucket_bytes")) out.bucket_bytes.push_back(b.get<double>());
   return out;

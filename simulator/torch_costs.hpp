@@ -20,7 +20,8 @@
 //   auto rows = torch_all_reduce_rows(profile_doc.at("torch"));
 //   m->bucket_collective_s = gloo_bucket_costs(ready, sync, pair);  // sync/pair from rows
 //   if (auto job = torch_job(profile_doc.at("torch"), scenario))      // x the job's slowdown
-//     for (double& c : m->bucket_collective_s) c *= torch_job_comm_factor(*job, rows).value_or(1);
+//     if (auto f = torch_job_comm_factor(*job, rows))
+//       for (double& c : m->bucket_collective_s) c *= *f;
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -91,11 +92,11 @@ std::vector<double> contended_bucket_costs(const std::vector<double>& start_s,
 
 /// The calibration's pass over the workload as the user's DDP job runs it (the entry's "job":
 /// DistributedDataParallel's default bucket_cap_mb 25, overlap on, real gloo all-reduces timed by
-/// the runner's comm hook): the optimizer step there (its page faults follow the job's
-/// allocation history) and the buckets' communication occupancy per step (the union of their
-/// launch-to-completion spans), with the buckets' sizes.
+/// the runner's comm hook): the buckets' communication occupancy per step (the union of their
+/// launch-to-completion spans) and their sizes. (Its optimizer step, whose page faults follow the
+/// job's allocation history, is torch_compute_costs's optimizer.)
 struct TorchJob {
-  double bucket_cap_mb = 25, optimizer_s = 0, comm_occupancy_s = 0;
+  double bucket_cap_mb = 25, comm_occupancy_s = 0;
   std::vector<double> bucket_bytes;
 };
 /// The job pass of scenario `s`'s workload entry for its overlap setting ("job_overlap_off", the

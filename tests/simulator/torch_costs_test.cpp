@@ -112,8 +112,6 @@ TEST(TorchCosts, ComputeCostsRefuseOtherLayers) {
   EXPECT_EQ(why, "p.json: /torch: layer 1 is head, the workload's fc1");
 }
 
-// Processor sharing while the backward runs (issue 16): an all-reduce of cost W started at s,
-// slowed k times until the compute ends at E (D = E - s): W k when W k <= D, else D + (W - D / k).
 TEST(TorchCosts, JobPassGivesTheOptimizerAndTheCommFactor) {
   const model::Scenario s = model::parse_scenario(mlp_scenario(), "s.json");
   json t = section(12448, 8, "adam");
@@ -162,6 +160,8 @@ TEST(TorchCosts, JobPassGivesTheOptimizerAndTheCommFactor) {
   EXPECT_FALSE(torch_job(section(12448, 16, "adam"), s).has_value());
 }
 
+// Processor sharing while the backward runs (issue 16): an all-reduce of cost W started at s,
+// slowed k times until the compute ends at E (D = E - s): W k when W k <= D, else D + (W - D / k).
 TEST(TorchCosts, ContentionSlowsTheBucketsThatOverlapTheCompute) {
   // Starts at 0, W = 10, k = 2: E = 30 holds all of it (20); E = 8: 8 + (10 - 8 / 2) = 14;
   // a bucket starting at 40 is after the compute (10); one starting at 25: D = 5, W k = 20 > 5,
