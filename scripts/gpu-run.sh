@@ -26,10 +26,14 @@
 #     124M parameters, 8 x 1,024 tokens, amp_bf16, AdamW): ddpsim-exec --backend cuda trains it on
 #     the GPU, both engines predict it on the grid profile of step 3 (else the hgx-h200 preset);
 #     step, forward, backward, optimizer time and peak memory against the prediction.
-# Output ($OUT, else results/gpu/run-<date>): run.log, nvidia-smi.csv, gpu-tests.json,
-# profile-h200-grid.json, profile-h200-scenario.json, gpu-criteria.md, bench.json,
-# validation-cuda.json (8 files: the device tool returns at most 8; the markdown table of step 8
-# is in run.log).
+#  9. The same scenario run by PyTorch itself (ddpsim validate --backend cuda --runner torch:
+#     calibrate/torch/ddp_runner.py --device cuda under the machine's python3, GPT2LMHeadModel's
+#     layers in torch.autocast bf16, AdamW(fused=True), phases timed with CUDA events), and the
+#     torch.profiler trace of two further steps (Kineto, CUDA kernels) for `ddpsim validate --trace`.
+# Output ($OUT, else results/gpu/run-<date>): run.log, gpu-tests.json, profile-h200-grid.json,
+# profile-h200-scenario.json, bench.json, validation-cuda.json, validation-cuda-torch.json,
+# torch-gpt2-small.pt.trace.json.gz (8 files: the device tool returns at most 8; nvidia-smi's
+# CSV, gpu-criteria's table and the validations' markdown tables are in run.log).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,6 +45,9 @@ export DDPSIM_DATA_DIR="$root/scenarios"
 export OPENBLAS_NUM_THREADS=1
 # The bundled test binaries read their data from this checkout, not the build machine's.
 export DDPSIM_TEST_DATA_DIR="$root/tests/data"
+# The torch runner from this checkout, under the machine's own python3 (the one with CUDA torch).
+export DDPSIM_TORCH_RUNNER="$root/calibrate/torch/ddp_runner.py"
+export DDPSIM_TORCH_PYTHON="${DDPSIM_TORCH_PYTHON:-python3}"
 
 main() {
   echo "# gpu-run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), out $out"
@@ -61,7 +68,7 @@ main() {
   done
 
   failed=()
-  step 15 nvidia-smi bash -c "nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit --format=csv > '$out/nvidia-smi.csv' && cat '$out/nvidia-smi.csv'"
+  step 15 nvidia-smi bash -c "nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit --format=csv > '$work/nvidia-smi.csv' && cat '$work/nvidia-smi.csv'"
   step 60 gpu-tests bash -c "'$B/bin/ddpsim_calibrate_gpu_tests' --gtest_output=json:'$out/gpu-tests.json' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ran=[t for s in d[\"testsuites\"] for t in s[\"testsuite\"] if t.get(\"result\")!=\"SKIPPED\"]; print(len(ran),\"of\",d[\"tests\"],\"tests ran\"); sys.exit(0 if ran else 1)' '$out/gpu-tests.json'"
   step 90 calibrate-grid "$B/bin/ddpsim-calibrate" --backend cuda --nproc 1 --no-collectives \
     --out "$out/profile-h200-grid.json"
@@ -73,7 +80,7 @@ main() {
   for b in "$out/profile-h200-grid.json" "$out/profile-h200-scenario.json"; do
     [ -f "$b" ] && profiles+=("$b")
   done
-  step 15 gpu-criteria bash -c "'$B/bin/ddpsim-calibrate' gpu-criteria ${profiles[*]:-'(no profile)'} > '$out/gpu-criteria.md'; rc=\$?; cat '$out/gpu-criteria.md'; exit \$rc"
+  step 15 gpu-criteria bash -c "'$B/bin/ddpsim-calibrate' gpu-criteria ${profiles[*]:-'(no profile)'} > '$work/gpu-criteria.md'; rc=\$?; cat '$work/gpu-criteria.md'; exit \$rc"
   step 45 bench bash -c "'$B/bin/ddpsim_calibrate_bench' '--benchmark_filter=Cublas|DeviceCopy' --benchmark_out='$out/bench.json' --benchmark_out_format=json && python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))[\"benchmarks\"]; bad=[x[\"name\"] for x in b if x.get(\"error_occurred\")]; print(\"benchmarks in error:\", bad or \"none\"); sys.exit(1 if bad or not b else 0)' '$out/bench.json'"
 
   step 60 gpt2-cuda-tests bash -c "'$B/bin/ddpsim_gpt2_cuda_tests' --gtest_output=json:'$work/gpt2-cuda-tests.json' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ran=[t for s in d[\"testsuites\"] for t in s[\"testsuite\"] if t.get(\"result\")!=\"SKIPPED\"]; print(len(ran),\"of\",d[\"tests\"],\"tests ran\"); sys.exit(0 if ran else 1)' '$work/gpt2-cuda-tests.json'"
@@ -81,6 +88,10 @@ main() {
   [ -f "$out/profile-h200-grid.json" ] && vprofile=(--profile "$out/profile-h200-grid.json")
   step 120 validate-cuda "$B/bin/ddpsim-validate" "$root/simulator/cli/validate/cuda-gpt2-small.json" \
     --backend cuda "${vprofile[@]}" --out "$out/validation-cuda.json"
+  step 150 validate-cuda-torch "$B/bin/ddpsim-validate" \
+    "$root/simulator/cli/validate/cuda-gpt2-small.json" --backend cuda --runner torch \
+    "${vprofile[@]}" --out "$out/validation-cuda-torch.json" \
+    --torch-trace "$out/torch-gpt2-small.pt.trace.json.gz"
 
   echo
   if [ ${#failed[@]} -eq 0 ]; then

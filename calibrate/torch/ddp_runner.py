@@ -2,7 +2,8 @@
 """ddpsim's torch runner: one validation point as a real PyTorch DDP job on this machine's CPUs.
 
   python3 calibrate/torch/ddp_runner.py POINT.json --workload W.json --nproc 2 --steps 5 \
-      --out run.json [--warmup-steps 2] [--independent | --no-timing-hook]
+      --out run.json [--warmup-steps 2] [--independent | --no-timing-hook] [--device cuda]
+      [--profile-trace rank0.pt.trace.json.gz]
   python3 calibrate/torch/ddp_runner.py --check P1.json --workload W1.json [P2 --workload W2]... \
       [--facts F.json]
 
@@ -26,6 +27,16 @@ all-reduce in place (no per-bucket times; backward then includes the communicati
 for): the same step without the observer, to measure what the timing hook costs. The first --warmup-steps steps (default 2:
 the first runs with one bucket, the second rebuilds the buckets in its forward,
 torch/nn/parallel/distributed.py:1026) are marked "warmup".
+
+--device cuda runs each rank on its own GPU (cuda:RANK; nccl between ranks, none for one rank),
+training.precision amp_bf16 under torch.autocast, training.optimizer_impl as torch's foreach /
+fused / for-loop optimizer, and times the phases with CUDA events (step_loop.py); it adds the
+peak allocated and the device's used memory to the results (ddpsim-exec --backend cuda's keys).
+Without a CUDA device it exits 77 with one line, as ddpsim-exec --backend cuda does.
+--profile-trace F: after the measured steps, 3 more under torch.profiler (1 warm-up, 2 recorded:
+CPU ops with their Python stacks and nn.Module regions, and CUDA kernels with --device cuda);
+rank 0 writes the Kineto trace to F (gzip when F ends in .gz), the format `ddpsim validate
+--trace` and `ddpsim-calibrate import kineto` read. Needs a torch with Kineto (exit 2 without).
 
 Output: the document ddpsim-exec writes (calibrate/exec/results.hpp: context, scenario,
 results[0] with medians, "steps" rows, "buckets"), written by rank 0 atomically once every
@@ -78,9 +89,14 @@ def free_port():
         return s.getsockname()[1]
 
 
+NO_DEVICE = 77  # ddpsim-exec's exit code without a CUDA device (ddpsim-validate reads it)
+
+
 def rank_main(rank, world, cfg, out):
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
+    if cfg.device == "cuda":
+        torch.cuda.set_device(rank)
+    dist.init_process_group(cfg.backend, init_method="env://", rank=rank, world_size=world,
                             timeout=run_config.TIMEOUT)
     try:
         record = step_loop.run_rank(cfg, rank, world)
@@ -91,6 +107,15 @@ def rank_main(rank, world, cfg, out):
         dist.barrier()
     finally:
         dist.destroy_process_group()
+
+
+def _check_devices(cfg):
+    if not torch.cuda.is_available():
+        fail(NO_DEVICE, f"no CUDA device (torch {torch.__version__}, "
+                        f"built with CUDA {torch.version.cuda})")
+    if torch.cuda.device_count() < cfg.ranks:
+        fail(2, f"{cfg.ranks} ranks need {cfg.ranks} GPUs (one each); this machine has "
+                f"{torch.cuda.device_count()}")
 
 
 def main():
@@ -106,6 +131,10 @@ def main():
     ap.add_argument("--no-timing-hook", action="store_true",
                     help="DDP's built-in all-reduce (no comm hook): steps timed, buckets not, "
                          "backward includes the communication it waits for")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="cuda: one GPU per rank, nccl between ranks, CUDA-event timing")
+    ap.add_argument("--profile-trace", default="",
+                    help="rank 0's torch.profiler trace of 2 steps after the measured ones")
     ap.add_argument("--out")
     ap.add_argument("--check", action="store_true",
                     help="only check that PyTorch can run the point; exit 0 or 2")
@@ -116,9 +145,12 @@ def main():
     for point, workload in zip(a.point, a.workload):
         try:
             cfg = run_config.load(point, workload, a.nproc, a.steps, a.warmup_steps,
-                                  a.independent, not a.no_timing_hook)
-            run_config.check_torch(cfg)
+                                  a.independent, not a.no_timing_hook, a.device,
+                                  os.path.abspath(a.profile_trace) if a.profile_trace else "")
             step_loop.build(cfg, rank=0)  # the module must be ddpsim's workload
+            if a.device == "cuda" and not a.check:
+                _check_devices(cfg)  # no device: 77, whatever else this torch lacks
+            run_config.check_torch(cfg)
         except (Unsupported, OSError, ValueError, KeyError) as e:
             fail(2, f"{point}: {e}")
     if a.check:

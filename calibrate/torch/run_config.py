@@ -43,6 +43,15 @@ class RunConfig:
     optimizer: str  # sgd | momentum | adam | adamw
     lr: float
     seed: int
+    device: str = "cpu"  # cpu (gloo) | cuda (one GPU per rank; nccl between ranks)
+    precision: str = "fp32"  # fp32 | amp_bf16 (cuda: torch.autocast bf16, fp32 master weights)
+    optimizer_impl: str = "foreach"  # training.optimizer_impl; cuda only, CPU takes torch's own
+    trace_path: str = ""  # --profile-trace: rank 0's profiler trace of steps after the measured
+
+    @property
+    def backend(self):
+        # One rank needs no NCCL communicator: gloo carries the runner's own CPU objects.
+        return "nccl" if self.device == "cuda" and self.ranks > 1 else "gloo"
 
     @property
     def ddp(self):
@@ -58,7 +67,8 @@ def _get(doc, path, default):
     return doc
 
 
-def load(point_file, workload_file, nproc, steps, warmup_steps, independent, timing_hook=True):
+def load(point_file, workload_file, nproc, steps, warmup_steps, independent, timing_hook=True,
+         device="cpu", trace_path=""):
     with open(point_file) as f:
         point = json.load(f)
     with open(workload_file) as f:
@@ -70,9 +80,12 @@ def load(point_file, workload_file, nproc, steps, warmup_steps, independent, tim
         raise Unsupported(f"parallelism.strategy {strategy}: the torch runner runs "
                           "DistributedDataParallel (ddp) only, not sharded strategies")
     precision = _get(point, "training/precision", "fp32")
-    if precision != "fp32":
-        raise Unsupported(f"training.precision {precision}: the CPU torch runner trains in fp32 "
-                          "(comm_hook fp16 gives 16-bit gradients on the wire)")
+    if device not in ("cpu", "cuda"):
+        raise Unsupported(f"device {device!r} (cpu or cuda)")
+    if precision != "fp32" and not (device == "cuda" and precision == "amp_bf16"):
+        raise Unsupported(f"training.precision {precision}: the torch runner trains in fp32, and "
+                          "with --device cuda also amp_bf16 (comm_hook fp16 gives 16-bit "
+                          "gradients on the wire)")
     hook = str(_get(point, "parallelism/comm_hook", "none"))
     if hook not in ("none", "fp16", "bf16"):
         raise Unsupported(f"parallelism.comm_hook {hook}: the torch runner runs none, fp16, bf16")
@@ -104,7 +117,9 @@ def load(point_file, workload_file, nproc, steps, warmup_steps, independent, tim
         static_graph=bool(_get(point, "parallelism/static_graph", False)),
         first_bucket_mb=float(_get(point, "parallelism/first_bucket_mb", 0)),
         optimizer=optimizer, lr=1e-3 if adam else 0.05,  # calibrate/exec's defaults
-        seed=int(_get(point, "simulation/seed", 1)))
+        seed=int(_get(point, "simulation/seed", 1)), device=device, precision=precision,
+        optimizer_impl=str(_get(point, "training/optimizer_impl", "foreach")),
+        trace_path=trace_path)
 
 
 def facts():
@@ -127,6 +142,18 @@ def check_torch(cfg):
     need = [(hasattr(dist, "GradBucket") and hasattr(dist.GradBucket, "is_last"),
              "torch.distributed.GradBucket.is_last (DDP comm hooks, torch >= 1.10)"),
             (dist.is_gloo_available(), "the gloo backend")]
+    if cfg.trace_path:
+        need.append((torch.autograd.kineto_available(),
+                     "Kineto (torch.profiler's trace format; --profile-trace)"))
+    if cfg.device == "cuda":
+        need.append((hasattr(torch, "autocast"), "torch.autocast (torch >= 1.10)"))
+        if cfg.ranks > 1:
+            need.append((dist.is_nccl_available(), "the nccl backend"))
+        if cfg.optimizer_impl == "fused" and cfg.optimizer in ("adam", "adamw"):
+            import inspect
+            opt = torch.optim.AdamW if cfg.optimizer == "adamw" else torch.optim.Adam
+            need.append(("fused" in inspect.signature(opt.__init__).parameters,
+                         f"{opt.__name__}(fused=True) (training.optimizer_impl fused)"))
     for ok, what in need:
         if not ok:
             raise Unsupported(f"torch {torch.__version__} is too old: it lacks {what}")

@@ -47,9 +47,13 @@ def results_document(cfg, records):
     res["loss_first"] = rows[0]["loss"]
     res["loss_last"] = rows[-1]["loss"]
     res["steps"] = rows
+    res["precision"] = cfg.precision
+    res["optimizer_impl"] = cfg.optimizer_impl if cfg.device == "cuda" else "torch default"
+    res.update(records[0].get("memory", {}))  # cuda: peak_memory_bytes, device_used_bytes
     context = {"tool": "ddpsim torch runner (calibrate/torch/ddp_runner.py)",
                "torch_version": torch.__version__, "python": platform.python_version(),
-               "backend": "gloo", "threads_per_rank": torch.get_num_threads(),
+               "backend": cfg.backend, "threads_per_rank": torch.get_num_threads(),
+               "device": torch.cuda.get_device_name() if cfg.device == "cuda" else "cpu",
                "host": platform.node(),
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat()}
     return {"context": context, "scenario": cfg.point_file, "name": cfg.name,

@@ -1,10 +1,18 @@
 """One rank of the torch runner: the module wrapped in DistributedDataParallel with the point's
 arguments, its training steps, and what each step measured.
 
-  record = run_rank(cfg, rank, world)   # inside an initialised gloo process group
+  record = run_rank(cfg, rank, world)   # inside an initialised process group (cfg.backend)
   # {"rank", "steps": [{step_time_s, forward_time_s, backward_time_s, optimizer_time_s,
   #                     comm_time_s, exposed_comm_s, loss, buckets: [...],
-  #                     minor_faults: {forward, backward, optimizer}}, ...]}
+  #                     minor_faults: {forward, backward, optimizer}}, ...],
+  #  "memory": {peak_memory_bytes, device_used_bytes} (cfg.device "cuda" only)}
+
+On the CPU the phases are timed with the host clock. With cfg.device "cuda" they are timed with
+CUDA events recorded on the current stream between the phases, read once the step's optimizer
+finished (calibrate/exec/gpt2_cuda.cu times its phases the same way), the forward and loss run
+under torch.autocast(bf16) for training.precision amp_bf16, and no bucket is timed (an NCCL
+future completes when its work is enqueued, not when it ends: the comm hook would time the
+host).
 """
 
 import contextlib
@@ -15,7 +23,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from timed_hooks import BucketRecorder, now_ns
-from workload_model import build_model, check_matches
+from workload_model import build_model, check_matches, move_to
 
 
 def _faults():
@@ -34,18 +42,91 @@ def build(cfg, rank):
 
 def _optimizer(cfg, params):
     # torch 1.13 defaults foreach=None to the for-loop implementation on CPU
-    # (torch/optim/adam.py:286-288, sgd.py:190-192, adamw.py:207-209).
+    # (torch/optim/adam.py:286-288, sgd.py:190-192, adamw.py:207-209): the CPU runner leaves
+    # it there. On CUDA training.optimizer_impl picks the implementation (torch 2.x defaults
+    # to foreach for CUDA tensors, torch/optim/optimizer.py _default_to_fused_or_foreach).
+    impl = {}
+    if cfg.device == "cuda":
+        if cfg.optimizer_impl == "fused" and cfg.optimizer in ("adam", "adamw"):
+            impl = {"fused": True}
+        else:
+            impl = {"foreach": cfg.optimizer_impl != "for_loop"}
     if cfg.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=cfg.lr)
+        return torch.optim.SGD(params, lr=cfg.lr, **impl)
     if cfg.optimizer == "momentum":
-        return torch.optim.SGD(params, lr=cfg.lr, momentum=0.9)
+        return torch.optim.SGD(params, lr=cfg.lr, momentum=0.9, **impl)
     if cfg.optimizer == "adam":
-        return torch.optim.Adam(params, lr=cfg.lr)
-    return torch.optim.AdamW(params, lr=cfg.lr)  # weight_decay 0.01 by default
+        return torch.optim.Adam(params, lr=cfg.lr, **impl)
+    return torch.optim.AdamW(params, lr=cfg.lr, **impl)  # weight_decay 0.01 by default
+
+
+_TRACE_WARMUP, _TRACE_ACTIVE = 1, 2  # --profile-trace: steps the profiler warms up on, records
+
+
+def _start_profiler(cuda):
+    """torch.profiler over the steps after the measured ones: one warm-up step, then two
+    recorded as ProfilerStep#N (profiler.step() after each), with CPU ops, their Python stacks and
+    nn.Module regions (with_modules), and the CUDA kernels on a GPU."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    prof = profile(activities=activities,
+                   schedule=schedule(wait=0, warmup=_TRACE_WARMUP, active=_TRACE_ACTIVE),
+                   with_stack=True, with_modules=True)
+    prof.start()
+    return prof
+
+
+def _export_trace(prof, path):
+    """The Kineto trace, written atomically (gzip-compressed when path ends in .gz)."""
+    import gzip
+    import os
+    import shutil
+    import tempfile
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, raw = tempfile.mkstemp(suffix=".json", dir=folder)
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(raw)
+        if path.endswith(".gz"):
+            packed = raw + ".gz"
+            with open(raw, "rb") as src, gzip.open(packed, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.replace(packed, path)
+        else:
+            os.replace(raw, path)
+    finally:
+        for leftover in (raw, raw + ".gz"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+
+
+class _Clock:
+    """Phase marks: host nanoseconds on the CPU, CUDA events on the current stream on a GPU
+    (elapsed times readable once settle() waited for the stream)."""
+
+    def __init__(self, cuda):
+        self.cuda = cuda
+
+    def mark(self):
+        if not self.cuda:
+            return now_ns()
+        e = torch.cuda.Event(enable_timing=True)
+        e.record()
+        return e
+
+    def settle(self):
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def ns(self, a, b):
+        return round(a.elapsed_time(b) * 1e6) if self.cuda else b - a
 
 
 def run_rank(cfg, rank, world):
+    cuda = cfg.device == "cuda"
+    device = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
     model, inputs, loss_fn = build(cfg, rank)
+    model = move_to(model, device)
     recorder = None
     if cfg.ddp:
         if cfg.first_bucket_mb > 0:
@@ -53,11 +134,11 @@ def run_rank(cfg, rank, world):
             # (torch/nn/parallel/distributed.py:748-750).
             dist._DEFAULT_FIRST_BUCKET_BYTES = int(cfg.first_bucket_mb * 1024 * 1024)
         model = DistributedDataParallel(
-            model, bucket_cap_mb=cfg.bucket_cap_mb,
+            model, device_ids=[device.index] if cuda else None, bucket_cap_mb=cfg.bucket_cap_mb,
             gradient_as_bucket_view=cfg.gradient_as_bucket_view,
             broadcast_buffers=cfg.broadcast_buffers,
             find_unused_parameters=cfg.find_unused_parameters, static_graph=cfg.static_graph)
-        if cfg.timing_hook:
+        if cfg.timing_hook and not cuda:
             recorder = BucketRecorder(world, cfg.hook, cfg.overlap)
             model.register_comm_hook(None, recorder.hook)
     elif cfg.independent:
@@ -67,55 +148,84 @@ def run_rank(cfg, rank, world):
     opt = _optimizer(cfg, model.parameters())
     k = cfg.grad_accumulation
     total = cfg.warmup_steps + cfg.steps
+    traced = _TRACE_WARMUP + _TRACE_ACTIVE if cfg.trace_path else 0
     # This rank's micro-batches, made before timing (DistributedSampler-like: seeded per rank).
     gen = torch.Generator().manual_seed(cfg.seed * 7919 + rank)
-    batches = [inputs(cfg.per_gpu_batch, gen) for _ in range(total * k)]
+    batches = [tuple(t.to(device) for t in inputs(cfg.per_gpu_batch, gen))
+               for _ in range((total + traced) * k)]
+    profiler = None
+    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) \
+        if cfg.precision == "amp_bf16" else contextlib.nullcontext
+    clock = _Clock(cuda)
     dist.barrier()
     steps = []
-    for step in range(total):
+    for step in range(total + traced):
+        if step == total and rank == 0:
+            profiler = _start_profiler(cuda)
         if recorder:
             recorder.clear()
-        t0 = now_ns()
-        fwd = bwd = 0
+        clock.settle()
+        t0_host = now_ns()
+        t0 = clock.mark()
+        marks = []  # per micro-batch: (forward start, backward start, backward end)
         faults = {"forward": 0, "backward": 0, "optimizer": 0}
-        loss_sum = 0.0
+        losses = []
         for mb in range(k):
             sync = mb == k - 1
             ctx = model.no_sync() if (cfg.ddp and not sync) else contextlib.nullcontext()
             x, y = batches[step * k + mb]
             with ctx:
                 f0 = _faults()
-                tf = now_ns()
-                loss = loss_fn(model(x), y) / k
-                tb = now_ns()
+                tf = clock.mark()
+                with autocast():
+                    loss = loss_fn(model(x), y) / k
+                tb = clock.mark()
                 f1 = _faults()
                 loss.backward()
-                te = now_ns()
+                te = clock.mark()
+                te_host = now_ns()
                 f2 = _faults()
             faults["forward"] += f1 - f0
             faults["backward"] += f2 - f1
-            fwd += tb - tf
-            bwd += te - tb
-            loss_sum += float(loss.detach())
-        exposed = recorder.exposed_ns(te) if recorder else 0
+            marks.append((tf, tb, te))
+            losses.append(loss.detach())  # read after the step: no sync inside it
+        exposed = recorder.exposed_ns(te_host) if recorder else 0
         f3 = _faults()
-        to = now_ns()
+        to = clock.mark()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        t_end = now_ns()
+        t_end = clock.mark()
+        clock.settle()
         faults["optimizer"] = _faults() - f3
-        buckets = recorder.step_buckets(t0) if recorder else []
+        if step >= total:  # a profiled step: recorded by the profiler, not measured here
+            if profiler:
+                profiler.step()
+            continue
+        fwd = sum(clock.ns(a, b) for a, b, _ in marks)
+        bwd = sum(clock.ns(b, c) for _, b, c in marks)
+        buckets = recorder.step_buckets(t0_host) if recorder else []
         steps.append({
-            "step_time_s": (t_end - t0) * 1e-9,
+            "step_time_s": clock.ns(t0, t_end) * 1e-9,
             "forward_time_s": fwd * 1e-9,
             "backward_time_s": (bwd - exposed) * 1e-9,
-            "optimizer_time_s": (t_end - to) * 1e-9,
+            "optimizer_time_s": clock.ns(to, t_end) * 1e-9,
             "comm_time_s": sum(b["end_s"] - b["start_s"] for b in buckets),
             "exposed_comm_s": exposed * 1e-9,
-            "loss": loss_sum,
+            "loss": float(sum(losses)),
             "lr": cfg.lr,
             "buckets": buckets,
             "minor_faults": faults,
         })
+    if profiler:
+        profiler.stop()
+        _export_trace(profiler, cfg.trace_path)
     dist.barrier()
-    return {"rank": rank, "steps": steps}
+    record = {"rank": rank, "steps": steps}
+    if cuda:
+        # torch.cuda.max_memory_allocated: the tensors' peak (calibrate/exec's peak_bytes);
+        # total - free: what the device holds, the caching allocator's reserve and the CUDA
+        # context included (its blocks stay reserved after the peak).
+        free, total_bytes = torch.cuda.mem_get_info()
+        record["memory"] = {"peak_memory_bytes": torch.cuda.max_memory_allocated(),
+                            "device_used_bytes": total_bytes - free}
+    return record

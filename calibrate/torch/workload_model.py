@@ -17,6 +17,7 @@ Models:
 
   model, inputs_fn, loss_fn = build_model(workload, scenario_model)
   check_matches(model, workload)   # raises Unsupported naming the first difference
+  model = move_to(model, torch.device("cuda", 0))   # parameters and the attention masks
 """
 
 import math
@@ -153,6 +154,16 @@ class Gpt2LmHead(nn.Module):
         for block in t.h:
             x = block(x)
         return self.lm_head(t.ln_f(x))
+
+
+def move_to(model, device):
+    """model.to(device), and the causal masks that Gpt2Attention keeps as plain attributes
+    (not buffers, which Module.to would move) with it."""
+    model = model.to(device)
+    for m in model.modules():
+        if isinstance(m, Gpt2Attention):
+            m.causal = m.causal.to(device)
+    return model
 
 
 def _shapes(workload):

@@ -7,12 +7,14 @@ validate=$1 data=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" || exit 1
 fails=0
 
-# expect CODE PATTERN SCENARIO [env assignments...]
+# expect CODE PATTERN SCENARIO [env assignments...]  ($args: more ddpsim-validate arguments)
+args=""
 expect() {
   code=$1 pattern=$2 scenario=$3
   shift 3
   out="$work/out.json"
-  err=$(env "$@" "$validate" "$scenario" --runner torch --out "$out" 2>&1 >/dev/null)
+  # shellcheck disable=SC2086
+  err=$(env "$@" "$validate" "$scenario" --runner torch $args --out "$out" 2>&1 >/dev/null)
   rc=$?
   lines=$(printf '%s\n' "$err" | grep -c .)
   if [ "$rc" -ne "$code" ] || [ "$lines" -ne 1 ] || ! printf '%s' "$err" | grep -q "$pattern" ||
@@ -43,6 +45,21 @@ cp "$data/torch-gpt2-tiny-config.json" "$work/"
 expect 2 "attention 'sdpa'.*eager" "$work/sdpa.json"
 expect 2 'torch runner builds "mlp" and "hf_config"' \
   "$(scenario layers 's/"mlp": {"widths": \[256, 512, 256\]}/"layers": [{"name": "a", "params": 1000, "fwd_flops_per_sample": 2000, "activation_bytes_per_sample": 40}]/')"
+
+# On a GPU (--backend cuda): the runner refuses what it cannot run before it looks for a device,
+# so these answer the same with or without one.
+cp "$data/../../../simulator/cli/validate/cuda-gpt2-small-config.json" "$work/"
+cuda_scenario() {
+  f="$work/$1.json"
+  sed -e "$2" "$data/../../../simulator/cli/validate/cuda-gpt2-small.json" > "$f"
+  echo "$f"
+}
+args="--backend cuda"
+expect 2 'precision amp_fp16.*amp_bf16' \
+  "$(cuda_scenario cuda-fp16 's/"precision": "amp_bf16"/"precision": "amp_fp16"/')"
+expect 2 "attention 'sdpa'.*eager" \
+  "$(cuda_scenario cuda-sdpa 's/"attention": "eager"/"attention": "sdpa"/; s/"fused"/"foreach"/')"
+args=""
 
 # No torch: a python3 that cannot import it (-S: no site-packages) — exit 1, what to install.
 nosite="$work/python-without-torch"

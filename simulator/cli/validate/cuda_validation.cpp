@@ -15,6 +15,7 @@
 #include "model/scenario.hpp"
 #include "simulator/cli/validate/children.hpp"
 #include "simulator/cli/validate/profiles.hpp"
+#include "simulator/cli/validate/torch_runner.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
 
@@ -34,6 +35,30 @@ std::string pct(const json& e) {
   return e.is_null() ? "-" : fmt::format("{:+.1f}%", 100 * e.get<double>());
 }
 
+// The measuring child: ddpsim-exec --backend cuda (--runner exec), or the torch runner on the
+// GPU (--runner torch: PyTorch's own module, autocast and optimizer; calibrate/torch/
+// ddp_runner.py --device cuda) with ddpsim's workload of the point beside it.
+std::vector<std::string> measuring_argv(const Options& o, const json& doc, const std::string& file,
+                                        const fs::path& tmp, const fs::path& point,
+                                        const fs::path& result, int steps) {
+  const std::vector<std::string> common = {
+      "--nproc", "1", "--steps", std::to_string(steps), "--out", result.string()};
+  std::vector<std::string> argv;
+  if (o.runner == "torch") {
+    const fs::path workload = tmp / "workload.json";
+    std::ofstream(workload) << workload_json(model::parse_scenario(doc, file)).dump(1);
+    argv = torch_runner_argv();
+    argv.insert(argv.end(), {point.string(), "--workload", workload.string(), "--device", "cuda"});
+    if (!o.torch_trace.empty()) {
+      argv.insert(argv.end(), {"--profile-trace", fs::absolute(o.torch_trace).string()});
+    }
+  } else {
+    argv = {sibling("ddpsim-exec").string(), point.string(), "--backend", "cuda"};
+  }
+  argv.insert(argv.end(), common.begin(), common.end());
+  return argv;
+}
+
 }  // namespace
 
 int run_cuda_validation(const Options& o) {
@@ -44,6 +69,9 @@ int run_cuda_validation(const Options& o) {
   }
   if (o.profiles.size() > 1) {
     throw UnsupportedError("--backend cuda takes at most one --profile (one GPU)");
+  }
+  if (!o.torch_trace.empty() && o.runner != "torch") {
+    throw UnsupportedError("--torch-trace records the torch runner: add --runner torch");
   }
   // One GPU: the scenario as given, on one rank, relative paths made absolute.
   json doc = base.doc;
@@ -69,17 +97,24 @@ int run_cuda_validation(const Options& o) {
   TempDir tmp;
   const fs::path point = tmp.path / "point.json", result = tmp.path / "cuda-run.json";
   std::ofstream(point) << doc.dump(1);
-  const fs::path log = tmp.path / "exec.log";
+  const fs::path log = tmp.path / "run.log";
+  const bool torch = o.runner == "torch";
+  const std::string child =
+      torch ? "the torch runner (--device cuda)" : "ddpsim-exec --backend cuda";
   const int rc =
-      run_child_status({sibling("ddpsim-exec").string(), point.string(), "--backend", "cuda",
-                        "--nproc", "1", "--steps", std::to_string(steps), "--out", result.string()},
-                       log);
+      run_child_status(measuring_argv(o, doc, base.file, tmp.path, point, result, steps), log);
   if (rc == kNoDevice) {
     std::cerr << "ddpsim-validate: --backend cuda: " << last_log_line(log) << "\n";
     return kNoDevice;
   }
+  if (rc == 2 && torch) {  // refused: one line, naming the user's scenario, not the temporary
+    std::string line = last_log_line(log);
+    const std::size_t at = line.find(point.string());
+    if (at != std::string::npos) line.replace(at, point.string().size(), base.file);
+    throw UnsupportedError(line);
+  }
   if (rc != 0) {
-    throw ChildError("ddpsim-exec --backend cuda exited with status " + std::to_string(rc) + ": " +
+    throw ChildError(child + " exited with status " + std::to_string(rc) + ": " +
                      last_log_line(log));
   }
   std::ifstream rf(result);
@@ -121,9 +156,13 @@ int run_cuda_validation(const Options& o) {
       gib);
 
   json out;
-  out["context"] = sim::context_json("analytic+event vs ddpsim-exec --backend cuda");
-  out["context"]["device"] = measured_doc.at("context").value("device", "");
-  out["context"]["runner"] = "ddpsim-exec --backend cuda (calibrate/exec/gpt2_cuda.hpp)";
+  const json& mctx = measured_doc.at("context");
+  out["context"] = sim::context_json("analytic+event vs " + child);
+  out["context"]["device"] = mctx.value("device", "");
+  out["context"]["runner"] =
+      torch ? "PyTorch " + mctx.value("torch_version", "") +
+                  " (calibrate/torch/ddp_runner.py --device cuda)"
+            : std::string("ddpsim-exec --backend cuda (calibrate/exec/gpt2_cuda.hpp)");
   out["context"]["steps"] = steps;
   out["scenario"] = sim::scenario_json(base);
   out["hardware"] = o.profiles.empty() ? json("the scenario's hardware") : json(o.profiles.front());
@@ -131,14 +170,16 @@ int run_cuda_validation(const Options& o) {
   out["rows"] = rows;
   out["measured"] = m;
   sim::check_finite(out);
-  const std::string path =
-      !o.out.empty() ? o.out : "results/gpu/validation-cuda-" + model::utc_now("%Y%m%d") + ".json";
+  const std::string path = !o.out.empty() ? o.out
+                                          : "results/gpu/validation-cuda-" +
+                                                std::string(torch ? "torch-" : "") +
+                                                model::utc_now("%Y%m%d") + ".json";
   model::write_file_atomic(path, out.dump(2) + "\n");
   if (!o.markdown.empty()) {
     model::write_file_atomic(o.markdown, "```\n" + table + "```\n");
   }
-  std::cout << "ddpsim validate --backend cuda: " << base.file << " on "
-            << out["context"]["device"].get<std::string>() << "\n"
+  std::cout << "ddpsim validate --backend cuda" << (torch ? " --runner torch" : "") << ": "
+            << base.file << " on " << out["context"]["device"].get<std::string>() << "\n"
             << table << "wrote " << path << "\n";
   return 0;
 }

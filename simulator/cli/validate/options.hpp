@@ -25,6 +25,9 @@ struct Options {
   std::string runner = "exec";      ///< --runner: exec (ddpsim-exec) or torch (PyTorch DDP)
   std::string backend = "cpu";      ///< --backend: cpu, or cuda (cuda_validation.hpp)
   std::string points_dir;           ///< --points-dir: write the points' files there and stop
+  /// --torch-trace (with --backend cuda --runner torch): the PyTorch profiler trace of steps
+  /// after the measured ones, written there by the runner (ddpsim_runner.py --profile-trace)
+  std::string torch_trace;
   /// --no-torch-calibration: with --runner torch, predict with the model's costs even when the
   /// profile holds a torch section (and --calibrate does not add one)
   bool no_torch_calibration = false;

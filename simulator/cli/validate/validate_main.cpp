@@ -6,8 +6,9 @@
 //                   [--repeat R] [--recalibrate-each] [--efficiency] [--netns-launch SCRIPT]
 //                   [--out F] [--markdown M]
 //   ddpsim-validate SCENARIO.json --runner torch [...]   (real PyTorch DDP: torch_runner.hpp)
-//   ddpsim-validate SCENARIO.json --backend cuda [--profile GPU.json] [--steps S] [--out F]
-//                   (its GPT-2 on one GPU: cuda_validation.hpp)
+//   ddpsim-validate SCENARIO.json --backend cuda [--runner torch] [--profile GPU.json] [--steps S]
+//                   [--out F]  (its GPT-2 on one GPU, by ddpsim-exec or PyTorch:
+//                   cuda_validation.hpp)
 //   ddpsim-validate SCENARIO.json [--runner torch] --points-dir DIR   (write the points, stop)
 //   ddpsim-validate SCENARIO.json --trace rank0.pt.trace.json.gz [--trace ...] [--extrapolate]
 //                   [--out F]  (the prediction and the replay against the user's own profiler
@@ -301,8 +302,13 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"exec", "torch"}));
   app.add_option("--backend", o.backend,
                  "cpu (the default: this machine's ranks) or cuda (the scenario's GPT-2 on one "
-                 "GPU by ddpsim-exec --backend cuda; exit 77 without a device)")
+                 "GPU by ddpsim-exec --backend cuda, or with --runner torch by PyTorch; exit 77 "
+                 "without a device)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--torch-trace", o.torch_trace,
+                 "with --backend cuda --runner torch: also record a PyTorch profiler trace "
+                 "(Kineto: CPU ops, module regions, CUDA kernels) of 2 steps after the measured "
+                 "ones into this .json or .json.gz (readable by --trace)");
   app.add_flag("--no-torch-calibration", o.no_torch_calibration,
                "with --runner torch: predict with the model's costs even when the profile holds "
                "a torch section (ddpsim-calibrate --backend torch), and do not add one with "
@@ -333,12 +339,17 @@ int run_main(int argc, char** argv) {
                                "--extrapolate alone (it extrapolates a traced job)");
     }
     if (o.backend == "cuda") {
-      if (o.runner != "exec" || !o.traces.empty() || o.repeat != 1 || o.efficiency) {
+      if (!o.traces.empty() || o.repeat != 1 || o.efficiency || !o.points_dir.empty()) {
         throw ddpsim::UnsupportedError(
-            "--backend cuda runs ddpsim-exec once on one GPU; it does not go with --runner "
-            "torch, --trace, --repeat or --efficiency");
+            "--backend cuda runs ddpsim-exec (or, --runner torch, PyTorch) once on one GPU; it "
+            "does not go with --trace, --repeat, --efficiency or --points-dir");
       }
       return ddpsim::validate::run_cuda_validation(o);
+    }
+    if (!o.torch_trace.empty()) {
+      throw ddpsim::UnsupportedError(
+          "--torch-trace records the torch runner on a GPU: it goes with --backend cuda "
+          "--runner torch");
     }
     if (!o.traces.empty()) {
       return ddpsim::validate::run_trace_comparison(o.scenario, o.traces, o.out, o.extrapolate);
