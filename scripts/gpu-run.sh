@@ -30,10 +30,13 @@
 #     calibrate/torch/ddp_runner.py --device cuda under the machine's python3, GPT2LMHeadModel's
 #     layers in torch.autocast bf16, AdamW(fused=True), phases timed with CUDA events), and the
 #     torch.profiler trace of two further steps (Kineto, CUDA kernels) for `ddpsim validate --trace`.
-# Output ($OUT, else results/gpu/run-<date>): run.log, gpu-tests.json, profile-h200-grid.json,
+# 10. PyTorch on a GEMM-bound MLP (simulator/cli/validate/cuda-mlp-4096.json: 268M parameters,
+#     8,192 rows, the same precision and optimizer): what the GPT-2 residual owes to its other ops.
+# Output ($OUT, else results/gpu/run-<date>): run.log, profile-h200-grid.json,
 # profile-h200-scenario.json, bench.json, validation-cuda.json, validation-cuda-torch.json,
-# torch-gpt2-small.pt.trace.json.gz (8 files: the device tool returns at most 8; nvidia-smi's
-# CSV, gpu-criteria's table and the validations' markdown tables are in run.log).
+# validation-cuda-torch-mlp.json, torch-gpt2-small.pt.trace.json.gz (8 files: the device tool
+# returns at most 8; nvidia-smi's CSV, the GPU tests' report, gpu-criteria's table and the
+# validations' tables are in run.log).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -69,7 +72,7 @@ main() {
 
   failed=()
   step 15 nvidia-smi bash -c "nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit --format=csv > '$work/nvidia-smi.csv' && cat '$work/nvidia-smi.csv'"
-  step 60 gpu-tests bash -c "'$B/bin/ddpsim_calibrate_gpu_tests' --gtest_output=json:'$out/gpu-tests.json' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ran=[t for s in d[\"testsuites\"] for t in s[\"testsuite\"] if t.get(\"result\")!=\"SKIPPED\"]; print(len(ran),\"of\",d[\"tests\"],\"tests ran\"); sys.exit(0 if ran else 1)' '$out/gpu-tests.json'"
+  step 60 gpu-tests bash -c "'$B/bin/ddpsim_calibrate_gpu_tests' --gtest_output=json:'$work/gpu-tests.json' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ran=[t for s in d[\"testsuites\"] for t in s[\"testsuite\"] if t.get(\"result\")!=\"SKIPPED\"]; print(len(ran),\"of\",d[\"tests\"],\"tests ran\"); sys.exit(0 if ran else 1)' '$work/gpu-tests.json'"
   step 90 calibrate-grid "$B/bin/ddpsim-calibrate" --backend cuda --nproc 1 --no-collectives \
     --out "$out/profile-h200-grid.json"
   step 15 plan-scenario "$B/bin/ddpsim-calibrate" --backend cuda --plan --scenario "$scenario"
@@ -92,6 +95,9 @@ main() {
     "$root/simulator/cli/validate/cuda-gpt2-small.json" --backend cuda --runner torch \
     "${vprofile[@]}" --out "$out/validation-cuda-torch.json" \
     --torch-trace "$out/torch-gpt2-small.pt.trace.json.gz"
+  step 120 validate-cuda-torch-mlp "$B/bin/ddpsim-validate" \
+    "$root/simulator/cli/validate/cuda-mlp-4096.json" --backend cuda --runner torch \
+    "${vprofile[@]}" --out "$out/validation-cuda-torch-mlp.json"
 
   echo
   if [ ${#failed[@]} -eq 0 ]; then
