@@ -154,22 +154,6 @@ std::optional<double> torch_job_comm_factor(const TorchJob& job,
   return std::max(1.0, job.comm_occupancy_s / alone);
 }
 
-std::optional<double> torch_job_compute_slowdown(const json& torch, const model::Scenario& s) {
-  const json* e = torch_entry(torch, s);
-  if (e == nullptr || !e->contains("job") || !e->contains("job_overlap_off")) return std::nullopt;
-  const json& on = e->at("job");
-  const json& off = e->at("job_overlap_off");
-  if (!on.contains("backward_s") || !off.contains("backward_s") ||
-      !on.contains("comm_in_backward_s")) {
-    return std::nullopt;  // a calibration from before these keys
-  }
-  const double in_flight = on.at("comm_in_backward_s").get<double>();
-  if (!(in_flight > 0)) return std::nullopt;
-  const double longer = on.at("backward_s").get<double>() - off.at("backward_s").get<double>();
-  const double kept = 1.0 - std::max(0.0, longer) / in_flight;  // 1 / slowdown
-  return kept <= 1.0 / kMaxJobComputeSlowdown ? kMaxJobComputeSlowdown : 1.0 / kept;
-}
-
 std::optional<MeasuredCosts> torch_compute_costs(const json& torch, const model::Scenario& s,
                                                  const std::string& source, std::string* why) {
   const model::Workload& w = *s.workload;

@@ -114,24 +114,6 @@ std::optional<TorchJob> torch_job(const nlohmann::json& torch, const model::Scen
 std::optional<double> torch_job_comm_factor(const TorchJob& job,
                                             const std::vector<TorchAllReduceRow>& rows);
 
-/// The most torch_job_compute_slowdown reports: a backward that grew by 2/3 of the time a bucket
-/// was in flight or more (compute all but stalled) is beyond what processor sharing on these
-/// cores explains, and is taken as this.
-inline constexpr double kMaxJobComputeSlowdown = 3.0;
-
-/// How many times slower the backward computes while a bucket is in flight, as the workload's
-/// own DDP job measured it (issue 16: the contention pass's helper-thread window said 1.3-1.65x
-/// for every workload, while the shallow MLPs' backward in the job was hardly slower): the
-/// overlap-on pass's backward compute less the overlap-off pass's (the same buckets launched
-/// after it, so a backward with nothing beside it), over W, the time a bucket was in flight
-/// during the overlap-on backward. Compute that runs 1/s as fast during W takes
-/// on = off + W (1 - 1/s), so s = 1 / (1 - (on - off) / W); at least 1 (an overlap-on backward
-/// that came out faster is the measurement's noise), at most kMaxJobComputeSlowdown. E.g. off
-/// 20 ms, on 24 ms, W 12 ms: 1 / (1 - 4/12) = 1.5. nullopt unless the entry has both passes with
-/// "backward_s" and "comm_in_backward_s" and W > 0.
-std::optional<double> torch_job_compute_slowdown(const nlohmann::json& torch,
-                                                 const model::Scenario& s);
-
 /// The section's entry for scenario `s` (its workload's name, untied parameters, per-GPU batch
 /// and optimizer) as per-layer forward/backward and optimizer costs (the optimizer of the job pass
 /// torch_job picks when the entry has one, else the one timed beside the layers), `source` naming

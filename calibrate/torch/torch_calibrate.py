@@ -275,23 +275,10 @@ def job_steps(cfg, rank, world, warmup, steps, overlap=True):
                    "optimizer_minor_faults": r["minor_faults"]["optimizer"],
                    "exposed_comm_s": r["exposed_comm_s"],
                    "comm_occupancy_s": _union_s([(b["start_s"], b["end_s"])
-                                                 for b in r["buckets"]]),
-                   "backward_s": r["backward_time_s"],
-                   "comm_in_backward_s": _comm_in_backward_s(r)} for r in rows],
+                                                 for b in r["buckets"]])} for r in rows],
         "bucket_bytes": [b["bytes"] for b in rows[-1]["buckets"]] if rows else [],
         "overlap": overlap,
     }
-
-
-def _comm_in_backward_s(row):
-    """How long a bucket was in flight while the backward computed: the union of the buckets'
-    launch-to-completion spans clipped to [forward end, forward end + backward compute] (one
-    micro-batch: the backward starts where the forward ends, and backward_time_s leaves out the
-    communication it waited for at its end)."""
-    lo = row["forward_time_s"]
-    hi = lo + row["backward_time_s"]
-    return _union_s([(max(b["start_s"], lo), min(b["end_s"], hi)) for b in row["buckets"]
-                     if min(b["end_s"], hi) > max(b["start_s"], lo)])
 
 
 def job_summary(runs):
@@ -311,8 +298,6 @@ def job_summary(runs):
         if rows else 0,
         "exposed_comm_s": mean("exposed_comm_s"),
         "comm_occupancy_s": mean("comm_occupancy_s"),
-        "backward_s": mean("backward_s"),
-        "comm_in_backward_s": mean("comm_in_backward_s"),
         "bucket_bytes": runs[-1]["bucket_bytes"] if runs else [],
     }
 

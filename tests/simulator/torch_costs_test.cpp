@@ -160,39 +160,6 @@ TEST(TorchCosts, JobPassGivesTheOptimizerAndTheCommFactor) {
   EXPECT_FALSE(torch_job(section(12448, 16, "adam"), s).has_value());
 }
 
-// The backward's slowdown while a bucket is in flight, from the job's two passes: compute that
-// runs 1/s as fast during the W seconds a bucket is in flight takes on = off + W (1 - 1/s), so
-// s = 1 / (1 - (on - off) / W).
-TEST(TorchCosts, JobPassesGiveTheBackwardsSlowdownBesideABucket) {
-  const model::Scenario s = model::parse_scenario(mlp_scenario(), "s.json");
-  auto with = [](double on, double off, double in_flight) {
-    json t = section(12448, 8, "adam");
-    json& e = t["workloads"][0];
-    e["job"] = {{"bucket_cap_mb", 25},
-                {"comm_occupancy_s", 0.02},
-                {"bucket_bytes", json::array({2 * kMiB})},
-                {"backward_s", on},
-                {"comm_in_backward_s", in_flight}};
-    e["job_overlap_off"] = e["job"];
-    e["job_overlap_off"]["backward_s"] = off;
-    return t;
-  };
-  // off 20 ms, on 24 ms, W 12 ms: 1 / (1 - 4/12) = 1.5.
-  EXPECT_DOUBLE_EQ(*torch_job_compute_slowdown(with(0.024, 0.020, 0.012), s), 1.5);
-  // on 26 ms, W 8 ms: 6/8 of W lost, 1 / (1 - 0.75) = 4 > kMaxJobComputeSlowdown: 3.
-  EXPECT_DOUBLE_EQ(*torch_job_compute_slowdown(with(0.026, 0.020, 0.008), s),
-                   kMaxJobComputeSlowdown);
-  // An overlap-on backward faster than the one alone is noise: 1, not below.
-  EXPECT_DOUBLE_EQ(*torch_job_compute_slowdown(with(0.019, 0.020, 0.012), s), 1.0);
-  // Nothing in flight during the backward, or a pass missing its keys: no measurement.
-  EXPECT_FALSE(torch_job_compute_slowdown(with(0.024, 0.020, 0.0), s).has_value());
-  json old = with(0.024, 0.020, 0.012);
-  old["workloads"][0]["job_overlap_off"].erase("backward_s");
-  EXPECT_FALSE(torch_job_compute_slowdown(old, s).has_value());
-  old["workloads"][0].erase("job_overlap_off");
-  EXPECT_FALSE(torch_job_compute_slowdown(old, s).has_value());
-}
-
 // Processor sharing while the backward runs (issue 16): an all-reduce of cost W started at s,
 // slowed k times until the compute ends at E (D = E - s): W k when W k <= D, else D + (W - D / k).
 TEST(TorchCosts, ContentionSlowsTheBucketsThatOverlapTheCompute) {

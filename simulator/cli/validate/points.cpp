@@ -206,19 +206,9 @@ std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
   // flight (the plan's interference: the slowdown at the buckets' bytes-weighted mean size, the
   // size in flight for most of the time), and each bucket's all-reduce is slowed, at its own
   // size's slowdown, while the backward runs, from where a prediction with the above puts it.
-  // Where the job pass ran with overlap on and off and recorded its backward, the compute
-  // slowdown is the one the workload's own job showed (torch_job_compute_slowdown).
   if (const std::optional<sim::TorchContention> c = sim::torch_contention(torch);
       c && !rows.empty()) {
     m->interference = c->at(bytes > 0 ? bytes_sq / bytes : 0).compute_slowdown;
-    if (const std::optional<double> js = sim::torch_job_compute_slowdown(torch, ps)) {
-      m->interference = *js;
-      char said[112];
-      std::snprintf(said, sizeof said,
-                    " (backward %.2fx slower while a bucket is in flight, in its DDP job pass)",
-                    *js);
-      m->source += said;
-    }
     sim::RunOptions second = first;
     second.measured = std::make_shared<const sim::MeasuredCosts>(*m);
     const sim::Prediction q = sim::predict_point(ps, second, cache);
