@@ -63,30 +63,39 @@ def _optimizer(cfg, params):
 _TRACE_WARMUP, _TRACE_ACTIVE = 1, 2  # --profile-trace: steps the profiler warms up on, records
 
 
-def _start_profiler(cuda):
+def _start_profiler(cuda, raw_path):
     """torch.profiler over the steps after the measured ones: one warm-up step, then two
     recorded as ProfilerStep#N (profiler.step() after each), with CPU ops, their Python stacks and
-    nn.Module regions (with_modules), and the CUDA kernels on a GPU."""
+    nn.Module regions (with_modules), and the CUDA kernels on a GPU. One cycle (repeat=1): at the
+    end of the second recorded step the schedule turns to NONE, which stops the trace and calls
+    on_trace_ready (torch/profiler/profiler.py, profile._transit_action: RECORD_AND_SAVE ->
+    NONE is [stop_trace, _trace_ready]); with cycles repeating, the next one's WARMUP would
+    prepare a new, empty trace in its place."""
     from torch.profiler import ProfilerActivity, profile, schedule
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     prof = profile(activities=activities,
-                   schedule=schedule(wait=0, warmup=_TRACE_WARMUP, active=_TRACE_ACTIVE),
+                   schedule=schedule(wait=0, warmup=_TRACE_WARMUP, active=_TRACE_ACTIVE,
+                                     repeat=1),
+                   on_trace_ready=lambda p: p.export_chrome_trace(raw_path),
                    with_stack=True, with_modules=True)
     prof.start()
     return prof
 
 
-def _export_trace(prof, path):
-    """The Kineto trace, written atomically (gzip-compressed when path ends in .gz)."""
+def _raw_trace_path(path):
+    return path + ".tmp.json"
+
+
+def _finish_trace(path):
+    """The exported trace moved to `path` (gzip-compressed when it ends in .gz): the file exists
+    only when complete."""
     import gzip
     import os
     import shutil
-    import tempfile
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, raw = tempfile.mkstemp(suffix=".json", dir=folder)
-    os.close(fd)
+    raw = _raw_trace_path(path)
+    if not os.path.exists(raw):
+        raise RuntimeError(f"torch.profiler wrote no trace for {path}")
     try:
-        prof.export_chrome_trace(raw)
         if path.endswith(".gz"):
             packed = raw + ".gz"
             with open(raw, "rb") as src, gzip.open(packed, "wb") as dst:
@@ -161,7 +170,7 @@ def run_rank(cfg, rank, world):
     steps = []
     for step in range(total + traced):
         if step == total and rank == 0:
-            profiler = _start_profiler(cuda)
+            profiler = _start_profiler(cuda, _raw_trace_path(cfg.trace_path))
         if recorder:
             recorder.clear()
         clock.settle()
@@ -218,7 +227,7 @@ def run_rank(cfg, rank, world):
         })
     if profiler:
         profiler.stop()
-        _export_trace(profiler, cfg.trace_path)
+        _finish_trace(cfg.trace_path)
     dist.barrier()
     record = {"rank": rank, "steps": steps}
     if cuda:
