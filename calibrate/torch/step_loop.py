@@ -40,17 +40,23 @@ def build(cfg, rank):
     return model, inputs, loss
 
 
+def optimizer_impl_kwargs(cfg):
+    """torch.optim's implementation arguments for the point. torch 1.13 defaults foreach=None to
+    the for-loop implementation on CPU (torch/optim/adam.py:286-288, sgd.py:190-192,
+    adamw.py:207-209), and so does torch 2.x for CPU tensors: the CPU runner passes nothing. On
+    CUDA training.optimizer_impl picks it: fused -> fused=True for Adam/AdamW (one kernel over all
+    tensors; SGD, whose fused form is newer, then runs foreach), foreach -> foreach=True (torch
+    2.x's own CUDA default, torch/optim/optimizer.py _default_to_fused_or_foreach), for_loop ->
+    foreach=False."""
+    if cfg.device != "cuda":
+        return {}
+    if cfg.optimizer_impl == "fused" and cfg.optimizer in ("adam", "adamw"):
+        return {"fused": True}
+    return {"foreach": cfg.optimizer_impl != "for_loop"}
+
+
 def _optimizer(cfg, params):
-    # torch 1.13 defaults foreach=None to the for-loop implementation on CPU
-    # (torch/optim/adam.py:286-288, sgd.py:190-192, adamw.py:207-209): the CPU runner leaves
-    # it there. On CUDA training.optimizer_impl picks the implementation (torch 2.x defaults
-    # to foreach for CUDA tensors, torch/optim/optimizer.py _default_to_fused_or_foreach).
-    impl = {}
-    if cfg.device == "cuda":
-        if cfg.optimizer_impl == "fused" and cfg.optimizer in ("adam", "adamw"):
-            impl = {"fused": True}
-        else:
-            impl = {"foreach": cfg.optimizer_impl != "for_loop"}
+    impl = optimizer_impl_kwargs(cfg)
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(params, lr=cfg.lr, **impl)
     if cfg.optimizer == "momentum":

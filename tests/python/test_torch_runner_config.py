@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The torch runner's point -> PyTorch mapping for the GPU (calibrate/torch/run_config.py,
+step_loop.optimizer_impl_kwargs), checked where it can be on any machine: no GPU is needed to
+decide what a point asks of PyTorch.
+
+Run by ctest (torch.runner_config, label `torch`) from the source root with a python that imports
+torch.
+  - training.precision: fp32 everywhere; amp_bf16 only with --device cuda (torch.autocast bf16);
+    anything else refused (Unsupported, the runner's exit 2) naming the precision.
+  - The process group: gloo on the CPU and for one rank on a GPU (no NCCL communicator for the
+    runner's own CPU objects), nccl between GPU ranks.
+  - training.optimizer_impl on CUDA: fused -> fused=True (Adam/AdamW), foreach -> foreach=True,
+    for_loop -> foreach=False; on the CPU torch's own default (no argument).
+  - --profile-trace needs Kineto: refused in one line by a torch without it (Debian's).
+"""
+
+import json
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "calibrate", "torch"))
+
+import torch  # noqa: E402
+
+import run_config  # noqa: E402
+import step_loop  # noqa: E402
+from workload_model import Unsupported  # noqa: E402
+
+failures = []
+
+
+def check(what, got, want):
+    if got != want:
+        failures.append(f"{what}: {got!r}, want {want!r}")
+
+
+def files(tmp, precision="fp32", optimizer="adamw", impl=None, gpus=1):
+    point = {"name": "p", "model": {"mlp": {"widths": [8, 16, 8]}}, "cluster": {"gpus": gpus},
+             "training": {"per_gpu_batch": 4, "precision": precision, "optimizer": optimizer}}
+    if impl:
+        point["training"]["optimizer_impl"] = impl
+    workload = {"name": "mlp", "source": {"mlp": {"widths": [8, 16, 8]}}, "tensors": []}
+    p, w = os.path.join(tmp, "point.json"), os.path.join(tmp, "workload.json")
+    with open(p, "w") as f:
+        json.dump(point, f)
+    with open(w, "w") as f:
+        json.dump(workload, f)
+    return p, w
+
+
+def load(tmp, device="cpu", trace="", nproc=None, **kw):
+    p, w = files(tmp, **kw)
+    return run_config.load(p, w, nproc, 3, 2, False, True, device, trace)
+
+
+def refused(what, fn, pattern):
+    try:
+        fn()
+    except Unsupported as e:
+        if pattern not in str(e):
+            failures.append(f"{what}: refused as {e!r}, want it to name {pattern!r}")
+        return
+    failures.append(f"{what}: not refused")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        refused("amp_bf16 on the CPU", lambda: load(tmp, precision="amp_bf16"), "amp_bf16")
+        refused("amp_fp16 on a GPU", lambda: load(tmp, "cuda", precision="amp_fp16"), "amp_fp16")
+        refused("a device", lambda: load(tmp, "tpu"), "tpu")
+        cfg = load(tmp, "cuda", precision="amp_bf16")
+        check("cuda precision", cfg.precision, "amp_bf16")
+        check("one GPU rank's group", cfg.backend, "gloo")
+        check("two GPU ranks' group", load(tmp, "cuda", nproc=2).backend, "nccl")
+        check("CPU group", load(tmp, nproc=2).backend, "gloo")
+
+        kw = step_loop.optimizer_impl_kwargs
+        check("CPU, fused asked", kw(load(tmp, impl="fused")), {})
+        check("cuda fused adamw", kw(load(tmp, "cuda", impl="fused")), {"fused": True})
+        check("cuda fused adam", kw(load(tmp, "cuda", optimizer="adam", impl="fused")),
+              {"fused": True})
+        check("cuda fused sgd", kw(load(tmp, "cuda", optimizer="sgd", impl="fused")),
+              {"foreach": True})
+        check("cuda default (foreach)", kw(load(tmp, "cuda")), {"foreach": True})
+        check("cuda for_loop", kw(load(tmp, "cuda", impl="for_loop")), {"foreach": False})
+
+        traced = load(tmp, trace=os.path.join(tmp, "t.json.gz"))
+        if torch.autograd.kineto_available():
+            run_config.check_torch(traced)  # must pass where Kineto is
+        else:
+            refused("--profile-trace without Kineto", lambda: run_config.check_torch(traced),
+                    "Kineto")
+    for f in failures:
+        print(f"FAIL {f}")
+    if failures:
+        sys.exit(1)
+    print("torch runner config: precisions, process groups, optimizer implementations, Kineto")
+
+
+if __name__ == "__main__":
+    main()
