@@ -32,11 +32,14 @@
 #     torch.profiler trace of two further steps (Kineto, CUDA kernels) for `ddpsim validate --trace`.
 # 10. PyTorch on a GEMM-bound MLP (simulator/cli/validate/cuda-mlp-4096.json: 268M parameters,
 #     8,192 rows, the same precision and optimizer): what the GPT-2 residual owes to its other ops.
+# 11. PyTorch on GPT-2 small with SDPA attention (cuda-gpt2-small-sdpa.json: what Hugging Face's
+#     sdpa attention runs, PyTorch's flash kernel in bf16), ddpsim's fused-attention costs.
 # Output ($OUT, else results/gpu/run-<date>): run.log, profile-h200-grid.json,
-# profile-h200-scenario.json, bench.json, validation-cuda.json, validation-cuda-torch.json,
-# validation-cuda-torch-mlp.json, torch-gpt2-small.pt.trace.json.gz (8 files: the device tool
-# returns at most 8; nvidia-smi's CSV, the GPU tests' report, gpu-criteria's table and the
-# validations' tables are in run.log).
+# profile-h200-scenario.json, validation-cuda.json, validation-cuda-torch.json,
+# validation-cuda-torch-mlp.json, validation-cuda-torch-sdpa.json,
+# torch-gpt2-small.pt.trace.json.gz (8 files: the device tool returns at most 8; nvidia-smi's CSV,
+# the GPU tests' report, gpu-criteria's table, the benchmarks' rows and the validations' tables
+# are in run.log).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -84,7 +87,7 @@ main() {
     [ -f "$b" ] && profiles+=("$b")
   done
   step 15 gpu-criteria bash -c "'$B/bin/ddpsim-calibrate' gpu-criteria ${profiles[*]:-'(no profile)'} > '$work/gpu-criteria.md'; rc=\$?; cat '$work/gpu-criteria.md'; exit \$rc"
-  step 45 bench bash -c "'$B/bin/ddpsim_calibrate_bench' '--benchmark_filter=Cublas|DeviceCopy' --benchmark_out='$out/bench.json' --benchmark_out_format=json && python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))[\"benchmarks\"]; bad=[x[\"name\"] for x in b if x.get(\"error_occurred\")]; print(\"benchmarks in error:\", bad or \"none\"); sys.exit(1 if bad or not b else 0)' '$out/bench.json'"
+  step 45 bench bash -c "'$B/bin/ddpsim_calibrate_bench' '--benchmark_filter=Cublas|DeviceCopy' --benchmark_out='$work/bench.json' --benchmark_out_format=json && python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))[\"benchmarks\"]; bad=[x[\"name\"] for x in b if x.get(\"error_occurred\")]; print(\"benchmarks in error:\", bad or \"none\"); sys.exit(1 if bad or not b else 0)' '$work/bench.json'"
 
   step 60 gpt2-cuda-tests bash -c "'$B/bin/ddpsim_gpt2_cuda_tests' --gtest_output=json:'$work/gpt2-cuda-tests.json' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ran=[t for s in d[\"testsuites\"] for t in s[\"testsuite\"] if t.get(\"result\")!=\"SKIPPED\"]; print(len(ran),\"of\",d[\"tests\"],\"tests ran\"); sys.exit(0 if ran else 1)' '$work/gpt2-cuda-tests.json'"
   local vprofile=()
@@ -98,6 +101,9 @@ main() {
   step 120 validate-cuda-torch-mlp "$B/bin/ddpsim-validate" \
     "$root/simulator/cli/validate/cuda-mlp-4096.json" --backend cuda --runner torch \
     "${vprofile[@]}" --out "$out/validation-cuda-torch-mlp.json"
+  step 120 validate-cuda-torch-sdpa "$B/bin/ddpsim-validate" \
+    "$root/simulator/cli/validate/cuda-gpt2-small-sdpa.json" --backend cuda --runner torch \
+    "${vprofile[@]}" --out "$out/validation-cuda-torch-sdpa.json"
 
   echo
   if [ ${#failed[@]} -eq 0 ]; then

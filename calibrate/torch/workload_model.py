@@ -10,7 +10,8 @@ Models:
   - "mlp" (model/builders/mlp.hpp): nn.Linear fc0, fc1, ... with the activation between them
     (GELU in its tanh form, as calibrate/exec/mlp.cpp computes it).
   - "gpt2" (model/builders/transformer.hpp, GPT2LMHeadModel from a config.json): embeddings,
-    blocks of LayerNorm, eager causal self-attention and a GELU MLP with Hugging Face's Conv1D
+    blocks of LayerNorm, causal self-attention (eager, or sdpa where torch has
+    F.scaled_dot_product_attention) and a GELU MLP with Hugging Face's Conv1D
     weights ([in, out]), final LayerNorm and an lm_head tied to wte. The architecture's
     numbers that shapes do not carry (heads, activation, epsilon, dropouts) come from the same
     config.json ddpsim read.
@@ -74,11 +75,16 @@ class Conv1D(nn.Module):
 
 
 class Gpt2Attention(nn.Module):
-    """transformers/models/gpt2/modeling_gpt2.py GPT2Attention, eager path (_attn)."""
+    """transformers/models/gpt2/modeling_gpt2.py GPT2Attention: the eager path (_attn: the s x s
+    scores materialised, masked, softmax, dropout) or, attention "sdpa", what Hugging Face's
+    sdpa attention calls (transformers/integrations/sdpa_attention.py: F.scaled_dot_product_
+    attention(q, k, v, dropout_p, is_causal=True), scale 1/sqrt(head dim); PyTorch picks its
+    flash, memory-efficient or math kernel)."""
 
-    def __init__(self, h, heads, seq, attn_pdrop, resid_pdrop):
+    def __init__(self, h, heads, seq, attn_pdrop, resid_pdrop, impl="eager"):
         super().__init__()
         self.heads, self.d = heads, h // heads
+        self.impl, self.attn_pdrop = impl, attn_pdrop
         self.c_attn = Conv1D(h, 3 * h)
         self.c_proj = Conv1D(h, h)
         self.attn_dropout = nn.Dropout(attn_pdrop)
@@ -86,12 +92,17 @@ class Gpt2Attention(nn.Module):
         # Hugging Face registers this mask as a buffer; ddpsim's gpt2 workload has no buffers,
         # and a buffer would make DDP broadcast it every forward (broadcast_buffers): a plain
         # attribute keeps the module the workload ddpsim predicts.
-        self.causal = torch.tril(torch.ones(seq, seq, dtype=torch.bool)).view(1, 1, seq, seq)
+        self.causal = torch.tril(torch.ones(seq, seq, dtype=torch.bool)).view(1, 1, seq, seq) \
+            if impl == "eager" else None
 
     def forward(self, x):
         b, s, h = x.shape
         q, k, v = self.c_attn(x).split(h, dim=2)
         q, k, v = (t.view(b, s, self.heads, self.d).transpose(1, 2) for t in (q, k, v))
+        if self.impl == "sdpa":
+            y = F.scaled_dot_product_attention(
+                q, k, v, dropout_p=self.attn_pdrop if self.training else 0.0, is_causal=True)
+            return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(b, s, h)))
         w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d)
         w = torch.where(self.causal[:, :, :s, :s], w, torch.finfo(w.dtype).min)
         w = self.attn_dropout(F.softmax(w, dim=-1))
@@ -112,12 +123,12 @@ class Gpt2Mlp(nn.Module):
 
 
 class Gpt2Block(nn.Module):
-    def __init__(self, h, heads, inner, seq, cfg):
+    def __init__(self, h, heads, inner, seq, cfg, attention="eager"):
         super().__init__()
         eps = cfg.get("layer_norm_epsilon", 1e-5)
         self.ln_1 = nn.LayerNorm(h, eps=eps)
         self.attn = Gpt2Attention(h, heads, seq, cfg.get("attn_pdrop", 0.1),
-                                  cfg.get("resid_pdrop", 0.1))
+                                  cfg.get("resid_pdrop", 0.1), attention)
         self.ln_2 = nn.LayerNorm(h, eps=eps)
         self.mlp = Gpt2Mlp(h, inner, cfg.get("activation_function", "gelu_new"),
                            cfg.get("resid_pdrop", 0.1))
@@ -130,7 +141,7 @@ class Gpt2Block(nn.Module):
 class Gpt2LmHead(nn.Module):
     """GPT2LMHeadModel's parameters and forward, sized from the workload's tensor shapes."""
 
-    def __init__(self, vocab, positions, h, layers, inner, seq, cfg):
+    def __init__(self, vocab, positions, h, layers, inner, seq, cfg, attention="eager"):
         super().__init__()
         heads = cfg["n_head"]
         if h % heads:
@@ -141,7 +152,8 @@ class Gpt2LmHead(nn.Module):
         for e in (t.wte, t.wpe):  # GPT2PreTrainedModel._init_weights: N(0, initializer_range)
             e.weight.data.normal_(std=cfg.get("initializer_range", 0.02))
         t.drop = nn.Dropout(cfg.get("embd_pdrop", 0.1))
-        t.h = nn.ModuleList(Gpt2Block(h, heads, inner, seq, cfg) for _ in range(layers))
+        t.h = nn.ModuleList(Gpt2Block(h, heads, inner, seq, cfg, attention)
+                            for _ in range(layers))
         t.ln_f = nn.LayerNorm(h, eps=cfg.get("layer_norm_epsilon", 1e-5))
         self.transformer = t
         self.lm_head = nn.Linear(h, vocab, bias=False)
@@ -161,7 +173,7 @@ def move_to(model, device):
     (not buffers, which Module.to would move) with it."""
     model = model.to(device)
     for m in model.modules():
-        if isinstance(m, Gpt2Attention):
+        if isinstance(m, Gpt2Attention) and m.causal is not None:
             m.causal = m.causal.to(device)
     return model
 
@@ -186,11 +198,12 @@ def _gpt2(workload, cfg, attention):
     if cfg.get("model_type") != "gpt2":
         raise Unsupported(f"hf_config model_type {cfg.get('model_type')!r}: the torch runner "
                           "builds gpt2 (GPT2LMHeadModel) transformers only")
-    if attention != "eager":
-        have = hasattr(F, "scaled_dot_product_attention")
+    have = hasattr(F, "scaled_dot_product_attention")
+    if attention not in ("eager", "sdpa") or (attention == "sdpa" and not have):
         raise Unsupported(
-            f"model.attention {attention!r}: the torch runner runs GPT-2's eager attention "
-            + ("" if have else f"(torch {torch.__version__} has no scaled_dot_product_attention)")
+            f"model.attention {attention!r}: the torch runner runs GPT-2's eager attention, and "
+            "sdpa (F.scaled_dot_product_attention, as Hugging Face's sdpa attention does) "
+            + ("" if have else f"where torch has it (torch {torch.__version__} has not)")
             + '; set "model": {"attention": "eager"}')
     if not cfg.get("tie_word_embeddings", True):
         raise Unsupported("untied GPT-2 lm_head (tie_word_embeddings false)")
@@ -200,7 +213,7 @@ def _gpt2(workload, cfg, attention):
     layers = sum(1 for n in s if n.endswith(".ln_1.weight"))
     inner = s["transformer.h.0.mlp.c_fc.weight"][1] if layers else 4 * h
     seq = int(workload["seq_len"])
-    model = Gpt2LmHead(vocab, positions, h, layers, inner, seq, cfg)
+    model = Gpt2LmHead(vocab, positions, h, layers, inner, seq, cfg, attention)
 
     def inputs(batch, gen):
         ids = torch.randint(vocab, (batch, seq), generator=gen)

@@ -1,9 +1,17 @@
 #!/bin/sh
 # ctest torch.refusals: `ddpsim-validate --runner torch` on what real PyTorch DDP cannot run here
 # answers one line naming what and why, exits 2 (bad input) or 1 (no torch), and writes no file.
-#   check_torch_refusals.sh VALIDATE DATA_DIR WORK_DIR
+#   check_torch_refusals.sh VALIDATE DATA_DIR WORK_DIR PYTHON   (PYTHON: the one validate runs)
 set -u
-validate=$1 data=$2 work=$3
+validate=$1 data=$2 work=$3 python=${4:-python3}
+# SDPA attention is refused only by a torch without F.scaled_dot_product_attention (1.13).
+if "$python" -c 'import sys, torch.nn.functional as F
+sys.exit(1 if hasattr(F, "scaled_dot_product_attention") else 0)' 2>/dev/null; then
+  no_sdpa=1
+else
+  no_sdpa=0
+  echo "this torch has scaled_dot_product_attention: the sdpa refusals do not apply"
+fi
 rm -rf "$work" && mkdir -p "$work" || exit 1
 fails=0
 
@@ -42,7 +50,7 @@ expect 2 'comm_hook powersgd' \
 expect 2 'precision bf16' "$(scenario prec 's/"precision": "fp32"/"precision": "bf16"/')"
 sed 's/"attention": "eager"/"attention": "sdpa"/' "$data/torch-gpt2-tiny.json" > "$work/sdpa.json"
 cp "$data/torch-gpt2-tiny-config.json" "$work/"
-expect 2 "attention 'sdpa'.*eager" "$work/sdpa.json"
+[ "$no_sdpa" -eq 0 ] || expect 2 "attention 'sdpa'.*eager" "$work/sdpa.json"
 expect 2 'torch runner builds "mlp" and "hf_config"' \
   "$(scenario layers 's/"mlp": {"widths": \[256, 512, 256\]}/"layers": [{"name": "a", "params": 1000, "fwd_flops_per_sample": 2000, "activation_bytes_per_sample": 40}]/')"
 
@@ -57,8 +65,10 @@ cuda_scenario() {
 args="--backend cuda"
 expect 2 'precision amp_fp16.*amp_bf16' \
   "$(cuda_scenario cuda-fp16 's/"precision": "amp_bf16"/"precision": "amp_fp16"/')"
-expect 2 "attention 'sdpa'.*eager" \
+[ "$no_sdpa" -eq 0 ] || expect 2 "attention 'sdpa'.*eager" \
   "$(cuda_scenario cuda-sdpa 's/"attention": "eager"/"attention": "sdpa"/; s/"fused"/"foreach"/')"
+expect 2 "attention 'flash'.*eager" \
+  "$(cuda_scenario cuda-flash 's/"attention": "eager"/"attention": "flash"/; s/"fused"/"foreach"/')"
 args=""
 
 # No torch: a python3 that cannot import it (-S: no site-packages) — exit 1, what to install.
