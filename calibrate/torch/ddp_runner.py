@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ddpsim's torch runner: one validation point as a real PyTorch DDP job on this machine's CPUs.
+"""ddpsim's torch runner: one validation point as a real PyTorch DDP job (CPU ranks or GPUs).
 
   python3 calibrate/torch/ddp_runner.py POINT.json --workload W.json --nproc 2 --steps 5 \
       --out run.json [--warmup-steps 2] [--independent | --no-timing-hook] [--device cuda]
