@@ -34,6 +34,9 @@
 #     8,192 rows, the same precision and optimizer): what the GPT-2 residual owes to its other ops.
 # 11. PyTorch on GPT-2 small with SDPA attention (cuda-gpt2-small-sdpa.json: what Hugging Face's
 #     sdpa attention runs, PyTorch's flash kernel in bf16), ddpsim's fused-attention costs.
+# 12. ddpsim validate --trace on step 9's Kineto trace (the prediction and its replay with the
+#     traced per-layer GPU kernel times against PyTorch's own steps; the table in run.log), and
+#     scripts/gpu-summary.py over the validations (one markdown table, in run.log).
 # Output ($OUT, else results/gpu/run-<date>): run.log, profile-h200-grid.json,
 # profile-h200-scenario.json, validation-cuda.json, validation-cuda-torch.json,
 # validation-cuda-torch-mlp.json, validation-cuda-torch-sdpa.json,
@@ -104,6 +107,9 @@ main() {
   step 120 validate-cuda-torch-sdpa "$B/bin/ddpsim-validate" \
     "$root/simulator/cli/validate/cuda-gpt2-small-sdpa.json" --backend cuda --runner torch \
     "${vprofile[@]}" --out "$out/validation-cuda-torch-sdpa.json"
+  step 60 validate-trace "$B/bin/ddpsim-validate" "$root/simulator/cli/validate/cuda-gpt2-small.json" \
+    --trace "$out/torch-gpt2-small.pt.trace.json.gz"
+  step 15 summary python3 "$root/scripts/gpu-summary.py" "$out"
 
   echo
   if [ ${#failed[@]} -eq 0 ]; then
