@@ -319,6 +319,8 @@ std::vector<KeySpec> build_profile_keys() {
     t.push_back(num(tj + "/exposed_comm_s", "s", 0, false, "10%-trimmed mean exposed all-reduce"));
     t.push_back(num(tj + "/comm_occupancy_s", "s", 0, false,
                     "10%-trimmed mean union of the buckets' all-reduce spans per step", true));
+    t.push_back(num(tj + "/backward_s", "s", 0, false,
+                    "10%-trimmed mean backward compute (loss.backward() less what it waited for)"));
     t.push_back(
         key(tj + "/bucket_bytes", KeyType::kArray, "the job's buckets in launch order", true));
     t.push_back(byte_count(tj + "/bucket_bytes/*", "bytes", 1, "one bucket"));

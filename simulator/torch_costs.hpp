@@ -114,9 +114,22 @@ std::optional<TorchJob> torch_job(const nlohmann::json& torch, const model::Scen
 std::optional<double> torch_job_comm_factor(const TorchJob& job,
                                             const std::vector<TorchAllReduceRow>& rows);
 
+/// How many times longer the backward computes inside the workload's DDP job than the layers
+/// timed one by one say: the overlap-off job pass's mean backward compute ("backward_s":
+/// loss.backward() less the communication it waited for, the all-reduces launched only after
+/// it, so nothing ran beside it) over the sum of the entry's layer backwards. Both include the
+/// Reducer's copies; what differs is the job's allocation history (issue 16: the gradients,
+/// freed by zero_grad(set_to_none=True) every step, are re-faulted in the job as its allocator
+/// state decides: a 1024-8192-1024 MLP's backward timed at 59.5 ms beside the layers and 72.1 ms
+/// in its job, and 74.6-76.6 ms in the sweep that followed). E.g. layers 10 + 20 ms, job 33 ms:
+/// 1.1. nullopt without the pass or its "backward_s" (a calibration from before it), or with a
+/// zero sum.
+std::optional<double> torch_job_backward_factor(const nlohmann::json& entry);
+
 /// The section's entry for scenario `s` (its workload's name, untied parameters, per-GPU batch
-/// and optimizer) as per-layer forward/backward and optimizer costs (the optimizer of the job pass
-/// torch_job picks when the entry has one, else the one timed beside the layers), `source` naming
+/// and optimizer) as per-layer forward/backward and optimizer costs (every backward times
+/// torch_job_backward_factor when the entry has one; the optimizer of the job pass torch_job
+/// picks when the entry has one, else the one timed beside the layers), `source` naming
 /// the profile; nullopt, with the reason in *why, when the section has no such entry or its layers
 /// are not the workload's.
 std::optional<MeasuredCosts> torch_compute_costs(const nlohmann::json& torch,

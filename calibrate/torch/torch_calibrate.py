@@ -264,7 +264,8 @@ def job_steps(cfg, rank, world, warmup, steps, overlap=True):
     page faults follow the job's allocation history: the gradients freed by zero_grad, the
     buckets, gloo's buffers), the exposed communication and the buckets' communication
     occupancy (the union of their launch-to-completion spans: gloo's two workers run two at
-    once); and the buckets' sizes."""
+    once), the backward's compute (loss.backward() less the communication it waited for: the
+    gradients re-faulted as the job's allocator state decides); and the buckets' sizes."""
     warm = max(2, warmup)
     jcfg = dataclasses.replace(cfg, bucket_cap_mb=JOB_BUCKET_CAP_MB, overlap=overlap,
                                timing_hook=True, grad_accumulation=1, steps=steps,
@@ -275,7 +276,8 @@ def job_steps(cfg, rank, world, warmup, steps, overlap=True):
                    "optimizer_minor_faults": r["minor_faults"]["optimizer"],
                    "exposed_comm_s": r["exposed_comm_s"],
                    "comm_occupancy_s": _union_s([(b["start_s"], b["end_s"])
-                                                 for b in r["buckets"]])} for r in rows],
+                                                 for b in r["buckets"]]),
+                   "backward_s": r["backward_time_s"]} for r in rows],
         "bucket_bytes": [b["bytes"] for b in rows[-1]["buckets"]] if rows else [],
         "overlap": overlap,
     }
@@ -298,6 +300,7 @@ def job_summary(runs):
         if rows else 0,
         "exposed_comm_s": mean("exposed_comm_s"),
         "comm_occupancy_s": mean("comm_occupancy_s"),
+        "backward_s": mean("backward_s"),
         "bucket_bytes": runs[-1]["bucket_bytes"] if runs else [],
     }
 

@@ -60,7 +60,7 @@ def main():
     # dropped at each end). Optimizer 1..10 ms over the two runs: (2 + ... + 9) / 8 = 5.5 ms.
     def run(opts, occ):
         return {"steps": [{"step_s": 0.1, "optimizer_s": o, "optimizer_minor_faults": 2,
-                           "exposed_comm_s": 0.0, "comm_occupancy_s": c}
+                           "exposed_comm_s": 0.0, "comm_occupancy_s": c, "backward_s": 2 * o}
                           for o, c in zip(opts, occ)],
                 "bucket_bytes": [1024, 4096]}
     js = torch_calibrate.job_summary([run([1, 2, 3, 4, 5], [3] * 5), run([6, 7, 8, 9, 10], [5] * 5)])
@@ -69,6 +69,8 @@ def main():
     check("job occupancy", js["comm_occupancy_s"], 4.0)
     check("job processes", js["processes"], 2)
     check("job steps", js["steps"], 10)
+    # Backward 2, 4, ..., 20: drop 2 and 20, (4 + 6 + ... + 18) / 8 = 11.
+    check("job backward", js["backward_s"], 11.0)
     if js["bucket_bytes"] != [1024, 4096]:
         failures.append(f"job buckets: {js['bucket_bytes']}")
 
@@ -76,7 +78,7 @@ def main():
         print(f"FAIL {f}")
     if failures:
         sys.exit(1)
-    print("torch calibration statistics: 12 of 12 hand-computed values, the job buckets")
+    print("torch calibration statistics: 13 of 13 hand-computed values, the job buckets")
 
 
 if __name__ == "__main__":

@@ -160,6 +160,39 @@ TEST(TorchCosts, JobPassGivesTheOptimizerAndTheCommFactor) {
   EXPECT_FALSE(torch_job(section(12448, 16, "adam"), s).has_value());
 }
 
+// The backward as the job computes it: the overlap-off job pass's backward over the layers' sum
+// scales every layer's backward.
+TEST(TorchCosts, JobPassScalesTheBackwardToTheJobs) {
+  const model::Scenario s = model::parse_scenario(mlp_scenario(), "s.json");
+  json t = section(12448, 8, "adam");
+  json& e = t["workloads"][0];
+  double layers = 0;
+  std::vector<double> bwd;
+  for (const json& l : e.at("layers")) {
+    bwd.push_back(l.at("backward_s").get<double>());
+    layers += bwd.back();
+  }
+  // Without the pass (or its backward_s) the layers stay as timed.
+  EXPECT_FALSE(torch_job_backward_factor(e).has_value());
+  e["job_overlap_off"] = {
+      {"bucket_cap_mb", 25}, {"comm_occupancy_s", 0.01}, {"bucket_bytes", json::array({2 * kMiB})}};
+  EXPECT_FALSE(torch_job_backward_factor(e).has_value());
+  // The job's backward 1.1 times the layers' sum: every layer's backward 1.1 times its own.
+  e["job_overlap_off"]["backward_s"] = 1.1 * layers;
+  EXPECT_DOUBLE_EQ(*torch_job_backward_factor(e), 1.1);
+  std::string why;
+  const auto m = torch_compute_costs(t, s, "p.json", &why);
+  ASSERT_TRUE(m.has_value()) << why;
+  ASSERT_EQ(m->layer_bwd_s.size(), bwd.size());
+  for (std::size_t i = 0; i < bwd.size(); ++i) EXPECT_DOUBLE_EQ(m->layer_bwd_s[i], 1.1 * bwd[i]);
+  EXPECT_NE(m->source.find("backward x1.100"), std::string::npos) << m->source;
+  // A faster job scales down too (0.9), and a zero sum gives no factor.
+  e["job_overlap_off"]["backward_s"] = 0.9 * layers;
+  EXPECT_DOUBLE_EQ(*torch_job_backward_factor(e), 0.9);
+  for (json& l : e["layers"]) l["backward_s"] = 0.0;
+  EXPECT_FALSE(torch_job_backward_factor(e).has_value());
+}
+
 // Processor sharing while the backward runs (issue 16): an all-reduce of cost W started at s,
 // slowed k times until the compute ends at E (D = E - s): W k when W k <= D, else D + (W - D / k).
 TEST(TorchCosts, ContentionSlowsTheBucketsThatOverlapTheCompute) {

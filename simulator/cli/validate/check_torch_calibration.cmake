@@ -35,8 +35,11 @@ string(JSON opt GET "${doc}" torch workloads 0 job optimizer_s)
 string(JSON opt_off GET "${doc}" torch workloads 0 job_overlap_off optimizer_s)
 string(JSON job_buckets LENGTH "${doc}" torch workloads 0 job bucket_bytes)
 string(JSON job_occ GET "${doc}" torch workloads 0 job comm_occupancy_s)
-if(job_buckets LESS 1 OR NOT job_occ GREATER 0)
-  message(FATAL_ERROR "torch job pass: ${job_buckets} buckets, occupancy ${job_occ} s")
+# The backward as the job computes it (simulator/torch_costs.hpp torch_job_backward_factor).
+string(JSON job_bwd_off GET "${doc}" torch workloads 0 job_overlap_off backward_s)
+if(job_buckets LESS 1 OR NOT job_occ GREATER 0 OR NOT job_bwd_off GREATER 0)
+  message(FATAL_ERROR "torch job pass: ${job_buckets} buckets, occupancy ${job_occ} s, "
+                      "overlap-off backward ${job_bwd_off} s")
 endif()
 string(JSON params GET "${doc}" torch workloads 0 parameters)
 string(JSON sizes LENGTH "${doc}" torch all_reduce)
