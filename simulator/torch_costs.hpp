@@ -10,9 +10,10 @@
 // ProcessGroupGloo.cpp, ProcessGroupGloo::ProcessGroupGloo starts options->threads workers, each
 // running runLoop over the work queue), so DDP's buckets launched while another is in flight
 // proceed at once at the measured two-in-flight rate. Each workload may also carry a pass over
-// the real DDP job at DistributedDataParallel's defaults ("job": the optimizer as it runs there
-// and the buckets' communication occupancy), which says how much slower gloo runs inside the job
-// than in the table (torch_job_comm_factor).
+// the real DDP job at DistributedDataParallel's defaults ("job": the optimizer as it runs there,
+// the buckets' communication occupancy and the backward's compute), which says how much slower
+// gloo runs inside the job than in the table (torch_job_comm_factor) and how long the job's
+// backward computes (torch_job_backward_factor).
 //
 //   std::string why;
 //   auto m = torch_compute_costs(profile_doc.at("torch"), scenario, "profile.json", &why);
