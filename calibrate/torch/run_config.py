@@ -8,6 +8,7 @@ cannot be asked for it here.
 
 import dataclasses
 import datetime
+import inspect
 import json
 
 import torch
@@ -128,7 +129,6 @@ def facts():
     bucket_cap_mb is (torch 1.13: bucket_cap_mb defaults to 25, not None, so DDP cannot tell an
     explicit 25 from the default; torch/nn/parallel/distributed.py:540, 646, 750), its size,
     and gloo's worker threads per process group."""
-    import inspect
     from torch.nn.parallel import DistributedDataParallel as DDP
     cap_default = inspect.signature(DDP.__init__).parameters["bucket_cap_mb"].default
     return {"torch_version": torch.__version__,
@@ -150,7 +150,6 @@ def check_torch(cfg):
         if cfg.ranks > 1:
             need.append((dist.is_nccl_available(), "the nccl backend"))
         if cfg.optimizer_impl == "fused" and cfg.optimizer in ("adam", "adamw"):
-            import inspect
             opt = torch.optim.AdamW if cfg.optimizer == "adamw" else torch.optim.Adam
             need.append(("fused" in inspect.signature(opt.__init__).parameters,
                          f"{opt.__name__}(fused=True) (training.optimizer_impl fused)"))

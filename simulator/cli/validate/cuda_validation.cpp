@@ -108,10 +108,7 @@ int run_cuda_validation(const Options& o) {
     return kNoDevice;
   }
   if (rc == 2 && torch) {  // refused: one line, naming the user's scenario, not the temporary
-    std::string line = last_log_line(log);
-    const std::size_t at = line.find(point.string());
-    if (at != std::string::npos) line.replace(at, point.string().size(), base.file);
-    throw UnsupportedError(line);
+    throw UnsupportedError(runner_line_naming_points(log, {{point, {}, base.file}}));
   }
   if (rc != 0) {
     throw ChildError(child + " exited with status " + std::to_string(rc) + ": " +

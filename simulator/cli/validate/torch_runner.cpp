@@ -41,6 +41,16 @@ std::vector<std::string> torch_runner_argv() {
   return {python, script};
 }
 
+std::string runner_line_naming_points(const fs::path& log,
+                                      const std::vector<TorchPointFiles>& points) {
+  std::string line = last_log_line(log);
+  for (const TorchPointFiles& p : points) {
+    const std::size_t at = line.find(p.point.string());
+    if (at != std::string::npos) line.replace(at, p.point.string().size(), p.name);
+  }
+  return line;
+}
+
 json torch_check_points(const std::vector<TorchPointFiles>& points, const fs::path& log) {
   std::vector<std::string> argv = torch_runner_argv();
   const fs::path facts = log.parent_path() / "torch-facts.json";
@@ -54,11 +64,7 @@ json torch_check_points(const std::vector<TorchPointFiles>& points, const fs::pa
   }
   const int rc = run_child_status(argv, log);
   if (rc == 0) return model::read_json_file(facts.string());
-  std::string line = last_log_line(log);
-  for (const TorchPointFiles& p : points) {
-    const std::size_t at = line.find(p.point.string());
-    if (at != std::string::npos) line.replace(at, p.point.string().size(), p.name);
-  }
+  const std::string line = runner_line_naming_points(log, points);
   if (rc == 2) throw UnsupportedError(line);
   if (rc == 127 && line.empty()) {
     throw ChildError("cannot run " + argv[0] +

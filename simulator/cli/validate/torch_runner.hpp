@@ -44,6 +44,11 @@ struct TorchPointFiles {
   std::string name;  ///< e.g. "scenario.json point {\"parallelism.overlap\":false}"
 };
 
+/// The runner's last log line with every point file in it named as the user knows the point
+/// (the files are temporaries): what its one-line refusals print.
+std::string runner_line_naming_points(const std::filesystem::path& log,
+                                      const std::vector<TorchPointFiles>& points);
+
 /// Runs the runner's --check on every point and returns what this torch does (ddp_runner.py
 /// --facts: torch_version, first_bucket_always, first_bucket_bytes, gloo_threads). Its exit 2
 /// (a point PyTorch cannot run, a torch too old) becomes UnsupportedError with its one line,
