@@ -104,6 +104,31 @@ std::vector<double> contended_bucket_costs(const std::vector<double>& start_s,
   return out;
 }
 
+std::vector<double> settled_contended_costs(
+    const std::vector<double>& cost_s, const std::vector<double>& slowdown,
+    const std::function<BucketSchedule(const std::vector<double>&)>& schedule, int* rounds) {
+  const std::size_t plain = cost_s.size() + 1, limit = 4 * plain;
+  std::vector<double> c = cost_s;
+  std::size_t made = 0;
+  while (made < limit) {
+    const BucketSchedule sch = schedule(c);
+    ++made;
+    std::vector<double> next =
+        contended_bucket_costs(sch.start_s, cost_s, sch.compute_end_s, slowdown);
+    double moved = 0;
+    for (std::size_t i = 0; i < next.size() && i < c.size(); ++i)
+      moved = std::max(moved, std::abs(next[i] - c[i]));
+    if (made > plain) {
+      for (std::size_t i = 0; i < next.size() && i < c.size(); ++i)
+        next[i] = 0.5 * (next[i] + c[i]);
+    }
+    c = std::move(next);
+    if (moved <= 1e-9) break;
+  }
+  if (rounds) *rounds = static_cast<int>(made);
+  return c;
+}
+
 namespace {
 
 /// The section's workload entry for `s` (name, untied parameters, per-GPU batch, optimizer).
@@ -134,9 +159,12 @@ const json* job_pass(const json& entry, const model::Scenario& s) {
 
 }  // namespace
 
-std::optional<TorchJob> torch_job(const json& torch, const model::Scenario& s) {
+std::optional<TorchJob> torch_job_comm_pass(const json& torch, const model::Scenario& s) {
   const json* e = torch_entry(torch, s);
-  const json* pass = e == nullptr ? nullptr : job_pass(*e, s);
+  if (e == nullptr) return std::nullopt;
+  const json* pass = e->contains("job_overlap_off") ? &e->at("job_overlap_off")
+                     : e->contains("job")           ? &e->at("job")
+                                                    : nullptr;
   if (pass == nullptr) return std::nullopt;
   const json& j = *pass;
   TorchJob out;

@@ -10,21 +10,23 @@
 // ProcessGroupGloo.cpp, ProcessGroupGloo::ProcessGroupGloo starts options->threads workers, each
 // running runLoop over the work queue), so DDP's buckets launched while another is in flight
 // proceed at once at the measured two-in-flight rate. Each workload may also carry a pass over
-// the real DDP job at DistributedDataParallel's defaults ("job": the optimizer as it runs there,
-// the buckets' communication occupancy and the backward's compute), which says how much slower
-// gloo runs inside the job than in the table (torch_job_comm_factor) and how long the job's
-// backward computes (torch_job_backward_factor).
+// the real DDP job at DistributedDataParallel's defaults ("job", and "job_overlap_off" with the
+// all-reduces launched after the backward: the optimizer as it runs there, the buckets'
+// communication occupancy and the backward's compute), which says how much slower gloo runs
+// inside the job than in the table (torch_job_comm_factor, from the overlap-off pass: nothing
+// computed beside it) and how long the job's backward computes (torch_job_backward_factor).
 //
 //   std::string why;
 //   auto m = torch_compute_costs(profile_doc.at("torch"), scenario, "profile.json", &why);
 //   // predict once with *m, then per planned bucket (bytes, ready_s):
 //   auto rows = torch_all_reduce_rows(profile_doc.at("torch"));
 //   m->bucket_collective_s = gloo_bucket_costs(ready, sync, pair);  // sync/pair from rows
-//   if (auto job = torch_job(profile_doc.at("torch"), scenario))      // x the job's slowdown
+//   if (auto job = torch_job_comm_pass(profile_doc.at("torch"), scenario))  // x in-job rate
 //     if (auto f = torch_job_comm_factor(*job, rows))
 //       for (double& c : m->bucket_collective_s) c *= *f;
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -91,6 +93,31 @@ std::vector<double> contended_bucket_costs(const std::vector<double>& start_s,
                                            const std::vector<double>& cost_s, double compute_end_s,
                                            const std::vector<double>& slowdown);
 
+/// Where a schedule of the buckets puts them: each bucket's start and when the compute ends (all
+/// from the start of the step).
+struct BucketSchedule {
+  std::vector<double> start_s;
+  double compute_end_s = 0;
+};
+
+/// contended_bucket_costs at its fixed point: the costs whose own schedule gives back the starts
+/// they were computed from. `schedule(costs)` places the buckets with those costs (a prediction:
+/// on one communication stream a bucket starts when it is ready and the previous one has ended);
+/// contended_bucket_costs(schedule(c).start_s, cost_s, schedule(c).compute_end_s, slowdown) is
+/// iterated from c = cost_s. Computed once from the uncontended schedule's starts, the costs let
+/// a queue of buckets start earlier than the slowed costs would allow, so buckets queued until
+/// after the compute keep a slowdown they no longer suffer (issue 16: a deep MLP's seven 4 MiB
+/// buckets, predicted 8.8 ms apart after its backward ended, measured 4-5 ms). A bucket's start
+/// depends only on the costs before it, so plain iteration settles one bucket per round; after
+/// size + 1 rounds (the compute's end can move with the communication) each round moves halfway,
+/// up to 4 (size + 1) rounds. E.g. ready {0, 0} on one stream, cost {10, 10}, slowdown 2, compute
+/// end 15: once from the uncontended starts {0, 10} -> {17.5, 12.5}; settled (starts {0, 17.5},
+/// the second after the compute) -> {17.5, 10}. *rounds (optional) counts the schedules made.
+std::vector<double> settled_contended_costs(
+    const std::vector<double>& cost_s, const std::vector<double>& slowdown,
+    const std::function<BucketSchedule(const std::vector<double>&)>& schedule,
+    int* rounds = nullptr);
+
 /// The calibration's pass over the workload as the user's DDP job runs it (the entry's "job":
 /// DistributedDataParallel's default bucket_cap_mb 25, overlap on, real gloo all-reduces timed by
 /// the runner's comm hook): the buckets' communication occupancy per step (the union of their
@@ -100,10 +127,11 @@ struct TorchJob {
   double bucket_cap_mb = 25, comm_occupancy_s = 0;
   std::vector<double> bucket_bytes;
 };
-/// The job pass of scenario `s`'s workload entry for its overlap setting ("job_overlap_off", the
-/// all-reduces launched after the backward, when the scenario's overlap is off and the entry has
-/// it; else "job"); nullopt when the entry or the pass is absent.
-std::optional<TorchJob> torch_job(const nlohmann::json& torch, const model::Scenario& s);
+/// The job pass of scenario `s`'s workload entry that times gloo inside the job with nothing
+/// computed beside it: "job_overlap_off" (the all-reduces launched after the backward), whatever
+/// the scenario's overlap; "job" (overlap on: its occupancy includes the contention with the
+/// backward) for a calibration from before that pass. nullopt when the entry or the pass is absent.
+std::optional<TorchJob> torch_job_comm_pass(const nlohmann::json& torch, const model::Scenario& s);
 
 /// How many times slower gloo's all-reduces run inside the job than one at a time alone: the
 /// job's occupancy over the sum of the table's one-at-a-time times of its buckets (at least 1:
@@ -129,8 +157,9 @@ std::optional<double> torch_job_backward_factor(const nlohmann::json& entry);
 
 /// The section's entry for scenario `s` (its workload's name, untied parameters, per-GPU batch
 /// and optimizer) as per-layer forward/backward and optimizer costs (every backward times
-/// torch_job_backward_factor when the entry has one; the optimizer of the job pass torch_job
-/// picks when the entry has one, else the one timed beside the layers), `source` naming
+/// torch_job_backward_factor when the entry has one; the optimizer of the job pass with the
+/// scenario's overlap setting, "job_overlap_off" or "job", when the entry has it, else "job",
+/// else the one timed beside the layers), `source` naming
 /// the profile; nullopt, with the reason in *why, when the section has no such entry or its layers
 /// are not the workload's.
 std::optional<MeasuredCosts> torch_compute_costs(const nlohmann::json& torch,

@@ -125,7 +125,7 @@ TEST(TorchCosts, JobPassGivesTheOptimizerAndTheCommFactor) {
   const auto m = torch_compute_costs(t, s, "p.json", &why);
   ASSERT_TRUE(m.has_value()) << why;
   EXPECT_EQ(*m->optimizer_s, 0.4);
-  const std::optional<TorchJob> job = torch_job(t, s);
+  const std::optional<TorchJob> job = torch_job_comm_pass(t, s);
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->bucket_cap_mb, 25);
   EXPECT_EQ(job->bucket_bytes, (std::vector<double>{2 * kMiB, 4 * kMiB}));
@@ -140,8 +140,10 @@ TEST(TorchCosts, JobPassGivesTheOptimizerAndTheCommFactor) {
   none.bucket_bytes.clear();
   EXPECT_FALSE(torch_job_comm_factor(none, rows()).has_value());
   EXPECT_FALSE(torch_job_comm_factor(*job, {}).has_value());
-  // A scenario with overlap off takes the pass that launched the all-reduces after the backward,
-  // its optimizer too; without that pass, the overlap-on one.
+  // The communication factor comes from the pass that launched the all-reduces after the
+  // backward (gloo in the job with nothing beside it; the contention is added by the model) for
+  // either overlap setting; a scenario with overlap off takes that pass's optimizer too. Without
+  // that pass, the overlap-on one.
   json off = t;
   off["workloads"][0]["job_overlap_off"] = {{"bucket_cap_mb", 25},
                                             {"overlap", false},
@@ -151,13 +153,15 @@ TEST(TorchCosts, JobPassGivesTheOptimizerAndTheCommFactor) {
   json sdoc = mlp_scenario();
   sdoc["parallelism"]["overlap"] = false;
   const model::Scenario s_off = model::parse_scenario(sdoc, "s.json");
-  EXPECT_EQ(torch_job(off, s_off)->comm_occupancy_s, 0.012);
+  EXPECT_EQ(torch_job_comm_pass(off, s_off)->comm_occupancy_s, 0.012);
   EXPECT_EQ(*torch_compute_costs(off, s_off, "p.json", &why)->optimizer_s, 0.5);
-  EXPECT_EQ(torch_job(off, s)->comm_occupancy_s, 0.018);  // overlap on: "job"
-  EXPECT_EQ(torch_job(t, s_off)->comm_occupancy_s, 0.018);
+  EXPECT_EQ(torch_job_comm_pass(off, s)->comm_occupancy_s, 0.012);  // overlap on: the same pass
+  EXPECT_EQ(*torch_compute_costs(off, s, "p.json", &why)->optimizer_s, 0.4);  // its own optimizer
+  EXPECT_EQ(torch_job_comm_pass(t, s_off)->comm_occupancy_s, 0.018);
+  EXPECT_EQ(torch_job_comm_pass(t, s)->comm_occupancy_s, 0.018);
   // An entry without the pass has no job (and keeps its own optimizer).
-  EXPECT_FALSE(torch_job(section(12448, 8, "adam"), s).has_value());
-  EXPECT_FALSE(torch_job(section(12448, 16, "adam"), s).has_value());
+  EXPECT_FALSE(torch_job_comm_pass(section(12448, 8, "adam"), s).has_value());
+  EXPECT_FALSE(torch_job_comm_pass(section(12448, 16, "adam"), s).has_value());
 }
 
 // The backward as the job computes it: the overlap-off job pass's backward over the layers' sum
@@ -255,6 +259,42 @@ TEST(TorchCosts, ContendedBucketCostsPerBucketSlowdown) {
   EXPECT_DOUBLE_EQ(out[0], 20);
   EXPECT_NEAR(out[1], 5 + (10 - 5.0 / 3), 1e-12);
   EXPECT_DOUBLE_EQ(out[2], 10);
+}
+
+// The contended costs at their fixed point (issue 16): one stream, buckets ready at 0 and 0, each
+// costing 10 alone, slowed 2x until the compute ends at 15. Once from the uncontended starts
+// {0, 10}: bucket 0 fills D = 15 at half speed, 15 + (10 - 7.5) = 17.5; bucket 1 from 10 has D = 5:
+// 5 + (10 - 2.5) = 12.5. But with bucket 0 at 17.5 bucket 1 starts at 17.5, after the compute:
+// 10. The settled costs are {17.5, 10} (three schedules: {0, 10}, {0, 17.5}, {0, 17.5}).
+TEST(TorchCosts, ContendedCostsSettleWhereTheirOwnScheduleStartsThem) {
+  const auto one_stream = [](const std::vector<double>& c) {
+    BucketSchedule s;
+    s.compute_end_s = 15;
+    double free = 0;
+    for (double x : c) {
+      s.start_s.push_back(free);
+      free += x;
+    }
+    return s;
+  };
+  EXPECT_EQ(contended_bucket_costs(one_stream({10, 10}).start_s, {10, 10}, 15, 2),
+            (std::vector<double>{17.5, 12.5}));
+  int rounds = 0;
+  EXPECT_EQ(settled_contended_costs({10, 10}, {2, 2}, one_stream, &rounds),
+            (std::vector<double>{17.5, 10}));
+  EXPECT_EQ(rounds, 3);
+  // A schedule that never settles (the compute's end moving with the costs) stops after
+  // 4 (size + 1) rounds, the last rounds moving halfway: compute end 15 + 10 x (first cost > 15).
+  const auto moving = [](const std::vector<double>& c) {
+    BucketSchedule s;
+    s.start_s = {0};
+    s.compute_end_s = c[0] > 15 ? 5 : 30;
+    return s;
+  };
+  const std::vector<double> out = settled_contended_costs({10}, {2}, moving, &rounds);
+  EXPECT_EQ(rounds, 8);
+  EXPECT_GT(out[0], 10);
+  EXPECT_LT(out[0], 20);
 }
 
 }  // namespace

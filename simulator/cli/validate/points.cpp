@@ -188,13 +188,15 @@ std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
   }
   if (!rows.empty()) m->bucket_collective_s = sim::gloo_bucket_costs(ready, sync, pair);
   // The calibration's job pass (issue 16): inside the DDP job gloo ran its buckets slower than
-  // the table's all-reduces alone (the job's memory state, the Reducer's hooks and copies on the
-  // same cores); every bucket is that many times slower, as the pass with the point's overlap
-  // setting measured it (overlap off: the buckets launched together after the backward). At the
-  // pass's own buckets (DDP's default 25 MB cap: a small first bucket, then large ones ready as the
-  // backward ends) the pair rule and the contention below apply to the first bucket only, so the
-  // factor holds little of the contention that is added again below.
-  const std::optional<sim::TorchJob> job = sim::torch_job(torch, ps);
+  // the table's all-reduces alone (the job's memory state, the Reducer's hooks and copies, gloo's
+  // two workers on the same cores); every bucket is that many times slower, as the pass with the
+  // all-reduces launched after the backward measured it, whatever the point's overlap: there
+  // nothing computed beside them, so the factor holds no contention with the backward, which the
+  // contention below adds where the prediction puts a bucket beside it (the overlap-on pass's
+  // occupancy holds that contention already: applied to every bucket and contended again, it
+  // counted it twice, 8.8 ms per 4 MiB bucket predicted after a deep MLP's backward, 4-5 ms
+  // measured).
+  const std::optional<sim::TorchJob> job = sim::torch_job_comm_pass(torch, ps);
   if (const std::optional<double> f = job ? sim::torch_job_comm_factor(*job, rows) : std::nullopt) {
     for (double& c : m->bucket_collective_s) c *= *f;
     char said[96];
@@ -209,18 +211,33 @@ std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
   if (const std::optional<sim::TorchContention> c = sim::torch_contention(torch);
       c && !rows.empty()) {
     m->interference = c->at(bytes > 0 ? bytes_sq / bytes : 0).compute_slowdown;
-    sim::RunOptions second = first;
-    second.measured = std::make_shared<const sim::MeasuredCosts>(*m);
-    const sim::Prediction q = sim::predict_point(ps, second, cache);
-    std::vector<double> start, slowdown;
-    for (const sim::BucketTiming& b : q.buckets) {
+    // Settled: each bucket slowed only as far as the prediction with the slowed costs puts it
+    // beside the backward (sim::settled_contended_costs).
+    std::vector<double> slowdown;
+    for (const sim::BucketTiming& b : p.buckets) {
       if (b.kind != model::CollectiveOp::kAllReduce || b.layer >= 0) continue;
-      start.push_back(b.start_s);
       slowdown.push_back(c->at(static_cast<double>(b.bytes)).all_reduce_slowdown);
     }
-    if (start.size() == m->bucket_collective_s.size()) {
-      m->bucket_collective_s = sim::contended_bucket_costs(
-          start, m->bucket_collective_s, q.forward_time_s + q.backward_time_s, slowdown);
+    const std::vector<double> alone = m->bucket_collective_s;
+    bool placed = true;
+    const auto schedule = [&](const std::vector<double>& costs) {
+      sim::RunOptions second = first;
+      sim::MeasuredCosts with = *m;
+      with.bucket_collective_s = costs;
+      second.measured = std::make_shared<const sim::MeasuredCosts>(std::move(with));
+      const sim::Prediction q = sim::predict_point(ps, second, cache);
+      sim::BucketSchedule sch;
+      for (const sim::BucketTiming& b : q.buckets) {
+        if (b.kind == model::CollectiveOp::kAllReduce && b.layer < 0)
+          sch.start_s.push_back(b.start_s);
+      }
+      sch.compute_end_s = q.forward_time_s + q.backward_time_s;
+      placed = placed && sch.start_s.size() == alone.size();
+      return sch;
+    };
+    if (slowdown.size() == alone.size()) {
+      std::vector<double> settled = sim::settled_contended_costs(alone, slowdown, schedule);
+      if (placed) m->bucket_collective_s = std::move(settled);
     }
   }
   return std::make_shared<const sim::MeasuredCosts>(std::move(*m));
