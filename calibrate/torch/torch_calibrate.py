@@ -32,8 +32,11 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
     their launch-to-completion spans) per step, once with the all-reduces launched as buckets
     fill ("job") and once after the backward ("job_overlap_off": gloo in the job with no
     backward beside it); --job-steps steps in each of --job-processes fresh process groups
-    (the same job's optimizer and communication differ by +-20% from one set of processes to
-    the next here), 10%-trimmed means of them all. ddpsim divides the occupancy by the
+    per workload and overlap setting (the same job's optimizer and communication differ by
+    +-20% from one set of processes to the next here; and each pass in processes of its own, as
+    the user's job and every validation point run: glibc's malloc raises its mmap threshold to
+    the largest chunk freed so far, so a pass run after another workload's inherits a heap
+    that decides its page faults differently), 10%-trimmed means of them all. ddpsim divides the occupancy by the
     all-reduce table's one-at-a-time times of the same buckets to get how much slower gloo runs
     inside the job than alone, for the point's overlap setting (simulator/torch_costs.hpp).
   - optimizer: opt.step(); opt.zero_grad(set_to_none=True), exactly as the runner's step runs it
@@ -449,14 +452,14 @@ def _rank(rank, world, cfgs, a, sizes, queue):
     dist.destroy_process_group()
 
 
-def _job_rank(rank, world, cfgs, a, queue):
-    """One process group of the job pass: every workload's job_steps; rank 0's to `queue`."""
+def _job_rank(rank, world, cfg, overlap, a, queue):
+    """One process group of the job pass: one workload's job_steps at one overlap setting;
+    rank 0's to `queue`."""
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=world, timeout=run_config.TIMEOUT)
-    runs = [job_steps(cfg, rank, world, a.warmup_steps, a.job_steps, overlap)
-            for cfg in cfgs for overlap in (True, False)]
+    run = job_steps(cfg, rank, world, a.warmup_steps, a.job_steps, overlap)
     if rank == 0:
-        queue.put(runs)
+        queue.put(run)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -511,14 +514,17 @@ def main():
     load_before = open("/proc/loadavg").read().split()[:3]
     _spawn(_rank, (a.nproc, cfgs, a, sizes, queue), a.nproc)
     got = queue.get()
-    # The job pass, in --job-processes fresh process groups (each its own allocation history).
+    # The job pass: per workload and overlap setting, --job-processes fresh process groups
+    # (each its own allocation history, none inheriting another pass's heap), round-robin.
     job_runs = [[] for _ in range(2 * len(cfgs))]  # per workload: overlap on, then off
     for p in range(a.job_processes):
         print(f"{PROG}: timing the DDP job at bucket_cap_mb {JOB_BUCKET_CAP_MB:g}, overlap on "
-              f"and off ({p + 1}/{a.job_processes}, {a.job_steps} steps)", file=sys.stderr)
-        _spawn(_job_rank, (a.nproc, cfgs, a, queue), a.nproc)
-        for i, run in enumerate(queue.get()):
-            job_runs[i].append(run)
+              f"and off ({p + 1}/{a.job_processes}, {a.job_steps} steps, {2 * len(cfgs)} "
+              f"process groups)", file=sys.stderr)
+        for i, cfg in enumerate(cfgs):
+            for k, overlap in enumerate((True, False)):
+                _spawn(_job_rank, (a.nproc, cfg, overlap, a, queue), a.nproc)
+                job_runs[2 * i + k].append(queue.get())
     for i, entry in enumerate(got["workloads"]):
         entry["job"] = job_summary(job_runs[2 * i])
         entry["job_overlap_off"] = job_summary(job_runs[2 * i + 1])
