@@ -11,15 +11,23 @@ measured| as a fraction of the measured step (median, max, points over 10%); mea
 predicted bucket counts; the bucket-cap choice (predicted best in the measured 95% set); and
 the measurement's own spread: the 95% CI width of each point's median step relative to it;
 with --recalibrate-each, the error of the median prediction over the calibrations and the
-predictions' spread.
+predictions' spread; the points that are the calibration's own job pass measured against it (the
+machine's drift in between); and how many points a perfect prediction would still put over 10%
+from the measurement's own run-to-run noise (noise_floor).
 Then the points that are the same job twice: equal predictions of every row (e.g. bucket caps
 that give PyTorch the same buckets): how far apart their measured medians are (max / min), and
 the error of the prediction against the median of their medians.
 Reads the documents only; prints markdown to stdout.
 """
 import json
+import math
 import statistics
 import sys
+
+# d2(n): the expected range of n normal samples in standard deviations (the control-chart
+# constant; e.g. Montgomery, Introduction to Statistical Quality Control, table VI).
+_D2 = {2: 1.128, 3: 1.693, 4: 2.059, 5: 2.326, 6: 2.534, 7: 2.704, 8: 2.847, 9: 2.970,
+       10: 3.078}
 
 
 def pct(x):
@@ -28,6 +36,25 @@ def pct(x):
 
 def rows_by_quantity(point):
     return {r["quantity"]: r for r in point["rows"]}
+
+
+def noise_floor(points, limit=0.10):
+    """How many points a perfect prediction would put over `limit` from the measurement's own
+    run-to-run noise: per point, the standard deviation of one run's median step estimated from
+    the runs' range (range / d2(runs), relative to the pooled median), that of the pooled median
+    as the mean of `runs` of them (/ sqrt(runs)), and the normal probability of an error beyond
+    `limit`, erfc(limit / (sd sqrt 2)), summed. Points with one run (or more than 10) are left
+    out. Returns (expected count, points counted). E.g. runs 3, min 90, median 100, max 110 ms:
+    sd 20 / 1.693 / 100 / sqrt 3 = 6.82%, P = erfc(0.1 / (0.0682 sqrt 2)) = 0.143."""
+    total, counted = 0.0, 0
+    for p in points:
+        sp = rows_by_quantity(p)["step_time_s"].get("spread")
+        if not sp or sp["runs"] not in _D2 or not sp["median"] > 0:
+            continue
+        sd = (sp["max"] - sp["min"]) / _D2[sp["runs"]] / sp["median"] / math.sqrt(sp["runs"])
+        total += math.erfc(limit / (sd * math.sqrt(2))) if sd > 0 else 0.0
+        counted += 1
+    return total, counted
 
 
 def summarize(name, points, choice):
@@ -80,6 +107,18 @@ def summarize(name, points, choice):
               p["measured_step_time"]["median_s"] for p in points]
     w(f"Measurement spread: 95% CI of the median step / median: median "
       f"{100 * statistics.median(spread):.1f}%, max {100 * max(spread):.1f}%.")
+    jobs = [p["calibration_job"]["measured_over_calibration"] for p in points
+            if "calibration_job" in p]
+    if jobs:
+        w(f"Drift: {len(jobs)} point(s) are the calibration's own DDP job (cap 25, its overlap), "
+          f"measured at {statistics.median(jobs):.2f}x the job pass's step (median; "
+          f"{min(jobs):.2f}..{max(jobs):.2f}): the machine's move between the calibration and "
+          f"the measurement, which no prediction made before it can carry.")
+    floor, counted = noise_floor(points)
+    if counted:
+        w(f"Noise floor: a perfect prediction would put {floor:.1f} of these {counted} points "
+          f"over 10% from the run-to-run spread of the measurement alone (each point's runs' "
+          f"range / d2 / sqrt(runs)); the calibration's own noise comes on top.")
     return "\n".join(out)
 
 

@@ -174,6 +174,16 @@ std::optional<TorchJob> torch_job_comm_pass(const json& torch, const model::Scen
   return out;
 }
 
+std::optional<double> torch_job_step_s(const json& torch, const model::Scenario& s) {
+  const json* e = torch_entry(torch, s);
+  const json* pass = e == nullptr ? nullptr : job_pass(*e, s);
+  if (pass == nullptr || !pass->contains("step_s") || s.training.grad_accumulation != 1 ||
+      pass->value("bucket_cap_mb", -1.0) != s.parallelism.bucket_cap_mb) {
+    return std::nullopt;
+  }
+  return pass->at("step_s").get<double>();
+}
+
 std::optional<double> torch_job_comm_factor(const TorchJob& job,
                                             const std::vector<TorchAllReduceRow>& rows) {
   if (job.bucket_bytes.empty() || rows.empty()) return std::nullopt;

@@ -133,6 +133,16 @@ struct TorchJob {
 /// backward) for a calibration from before that pass. nullopt when the entry or the pass is absent.
 std::optional<TorchJob> torch_job_comm_pass(const nlohmann::json& torch, const model::Scenario& s);
 
+/// The step the calibration's job pass measured, when scenario `s` is that job: the entry's pass
+/// for s's overlap setting ("job_overlap_off" or "job"), s at the pass's bucket cap with one
+/// micro-batch per step (the pass runs grad_accumulation 1). A sweep point that is the
+/// calibration's own job, measured minutes after it: their ratio says how far the machine moved
+/// between the calibration and the measurement (issue 16: one calibration ran 15-25% slower
+/// than the sweep after it, another's sweep 5% slower everywhere). E.g. a pass with step_s
+/// 0.059 at cap 25: a point at cap 25 with the same overlap -> 0.059; at cap 5 -> nullopt.
+/// nullopt also without the entry, the pass or its "step_s".
+std::optional<double> torch_job_step_s(const nlohmann::json& torch, const model::Scenario& s);
+
 /// How many times slower gloo's all-reduces run inside the job than one at a time alone: the
 /// job's occupancy over the sum of the table's one-at-a-time times of its buckets (at least 1:
 /// less is the measurement's noise). Applied to every bucket's one-at-a-time time, serially, it

@@ -197,6 +197,30 @@ TEST(TorchCosts, JobPassScalesTheBackwardToTheJobs) {
   EXPECT_FALSE(torch_job_backward_factor(e).has_value());
 }
 
+// The calibration's own job among the sweep's points (issue 16: the machine's drift between the
+// calibration and the measurement): the pass for the point's overlap, only at the pass's cap and
+// one micro-batch.
+TEST(TorchCosts, TheCalibrationsJobStepIsKnownAtItsOwnSettings) {
+  json doc = mlp_scenario();
+  doc["parallelism"]["bucket_cap_mb"] = 25;
+  doc["training"]["grad_accumulation"] = 1;
+  const model::Scenario on = model::parse_scenario(doc, "s.json");
+  json t = section(12448, 8, "adam");
+  EXPECT_FALSE(torch_job_step_s(t, on).has_value());  // no pass
+  t["workloads"][0]["job"] = {{"bucket_cap_mb", 25}, {"step_s", 0.059}};
+  t["workloads"][0]["job_overlap_off"] = {{"bucket_cap_mb", 25}, {"step_s", 0.061}};
+  EXPECT_EQ(torch_job_step_s(t, on), 0.059);
+  doc["parallelism"]["overlap"] = false;
+  EXPECT_EQ(torch_job_step_s(t, model::parse_scenario(doc, "s.json")), 0.061);
+  doc["parallelism"]["bucket_cap_mb"] = 5;
+  EXPECT_FALSE(torch_job_step_s(t, model::parse_scenario(doc, "s.json")).has_value());
+  doc["parallelism"]["bucket_cap_mb"] = 25;
+  doc["training"]["grad_accumulation"] = 2;
+  EXPECT_FALSE(torch_job_step_s(t, model::parse_scenario(doc, "s.json")).has_value());
+  t["workloads"][0]["job"].erase("step_s");  // a pass without its step
+  EXPECT_FALSE(torch_job_step_s(t, on).has_value());
+}
+
 // Processor sharing while the backward runs (issue 16): an all-reduce of cost W started at s,
 // slowed k times until the compute ends at E (D = E - s): W k when W k <= D, else D + (W - D / k).
 TEST(TorchCosts, ContentionSlowsTheBucketsThatOverlapTheCompute) {

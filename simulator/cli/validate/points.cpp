@@ -272,6 +272,10 @@ Point predict_validation_point(const Options& o, const model::Scenario& base,
   run.engine = model::Engine::kAnalytic;
   if (o.runner == "torch" && !o.no_torch_calibration) {
     run.measured = torch_costs(ps, profile, cache);
+    if (run.measured) {
+      const model::Profile prof = model::Profile::load(profile);
+      pt.calibration_job_step_s = sim::torch_job_step_s(prof.document().at("torch"), ps);
+    }
   }
   if (run.measured) {
     sim::RunOptions model_only;
@@ -425,6 +429,13 @@ json point_json(const Point& pt, const std::string& profile_kept, bool efficienc
     json w;
     for (const char* q : kQuantities) w[q] = pt.analytic_without_torch_json.at(q);
     pj["without_torch_calibration"] = w;
+  }
+  if (pt.calibration_job_step_s && *pt.calibration_job_step_s > 0 && !pt.ddp_steps.empty()) {
+    // The calibration's own job measured again by the sweep: how far the machine moved between
+    // the two (the prediction is not changed by it).
+    const double measured = pooled(pt.ddp_steps, "step_time_s").get<double>();
+    pj["calibration_job"] = {{"step_s", *pt.calibration_job_step_s},
+                             {"measured_over_calibration", measured / *pt.calibration_job_step_s}};
   }
   return pj;
 }

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct Point {
   /// --runner torch predicted with the profile's torch calibration: the analytic prediction
   /// without it (the model's and the CPU profile's costs), to set both beside one measurement
   nlohmann::json analytic_without_torch_json;
+  /// --runner torch: the step the calibration's job pass measured when this point is that job
+  /// (sim::torch_job_step_s); the measured median against it is the machine's drift.
+  std::optional<double> calibration_job_step_s;
   // Measured rows (rank 0's non-warm-up steps of every repetition), per mode.
   std::vector<nlohmann::json> ddp_steps, indep_steps;
   std::vector<double> rep_ddp_median, rep_indep_median;
