@@ -163,10 +163,19 @@ def recalibrated(points):
     med = [abs(r["predicted_spread"]["analytic"]["median"] / r["measured"] - 1) for r in rs]
     half = [r["predicted_spread"]["analytic"]["half_range_relative"] for r in rs]
     n = rs[0]["predicted_spread"]["analytic"]["runs"]
-    return (f"Over the {n} calibrations (--recalibrate-each): the median prediction's |step "
+    line = (f"Over the {n} calibrations (--recalibrate-each): the median prediction's |step "
             f"error| median {100 * statistics.median(med):.1f}%, max {100 * max(med):.1f}%, over "
             f"10%: {sum(e > 0.10 for e in med)} of {len(med)}; the predictions' half-range / "
             f"median: median {100 * statistics.median(half):.1f}%, max {100 * max(half):.1f}%.")
+    paired = [statistics.median(e for e in r["paired_errors_analytic"] if e is not None)
+              for r in rs if any(e is not None for e in r.get("paired_errors_analytic", []))]
+    if len(paired) == len(rs):
+        a = [abs(e) for e in paired]
+        line += (f" Each repetition against its own calibration (the median over the "
+                 f"repetitions of prediction / that repetition's median - 1): |step error| median "
+                 f"{100 * statistics.median(a):.1f}%, max {100 * max(a):.1f}%, over 10%: "
+                 f"{sum(e > 0.10 for e in a)} of {len(a)}.")
+    return line
 
 
 def identical_configurations(points):

@@ -13,7 +13,8 @@ cmake_minimum_required(VERSION 3.20)
 #   EXEC (+ EXEC_SCENARIO): `ddpsim-exec --independent` reports mode "independent", no buckets
 #     and no communication;
 #   RECALIBRATE=ON (--recalibrate-each): every step quantity's "predicted_spread" over as many
-#     calibrations as repetitions, and "recalibrations" lists one per repetition and rank count;
+#     calibrations as repetitions and as many "paired_errors_analytic" (each repetition against
+#     its own calibration), and "recalibrations" lists one per repetition and rank count;
 #   RUNNER=R: context.runner is R, and every point measured as many buckets as ddpsim predicted
 #     (the runner bucketed ddpsim's workload as ddpsim does).
 if(DEFINED VALIDATE)
@@ -87,6 +88,11 @@ foreach(i RANGE ${last})
         endif()
         expect_number("${p}" rows ${r} predicted_spread ${e} half_range_relative)
       endforeach()
+      # Each repetition's analytic prediction against that repetition's own median.
+      string(JSON npaired LENGTH "${p}" rows ${r} paired_errors_analytic)
+      if(NOT npaired EQUAL repeat)
+        message(FATAL_ERROR "point ${i} row ${r}: ${npaired} paired errors for ${repeat} repetitions")
+      endif()
     endforeach()
   endif()
   string(JSON nnoise LENGTH "${p}" error_within_noise)

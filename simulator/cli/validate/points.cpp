@@ -372,6 +372,17 @@ json point_json(const Point& pt, const std::string& profile_kept, bool efficienc
         pred["event"] = validate::run_spread(pt.rep_predicted_event.at(q));
         r["predicted_spread"] = {{"analytic", spread_json(pred["analytic"])},
                                  {"event", spread_json(pred["event"])}};
+        // Each repetition against the calibration made just before it (the analytic
+        // prediction): the machine's drift between calibration and measurement bounded to one
+        // repetition's minutes.
+        const std::vector<double>& pr = pt.rep_predicted_analytic.at(q);
+        if (pr.size() == it->second.size()) {
+          json paired = json::array();
+          for (std::size_t k = 0; k < pr.size(); ++k) {
+            paired.push_back(it->second[k] > 0 ? json(pr[k] / it->second[k] - 1) : json(nullptr));
+          }
+          r["paired_errors_analytic"] = paired;
+        }
       }
       for (const char* e : {"analytic", "event"}) {
         const json& err = r.at(std::string("error_") + e);
