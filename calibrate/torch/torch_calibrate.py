@@ -36,9 +36,10 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
     +-20% from one set of processes to the next here; and each pass in processes of its own, as
     the user's job and every validation point run: glibc's malloc raises its mmap threshold to
     the largest chunk freed so far, so a pass run after another workload's inherits a heap
-    that decides its page faults differently), 10%-trimmed means of them all. ddpsim divides the occupancy by the
-    all-reduce table's one-at-a-time times of the same buckets to get how much slower gloo runs
-    inside the job than alone, for the point's overlap setting (simulator/torch_costs.hpp).
+    that decides its page faults differently), 10%-trimmed means of them all. ddpsim divides
+    the overlap-off pass's occupancy by the all-reduce table's one-at-a-time times of the same
+    buckets to get how much slower gloo runs inside the job than alone
+    (simulator/torch_costs.hpp).
   - optimizer: opt.step(); opt.zero_grad(set_to_none=True), exactly as the runner's step runs it
     (torch.optim with the point's optimizer; torch 1.13's CPU default is the for-loop
     implementation), minor page faults counted (getrusage): the user's job pays them too.

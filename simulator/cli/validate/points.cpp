@@ -156,15 +156,12 @@ namespace {
 // prediction with the measured compute (ready times do not depend on the collectives); each
 // bucket then costs torch's all-reduce of its size, at the two-in-flight rate when gloo's
 // worker threads would run it beside another bucket, times how much slower gloo ran inside the
-// calibration's DDP job pass, and slowed while the backward runs (the contention). nullptr (the
-// model's costs) when the profile has no torch section; a warning when it has one without this
-// workload.
-std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps,
+// calibration's DDP job pass, and slowed while the backward runs (the contention). `torch` is the
+// section of the profile file `profile`; nullptr (the model's costs), with a warning, when it has
+// no entry for this workload.
+std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps, const json& torch,
                                                       const std::string& profile,
                                                       sim::PredictorCache& cache) {
-  const model::Profile prof = model::Profile::load(profile);
-  if (!prof.document().contains("torch")) return nullptr;
-  const json& torch = prof.document().at("torch");
   std::string why;
   std::optional<sim::MeasuredCosts> m = sim::torch_compute_costs(torch, ps, profile, &why);
   if (!m) {
@@ -271,10 +268,11 @@ Point predict_validation_point(const Options& o, const model::Scenario& base,
   sim::RunOptions run;
   run.engine = model::Engine::kAnalytic;
   if (o.runner == "torch" && !o.no_torch_calibration) {
-    run.measured = torch_costs(ps, profile, cache);
-    if (run.measured) {
-      const model::Profile prof = model::Profile::load(profile);
-      pt.calibration_job_step_s = sim::torch_job_step_s(prof.document().at("torch"), ps);
+    const model::Profile prof = model::Profile::load(profile);
+    if (prof.document().contains("torch")) {
+      const json& torch = prof.document().at("torch");
+      run.measured = torch_costs(ps, torch, profile, cache);
+      if (run.measured) pt.calibration_job_step_s = sim::torch_job_step_s(torch, ps);
     }
   }
   if (run.measured) {
@@ -444,7 +442,10 @@ json point_json(const Point& pt, const std::string& profile_kept, bool efficienc
   if (pt.calibration_job_step_s && *pt.calibration_job_step_s > 0 && !pt.ddp_steps.empty()) {
     // The calibration's own job measured again by the sweep: how far the machine moved between
     // the two (the prediction is not changed by it).
-    const double measured = pooled(pt.ddp_steps, "step_time_s").get<double>();
+    double measured = 0;
+    for (const json& r : rows) {
+      if (r.at("quantity") == "step_time_s") measured = r.at("measured").get<double>();
+    }
     pj["calibration_job"] = {{"step_s", *pt.calibration_job_step_s},
                              {"measured_over_calibration", measured / *pt.calibration_job_step_s}};
   }
