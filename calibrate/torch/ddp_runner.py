@@ -2,8 +2,8 @@
 """ddpsim's torch runner: one validation point as a real PyTorch DDP job (CPU ranks or GPUs).
 
   python3 calibrate/torch/ddp_runner.py POINT.json --workload W.json --nproc 2 --steps 5 \
-      --out run.json [--warmup-steps 2] [--independent | --no-timing-hook] [--device cuda]
-      [--profile-trace rank0.pt.trace.json.gz]
+      --out run.json [--warmup-steps 2] [--min-seconds S] [--independent | --no-timing-hook]
+      [--device cuda] [--profile-trace rank0.pt.trace.json.gz]
   python3 calibrate/torch/ddp_runner.py --check P1.json --workload W1.json [P2 --workload W2]... \
       [--facts F.json]
 
@@ -26,7 +26,10 @@ DDP (a script without DDP, as calibrate/exec does). --no-timing-hook leaves DDP'
 all-reduce in place (no per-bucket times; backward then includes the communication it waited
 for): the same step without the observer, to measure what the timing hook costs. The first --warmup-steps steps (default 2:
 the first runs with one bucket, the second rebuilds the buckets in its forward,
-torch/nn/parallel/distributed.py:1026) are marked "warmup".
+torch/nn/parallel/distributed.py:1026) are marked "warmup". --min-seconds S measures more than
+--steps steps when the last warm-up step says --steps would take less than S seconds:
+ceil(S / that step), at most 20 x --steps, the ranks' largest count (step_loop.py
+measured_step_count); results[0].measured_steps says how many ran.
 
 --device cuda runs each rank on its own GPU (cuda:RANK; nccl between ranks, none for one rank),
 training.precision amp_bf16 under torch.autocast, training.optimizer_impl as torch's foreach /
@@ -126,6 +129,9 @@ def main():
     ap.add_argument("--nproc", type=int)
     ap.add_argument("--steps", type=int)
     ap.add_argument("--warmup-steps", type=int, default=2)
+    ap.add_argument("--min-seconds", type=float, default=0.0,
+                    help="measure more than --steps steps when the last warm-up step says they "
+                         "take less than this many seconds (at most 20x --steps; 0: --steps)")
     ap.add_argument("--independent", action="store_true",
                     help="every rank trains alone, no DDP (the efficiency baseline)")
     ap.add_argument("--no-timing-hook", action="store_true",
@@ -146,7 +152,8 @@ def main():
         try:
             cfg = run_config.load(point, workload, a.nproc, a.steps, a.warmup_steps,
                                   a.independent, not a.no_timing_hook, a.device,
-                                  os.path.abspath(a.profile_trace) if a.profile_trace else "")
+                                  os.path.abspath(a.profile_trace) if a.profile_trace else "",
+                                  a.min_seconds)
             step_loop.build(cfg, rank=0)  # the module must be ddpsim's workload
             if a.device == "cuda" and not a.check:
                 _check_devices(cfg)  # no device: 77, whatever else this torch lacks

@@ -10,6 +10,7 @@ import dataclasses
 import datetime
 import inspect
 import json
+import math
 
 import torch
 import torch.distributed as dist
@@ -48,6 +49,9 @@ class RunConfig:
     precision: str = "fp32"  # fp32 | amp_bf16 (cuda: torch.autocast bf16, fp32 master weights)
     optimizer_impl: str = "foreach"  # training.optimizer_impl; cuda only, CPU takes torch's own
     trace_path: str = ""  # --profile-trace: rank 0's profiler trace of steps after the measured
+    # --min-seconds: measure more than `steps` steps when the last warm-up step says they would
+    # take less than this (step_loop.measured_step_count); 0: exactly `steps`
+    min_seconds: float = 0.0
 
     @property
     def backend(self):
@@ -69,7 +73,7 @@ def _get(doc, path, default):
 
 
 def load(point_file, workload_file, nproc, steps, warmup_steps, independent, timing_hook=True,
-         device="cpu", trace_path=""):
+         device="cpu", trace_path="", min_seconds=0.0):
     with open(point_file) as f:
         point = json.load(f)
     with open(workload_file) as f:
@@ -102,6 +106,10 @@ def load(point_file, workload_file, nproc, steps, warmup_steps, independent, tim
     if not timing_hook and (hook != "none" or not _get(point, "parallelism/overlap", True)):
         raise Unsupported("--no-timing-hook runs DDP's built-in all-reduce: comm_hook none and "
                           "overlap on only")
+    if not math.isfinite(min_seconds) or min_seconds < 0:
+        raise Unsupported(f"--min-seconds {min_seconds}: a number of seconds >= 0")
+    if min_seconds > 0 and warmup_steps < 1:
+        raise Unsupported("--min-seconds needs a warm-up step to time (--warmup-steps >= 1)")
     adam = optimizer in ("adam", "adamw")
     return RunConfig(
         point_file=point_file, name=point.get("name", ""),
@@ -120,7 +128,7 @@ def load(point_file, workload_file, nproc, steps, warmup_steps, independent, tim
         optimizer=optimizer, lr=1e-3 if adam else 0.05,  # calibrate/exec's defaults
         seed=int(_get(point, "simulation/seed", 1)), device=device, precision=precision,
         optimizer_impl=str(_get(point, "training/optimizer_impl", "foreach")),
-        trace_path=trace_path)
+        trace_path=trace_path, min_seconds=float(min_seconds))
 
 
 def facts():

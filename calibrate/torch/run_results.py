@@ -33,8 +33,8 @@ def results_document(cfg, records):
            "global_batch": cfg.per_gpu_batch * cfg.grad_accumulation * cfg.ranks,
            "strategy": "ddp", "mode": "independent" if cfg.independent else "ddp",
            "comm_hook": cfg.hook, "overlap": cfg.overlap, "bucket_cap_mb": cfg.bucket_cap_mb,
-           "optimizer": cfg.optimizer, "measured_steps": cfg.steps,
-           "warmup_steps": cfg.warmup_steps,
+           "optimizer": cfg.optimizer, "measured_steps": len(measured),
+           "warmup_steps": cfg.warmup_steps, "min_seconds": cfg.min_seconds,
            "param_count": sum(t["numel"] for t in cfg.workload["tensors"]
                               if t["tied_to"] < 0)}
     for key in _KEYS:

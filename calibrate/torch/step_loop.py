@@ -16,6 +16,7 @@ host).
 """
 
 import contextlib
+import math
 import resource
 
 import torch
@@ -64,6 +65,30 @@ def _optimizer(cfg, params):
     if cfg.optimizer == "adam":
         return torch.optim.Adam(params, lr=cfg.lr, **impl)
     return torch.optim.AdamW(params, lr=cfg.lr, **impl)  # weight_decay 0.01 by default
+
+
+# --min-seconds lengthens a run to at most this many times its --steps (a tiny test model's
+# millisecond steps would otherwise ask for thousands).
+MAX_EXTENSION = 20
+
+
+def measured_step_count(cfg, last_warmup_step_s):
+    """How many steps a rank measures: cfg.steps, or, with cfg.min_seconds, as many as fill that
+    many seconds at the last warm-up step's pace, ceil(min_seconds / step), at most MAX_EXTENSION
+    x cfg.steps. A run's median over a fraction of a second (ten 50 ms steps) moves with one slow
+    half-second of this machine; over seconds such an episode is one sample among many."""
+    if cfg.min_seconds <= 0 or not last_warmup_step_s > 0:
+        return cfg.steps
+    want = math.ceil(cfg.min_seconds / last_warmup_step_s)
+    return max(cfg.steps, min(want, MAX_EXTENSION * cfg.steps))
+
+
+def _agreed(count, device):
+    """The largest of the ranks' counts (each timed its own warm-up): every rank must run the
+    same number of steps, or DDP's all-reduces would wait for a peer that stopped."""
+    t = torch.tensor([count], dtype=torch.int64, device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return int(t.item())
 
 
 _TRACE_WARMUP, _TRACE_ACTIVE = 1, 2  # --profile-trace: steps the profiler warms up on, records
@@ -162,9 +187,10 @@ def run_rank(cfg, rank, world):
             dist.broadcast(p.data, 0)
     opt = _optimizer(cfg, model.parameters())
     k = cfg.grad_accumulation
-    total = cfg.warmup_steps + cfg.steps
+    total = cfg.warmup_steps + cfg.steps  # until the warm-up says otherwise (--min-seconds)
     traced = _TRACE_WARMUP + _TRACE_ACTIVE if cfg.trace_path else 0
-    # This rank's micro-batches, made before timing (DistributedSampler-like: seeded per rank).
+    # This rank's micro-batches, made before timing (DistributedSampler-like: seeded per rank);
+    # steps beyond warm-up + --steps (--min-seconds) take them again from the first.
     gen = torch.Generator().manual_seed(cfg.seed * 7919 + rank)
     batches = [tuple(t.to(device) for t in inputs(cfg.per_gpu_batch, gen))
                for _ in range((total + traced) * k)]
@@ -174,7 +200,12 @@ def run_rank(cfg, rank, world):
     clock = _Clock(cuda)
     dist.barrier()
     steps = []
-    for step in range(total + traced):
+    step = -1
+    while step + 1 < total + traced:
+        step += 1
+        if step == cfg.warmup_steps and cfg.min_seconds > 0:
+            total = cfg.warmup_steps + _agreed(
+                measured_step_count(cfg, steps[-1]["step_time_s"]), device)
         if step == total and rank == 0:
             profiler = _start_profiler(cuda, _raw_trace_path(cfg.trace_path))
         if recorder:
@@ -188,7 +219,7 @@ def run_rank(cfg, rank, world):
         for mb in range(k):
             sync = mb == k - 1
             ctx = model.no_sync() if (cfg.ddp and not sync) else contextlib.nullcontext()
-            x, y = batches[step * k + mb]
+            x, y = batches[(step * k + mb) % len(batches)]
             with ctx:
                 f0 = _faults()
                 tf = clock.mark()

@@ -2,7 +2,8 @@ cmake_minimum_required(VERSION 3.20)
 # Checks a ddpsim-validate document DOC (and the markdown MD, if given); runs VALIDATE first when
 # given (with ARGS, a ;-list, plus --out DOC --markdown MD). Checks, with POINTS the expected
 # point count:
-#   every point: measured_step_time {n, median_s, ci_lo_s <= median_s <= ci_hi_s, coverage};
+#   every point: measured_step_time {n, median_s, ci_lo_s <= median_s <= ci_hi_s, coverage}, n
+#     repeat x steps (with context.min_seconds > 0, the torch runner's, up to 20x that);
 #     every step quantity's run-to-run spread over the repetitions, and the "error_within_noise"
 #     entries (spread > |error|, with the warning line printed);
 #   EFFICIENCY=ON: every point's "efficiency" block (overhead per step and per bucket, paired
@@ -47,6 +48,10 @@ if(NOT n EQUAL POINTS)
 endif()
 string(JSON repeat GET "${doc}" context repeat)
 string(JSON steps GET "${doc}" context steps)
+string(JSON min_seconds ERROR_VARIABLE no_min_seconds GET "${doc}" context min_seconds)
+if(no_min_seconds)
+  set(min_seconds 0)
+endif()
 math(EXPR last "${n} - 1")
 foreach(i RANGE ${last})
   string(JSON p GET "${doc}" points ${i})
@@ -56,7 +61,14 @@ foreach(i RANGE ${last})
   endforeach()
   string(JSON mn GET "${p}" measured_step_time n)
   math(EXPR want "${repeat} * ${steps}")
-  if(NOT mn EQUAL want)
+  if(min_seconds GREATER 0)
+    # --min-seconds: each run measures from --steps up to 20x as many steps.
+    math(EXPR most "${want} * 20")
+    if(mn LESS want OR mn GREATER most)
+      message(FATAL_ERROR "point ${i}: ${mn} measured steps, expected ${want}..${most} "
+                          "(repeat x steps, at most 20x with --min-seconds)")
+    endif()
+  elseif(NOT mn EQUAL want)
     message(FATAL_ERROR "point ${i}: ${mn} measured steps, expected ${want} (repeat x steps)")
   endif()
   # The run-to-run spread of every step quantity: one median per repetition, min <= median <=

@@ -15,6 +15,9 @@ struct Options {
   bool calibrate = false;
   bool recalibrate_each = false;  ///< --recalibrate-each: a fresh calibration per repetition
   int steps = 0;
+  /// --min-seconds (--runner torch): each run measures at least this many seconds of steps
+  /// (calibrate/torch/step_loop.py measured_step_count); < 0: kTorchMinSeconds
+  double min_seconds = -1;
   int repeat = 1;
   bool efficiency = false;
   std::string netns_launch;
@@ -32,6 +35,18 @@ struct Options {
   /// profile holds a torch section (and --calibrate does not add one)
   bool no_torch_calibration = false;
 };
+
+/// --min-seconds' default: ten 50 ms steps are half a second, and one slow half-second of this
+/// machine moved such a run's median by 8-32% (results/VALIDATION.md); three seconds hold six
+/// such episodes' worth of steps.
+inline constexpr double kTorchMinSeconds = 3.0;
+
+/// The seconds of steps each torch-runner run measures at least (0 for ddpsim-exec, which
+/// measures exactly --steps).
+inline double min_seconds(const Options& o) {
+  if (o.runner != "torch") return 0;
+  return o.min_seconds >= 0 ? o.min_seconds : kTorchMinSeconds;
+}
 
 /// argv prefix that runs a child on `ranks` ranks: nothing (the child launches its own local
 /// ranks), or netns-launch.sh, one rank per network namespace.

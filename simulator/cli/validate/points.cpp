@@ -322,6 +322,10 @@ void measure(const Options& o, Point& p, std::size_t i, bool independent, int st
         std::to_string(steps), std::string("--out"), exec_out.string()}) {
     argv.push_back(a);
   }
+  if (min_seconds(o) > 0) {
+    argv.push_back("--min-seconds");
+    argv.push_back(json(min_seconds(o)).dump());
+  }
   if (independent) argv.push_back("--independent");
   run_child(argv, tmp / ("exec-" + tag + ".log"));
   const json doc = model::read_json_file(exec_out.string());

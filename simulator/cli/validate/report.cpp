@@ -100,8 +100,11 @@ std::string markdown(const json& doc) {
         doc["context"].value("date", std::string("?")) + ", load average before/after " +
         doc["context"]["load_average"].get<std::string>() + " / " +
         doc["context"]["load_average_after"].get<std::string>() + "; " +
-        std::to_string(doc["context"]["steps"].get<int>()) + " steps x " +
-        std::to_string(doc["context"]["repeat"].get<int>()) +
+        std::to_string(doc["context"]["steps"].get<int>()) + " steps" +
+        (doc["context"].value("min_seconds", 0.0) > 0
+             ? " (at least " + json(doc["context"]["min_seconds"]).dump() + " s)"
+             : std::string()) +
+        " x " + std::to_string(doc["context"]["repeat"].get<int>()) +
         " repetitions per point; errors (predicted - measured) / measured, analytic (event).\n\n";
   md +=
       "| point | step pred ms | step meas ms | step err | step spread | fwd err | bwd err | opt "

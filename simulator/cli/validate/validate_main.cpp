@@ -5,7 +5,8 @@
 //   ddpsim-validate SCENARIO.json [--nproc N] [--profile P]... [--calibrate] [--steps S]
 //                   [--repeat R] [--recalibrate-each] [--efficiency] [--netns-launch SCRIPT]
 //                   [--out F] [--markdown M]
-//   ddpsim-validate SCENARIO.json --runner torch [...]   (real PyTorch DDP: torch_runner.hpp)
+//   ddpsim-validate SCENARIO.json --runner torch [--min-seconds S] [...]   (real PyTorch DDP:
+//                   torch_runner.hpp; every run measures at least S seconds of steps, default 3)
 //   ddpsim-validate SCENARIO.json --backend cuda [--runner torch] [--profile GPU.json] [--steps S]
 //                   [--out F]  (its GPT-2 on one GPU, by ddpsim-exec or PyTorch:
 //                   cuda_validation.hpp)
@@ -90,6 +91,11 @@ int run(const Options& o) {
     throw InputError(o.netns_launch, "", "a readable netns-launch.sh", "missing");
   }
   const bool torch = o.runner == "torch";
+  if (!torch && o.min_seconds >= 0) {
+    throw UnsupportedError(
+        "--min-seconds lengthens the torch runner's runs (--runner torch); ddpsim-exec "
+        "measures exactly --steps");
+  }
   if (torch && !o.netns_launch.empty()) {
     throw UnsupportedError(
         "--runner torch runs its ranks on this host; --netns-launch is for "
@@ -179,8 +185,9 @@ int run(const Options& o) {
     for (std::size_t i = 0; i < points.size(); ++i) {
       std::cerr << "repetition " << rep + 1 << "/" << repeat << ", point " << i + 1 << "/"
                 << points.size() << " " << label_text(points[i].label, points[i].ranks) << ": "
-                << (torch ? "PyTorch DDP" : "ddpsim-exec") << " (" << steps << " steps)"
-                << (o.efficiency ? " x2" : "") << "...\n";
+                << (torch ? "PyTorch DDP" : "ddpsim-exec") << " (" << steps << " steps"
+                << (min_seconds(o) > 0 ? ", at least " + json(min_seconds(o)).dump() + " s" : "")
+                << ")" << (o.efficiency ? " x2" : "") << "...\n";
       const bool indep_first = o.efficiency && rep % 2 == 1;
       if (indep_first) measure(o, points[i], i, true, steps, exec, tmp.path);
       measure(o, points[i], i, false, steps, exec, tmp.path);
@@ -217,6 +224,7 @@ int run(const Options& o) {
   doc["context"]["load_average_after"] = load_after;
   doc["context"]["nproc"] = o.nproc > 0 ? json(o.nproc) : json("per point (cluster.gpus)");
   doc["context"]["steps"] = steps;
+  if (torch) doc["context"]["min_seconds"] = min_seconds(o);
   doc["context"]["repeat"] = repeat;
   doc["context"]["recalibrate_each"] = o.recalibrate_each;
   if (o.recalibrate_each) {
@@ -282,6 +290,11 @@ int run_main(int argc, char** argv) {
   app.add_flag("--calibrate", o.calibrate, "always calibrate (ddpsim-calibrate --quick)");
   app.add_option("--steps", o.steps, "measured steps per run (default: simulation.steps)")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--min-seconds", o.min_seconds,
+                 "with --runner torch: every run measures more than --steps steps when they "
+                 "would take less than this many seconds (at most 20x --steps; default 3, 0: "
+                 "exactly --steps)")
+      ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--repeat", o.repeat,
                  "runs per point, round-robin over the points; medians pool every run's steps "
                  "(default 1)")
