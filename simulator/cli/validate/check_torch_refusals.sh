@@ -69,6 +69,10 @@ expect 2 'precision amp_fp16.*amp_bf16' \
   "$(cuda_scenario cuda-sdpa 's/"attention": "eager"/"attention": "sdpa"/; s/"fused"/"foreach"/')"
 expect 2 "attention 'flash'.*eager" \
   "$(cuda_scenario cuda-flash 's/"attention": "eager"/"attention": "flash"/; s/"fused"/"foreach"/')"
+args="--backend cuda --min-seconds 1"  # one GPU run of exactly --steps
+expect 2 'does not go with.*--min-seconds' "$(cuda_scenario cuda-min-seconds 's/x/x/')"
+args="--min-seconds -1"
+expect 2 'min-seconds' "$(scenario negative-seconds 's/x/x/')"
 args=""
 
 # No torch: a python3 that cannot import it (-S: no site-packages) — exit 1, what to install.

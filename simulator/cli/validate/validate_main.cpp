@@ -352,10 +352,12 @@ int run_main(int argc, char** argv) {
                                "--extrapolate alone (it extrapolates a traced job)");
     }
     if (o.backend == "cuda") {
-      if (!o.traces.empty() || o.repeat != 1 || o.efficiency || !o.points_dir.empty()) {
+      if (!o.traces.empty() || o.repeat != 1 || o.efficiency || !o.points_dir.empty() ||
+          o.min_seconds >= 0) {
         throw ddpsim::UnsupportedError(
-            "--backend cuda runs ddpsim-exec (or, --runner torch, PyTorch) once on one GPU; it "
-            "does not go with --trace, --repeat, --efficiency or --points-dir");
+            "--backend cuda runs ddpsim-exec (or, --runner torch, PyTorch) once on one GPU for "
+            "exactly --steps; it does not go with --trace, --repeat, --efficiency, --points-dir "
+            "or --min-seconds");
       }
       return ddpsim::validate::run_cuda_validation(o);
     }
