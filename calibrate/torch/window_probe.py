@@ -10,8 +10,10 @@ backward ran no slower).
       --reps 15 [--out probe.json]
 
 --nproc ranks (default 2), one torch thread each, gloo over loopback, every rank doing the same
-at the same time (as torch_calibrate.py measures). The compute is W ms of (32 x 512) @ (512 x
-1024) matrix products (the count per window from a timed run of 200 of them). Per size and
+at the same time (as torch_calibrate.py measures). The compute is the backward of W ms of
+(32 x 512) @ (512 x 1024) products (their count per window from a timed backward of 200): run
+by the autograd engine with the GIL released, as DDP's backward runs, so that the all-reduce's
+completion callback is not held behind the compute's Python. Per size and
 window, --reps times each, round-robin: the compute alone, one all-reduce alone (synchronous),
 and the all-reduce launched (async_op=True) right before the compute, its end taken in the
 future's callback. Rank 0's medians, and from them:
@@ -63,15 +65,25 @@ def _rank(rank, world, port, a):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world)
-    lhs, rhs = torch.randn(32, 512), torch.randn(512, 1024)
+    lhs = torch.randn(32, 512)
+    weight = torch.randn(512, 1024, requires_grad=True)
 
-    def compute(n):
-        for _ in range(n):
-            torch.mm(lhs, rhs)
+    def graph(n):
+        """n products lhs @ weight summed: their backward (n weight gradients accumulated) is
+        the window, built beforehand, untimed."""
+        return torch.stack([torch.mm(lhs, weight).sum() for _ in range(n)]).sum()
 
-    compute(20)
+    def compute(loss):
+        # The autograd engine runs the backward in C++ with the GIL released, as DDP's backward
+        # does, so the all-reduce's Python completion callback need not wait for the compute's
+        # Python to yield the interpreter.
+        loss.backward()
+        weight.grad = None
+
+    compute(graph(20))
+    loss = graph(200)
     t = _now()
-    compute(200)
+    compute(loss)
     per_ms = (_now() - t) / 200 / 1e6
     rows = []
     for mib in a.sizes_mib:
@@ -82,14 +94,16 @@ def _rank(rank, world, port, a):
             n = max(1, round(w / per_ms))
             ca, aa, cb, ae = [], [], [], []
             for _ in range(a.reps):
+                loss = graph(n)
                 dist.barrier()
                 t = _now()
-                compute(n)
+                compute(loss)
                 ca.append((_now() - t) / 1e6)
                 dist.barrier()
                 t = _now()
                 dist.all_reduce(x)
                 aa.append((_now() - t) / 1e6)
+                loss = graph(n)
                 dist.barrier()
                 end = [0]
 
@@ -99,7 +113,7 @@ def _rank(rank, world, port, a):
 
                 t = _now()
                 fut = dist.all_reduce(x, async_op=True).get_future().then(done)
-                compute(n)
+                compute(loss)
                 tc = _now()
                 fut.wait()
                 cb.append((tc - t) / 1e6)
