@@ -31,7 +31,6 @@ import os
 import socket
 import statistics
 import sys
-import time
 
 import torch
 import torch.distributed as dist
@@ -39,10 +38,7 @@ import torch.multiprocessing as mp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_results import write_atomic  # noqa: E402
-
-
-def _now():
-    return time.perf_counter_ns()
+from timed_hooks import now_ns as _now  # noqa: E402
 
 
 def derived(compute_alone, all_reduce_alone, compute_beside, all_reduce_end):
