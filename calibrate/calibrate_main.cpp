@@ -40,10 +40,10 @@
 #include "calibrate/torch_calibration.hpp"
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
-#include "model/kineto_import.hpp"
-#include "model/measurement_import.hpp"
-#include "model/profile.hpp"
-#include "model/scenario.hpp"
+#include "model/imports/kineto_import.hpp"
+#include "model/imports/measurement_import.hpp"
+#include "model/profile/profile.hpp"
+#include "model/scenario/scenario.hpp"
 
 namespace {
 

@@ -20,10 +20,10 @@
 #include "calibrate/timing.hpp"
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
-#include "model/machine_fingerprint.hpp"
-#include "model/profile.hpp"
+#include "model/profile/machine_fingerprint.hpp"
+#include "model/profile/profile.hpp"
 #include "model/run_context.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #ifdef DDPSIM_HAVE_CUDA
 #include "calibrate/gpu_kernels.hpp"
 #endif
@@ -217,10 +217,10 @@ void write_profile(const Run& r, const Measured& m) {
   }
 #endif
   if (!m.comm_backend.empty()) doc["context"]["libraries"][m.comm_backend] = m.comm_version;
-  // Which machine measured (model/machine_fingerprint.hpp), with the versions of the libraries
-  // this run actually loaded: OpenBLAS's own build string, the collective library's version.
-  // Only the libraries this backend measures with: a CPU profile names no CUDA/NCCL (which a
-  // machine may then lack or update), a CUDA one no Gloo.
+  // Which machine measured (model/profile/machine_fingerprint.hpp), with the versions of the
+  // libraries this run actually loaded: OpenBLAS's own build string, the collective library's
+  // version. Only the libraries this backend measures with: a CPU profile names no CUDA/NCCL (which
+  // a machine may then lack or update), a CUDA one no Gloo.
   doc["machine"] = model::to_json(model::probe_machine());
   json& libs = doc["machine"]["libraries"];
   for (const char* l : o.backend == "cuda" ? std::vector<const char*>{"gloo"}

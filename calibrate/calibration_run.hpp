@@ -1,6 +1,6 @@
 // calibration_run.hpp: `ddpsim-calibrate` without a subcommand, i.e. a calibration run that
-// measures this machine and writes a profile (model/profile.hpp); calibrate_main.cpp parses the
-// command line into RunOptions and calls run_calibration.
+// measures this machine and writes a profile (model/profile/profile.hpp); calibrate_main.cpp parses
+// the command line into RunOptions and calls run_calibration.
 //
 // A run, in order: memory bandwidth (CPU: rank 0 alone, then every rank at once), the GEMMs of
 // the plan (the scenario's, else the standard grid; on the CPU three passes, the middle median

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "calibrate/cpu_kernels.hpp"
-#include "model/profile.hpp"
+#include "model/profile/profile.hpp"
 #ifdef DDPSIM_HAVE_CUDA
 #include "calibrate/gpu_kernels.hpp"
 #endif

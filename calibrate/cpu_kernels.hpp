@@ -15,7 +15,7 @@
 #include <string>
 
 #include "calibrate/timing.hpp"
-#include "model/workload.hpp"
+#include "model/workload/workload.hpp"
 
 namespace ddpsim::calib {
 

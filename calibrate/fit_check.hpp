@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "model/profile.hpp"
+#include "model/profile/profile.hpp"
 
 namespace ddpsim::calib {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "model/scenario.hpp"
-#include "model/workload.hpp"
+#include "model/scenario/scenario.hpp"
+#include "model/workload/workload.hpp"
 
 namespace ddpsim::calib {
 

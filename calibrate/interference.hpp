@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/comm/communicator.hpp"
-#include "model/workload.hpp"
+#include "model/workload/workload.hpp"
 
 namespace ddpsim::calib {
 

@@ -16,10 +16,10 @@
 
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
-#include "model/profile.hpp"
+#include "model/profile/profile.hpp"
 #include "model/run_context.hpp"
-#include "model/scenario.hpp"
-#include "model/torch_workload.hpp"
+#include "model/scenario/scenario.hpp"
+#include "model/scenario/torch_workload.hpp"
 
 #ifndef DDPSIM_TORCH_PYTHON_EXECUTABLE
 #define DDPSIM_TORCH_PYTHON_EXECUTABLE ""

@@ -2,7 +2,7 @@
 // optimizer step and torch's own gloo all-reduce timed through PyTorch
 // (calibrate/torch/torch_calibrate.py under the python that imports torch), written into the
 // profile's "torch" section, so that `ddpsim validate --runner torch` predicts what the user's
-// PyTorch job pays (simulator/torch_costs.hpp).
+// PyTorch job pays (simulator/measured/torch_costs.hpp).
 //
 // The profile (--out, default results/profile-<host>.json) must already hold this machine's CPU
 // calibration (ddpsim-calibrate --backend cpu): the torch section completes it and replaces an

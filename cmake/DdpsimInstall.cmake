@@ -1,7 +1,8 @@
 # What `cmake --install <build> --prefix P` puts where (GNUInstallDirs):
 #   P/lib/libddpsim_model.a, libddpsim_simulator.a   the core libraries (ddpsim::model, ::simulator)
-#   P/include/ddpsim/model/**.hpp, simulator/**.hpp  their headers: with P/include/ddpsim on the
-#                                                    include path, #include "model/scenario.hpp"
+#   P/include/ddpsim/model/, simulator/              their public headers (DDPSIM_PUBLIC_HEADERS):
+#                                                    with P/include/ddpsim on the include path,
+#                                                    #include "simulator/run.hpp"
 #   P/lib/cmake/ddpsim/                              find_package(ddpsim): the two targets and the
 #                                                    dependencies their interface needs
 #   P/bin/ddpsim, P/bin/ddpsim-<verb>                every program of this build (git-style
@@ -21,14 +22,42 @@ install(TARGETS ddpsim_model ddpsim_simulator EXPORT ddpsimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
-# Whole trees, so headers that move or new subfolders (detail/, event/, ...) need no edit here.
-# simulator/cli/ is the ddpsim program's own code, not the library's.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/model/
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ddpsim/model
-        FILES_MATCHING PATTERN "*.hpp")
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/simulator/
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ddpsim/simulator
-        FILES_MATCHING PATTERN "*.hpp" PATTERN "cli" EXCLUDE)
+# An explicit public header set: the run API (simulator/run.hpp), the results document
+# (simulator/report.hpp), scenario loading (model/scenario/scenario.hpp), the typed errors a
+# caller catches (model/error.hpp), and every header those include, so that they compile. The
+# rest (detail/, the engines' and the front-ends' internals) is not installed. tests/install
+# checks that every installed header includes only installed ones and that none is under
+# detail/; a new include in one of these headers must be added here.
+set(DDPSIM_PUBLIC_HEADERS
+  model/error.hpp
+  model/units.hpp
+  model/collective_op.hpp
+  model/workload/workload.hpp
+  model/workload/bucketing.hpp
+  model/hardware/hardware.hpp
+  model/hardware/cluster.hpp
+  model/profile/alpha_beta_fit.hpp
+  model/profile/profile.hpp
+  model/scenario/reliability.hpp
+  model/scenario/scenario.hpp
+  simulator/collectives/collective.hpp
+  simulator/prediction/goodput.hpp
+  simulator/prediction/memory.hpp
+  simulator/prediction/prediction.hpp
+  simulator/analytic/comm_hooks.hpp
+  simulator/analytic/step_plan.hpp
+  simulator/analytic/analytic.hpp
+  simulator/event/engine.hpp
+  simulator/event/contention.hpp
+  simulator/event/simulate.hpp
+  simulator/planner.hpp
+  simulator/report.hpp
+  simulator/run.hpp)
+foreach(header IN LISTS DDPSIM_PUBLIC_HEADERS)
+  get_filename_component(dir ${header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${header}
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ddpsim/${dir})
+endforeach()
 
 # Every program named ddpsim or ddpsim-<verb> that this configuration builds.
 ddpsim_project_targets(DDPSIM_INSTALLED_PROGRAMS ${PROJECT_SOURCE_DIR} EXECUTABLE "^ddpsim(-.+)?$")

@@ -1,9 +1,9 @@
 // collective_op.hpp: the collectives ddpsim speaks of, one vocabulary for the whole project: the
-// cost model (simulator/collective.hpp), the planned communications of a step
-// (simulator/prediction.hpp's BucketTiming::kind), calibration profiles (model/profile.hpp),
-// nccl-tests imports and the calibration sweeps (calibrate/comm). Names and bus-bandwidth
-// factors are nccl-tests' (its PERFORMANCE.md: busbw = algbw x factor, the bytes the busiest
-// link moves per byte of the collective).
+// cost model (simulator/collectives/collective.hpp), the planned communications of a step
+// (simulator/prediction/prediction.hpp's BucketTiming::kind), calibration profiles
+// (model/profile/profile.hpp), nccl-tests imports and the calibration sweeps (calibrate/comm).
+// Names and bus-bandwidth factors are nccl-tests' (its PERFORMANCE.md: busbw = algbw x factor, the
+// bytes the busiest link moves per byte of the collective).
 //
 //   double bus = algbw * model::busbw_factor(CollectiveOp::kAllReduce, 8);   // x 1.75
 //   std::optional<CollectiveOp> op = model::parse_collective_op("all_gather");

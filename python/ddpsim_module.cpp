@@ -24,7 +24,7 @@
 #include <string>
 
 #include "model/error.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/planner.hpp"
 #include "simulator/run.hpp"
 

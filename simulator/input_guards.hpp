@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "model/scenario.hpp"
-#include "simulator/step_plan.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/step_plan.hpp"
 
 namespace ddpsim::sim {
 

@@ -8,8 +8,8 @@
 
 #include "model/error.hpp"
 #include "model/units.hpp"
-#include "simulator/fsdp2.hpp"
-#include "simulator/memory.hpp"
+#include "simulator/prediction/fsdp2.hpp"
+#include "simulator/prediction/memory.hpp"
 #include "simulator/report.hpp"
 
 namespace ddpsim::sim {
@@ -67,8 +67,8 @@ model::Scenario with_improved_figure(const model::Scenario& s, const std::string
     for (auto& [dtype, flops] : h.gpu.peak_flops) flops *= 1.1;
     h.gpu.tf32_peak_flops *= 1.1;
     // Fused attention runs at the measured kernel rates where the preset has them
-    // (simulator/kernel_rates.cpp), not at a fraction of the peak: a faster GPU speeds those up
-    // too.
+    // (simulator/analytic/kernel_rates.cpp), not at a fraction of the peak: a faster GPU speeds
+    // those up too.
     for (auto& b : h.gpu.attention_benchmarks) {
       for (double& f : b.flops_per_s) f *= 1.1;
     }

@@ -23,8 +23,8 @@
 // so in a warning; a deadline_hours or budget_usd without a target is an InputError naming
 // /training/target (they bound the time to train, which needs steps to target). With a
 // "reliability" section every time (and so GPU-hours and cost) is the failure-free one / ETTR
-// (simulator/goodput.hpp): failures and checkpoints, whose cost grows with the node count, can
-// make a smaller cluster the better one.
+// (simulator/prediction/goodput.hpp): failures and checkpoints, whose cost grows with the node
+// count, can make a smaller cluster the better one.
 //
 // Pareto front over the feasible points on (time, GPU-hours): a point is on it unless another is
 // at least as good in both and strictly better in one. Points equal in both keep the first in
@@ -47,8 +47,8 @@
 #include <string>
 #include <vector>
 
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
 
 namespace ddpsim::sim {
 

@@ -35,7 +35,8 @@ json context_json(const std::string& engine) {
 
 namespace {
 
-// The "goodput" object of a result (simulator/goodput.hpp): what failures and checkpoints cost.
+// The "goodput" object of a result (simulator/prediction/goodput.hpp): what failures and
+// checkpoints cost.
 json goodput_json(const Goodput& g) {
   return {{"job_mtbf_s", g.job_mtbf_s},
           {"mtbf_source", g.mtbf_source},
@@ -132,7 +133,7 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
   }
   r["buckets"] = std::move(buckets);
   if (p.contention) {
-    // simulation.network "flow" (simulator/contention.hpp): which collectives links slowed.
+    // simulation.network "flow" (simulator/event/contention.hpp): which collectives links slowed.
     const ContentionSummary& c = *p.contention;
     r["contention"] = {{"network", "flow"},
                        {"background_traffic", c.background_traffic},

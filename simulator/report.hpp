@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "model/scenario.hpp"
-#include "simulator/prediction.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/prediction/prediction.hpp"
 
 namespace ddpsim::sim {
 

@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "model/error.hpp"
+#include "simulator/event/trace.hpp"
 #include "simulator/input_guards.hpp"
 #include "simulator/report.hpp"
-#include "simulator/trace.hpp"
 
 namespace ddpsim::sim {
 

@@ -37,8 +37,8 @@
 #include <string>
 #include <vector>
 
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
 #include "simulator/event/simulate.hpp"
 #include "simulator/planner.hpp"
 

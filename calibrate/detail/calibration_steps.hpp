@@ -3,7 +3,7 @@
 //
 // Every rank runs every step with the same Run: a step's barriers (Run::sync) are therefore
 // reached by all ranks in the same order, and only rank 0 (Run::lead) keeps rows, adds notes
-// and prints progress (stderr, "calibrate: ..."). Row formats are model/profile.hpp's.
+// and prints progress (stderr, "calibrate: ..."). Row formats are model/profile/profile.hpp's.
 //
 //   Run r(options);                          // then rank, world, device, t, sync
 //   json bandwidth = measure_bandwidth(r);   // 1.
@@ -19,7 +19,7 @@
 #include "calibrate/calibration_run.hpp"
 #include "calibrate/gemm_plan.hpp"
 #include "calibrate/timing.hpp"
-#include "model/workload.hpp"
+#include "model/workload/workload.hpp"
 #ifdef DDPSIM_HAVE_GLOO
 #include "calibrate/comm/communicator.hpp"
 #include "calibrate/comm/rank.hpp"

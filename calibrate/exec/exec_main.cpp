@@ -28,7 +28,7 @@
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
 #include "model/run_context.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 
 namespace {
 

@@ -39,7 +39,7 @@
 #include "calibrate/exec/mlp_network.hpp"
 #include "calibrate/exec/network.hpp"
 #include "calibrate/exec/reducer.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 
 namespace ddpsim::exec {
 
@@ -126,7 +126,7 @@ std::int64_t mem_available_bytes();
 
 /// What one rank measured; times are steady_clock nanoseconds (shared by the processes of a host).
 struct Span {
-  int stream = 1;  ///< 1 compute, 2 communication (simulator/trace.hpp's tids)
+  int stream = 1;  ///< 1 compute, 2 communication (simulator/event/trace.hpp's tids)
   int step = 0;
   std::string name, layer;
   std::int64_t bytes = -1;

@@ -31,7 +31,7 @@
 
 #include "calibrate/comm/communicator.hpp"
 #include "calibrate/exec/network.hpp"
-#include "model/bucketing.hpp"
+#include "model/workload/bucketing.hpp"
 
 namespace ddpsim::exec {
 

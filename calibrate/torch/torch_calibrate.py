@@ -39,7 +39,7 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
     that decides its page faults differently), 10%-trimmed means of them all. ddpsim divides
     the overlap-off pass's occupancy by the all-reduce table's one-at-a-time times of the same
     buckets to get how much slower gloo runs inside the job than alone
-    (simulator/torch_costs.hpp).
+    (simulator/measured/torch_costs.hpp).
   - optimizer: opt.step(); opt.zero_grad(set_to_none=True), exactly as the runner's step runs it
     (torch.optim with the point's optimizer; torch 1.13's CPU default is the for-loop
     implementation), minor page faults counted (getrusage): the user's job pays them too.
@@ -56,9 +56,9 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
     own durations alone and those that started and ended inside the compute. compute_slowdown
     and all_reduce_slowdown are the ratios of the medians. Measured at 1 MiB, x4 up to and at
     --max-bytes ("by_size" rows; the top-level keys are the largest's): the slowdowns depend on
-    the size in flight, and ddpsim looks them up per bucket (simulator/torch_costs.hpp).
+    the size in flight, and ddpsim looks them up per bucket (simulator/measured/torch_costs.hpp).
 
-Output: the profile's "torch" section (model/profile_keys.cpp), written atomically; progress on
+Output: the profile's "torch" section (model/profile/profile_keys.cpp), written atomically; progress on
 stderr. Exit 0; 2 with one line for a point PyTorch cannot run here; 1 when a rank fails.
 """
 

@@ -1,6 +1,6 @@
 """The torch.nn.Module a ddpsim workload describes, built from ddpsim's own description.
 
-ddpsim-validate writes the scenario's workload (model/workload.hpp: every parameter tensor
+ddpsim-validate writes the scenario's workload (model/workload/workload.hpp: every parameter tensor
 with name, shape, layer and tied-to, every layer with its kind) to a JSON file beside the
 point; build_model() builds the PyTorch module from it and check_matches() proves that the
 module's named_parameters() are that list, in that order, with those shapes (tied tensors

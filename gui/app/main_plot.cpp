@@ -14,7 +14,7 @@
 #include "gui/models/scenario_document.hpp"
 #include "gui/models/sweep_engine.hpp"
 #include "model/error.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 
 int main(int argc, char** argv) {
   CLI::App cli{"ddpsim-plot: render a planner chart of a scenario to PNG or SVG (headless)"};

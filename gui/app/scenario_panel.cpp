@@ -18,8 +18,8 @@
 
 #include "gui/models/scenario_document.hpp"
 #include "model/paths.hpp"
-#include "model/scenario.hpp"
-#include "model/scenario_keys.hpp"
+#include "model/scenario/scenario.hpp"
+#include "model/scenario/scenario_keys.hpp"
 
 namespace ddpsim::gui {
 

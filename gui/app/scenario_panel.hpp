@@ -122,14 +122,15 @@ class ScenarioPanel : public QWidget {
   QDoubleSpinBox* m_deadline = nullptr;
   QDoubleSpinBox* m_budget = nullptr;
   QComboBox* m_objective = nullptr;
-  // FSDP2's knobs (parallelism.fsdp2, simulator/fsdp2.hpp), enabled with strategy fsdp2.
+  // FSDP2's knobs (parallelism.fsdp2, simulator/prediction/fsdp2.hpp), enabled with strategy fsdp2.
   QSpinBox* m_fsdp2Shard = nullptr;
   QComboBox* m_fsdp2Reshard = nullptr;
   QComboBox* m_fsdp2ParamDtype = nullptr;
   QComboBox* m_fsdp2ReduceDtype = nullptr;
   QCheckBox* m_fsdp2Sync = nullptr;
   QDoubleSpinBox* m_fsdp2Offload = nullptr;  ///< host memory GB/s; 0: no CPU offload
-  // Failures and checkpoints (the scenario's "reliability" section, simulator/goodput.hpp).
+  // Failures and checkpoints (the scenario's "reliability" section,
+  // simulator/prediction/goodput.hpp).
   QCheckBox* m_reliability = nullptr;
   QDoubleSpinBox* m_nodeMtbf = nullptr;
   QDoubleSpinBox* m_restart = nullptr;

@@ -6,7 +6,7 @@
 
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "model/schema.hpp"
 
 namespace ddpsim::gui {

@@ -7,10 +7,10 @@
 #include <set>
 
 #include "model/error.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/event/simulate.hpp"
-#include "simulator/memory.hpp"
 #include "simulator/planner.hpp"
+#include "simulator/prediction/memory.hpp"
 #include "simulator/report.hpp"
 
 namespace ddpsim::gui {

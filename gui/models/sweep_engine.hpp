@@ -8,7 +8,7 @@
 // knob of the scenario applies to it, as to `ddpsim predict --engine event`). Every point and view
 // catches ddpsim::Error on its own and keeps the message, so a strategy or engine this build does
 // not model shows its message instead of failing the sweep (memory falls back to
-// simulator/memory.hpp's estimate, which covers every strategy). No Qt here: the window,
+// simulator/prediction/memory.hpp's estimate, which covers every strategy). No Qt here: the window,
 // ddpsim-plot and the tests share it.
 //
 //   SweepRequest req;
@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "simulator/analytic.hpp"
+#include "simulator/analytic/analytic.hpp"
 #include "simulator/run.hpp"
 
 namespace ddpsim::gui {

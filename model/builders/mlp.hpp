@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model/workload.hpp"
+#include "model/workload/workload.hpp"
 
 namespace ddpsim::model {
 

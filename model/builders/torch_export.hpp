@@ -29,7 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model/workload.hpp"
+#include "model/workload/workload.hpp"
 
 namespace ddpsim::model {
 

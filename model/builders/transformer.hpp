@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "model/workload.hpp"
+#include "model/workload/workload.hpp"
 
 namespace ddpsim::model {
 

@@ -2,7 +2,7 @@
 
 A product is C[m, n] = A[m, k] @ B[k, n], `count` independent instances (2*m*n*k*count FLOPs),
 and `batch_dim` names the extent that holds the micro-batch ("m", "count", or None when it does
-not grow with the batch). The conventions are ddpsim's (model/workload.hpp):
+not grow with the batch). The conventions are ddpsim's (model/workload/workload.hpp):
   linear(x, W)       m = rows of x (every leading dim), n = out_features, k = in_features
   convNd(x, W)       the im2col view (model/builders/cnn.cpp): per group, m = N * output
                      positions, n = C_out / groups, k = C_in / groups * kernel volume

@@ -33,21 +33,21 @@
 #include <vector>
 
 #include "model/atomic_file.hpp"
-#include "model/deepspeed_import.hpp"
 #include "model/error.hpp"
-#include "model/scenario.hpp"
-#include "model/scenario_keys.hpp"
+#include "model/imports/deepspeed_import.hpp"
+#include "model/imports/torch_import.hpp"
+#include "model/scenario/scenario.hpp"
+#include "model/scenario/scenario_keys.hpp"
 #include "model/schema.hpp"
-#include "model/torch_import.hpp"
 #include "model/units.hpp"
-#include "simulator/collective.hpp"
-#include "simulator/fidelity.hpp"
-#include "simulator/lr_schedule.hpp"
+#include "simulator/collectives/collective.hpp"
+#include "simulator/fidelity/fidelity.hpp"
+#include "simulator/fidelity/published.hpp"
+#include "simulator/measured/trace_replay.hpp"
 #include "simulator/planner.hpp"
-#include "simulator/published.hpp"
+#include "simulator/prediction/lr_schedule.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
-#include "simulator/trace_replay.hpp"
 
 namespace {
 

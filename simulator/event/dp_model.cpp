@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "model/error.hpp"
-#include "model/profile.hpp"
+#include "model/profile/profile.hpp"
 #include "simulator/event/detail/model_common.hpp"
 
 namespace ddpsim::sim {

@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "model/error.hpp"
+#include "simulator/analytic/sharded.hpp"
 #include "simulator/event/detail/model_common.hpp"
-#include "simulator/sharded.hpp"
 
 namespace ddpsim::sim::event_detail {
 
 namespace {
 
-// A sharded strategy's steps (StepPlan::schedule, simulator/sharded.hpp). Every rank runs its
-// compute ops in order (per micro-batch the forward layers, then the backward layers in
+// A sharded strategy's steps (StepPlan::schedule, simulator/analytic/sharded.hpp). Every rank runs
+// its compute ops in order (per micro-batch the forward layers, then the backward layers in
 // reverse; then the optimizer); op g starts once the previous op has ended and every collective
 // that blocks g has ended. The collectives of the step (expand_schedule) run on FIFO
 // communication streams (one per communicator, ScheduledCollective::stream; all but FSDP2 use

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "model/error.hpp"
-#include "simulator/contention.hpp"
+#include "simulator/event/contention.hpp"
 #include "simulator/event/detail/dp_model.hpp"
 #include "simulator/event/detail/relaxed_model.hpp"
 #include "simulator/event/detail/sharded_model.hpp"

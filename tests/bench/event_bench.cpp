@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
 #include "simulator/event/engine.hpp"
 #include "simulator/event/simulate.hpp"
 

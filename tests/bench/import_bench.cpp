@@ -1,5 +1,5 @@
 // import_bench.cpp: time and memory of importing a large PyTorch profiler trace
-// (model/kineto_import.hpp), plain and gzip-compressed. Figures: results/BENCHMARKS.md.
+// (model/imports/kineto_import.hpp), plain and gzip-compressed. Figures: results/BENCHMARKS.md.
 //
 // The trace is written once per process into the temporary directory: `steps` ProfilerSteps of
 // a transformer-like step (a record_function region per layer, forward ops on the main thread
@@ -19,7 +19,7 @@
 #include <filesystem>
 #include <string>
 
-#include "model/kineto_import.hpp"
+#include "model/imports/kineto_import.hpp"
 
 namespace {
 

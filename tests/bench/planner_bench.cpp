@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
 #include "simulator/planner.hpp"
 
 namespace {

@@ -35,9 +35,9 @@
 #include "calibrate/cpu_kernels.hpp"
 #include "calibrate/fit_check.hpp"
 #include "calibrate/gemm_plan.hpp"
-#include "model/profile.hpp"
-#include "model/profile_hardware.hpp"
-#include "model/scenario.hpp"
+#include "model/profile/profile.hpp"
+#include "model/profile/profile_hardware.hpp"
+#include "model/scenario/scenario.hpp"
 
 namespace {
 

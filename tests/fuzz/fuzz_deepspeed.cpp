@@ -2,8 +2,8 @@
 // without a world size; and the same bytes as a PyTorch knobs file (ddpsim import torch).
 #include <cstdint>
 
-#include "model/deepspeed_import.hpp"
-#include "model/torch_import.hpp"
+#include "model/imports/deepspeed_import.hpp"
+#include "model/imports/torch_import.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

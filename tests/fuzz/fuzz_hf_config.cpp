@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "model/builders.hpp"
+#include "model/builders/builders.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,14 +1,14 @@
 // Fuzz target: a PyTorch profiler (Kineto) trace, read by the streaming SAX reader
-// (model/kineto_events.hpp) and imported (model/kineto_import.hpp): a section or a ddpsim::Error,
-// nothing else; the section must pass the profile's key table.
+// (model/imports/kineto_events.hpp) and imported (model/imports/kineto_import.hpp): a section or a
+// ddpsim::Error, nothing else; the section must pass the profile's key table.
 #include <cstdint>
 #include <sstream>
 #include <string>
 
-#include "model/kineto_events.hpp"
-#include "model/kineto_import.hpp"
-#include "model/measurement_import.hpp"
-#include "model/profile.hpp"
+#include "model/imports/kineto_events.hpp"
+#include "model/imports/kineto_import.hpp"
+#include "model/imports/measurement_import.hpp"
+#include "model/profile/profile.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

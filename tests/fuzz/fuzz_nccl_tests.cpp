@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "model/measurement_import.hpp"
-#include "model/profile.hpp"
+#include "model/imports/measurement_import.hpp"
+#include "model/profile/profile.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

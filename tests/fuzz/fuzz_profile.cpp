@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "model/profile.hpp"
-#include "model/profile_hardware.hpp"
+#include "model/profile/profile.hpp"
+#include "model/profile/profile_hardware.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 namespace {

@@ -4,8 +4,8 @@
 // -timeout catches hangs; inputs are capped at -max_len).
 #include <cstdint>
 
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
 #include "simulator/report.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 

@@ -14,9 +14,9 @@
 #include "gui/models/series.hpp"
 #include "gui/models/sweep_engine.hpp"
 #include "gui/models/sweep_runner.hpp"
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
-#include "simulator/memory.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
+#include "simulator/prediction/memory.hpp"
 
 using namespace ddpsim::gui;
 using json = nlohmann::json;
@@ -223,8 +223,8 @@ class ModelsTest : public QObject {
   }
 
   void everyStrategyGivesPointsOrMessages() {
-    // Every sharded strategy has a step model (simulator/sharded.hpp), so each point of the
-    // 1..16 GPU axis is a prediction, with one exception that must be a message, never a throw:
+    // Every sharded strategy has a step model (simulator/analytic/sharded.hpp), so each point of
+    // the 1..16 GPU axis is a prediction, with one exception that must be a message, never a throw:
     // fsdp_hybrid (HYBRID_SHARD) shards within a node, so 1, 2 and 4 GPUs (not a multiple of
     // gpus_per_node = 8) are refused naming /cluster/gpus_per_node, and the sweep goes on to 8
     // and 16. The timeline is simulated at the scenario's 8 GPUs, which every strategy runs.

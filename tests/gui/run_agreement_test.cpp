@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "gui/models/sweep_engine.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "tests/common/subprocess.hpp"
 
 using namespace ddpsim::gui;

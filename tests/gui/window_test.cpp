@@ -29,7 +29,7 @@
 #include "gui/app/recommendation_view.hpp"
 #include "gui/app/scenario_panel.hpp"
 #include "gui/app/timeline_view.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 
 using namespace ddpsim::gui;
 

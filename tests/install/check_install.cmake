@@ -3,8 +3,9 @@
 #  1. `cmake --install BUILD_DIR --prefix WORK/prefix` into a fresh prefix;
 #  2. the layout: both libraries, the CMake package, headers under include/ddpsim, every program
 #     of the build (PROGRAMS) in bin/, scenarios/ as share/ddpsim;
-#  3. the headers include only installed headers, and the exported targets carry no warning,
-#     sanitizer or source-tree setting, but do carry C++20 and the nlohmann JSON switches;
+#  3. the headers include only installed headers and none is under detail/, and the exported
+#     targets carry no warning, sanitizer or source-tree setting, but do carry C++20 and the
+#     nlohmann JSON switches;
 #  4. the installed copy of one model preset is broken (share/ddpsim/models/vgg16.json, wrong
 #     expected_params): a program that reads the installed presets rejects a scenario naming it
 #     with an error naming that file, one that reads the source tree's does not (the prefix lies
@@ -58,7 +59,7 @@ expect_exists(${libdir}/libddpsim_model.a ${libdir}/libddpsim_simulator.a
               ${libdir}/cmake/ddpsim/ddpsimConfig.cmake
               ${libdir}/cmake/ddpsim/ddpsimConfigVersion.cmake
               ${libdir}/cmake/ddpsim/ddpsimTargets.cmake
-              include/ddpsim/model/scenario.hpp include/ddpsim/simulator/analytic.hpp
+              include/ddpsim/model/scenario/scenario.hpp include/ddpsim/simulator/run.hpp
               share/ddpsim/default.json share/ddpsim/models/gpt2-xl.json
               share/ddpsim/hardware/dgx-h100.json
               share/ddpsim/data/published-measurements.json)
@@ -72,12 +73,15 @@ foreach(header IN LISTS headers)
   if(NOT header MATCHES "\\.hpp$")
     message(FATAL_ERROR "not a header under include/ddpsim: ${header}")
   endif()
+  if(header MATCHES "(^|/)detail/")
+    message(FATAL_ERROR "an internal header is installed: include/ddpsim/${header}")
+  endif()
   file(STRINGS ${prefix}/include/ddpsim/${header} includes REGEX "^#include \"")
   foreach(line IN LISTS includes)
     string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
     if(NOT EXISTS ${prefix}/include/ddpsim/${included})
       message(FATAL_ERROR "include/ddpsim/${header} includes \"${included}\", which is not "
-                          "installed (cmake/DdpsimInstall.cmake installs model/ and simulator/)")
+                          "installed (DDPSIM_PUBLIC_HEADERS in cmake/DdpsimInstall.cmake)")
     endif()
   endforeach()
 endforeach()

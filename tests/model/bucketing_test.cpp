@@ -1,6 +1,6 @@
 // PyTorch DDP bucket assignment on a toy model whose boundaries are worked out by hand from
 // the rules in torch/nn/parallel/distributed.py and c10d's compute_bucket_assignment_by_size.
-#include "model/bucketing.hpp"
+#include "model/workload/bucketing.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,8 @@
-// Tests of the cluster graph and the collective bandwidths derived from it (model/cluster.hpp).
-// Every expected value is derived by hand in the comment above it from the link rates typed in
-// here: busbw = min over links of channels * bandwidth / ring hops crossing the link.
-#include "model/cluster.hpp"
+// Tests of the cluster graph and the collective bandwidths derived from it
+// (model/hardware/cluster.hpp). Every expected value is derived by hand in the comment above it
+// from the link rates typed in here: busbw = min over links of channels * bandwidth / ring hops
+// crossing the link.
+#include "model/hardware/cluster.hpp"
 
 #include <gtest/gtest.h>
 

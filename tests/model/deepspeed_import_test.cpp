@@ -1,7 +1,7 @@
 // DeepSpeed config import: DeepSpeed's batch rule with hand-computed numbers, the key mapping,
 // and bad inputs (the message names the file and the JSON pointer); apply_import_patch. The
 // PyTorch knobs are torch_import_test.cpp's.
-#include "model/deepspeed_import.hpp"
+#include "model/imports/deepspeed_import.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 
 #include "model/error.hpp"
-#include "model/scenario.hpp"
-#include "model/scenario_keys.hpp"
+#include "model/scenario/scenario.hpp"
+#include "model/scenario/scenario_keys.hpp"
 #include "tests/model/import_test_helpers.hpp"
 
 namespace ddpsim::model {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "model/error.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 
 namespace ddpsim::model {
 namespace {

@@ -1,6 +1,6 @@
 // kineto_import_test.cpp: PyTorch profiler (Kineto) traces into a "layer_times" profile section
-// (model/kineto_import.hpp).
-#include "model/kineto_import.hpp"
+// (model/imports/kineto_import.hpp).
+#include "model/imports/kineto_import.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "model/error.hpp"
-#include "model/measurement_import.hpp"
-#include "model/profile.hpp"
-#include "model/scenario.hpp"
+#include "model/imports/measurement_import.hpp"
+#include "model/profile/profile.hpp"
+#include "model/scenario/scenario.hpp"
 #include "model/trace_file.hpp"
 
 namespace ddpsim::model {

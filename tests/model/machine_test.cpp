@@ -1,5 +1,5 @@
-// The machine fingerprint of a profile (model/machine_fingerprint.hpp) and the rule that says
-// whether a profile describes this machine (model/machine_match.hpp).
+// The machine fingerprint of a profile (model/profile/machine_fingerprint.hpp) and the rule that
+// says whether a profile describes this machine (model/profile/machine_match.hpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,9 +8,9 @@
 #include <string>
 
 #include "model/error.hpp"
-#include "model/machine_fingerprint.hpp"
-#include "model/machine_match.hpp"
-#include "model/profile.hpp"
+#include "model/profile/machine_fingerprint.hpp"
+#include "model/profile/machine_match.hpp"
+#include "model/profile/profile.hpp"
 
 namespace ddpsim::model {
 namespace {

@@ -1,6 +1,6 @@
 // measurement_import_test.cpp: nccl-tests logs and -J JSON into profile sections
-// (model/measurement_import.hpp); Kineto traces are kineto_import_test.cpp's.
-#include "model/measurement_import.hpp"
+// (model/imports/measurement_import.hpp); Kineto traces are kineto_import_test.cpp's.
+#include "model/imports/measurement_import.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "model/error.hpp"
-#include "model/profile.hpp"
-#include "model/scenario.hpp"
+#include "model/profile/profile.hpp"
+#include "model/scenario/scenario.hpp"
 
 namespace ddpsim::model {
 namespace {

@@ -24,11 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "model/alpha_beta_fit.hpp"
-#include "model/cluster.hpp"
 #include "model/error.hpp"
-#include "model/hardware.hpp"
-#include "model/hardware_io.hpp"
+#include "model/hardware/cluster.hpp"
+#include "model/hardware/hardware.hpp"
+#include "model/profile/alpha_beta_fit.hpp"
+#include "model/scenario/hardware_io.hpp"
 #include "model/units.hpp"
 
 namespace ddpsim::model {

@@ -1,7 +1,7 @@
-// profile_test.cpp: the calibration profile (model/profile.hpp): the piecewise alpha-beta fit,
-// strict parsing, the GEMM and collective lookups (detail/profile_lookup.hpp) and reading a
-// profile as hardware (model/profile_hardware.hpp).
-#include "model/profile.hpp"
+// profile_test.cpp: the calibration profile (model/profile/profile.hpp): the piecewise alpha-beta
+// fit, strict parsing, the GEMM and collective lookups (detail/profile_lookup.hpp) and reading a
+// profile as hardware (model/profile/profile_hardware.hpp).
+#include "model/profile/profile.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "model/alpha_beta_fit.hpp"
 #include "model/error.hpp"
-#include "model/machine_fingerprint.hpp"
-#include "model/profile_hardware.hpp"
-#include "model/scenario.hpp"
+#include "model/profile/alpha_beta_fit.hpp"
+#include "model/profile/machine_fingerprint.hpp"
+#include "model/profile/profile_hardware.hpp"
+#include "model/scenario/scenario.hpp"
 
 namespace ddpsim::model {
 namespace {

@@ -1,7 +1,7 @@
 // Scenario loading: presets, overrides, files by path, sweeps, and strict validation. Every key
 // of the schema gets a wrong-type case and (where a range exists) an out-of-range case,
 // generated from the key table so that a new key cannot be added without one.
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "model/error.hpp"
-#include "model/scenario_keys.hpp"
+#include "model/scenario/scenario_keys.hpp"
 #include "model/units.hpp"
 
 namespace ddpsim::model {

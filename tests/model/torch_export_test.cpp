@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-#include "model/bucketing.hpp"
 #include "model/error.hpp"
+#include "model/workload/bucketing.hpp"
 
 namespace ddpsim::model {
 namespace {

@@ -1,7 +1,7 @@
-// PyTorch DDP/FSDP knob import (model/torch_import.hpp): the DDP arguments one to one, FSDP's
-// strategies, prefetch and mixed precision, and bad inputs (the message names the file and the
-// JSON pointer).
-#include "model/torch_import.hpp"
+// PyTorch DDP/FSDP knob import (model/imports/torch_import.hpp): the DDP arguments one to one,
+// FSDP's strategies, prefetch and mixed precision, and bad inputs (the message names the file and
+// the JSON pointer).
+#include "model/imports/torch_import.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Workload basics: dtypes, GEMM shapes at a batch, the MLP builder's counts and FLOPs.
-#include "model/workload.hpp"
+#include "model/workload/workload.hpp"
 
 #include <gtest/gtest.h>
 

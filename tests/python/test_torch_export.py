@@ -27,7 +27,7 @@ Caps other than 1 MiB and the default are not compared: torch 1.13 keeps the 1 M
 bucket for every cap (Reducer::rebuild_buckets takes first_bucket_bytes_ =
 dist._DEFAULT_FIRST_BUCKET_BYTES, torch/nn/parallel/distributed.py:733-751), while ddpsim
 follows newer PyTorch, which uses it only when bucket_cap_mb is left at its default
-(model/bucketing.hpp); a 1 MiB cap makes the two rules the same.
+(model/workload/bucketing.hpp); a 1 MiB cap makes the two rules the same.
 """
 import json
 import os

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "model/error.hpp"
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
 #include "simulator/input_guards.hpp"
 #include "simulator/report.hpp"
 

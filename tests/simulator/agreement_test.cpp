@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
+#include "simulator/analytic/normal_order_stats.hpp"
 #include "simulator/event/simulate.hpp"
-#include "simulator/normal_order_stats.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {

@@ -1,14 +1,14 @@
 // The analytic step model on machines and models small enough to compute by hand.
-#include "simulator/analytic.hpp"
+#include "simulator/analytic/analytic.hpp"
 
 #include <gtest/gtest.h>
 
 #include <memory>
 
-#include "model/builders.hpp"
-#include "model/scenario.hpp"
+#include "model/builders/builders.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/normal_order_stats.hpp"
 #include "simulator/event/simulate.hpp"
-#include "simulator/normal_order_stats.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {

@@ -1,12 +1,12 @@
 // model::CollectiveOp cost formulas, each checked against a hand-computed value.
-#include "simulator/collective.hpp"
+#include "simulator/collectives/collective.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "model/cluster.hpp"
-#include "model/hardware_io.hpp"
+#include "model/hardware/cluster.hpp"
+#include "model/scenario/hardware_io.hpp"
 
 namespace ddpsim::sim {
 namespace {

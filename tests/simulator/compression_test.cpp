@@ -4,10 +4,10 @@
 
 #include <memory>
 
-#include "model/builders.hpp"
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
-#include "simulator/collective.hpp"
+#include "model/builders/builders.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
+#include "simulator/collectives/collective.hpp"
 #include "simulator/event/simulate.hpp"
 #include "tests/simulator/round_machine.hpp"
 

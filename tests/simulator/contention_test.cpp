@@ -1,7 +1,7 @@
-// Link contention in the event engine (simulation.network "flow", simulator/contention.hpp):
+// Link contention in the event engine (simulation.network "flow", simulator/event/contention.hpp):
 // slowdowns derived by hand on the round machine (latency 0, efficiency 1), and the event engine
 // with and without competing traffic.
-#include "simulator/contention.hpp"
+#include "simulator/event/contention.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "model/builders.hpp"
-#include "model/profile.hpp"
-#include "model/scenario.hpp"
+#include "model/builders/builders.hpp"
+#include "model/profile/profile.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/event/simulate.hpp"
 #include "tests/simulator/round_machine.hpp"
 

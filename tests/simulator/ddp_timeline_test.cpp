@@ -1,5 +1,6 @@
-// The analytic DDP layout (simulator/ddp_timeline.hpp) on a plan small enough to lay out by hand.
-#include "simulator/ddp_timeline.hpp"
+// The analytic DDP layout (simulator/analytic/ddp_timeline.hpp) on a plan small enough to lay out
+// by hand.
+#include "simulator/analytic/ddp_timeline.hpp"
 
 #include <gtest/gtest.h>
 

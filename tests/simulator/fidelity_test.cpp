@@ -1,6 +1,6 @@
 // The fidelity report: rows predicted through the run API in the row's unit, summaries by hand,
 // nccl-tests sweeps found by their fields, provenance flags, and strict errors on bad rows.
-#include "simulator/fidelity.hpp"
+#include "simulator/fidelity/fidelity.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "model/error.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/run.hpp"
 
 namespace ddpsim::sim {

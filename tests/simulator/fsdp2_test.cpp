@@ -1,9 +1,9 @@
-// FSDP2 (simulator/fsdp2.hpp): the volumes of the goals by hand (1.5x DDP with
+// FSDP2 (simulator/prediction/fsdp2.hpp): the volumes of the goals by hand (1.5x DDP with
 // reshard_after_forward=true, all-gather x1 with false, HSDP's all-reduce of 1/shard), exact step
 // times on the round machine (copy-out and copy-in kernels, the reduce-scatter waits, HSDP's
 // all-reduce on its own communicator), accumulation without gradient sync, the groups of each
 // `units` mode, the dtype rules, memory by hand, both engines agreeing, bad meshes.
-#include "simulator/fsdp2.hpp"
+#include "simulator/prediction/fsdp2.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "model/builders.hpp"
+#include "model/builders/builders.hpp"
+#include "model/builders/zoo.hpp"
 #include "model/error.hpp"
-#include "model/scenario.hpp"
-#include "model/zoo.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/sharded.hpp"
 #include "simulator/event/simulate.hpp"
-#include "simulator/memory.hpp"
-#include "simulator/sharded.hpp"
+#include "simulator/prediction/memory.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {

@@ -1,6 +1,6 @@
-// Goodput: failures and checkpoints (simulator/goodput.hpp), checked against hand-computed
-// values of Young's interval, Daly's ETTR and the checkpoint volumes per strategy.
-#include "simulator/goodput.hpp"
+// Goodput: failures and checkpoints (simulator/prediction/goodput.hpp), checked against
+// hand-computed values of Young's interval, Daly's ETTR and the checkpoint volumes per strategy.
+#include "simulator/prediction/goodput.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model/builders.hpp"
+#include "model/builders/builders.hpp"
 #include "model/error.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/planner.hpp"
-#include "simulator/prediction.hpp"
+#include "simulator/prediction/prediction.hpp"
 #include "simulator/run.hpp"
 
 namespace ddpsim::sim {

@@ -1,14 +1,14 @@
 // Kernel rates: tile and wave quantization of GEMMs, fused attention at its kernel's rate, each
 // by hand.
-#include "simulator/kernel_rates.hpp"
+#include "simulator/analytic/kernel_rates.hpp"
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
-#include "model/builders.hpp"
-#include "simulator/analytic.hpp"
+#include "model/builders/builders.hpp"
+#include "simulator/analytic/analytic.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {

@@ -1,6 +1,6 @@
 // Learning-rate scaling and Goyal et al.'s gradual warmup with hand-computed values; the break
 // point read from the published table; the batch-size warnings.
-#include "simulator/lr_schedule.hpp"
+#include "simulator/prediction/lr_schedule.hpp"
 
 #include <gtest/gtest.h>
 

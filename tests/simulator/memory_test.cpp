@@ -1,6 +1,6 @@
 // Per-GPU memory model: the ZeRO paper's Table 1 / Figure 1 cells, its Table 2 largest trainable
 // models on 32 GB V100s, and hand-computed breakdowns.
-#include "simulator/memory.hpp"
+#include "simulator/prediction/memory.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <set>
 #include <string>
 
-#include "model/builders.hpp"
+#include "model/builders/builders.hpp"
 
 namespace ddpsim::sim {
 namespace {

@@ -1,6 +1,6 @@
 // Link contention: max-min fair shares by hand, the fluid simulation by hand, and collectives
 // expanded into flows on the cluster graph, checked against collective.hpp's formulas.
-#include "simulator/network_flow.hpp"
+#include "simulator/collectives/network_flow.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "model/hardware_io.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/hardware_io.hpp"
+#include "model/scenario/scenario.hpp"
 #include "round_machine.hpp"
-#include "simulator/collective.hpp"
-#include "simulator/link_graph.hpp"
+#include "simulator/collectives/collective.hpp"
+#include "simulator/collectives/link_graph.hpp"
 
 namespace ddpsim::sim {
 namespace {

@@ -1,6 +1,7 @@
-// Order statistics of normal ranks (simulator/normal_order_stats.hpp) against reference values
-// (Python's statistics.NormalDist for the quantiles; the tables DESIGN.md quotes for E[max]).
-#include "simulator/normal_order_stats.hpp"
+// Order statistics of normal ranks (simulator/analytic/normal_order_stats.hpp) against reference
+// values (Python's statistics.NormalDist for the quantiles; the tables DESIGN.md quotes for
+// E[max]).
+#include "simulator/analytic/normal_order_stats.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model/builders.hpp"
+#include "model/builders/builders.hpp"
 #include "model/error.hpp"
-#include "model/scenario.hpp"
-#include "simulator/kernel_rates.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/kernel_rates.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {

@@ -10,8 +10,8 @@
 
 #include <string>
 
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
 #include "simulator/event/simulate.hpp"
 #include "simulator/run.hpp"
 

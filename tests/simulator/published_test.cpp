@@ -1,7 +1,7 @@
 // The published-reproduction table: every row of the file is either compared or listed as not
 // predicted, each comparison holds within the tolerance the unit tests assert (memory_test.cpp
 // for ZeRO, presets_test.cpp for the NCCL rows), and the JSON and Markdown agree.
-#include "simulator/published.hpp"
+#include "simulator/fidelity/published.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "model/builders.hpp"
-#include "model/hardware.hpp"
-#include "model/scenario.hpp"
-#include "simulator/sharded.hpp"
-#include "simulator/step_plan.hpp"
+#include "model/builders/builders.hpp"
+#include "model/hardware/hardware.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/sharded.hpp"
+#include "simulator/analytic/step_plan.hpp"
 
 namespace ddpsim::sim::fixtures {
 

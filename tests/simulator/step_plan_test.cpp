@@ -1,14 +1,14 @@
-// The pure pieces of a step plan (simulator/step_plan.hpp), by hand.
-#include "simulator/step_plan.hpp"
+// The pure pieces of a step plan (simulator/analytic/step_plan.hpp), by hand.
+#include "simulator/analytic/step_plan.hpp"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "model/bucketing.hpp"
-#include "model/builders.hpp"
-#include "model/scenario.hpp"
-#include "simulator/analytic.hpp"
+#include "model/builders/builders.hpp"
+#include "model/scenario/scenario.hpp"
+#include "model/workload/bucketing.hpp"
+#include "simulator/analytic/analytic.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {

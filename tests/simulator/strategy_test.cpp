@@ -1,6 +1,6 @@
-// The sharded strategies (simulator/sharded.hpp): volumes per step by hand, DeepSpeed's bucket,
-// slice and all-gather rules, ZeRO-2's n reduces, accumulation, HYBRID_SHARD's split, exact step
-// times on the round machine, analytic/event agreement for every strategy, bad inputs.
+// The sharded strategies (simulator/analytic/sharded.hpp): volumes per step by hand, DeepSpeed's
+// bucket, slice and all-gather rules, ZeRO-2's n reduces, accumulation, HYBRID_SHARD's split, exact
+// step times on the round machine, analytic/event agreement for every strategy, bad inputs.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -8,13 +8,13 @@
 #include <set>
 #include <string>
 
-#include "model/builders.hpp"
+#include "model/builders/builders.hpp"
+#include "model/builders/zoo.hpp"
 #include "model/error.hpp"
-#include "model/scenario.hpp"
-#include "model/zoo.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/sharded.hpp"
 #include "simulator/event/simulate.hpp"
-#include "simulator/sharded.hpp"
-#include "simulator/trace.hpp"
+#include "simulator/event/trace.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {

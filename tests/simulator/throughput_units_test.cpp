@@ -1,5 +1,5 @@
 // The unit conversions of published training rows, against values computed by hand.
-#include "simulator/throughput_units.hpp"
+#include "simulator/fidelity/throughput_units.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // torch_costs: the torch calibration's all-reduce table, gloo's two worker threads and the
 // workload match, with hand-computed values.
-#include "simulator/torch_costs.hpp"
+#include "simulator/measured/torch_costs.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 
 namespace ddpsim::sim {
 namespace {

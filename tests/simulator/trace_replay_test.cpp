@@ -1,7 +1,7 @@
 // trace_replay_test.cpp: a traced DDP job replayed through the run API with its measured costs
-// (simulator/trace_replay.hpp, step_plan.hpp apply_measured_costs), and the scenario drafted
-// from a trace.
-#include "simulator/trace_replay.hpp"
+// (simulator/measured/trace_replay.hpp, step_plan.hpp apply_measured_costs), and the scenario
+// drafted from a trace.
+#include "simulator/measured/trace_replay.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "model/error.hpp"
-#include "model/kineto_import.hpp"
-#include "model/scenario.hpp"
+#include "model/imports/kineto_import.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/run.hpp"
 
 namespace ddpsim::sim {

@@ -35,7 +35,7 @@ string(JSON opt GET "${doc}" torch workloads 0 job optimizer_s)
 string(JSON opt_off GET "${doc}" torch workloads 0 job_overlap_off optimizer_s)
 string(JSON job_buckets LENGTH "${doc}" torch workloads 0 job bucket_bytes)
 string(JSON job_occ GET "${doc}" torch workloads 0 job comm_occupancy_s)
-# The backward as the job computes it (simulator/torch_costs.hpp torch_job_backward_factor).
+# The backward as the job computes it (simulator/measured/torch_costs.hpp torch_job_backward_factor).
 string(JSON job_bwd_off GET "${doc}" torch workloads 0 job_overlap_off backward_s)
 if(job_buckets LESS 1 OR NOT job_occ GREATER 0 OR NOT job_bwd_off GREATER 0)
   message(FATAL_ERROR "torch job pass: ${job_buckets} buckets, occupancy ${job_occ} s, "

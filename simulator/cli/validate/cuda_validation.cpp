@@ -12,7 +12,7 @@
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
 #include "model/run_context.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/cli/validate/children.hpp"
 #include "simulator/cli/validate/profiles.hpp"
 #include "simulator/cli/validate/torch_runner.hpp"

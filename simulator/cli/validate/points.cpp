@@ -8,15 +8,15 @@
 #include <memory>
 #include <optional>
 
-#include "model/profile.hpp"
+#include "model/profile/profile.hpp"
 #include "simulator/cli/validate/children.hpp"
 #include "simulator/cli/validate/profiles.hpp"
 #include "simulator/cli/validate/report.hpp"
 #include "simulator/cli/validate/stats.hpp"
 #include "simulator/cli/validate/torch_runner.hpp"
+#include "simulator/measured/torch_costs.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
-#include "simulator/torch_costs.hpp"
 
 namespace ddpsim::validate {
 
@@ -152,9 +152,9 @@ namespace {
 
 // --runner torch with a profile that holds a torch calibration (ddpsim-calibrate --backend
 // torch): the point's layers, optimizer and bucket all-reduces as PyTorch measured them
-// (simulator/torch_costs.hpp). The buckets' sizes and ready times come from a first analytic
-// prediction with the measured compute (ready times do not depend on the collectives); each
-// bucket then costs torch's all-reduce of its size, at the two-in-flight rate when gloo's
+// (simulator/measured/torch_costs.hpp). The buckets' sizes and ready times come from a first
+// analytic prediction with the measured compute (ready times do not depend on the collectives);
+// each bucket then costs torch's all-reduce of its size, at the two-in-flight rate when gloo's
 // worker threads would run it beside another bucket, times how much slower gloo ran inside the
 // calibration's DDP job pass, and slowed while the backward runs (the contention). `torch` is the
 // section of the profile file `profile`; nullptr (the model's costs), with a warning, when it has

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/cli/validate/options.hpp"
-#include "simulator/prediction.hpp"
+#include "simulator/prediction/prediction.hpp"
 
 namespace ddpsim::validate {
 

@@ -6,8 +6,8 @@
 #include <iostream>
 #include <set>
 
-#include "model/machine_match.hpp"
-#include "model/profile.hpp"
+#include "model/profile/machine_match.hpp"
+#include "model/profile/profile.hpp"
 #include "model/run_context.hpp"
 #include "simulator/cli/validate/children.hpp"
 

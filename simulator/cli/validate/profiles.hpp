@@ -2,7 +2,7 @@
 // count of the sweep's points: a --profile measured on that many ranks (else the first given;
 // a warning line when it was measured on another machine), results/profile-<host>.json when it
 // was measured on that many ranks and on this machine (its fingerprint matches:
-// model/machine_match.hpp; otherwise it is never used and says so), else a fresh
+// model/profile/machine_match.hpp; otherwise it is never used and says so), else a fresh
 // `ddpsim-calibrate --backend cpu --quick --iters 15` of the scenario at that rank count, whose
 // collective sweep reaches the largest model's gradient bytes; a calibrated profile is kept
 // beside the output (OUT-profile.json, or OUT-profile-<N>ranks.json for several rank counts).
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/cli/validate/options.hpp"
 
 namespace ddpsim::validate {
@@ -34,7 +34,7 @@ std::map<int, ProfileChoice> choose_profiles(const Options& o, const model::Scen
                                              const std::string& out,
                                              const std::filesystem::path& tmp);
 
-/// How the profile at `profile_path` stands against this machine (model/machine_match.hpp):
+/// How the profile at `profile_path` stands against this machine (model/profile/machine_match.hpp):
 /// {"same_machine", "mismatches": [...], "warnings": [...]}, each difference described.
 nlohmann::json machine_json(const std::string& profile_path);
 

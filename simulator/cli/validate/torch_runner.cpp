@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "model/error.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/cli/validate/children.hpp"
 
 #ifndef DDPSIM_TORCH_PYTHON_EXECUTABLE

@@ -23,14 +23,14 @@
 #include <string>
 #include <vector>
 
-#include "model/scenario.hpp"
-#include "model/torch_workload.hpp"
+#include "model/scenario/scenario.hpp"
+#include "model/scenario/torch_workload.hpp"
 
 namespace ddpsim::validate {
 
 /// ddpsim's workload of scenario `s` in the form calibrate/torch/workload_model.py reads
-/// (model/torch_workload.hpp). Throws UnsupportedError for model forms the torch runner cannot
-/// build (presets, "layers").
+/// (model/scenario/torch_workload.hpp). Throws UnsupportedError for model forms the torch runner
+/// cannot build (presets, "layers").
 inline nlohmann::json workload_json(const model::Scenario& s) {
   return model::torch_workload_json(s);
 }

@@ -11,11 +11,11 @@
 
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/cli/validate/report.hpp"
+#include "simulator/measured/trace_replay.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
-#include "simulator/trace_replay.hpp"
 
 namespace ddpsim::validate {
 

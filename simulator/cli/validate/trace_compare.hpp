@@ -2,13 +2,14 @@
 // a scenario's prediction against the PyTorch profiler traces of the job it describes, with no
 // run of ours (the measurement is the user's).
 //
-// Each trace is imported (model/kineto_import.hpp: per-step means over its ProfilerSteps) and
-// the ranks are averaged (simulator/trace_replay.hpp TracedJob): step, forward, backward and
-// optimizer (the phases of GPU kernel time, or of CPU op time on a CPU trace), summed and exposed
-// communication (model/trace_comm.hpp). Every sweep point of the scenario is predicted by both
-// engines and by the replay, and compared row by row (report.hpp's rows: predicted - measured,
-// relative errors); the DDP buckets are compared as sizes: the predicted buckets' bytes against
-// the traced all-reduces of the first step of the first trace, in launch order.
+// Each trace is imported (model/imports/kineto_import.hpp: per-step means over its ProfilerSteps)
+// and the ranks are averaged (simulator/measured/trace_replay.hpp TracedJob): step, forward,
+// backward and optimizer (the phases of GPU kernel time, or of CPU op time on a CPU trace), summed
+// and exposed communication (model/imports/trace_comm.hpp). Every sweep point of the scenario is
+// predicted by both engines and by the replay, and compared row by row (report.hpp's rows:
+// predicted - measured, relative errors); the DDP buckets are compared as sizes: the predicted
+// buckets' bytes against the traced all-reduces of the first step of the first trace, in launch
+// order.
 //
 // The replay (column "replay", at the points with the traced world size, DDP only) is the
 // analytic layout of the scenario's plan with the trace's measured costs in place of the

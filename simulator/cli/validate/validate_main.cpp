@@ -29,7 +29,7 @@
 // reports ("the error is within the noise"). --recalibrate-each also calibrates before every
 // repetition and predicts each on its own calibration (the spread over the calibrations).
 // results/profile-<host>.json is used only when its machine fingerprint is this machine's
-// (model/machine_match.hpp); a --profile from another machine is used with a warning line.
+// (model/profile/machine_match.hpp); a --profile from another machine is used with a warning line.
 // ddpsim-exec runs with --noise-scale false (the simulator does not model the noise-scale norms,
 // which add a pass over the gradients to backward).
 //
@@ -62,9 +62,9 @@
 
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
-#include "model/profile.hpp"
+#include "model/profile/profile.hpp"
 #include "model/run_context.hpp"
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/cli/validate/children.hpp"
 #include "simulator/cli/validate/cuda_validation.hpp"
 #include "simulator/cli/validate/options.hpp"

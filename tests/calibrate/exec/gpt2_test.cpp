@@ -17,7 +17,7 @@
 #include "calibrate/exec/executor.hpp"
 #include "calibrate/exec/vector_kernels.hpp"
 #include "calibrate/exec/vector_math.hpp"
-#include "model/builders.hpp"
+#include "model/builders/builders.hpp"
 #include "model/error.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
-#include "model/scenario.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/run.hpp"
 
 int main(int argc, char** argv) {

@@ -14,11 +14,11 @@
 #include <regex>
 #include <set>
 
-#include "model/builders.hpp"
+#include "model/builders/builders.hpp"
 #include "model/error.hpp"
-#include "model/scenario.hpp"
-#include "simulator/normal_order_stats.hpp"
-#include "simulator/trace.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/normal_order_stats.hpp"
+#include "simulator/event/trace.hpp"
 #include "tests/simulator/round_machine.hpp"
 
 namespace ddpsim::sim {

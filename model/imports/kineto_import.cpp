@@ -1,0 +1,412 @@
+// PyTorch profiler (Kineto) trace -> per-layer times per step; the rule is kineto_import.hpp's,
+// the event links detail/kineto_links.hpp's, the collectives trace_comm.hpp's.
+#include "model/imports/kineto_import.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/error.hpp"
+#include "model/imports/detail/kineto_links.hpp"
+#include "model/imports/trace_comm.hpp"
+
+namespace ddpsim::model {
+
+using nlohmann::json;
+
+namespace {
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+// What an annotation (record_function) or python_function event is.
+enum class Region { kNone, kLayer, kStep, kOptimizer, kCommunication, kDdp, kDataLoader, kHarness };
+
+const char* region_kind(Region r) {
+  switch (r) {
+    case Region::kStep:
+      return "profiler step";
+    case Region::kOptimizer:
+      return "optimizer";
+    case Region::kCommunication:
+      return "communication";
+    case Region::kDdp:
+      return "DDP wrapper";
+    case Region::kDataLoader:
+      return "data loader";
+    case Region::kHarness:
+      return "harness annotation";
+    default:
+      return "layer";
+  }
+}
+
+Region classify(const KinetoTrace& t, const TraceEvent& e) {
+  const std::string& n = t.name(e);
+  if (starts_with(n, "ProfilerStep#")) return Region::kStep;
+  if (e.kind == EventKind::kPython) {
+    if (!starts_with(n, "nn.Module: ")) return Region::kNone;
+    return starts_with(n, "nn.Module: DistributedDataParallel") ? Region::kDdp : Region::kLayer;
+  }
+  if (e.kind != EventKind::kAnnotation) return Region::kNone;
+  if (starts_with(n, "Optimizer.")) return Region::kOptimizer;
+  if (starts_with(n, "nccl:") || starts_with(n, "gloo:") || starts_with(n, "c10d::") ||
+      starts_with(n, "ProcessGroup")) {
+    return Region::kCommunication;
+  }
+  if (starts_with(n, "DistributedDataParallel.")) return Region::kDdp;
+  if (n.find("DataLoader") != std::string::npos) return Region::kDataLoader;
+  // Benchmark harnesses: "## forward ##" (torchbench/HTA examples), "[param|...]" (PARAM).
+  if ((starts_with(n, "##") && n.size() >= 4 && n.compare(n.size() - 2, 2, "##") == 0) ||
+      starts_with(n, "[param|")) {
+    return Region::kHarness;
+  }
+  return Region::kLayer;
+}
+
+std::string layer_name(const KinetoTrace& t, const TraceEvent& e) {
+  const std::string& n = t.name(e);
+  return e.kind == EventKind::kPython ? n.substr(std::string("nn.Module: ").size()) : n;
+}
+
+enum Phase : std::uint8_t { kForward, kBackward, kOptimizer, kDataLoader, kCommunication };
+
+struct Attribution {
+  std::vector<int> layer;
+  std::vector<Phase> phase;
+  std::vector<std::string> layer_names;
+  bool whole_model = false;
+};
+
+Attribution attribute(const KinetoTrace& t, const detail::TraceLinks& links) {
+  const auto& ev = t.events;
+  Attribution a;
+  a.layer.assign(ev.size(), -1);
+  a.phase.assign(ev.size(), kForward);
+  std::vector<int> by_time;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (detail::is_cpu(ev[i].kind)) by_time.push_back(static_cast<int>(i));
+  }
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [&](int x, int y) { return ev[x].ts < ev[y].ts; });
+  std::map<std::string, int> index;
+  for (int i : by_time) {
+    if (links.step[i] < 0 || classify(t, ev[i]) != Region::kLayer) continue;
+    const std::string n = layer_name(t, ev[i]);
+    if (index.emplace(n, static_cast<int>(a.layer_names.size())).second) {
+      a.layer_names.push_back(n);
+    }
+  }
+  a.whole_model = a.layer_names.empty();
+  // Parents start before their children: one walk in start order inherits layer and phase.
+  const std::string eval = "autograd::engine::evaluate_function: ";
+  // The autograd engine's device threads (GPU autograd runs backward on its own thread per
+  // device, torch/csrc/autograd/engine.cpp thread_init): threads whose first top-level op in a
+  // step is an evaluate_function. Everything at top level there is backward work, e.g. DDP's
+  // finalize_backward (`torch.distributed.ddp.reducer::copy_bucket_to_grad`, queued by the
+  // Reducer as the backward's final callback). A CPU-only job runs backward on the main thread
+  // after its forward: that thread starts with forward ops and keeps the forward default.
+  std::map<std::uint32_t, bool> starts_with_eval;
+  for (int i : by_time) {
+    if (links.step[i] < 0 || links.parent[i] >= 0 || ev[i].kind != EventKind::kOp) continue;
+    starts_with_eval.emplace(ev[i].thread, starts_with(t.name(ev[i]), eval.c_str()));
+  }
+  std::set<std::uint32_t> eval_threads;
+  for (const auto& [thread, first_is_eval] : starts_with_eval) {
+    if (first_is_eval) eval_threads.insert(thread);
+  }
+  std::map<std::int64_t, int> seq_layer;
+  for (int i : by_time) {
+    const TraceEvent& e = ev[i];
+    const int p = links.parent[i];
+    if (p >= 0) {
+      a.layer[i] = a.layer[p];
+      a.phase[i] = a.phase[p];
+    } else if (eval_threads.contains(e.thread)) {
+      a.phase[i] = kBackward;
+    }
+    switch (classify(t, e)) {
+      case Region::kLayer:
+        a.layer[i] = index.count(layer_name(t, e)) ? index.at(layer_name(t, e)) : -1;
+        break;
+      case Region::kOptimizer:
+        a.layer[i] = -1;
+        a.phase[i] = kOptimizer;
+        break;
+      case Region::kDataLoader:
+        a.layer[i] = -1;
+        a.phase[i] = kDataLoader;
+        break;
+      case Region::kCommunication:
+        a.layer[i] = -1;
+        a.phase[i] = kCommunication;
+        break;
+      default:
+        break;
+    }
+    if (e.kind != EventKind::kOp) continue;
+    if (starts_with(t.name(e), eval.c_str())) {
+      // The backward of a forward op: its layer through the forward op's sequence number.
+      a.phase[i] = kBackward;
+      a.layer[i] = e.seq != kNoId && seq_layer.count(e.seq) ? seq_layer.at(e.seq) : -1;
+    } else if (a.phase[i] == kForward && a.layer[i] >= 0 && e.seq != kNoId &&
+               !seq_layer.count(e.seq)) {
+      seq_layer[e.seq] = a.layer[i];
+    }
+  }
+  if (a.whole_model) {
+    a.layer_names.push_back("model");
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      if (a.phase[i] == kForward || a.phase[i] == kBackward) a.layer[i] = 0;
+    }
+  }
+  return a;
+}
+
+// "12 cpu_op, 3 user_annotation, ..." for refusals: what the trace holds.
+std::string found_summary(const KinetoTrace& t, const detail::TraceLinks& l,
+                          const std::map<std::string, std::size_t>& excluded) {
+  std::size_t ops = 0, gpu = 0, runtime = 0, annotations = 0;
+  for (std::size_t i = 0; i < t.events.size(); ++i) {
+    if (l.step[i] < 0) continue;
+    const EventKind k = t.events[i].kind;
+    ops += k == EventKind::kOp;
+    gpu += detail::is_gpu(k);
+    runtime += k == EventKind::kRuntime;
+    annotations += k == EventKind::kAnnotation;
+  }
+  std::ostringstream s;
+  s << t.events.size() << " complete events; inside " << l.steps.size() << " step(s)"
+    << (l.profiler_steps ? " (ProfilerStep#N)" : " (no ProfilerStep#N: the whole trace)") << ": "
+    << ops << " CPU ops, " << gpu << " GPU kernels/copies, " << runtime << " runtime calls, "
+    << annotations << " annotations";
+  std::size_t shown = 0;
+  for (const auto& [name, n] : excluded) {
+    s << (shown == 0 ? " (" : ", ") << n << "x " << name;
+    if (++shown == 3) break;
+  }
+  if (shown > 0) s << ")";
+  return s.str();
+}
+
+}  // namespace
+
+// The legacy autograd profiler's export (torch.autograd.profiler.profile().export_chrome_trace,
+// what a torch build without Kineto writes, e.g. Debian's python3-torch 1.13) has no categories:
+// every event is {"name", "ph": "X", "ts", "dur", "tid", "pid": "CPU functions", "args": {}}. The
+// record_function regions the rules need are told by name, as torch names them: ProfilerStep#N,
+// gloo:* / nccl:* (the process group's work, on its worker threads), DistributedDataParallel.*,
+// Optimizer.*; everything else is an op. A user's own record_function regions cannot be told
+// from ops, so the import is whole-model (rule 5), and nothing gives a collective's size.
+// The trace as a categorised one (no longer a bare array), for the rules below.
+KinetoTrace with_legacy_kinds(const KinetoTrace& t) {
+  KinetoTrace out = t;
+  out.bare_array = false;
+  out.has_trace_events = true;
+  for (TraceEvent& e : out.events) {
+    const std::string& n = t.name(e);
+    const bool region = n.rfind("ProfilerStep#", 0) == 0 || n.rfind("gloo:", 0) == 0 ||
+                        n.rfind("nccl:", 0) == 0 || n.rfind("DistributedDataParallel.", 0) == 0 ||
+                        n.rfind("Optimizer.", 0) == 0;
+    e.kind = region ? EventKind::kAnnotation : EventKind::kOp;
+  }
+  return out;
+}
+
+json import_kineto_trace(const KinetoTrace& t, const std::string& file) {
+  if (t.bare_array && !t.events.empty()) {
+    const bool categorised = std::any_of(t.events.begin(), t.events.end(), [](const TraceEvent& e) {
+      return e.kind != EventKind::kOther;
+    });
+    if (!categorised) {
+      json out = import_kineto_trace(with_legacy_kinds(t), file);
+      out["format"] = "legacy autograd profiler";
+      out["warnings"].push_back(
+          "legacy autograd-profiler format (a bare JSON array, no categories: torch without "
+          "Kineto): regions told by name (ProfilerStep#, gloo:/nccl:, DistributedDataParallel., "
+          "Optimizer.), the model imported whole, no collective sizes");
+      return out;
+    }
+  }
+  if (t.bare_array && t.events.empty()) {
+    throw InputError(file, "", "a Kineto trace ({\"traceEvents\": [...]})",
+                     "a JSON array of " + std::to_string(t.array_entries) +
+                         " entries and no trace event (not a profiler trace)");
+  }
+  if (!t.has_trace_events) {
+    std::string keys;
+    for (const std::string& k : t.top_keys) keys += (keys.empty() ? "" : ", ") + k;
+    const bool et = std::find(t.top_keys.begin(), t.top_keys.end(), "nodes") != t.top_keys.end();
+    throw InputError(file, "/traceEvents", "a Chrome trace with a traceEvents array",
+                     et ? "a PyTorch execution trace (ExecutionTraceObserver: \"nodes\"), not a "
+                          "profiler trace"
+                        : "an object without it (keys: " + (keys.empty() ? "none" : keys) + ")");
+  }
+  if (t.events.empty()) {
+    throw InputError(
+        file, "/traceEvents", "complete events (ph X) of a profiled run",
+        "an empty trace (" + std::to_string(t.array_entries) + " entries, no complete event)");
+  }
+  const detail::TraceLinks links = detail::link_trace(t);
+  const auto& ev = t.events;
+  const Attribution a = attribute(t, links);
+  const std::size_t nl = a.layer_names.size();
+
+  // What was left out of the layers, by name, inside the steps.
+  std::map<std::string, std::size_t> excluded_count;
+  std::map<std::string, double> excluded_us;
+  std::map<std::string, Region> excluded_kind;
+  std::size_t gpu_events = 0, runtime_calls = 0;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    gpu_events += detail::is_gpu(ev[i].kind);
+    runtime_calls += ev[i].kind == EventKind::kRuntime;
+    const Region r = classify(t, ev[i]);
+    if (links.step[i] < 0 || r == Region::kNone || r == Region::kLayer || r == Region::kStep) {
+      continue;
+    }
+    ++excluded_count[t.name(ev[i])];
+    excluded_us[t.name(ev[i])] += ev[i].dur;
+    excluded_kind[t.name(ev[i])] = r;
+  }
+  if (gpu_events == 0 && runtime_calls > 0) {
+    throw InputError(file, "/traceEvents",
+                     "GPU kernel events (a trace recorded with ProfilerActivity.CUDA)",
+                     "a GPU trace with " + std::to_string(runtime_calls) +
+                         " CUDA runtime calls and no kernel, memcpy or memset event");
+  }
+
+  std::vector<double> fwd(nl, 0), bwd(nl, 0);
+  std::vector<long long> nf(nl, 0), nb(nl, 0);
+  double phase_us[5] = {0, 0, 0, 0, 0};
+  double unattributed = 0;
+  auto credit = [&](int owner, double dur) {
+    phase_us[a.phase[owner]] += dur;
+    const int layer = a.layer[owner];
+    if (layer < 0) {
+      unattributed += dur;
+      return;
+    }
+    const bool back = a.phase[owner] == kBackward;
+    (back ? bwd : fwd)[layer] += dur;
+    ++(back ? nb : nf)[layer];
+  };
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (links.step[i] < 0) continue;
+    const TraceEvent& e = ev[i];
+    if (gpu_events > 0) {
+      if (!detail::is_gpu(e.kind) || is_collective_event(t, e)) continue;
+      if (links.launcher[i] >= 0) {
+        credit(links.launcher[i], e.dur);
+      } else {
+        unattributed += e.dur;
+      }
+    } else if (e.kind == EventKind::kOp) {
+      // CPU-only trace: the outermost ops carry the time of what they call.
+      bool nested = false;
+      for (int p = links.parent[i]; p >= 0 && !nested; p = links.parent[p]) {
+        nested = ev[p].kind == EventKind::kOp;
+      }
+      if (!nested) credit(static_cast<int>(i), e.dur);
+    }
+  }
+  double work = 0;
+  for (std::size_t i = 0; i < nl; ++i) work += fwd[i] + bwd[i];
+  if (!(work > 0)) {
+    throw InputError(file, "/traceEvents",
+                     "forward/backward work (GPU kernels or CPU ops) inside the profiled steps",
+                     "none: " + found_summary(t, links, excluded_count));
+  }
+
+  const double nsteps = static_cast<double>(links.steps.size());
+  double step_sum = 0, step_min = 1e300, step_max = 0;
+  for (const auto& s : links.steps) {
+    step_sum += s.end - s.begin;
+    step_min = std::min(step_min, s.end - s.begin);
+    step_max = std::max(step_max, s.end - s.begin);
+  }
+  // A GPU-bound job's CPU runs ahead: its step spans are shorter than the GPU's. The GPU's
+  // step is the span of the steps' GPU work divided by their count; the step is the longer.
+  double gpu_begin = 1e300, gpu_end = -1e300;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (links.step[i] < 0 || !detail::is_gpu(ev[i].kind)) continue;
+    gpu_begin = std::min(gpu_begin, ev[i].ts);
+    gpu_end = std::max(gpu_end, ev[i].ts + ev[i].dur);
+  }
+  const double cpu_step_sum = step_sum;
+  if (gpu_end > gpu_begin) step_sum = std::max(step_sum, gpu_end - gpu_begin);
+  const double per = 1e-6 / nsteps;  // microseconds summed over the steps -> seconds per step
+  json out;
+  out["source"] = "kineto trace " + file;
+  out["device"] = gpu_events > 0 ? "gpu" : "cpu";
+  out["rule"] =
+      std::string(gpu_events > 0
+                      ? "sum of GPU kernel/memcpy/memset durations whose launch (the runtime "
+                        "call with the kernel's correlation id, else the op with its External "
+                        "id) lies in the layer"
+                      : "sum of the outermost CPU op durations in the layer") +
+      (a.whole_model ? " (no module annotations: one layer, the whole model)"
+                     : "'s region (forward) or under the autograd evaluate_function with the "
+                       "forward op's Sequence number (backward)") +
+      "; per-step means over the profiled steps";
+  out["steps"] = links.steps.size();
+  out["step_s"] = step_sum * per;
+  out["cpu_step_s"] = cpu_step_sum * per;
+  if (gpu_end > gpu_begin) out["gpu_step_s"] = (gpu_end - gpu_begin) * per;
+  out["step_min_s"] = step_min * 1e-6;
+  out["step_max_s"] = step_max * 1e-6;
+  out["unattributed_s"] = unattributed * per;
+  out["phases"] = {{"forward_s", phase_us[kForward] * per},
+                   {"backward_s", phase_us[kBackward] * per},
+                   {"optimizer_s", phase_us[kOptimizer] * per},
+                   {"data_loader_s", phase_us[kDataLoader] * per},
+                   {"communication_launch_s", phase_us[kCommunication] * per}};
+  if (gpu_events > 0) {
+    out["linkage"] = {{"by_correlation", links.by_correlation},
+                      {"by_external_id", links.by_external_id},
+                      {"unlinked", links.unlinked}};
+  }
+  json excluded = json::array();
+  for (const auto& [name, n] : excluded_count) {
+    excluded.push_back({{"name", name},
+                        {"kind", region_kind(excluded_kind.at(name))},
+                        {"count", n},
+                        {"per_step_s", excluded_us.at(name) * per}});
+  }
+  out["excluded"] = std::move(excluded);
+  json layers = json::array();
+  for (std::size_t i = 0; i < nl; ++i) {
+    layers.push_back({{"name", a.layer_names[i]},
+                      {"forward_s", fwd[i] * per},
+                      {"backward_s", bwd[i] * per},
+                      {"forward_events", nf[i]},
+                      {"backward_events", nb[i]}});
+  }
+  out["layers"] = std::move(layers);
+  out["whole_model"] = a.whole_model;
+  json warnings = json::array();
+  if (work * per > out["step_s"].get<double>() * 1.0001) {
+    warnings.push_back(
+        "the layers' times add up to more than the step: kernels of several "
+        "streams overlap, or GPU work outlasts the CPU's step spans");
+  }
+  if (gpu_events > 0 && links.unlinked > 0) {
+    warnings.push_back(std::to_string(links.unlinked) +
+                       " GPU events link to no runtime call or op (counted as unattributed)");
+  }
+  out["warnings"] = std::move(warnings);
+  if (auto comm = trace_communication(t, links)) out["communication"] = std::move(*comm);
+  return out;
+}
+
+json import_kineto_trace(const json& trace, const std::string& file) {
+  std::istringstream in(trace.dump());
+  return import_kineto_trace(read_kineto_trace(in, file), file);
+}
+
+json import_kineto_file(const std::string& path) {
+  return import_kineto_trace(read_kineto_file(path), path);
+}
+
+}  // namespace ddpsim::model

@@ -1,0 +1,578 @@
+#include "model/imports/measurement_import.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "model/error.hpp"
+#include "model/profile/profile.hpp"
+#include "model/scenario/scenario.hpp"
+#include "model/trace_file.hpp"
+
+namespace ddpsim::model {
+
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> tokens(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  std::string t;
+  while (in >> t) out.push_back(t);
+  return out;
+}
+
+std::string line_ptr(std::size_t n) { return "line " + std::to_string(n); }
+
+// nccl-tests prints ncclDataType names ("float", "half", "bfloat16", ...); the profile says
+// "float32" like the sweeps of calibrate/comm.
+std::string dtype_of(const std::string& t) {
+  static const std::map<std::string, std::string> m = {
+      {"float", "float32"},     {"float32", "float32"}, {"half", "float16"}, {"float16", "float16"},
+      {"bfloat16", "bfloat16"}, {"double", "float64"},  {"int8", "int8"},    {"uint8", "uint8"},
+      {"int32", "int32"},       {"uint32", "uint32"},   {"int64", "int64"},  {"uint64", "uint64"}};
+  auto it = m.find(t);
+  return it == m.end() ? t : it->second;
+}
+
+// "all_reduce_perf" / "./build/all_reduce_perf" / "all_reduce" -> "all_reduce" when known.
+std::optional<std::string> op_from_program(std::string prog) {
+  prog = std::filesystem::path(prog).filename().string();
+  const std::string suffix = "_perf";
+  if (prog.size() > suffix.size() &&
+      prog.compare(prog.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    prog.resize(prog.size() - suffix.size());
+  }
+  if (parse_collective_op(prog)) return prog;
+  return std::nullopt;
+}
+
+// NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9, major*1000 + minor*100 + patch
+// before.
+std::string nccl_version_text(long code) {
+  if (code <= 0) return "unknown";
+  long major, minor, patch;
+  if (code >= 10000) {
+    major = code / 10000;
+    minor = code / 100 % 100;
+    patch = code % 100;
+  } else {
+    major = code / 1000;
+    minor = code / 100 % 10;
+    patch = code % 100;
+  }
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+// A small non-negative count from a header ("nThread 1 nGpus 8 ... iters: 20"): digits only,
+// clamped to 1e6 (a count past that is no nccl-tests run; atoi would overflow), 0 when absent.
+int header_count(const std::string& s) {
+  long long v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return 0;
+    v = std::min<long long>(v * 10 + (c - '0'), 1000000);
+  }
+  return static_cast<int>(v);
+}
+
+// One call's time as nccl-tests prints it (us): above 0 (a fit divides by it) and at most an
+// hour, 3.6e9 us (nccl-tests times calls of at most a few GiB; a 1e300 us row would print a
+// 300-digit step time downstream). Refused at the row it came from.
+double call_time_us(double us, const std::string& file, const std::string& where,
+                    const std::string& shown) {
+  if (!(us > 0) || !(us <= 3.6e9)) {
+    throw InputError(file, where, "a time above 0 and at most 3.6e9 us (an hour per call)", shown);
+  }
+  return us;
+}
+
+std::optional<double> parse_number(const std::string& s) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used != s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Launchers that tag each line: `mpirun --tag-output` ("[1,0]<stdout>:") and `srun --label`
+// ("0: "). A table row never starts with a word ending in ':', so neither can eat a row.
+std::string strip_launcher_tag(const std::string& line) {
+  std::size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos) return line;
+  if (line[i] == '[') {
+    const auto close = line.find("]<", i);
+    const auto colon = close == std::string::npos ? close : line.find(">:", close);
+    if (colon != std::string::npos && line.find_first_not_of("0123456789,", i + 1) == close) {
+      return line.substr(colon + 2);
+    }
+    return line;
+  }
+  const std::size_t digits = line.find_first_not_of("0123456789", i);
+  if (digits != i && digits != std::string::npos && line[digits] == ':' &&
+      (digits + 1 == line.size() || line[digits + 1] == ' ' || line[digits + 1] == '\t')) {
+    return line.substr(digits + 1);
+  }
+  return line;
+}
+
+// A row read before the op is known.
+struct PendingRow {
+  std::string dtype, redop, root;
+  nlohmann::json row;
+  std::size_t line = 0;
+};
+
+// The op of a log that does not name it, from busbw/algbw (nccl-tests' bus-bandwidth factors:
+// 2(n-1)/n all_reduce, (n-1)/n all_gather and reduce_scatter, 1 broadcast and reduce), the
+// redop column (all_gather and broadcast print "none") and the root column (-1 for
+// all_reduce); anything ambiguous asks for --op.
+std::string infer_op(const std::vector<PendingRow>& rows, int ranks, const std::string& file) {
+  const std::string expected =
+      "the op: a \"# Collective test starting: X_perf\" line, or pass --op (all_reduce, "
+      "reduce_scatter, all_gather, broadcast)";
+  const PendingRow* best = nullptr;
+  for (const PendingRow& r : rows) {
+    if (!best || r.row.at("algbw_gbytes_per_s").get<double>() >
+                     best->row.at("algbw_gbytes_per_s").get<double>()) {
+      best = &r;
+    }
+  }
+  const double algbw = best ? best->row.at("algbw_gbytes_per_s").get<double>() : 0;
+  if (!(algbw > 0) || ranks < 2) {
+    throw InputError(file, "", expected,
+                     "no line naming it, and no bandwidth to infer it from (" +
+                         std::to_string(ranks) + " rank(s), largest algbw " +
+                         std::to_string(algbw) + ")");
+  }
+  const double ratio = best->row.at("busbw_gbytes_per_s").get<double>() / algbw;
+  const double n = ranks;
+  // Printed with two decimals: 0.01 GB/s of rounding on each, relative to the bandwidth.
+  const double tol = 0.02 + 0.02 / algbw;
+  auto near = [&](double f) { return std::fabs(ratio - f) <= tol * f; };
+  const bool none = best->redop == "none";
+  const bool rooted = !best->root.empty() && best->root != "-1";
+  std::vector<std::string> fits;
+  if (near(2 * (n - 1) / n) && !none && !rooted) fits.push_back("all_reduce");
+  if (near((n - 1) / n)) fits.push_back(none ? "all_gather" : "reduce_scatter");
+  if (near(1.0) && (rooted || ranks > 2 || none)) fits.push_back(none ? "broadcast" : "reduce");
+  char got[160];
+  std::snprintf(got, sizeof got, "busbw/algbw = %.3f with %d ranks (redop %s, root %s)", ratio,
+                ranks, best->redop.c_str(), best->root.empty() ? "-" : best->root.c_str());
+  if (fits.size() != 1) {
+    throw InputError(file, line_ptr(best->line), expected,
+                     std::string(got) + (fits.empty() ? ": no known op" : ": ambiguous"));
+  }
+  if (!parse_collective_op(fits[0])) {
+    throw InputError(file, line_ptr(best->line), expected,
+                     std::string(got) + ": " + fits[0] + ", which ddpsim does not model");
+  }
+  return fits[0];
+}
+
+// The row objects of a section, grouped by op.
+struct SectionBuilder {
+  json ops = json::object();
+  void add(const std::string& op, const std::string& dtype, const std::string& redop, json row) {
+    json& t = ops[op];
+    if (!t.contains("rows")) {
+      t["dtype"] = dtype;
+      t["redop"] = redop;
+      t["rows"] = json::array();
+    }
+    t["rows"].push_back(std::move(row));
+  }
+};
+
+json section(const SectionBuilder& b, int ranks, int nodes, const std::string& version,
+             const std::string& source) {
+  json s;
+  s["backend"] = "nccl";
+  s["version"] = version;
+  s["ranks"] = ranks;
+  s["nodes"] = nodes;
+  s["transport"] = "nccl";
+  s["source"] = source;
+  s["ops"] = b.ops;
+  return s;
+}
+
+// What a fit needs, checked as input: two ranks or more (on one GPU a collective moves nothing:
+// nccl-tests prints busbw 0), two sizes or more per op (a line needs two points), times > 0.
+void check_fittable(const json& c, const std::string& file) {
+  if (c.at("ranks").get<int>() < 2) {
+    throw InputError(file, "",
+                     "an nccl-tests run on 2 or more ranks (a collective on one GPU moves no data)",
+                     "1 rank");
+  }
+  for (const auto& [name, table] : c.at("ops").items()) {
+    std::set<std::int64_t> sizes;
+    for (const json& r : table.at("rows")) {
+      sizes.insert(r.at("size_bytes").get<std::int64_t>());
+      if (!(r.at("time_us").get<double>() > 0)) {
+        throw InputError(
+            file, "", "times > 0 for " + name,
+            "0 us at " + std::to_string(r.at("size_bytes").get<std::int64_t>()) + " bytes");
+      }
+    }
+    if (sizes.size() < 2) {
+      throw InputError(file, "",
+                       "a sweep of 2 or more message sizes (e.g. -b 8 -e 256M -f 2) to fit " + name,
+                       "one size (" + std::to_string(*sizes.begin()) + " bytes)");
+    }
+  }
+}
+
+}  // namespace
+
+json import_nccl_tests_log(const std::string& text, const std::string& file,
+                           const std::string& op_override) {
+  if (!op_override.empty() && !parse_collective_op(op_override)) {
+    throw InputError(file, "", "an op (all_reduce, reduce_scatter, all_gather, broadcast)",
+                     "\"" + op_override + "\"");
+  }
+  std::istringstream in(text);
+  std::string line;
+  std::size_t n = 0;
+  int threads = 0, gpus = 0, iters = 0;
+  int rank_lines = 0;
+  std::set<std::string> hosts;
+  std::string version = "unknown";
+  std::string op = op_override;
+  // Column positions of the current table header.
+  struct Group {
+    int time = -1, algbw = -1, busbw = -1, wrong = -1, imin = -1, imax = -1;
+  };
+  std::vector<Group> groups;
+  int c_size = -1, c_count = -1, c_type = -1, c_redop = -1, c_root = -1;
+  std::vector<PendingRow> pending;  // rows read before the op is known
+  std::size_t header_width = 0;
+  SectionBuilder b;
+  std::size_t rows = 0;
+
+  while (std::getline(in, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    line = strip_launcher_tag(line);
+    auto t = tokens(line);
+    if (t.empty()) continue;
+    if (t[0] == "#" || t[0][0] == '#') {
+      // Strip the leading '#' (it may be glued to the first word).
+      if (t[0] == "#") {
+        t.erase(t.begin());
+      } else {
+        t[0] = t[0].substr(1);
+      }
+      if (t.empty()) continue;
+      if (t[0] == "nThread" && t.size() >= 4) {
+        threads = header_count(t[1]);
+        gpus = header_count(t[3]);
+        for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+          if (t[i] == "iters:" && (i == 0 || t[i - 1] != "agg") &&
+              (i == 0 || t[i - 1] != "warmup")) {
+            iters = header_count(t[i + 1]);
+          }
+        }
+      } else if (t[0] == "Rank" && t.size() >= 2) {
+        ++rank_lines;
+        for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+          if (t[i] == "on") hosts.insert(t[i + 1]);
+        }
+      } else if (t[0] == "Collective" && t.size() >= 4 && t[1] == "test" && t[2] == "starting:") {
+        if (op_override.empty()) {
+          const auto o = op_from_program(t[3]);
+          if (!o) {
+            throw InputError(file, line_ptr(n),
+                             "a collective test (all_reduce_perf, reduce_scatter_perf, "
+                             "all_gather_perf, broadcast_perf)",
+                             "\"" + t[3] + "\"");
+          }
+          op = *o;
+        }
+      } else if (t[0] == "nccl-tests" && t.size() >= 3) {
+        for (const auto& w : t) {
+          if (w.rfind("nccl-library=", 0) == 0)
+            version = nccl_version_text(std::atol(w.c_str() + 13));
+        }
+      } else if (std::find(t.begin(), t.end(), "size") != t.end() &&
+                 std::find(t.begin(), t.end(), "busbw") != t.end()) {
+        groups.clear();
+        c_size = c_count = c_type = c_redop = c_root =
+            -1;  // a later header describes its own columns
+        header_width = t.size();
+        for (std::size_t i = 0; i < t.size(); ++i) {
+          const std::string& w = t[i];
+          const int c = static_cast<int>(i);
+          if (w == "size") c_size = c;
+          if (w == "count") c_count = c;
+          if (w == "type") c_type = c;
+          if (w == "redop") c_redop = c;
+          if (w == "root") c_root = c;
+          if (w == "time" || w == "cputime") groups.push_back({c});
+          if (groups.empty()) continue;
+          if (w == "algbw") groups.back().algbw = c;
+          if (w == "busbw") groups.back().busbw = c;
+          if (w == "#wrong") groups.back().wrong = c;
+          if (w == "i_min") groups.back().imin = c;
+          if (w == "i_max") groups.back().imax = c;
+        }
+        // Every group has its bandwidth columns, and the row's own columns (size, count, type,
+        // redop) stand before the first group: rows index them unshifted (found by
+        // fuzz_nccl_tests).
+        bool malformed = c_size < 0 || groups.empty() || groups.size() > 2;
+        for (const Group& g : groups) malformed = malformed || g.algbw < 0 || g.busbw < 0;
+        for (int c : {c_size, c_count, c_type, c_redop}) {
+          malformed = malformed || (!groups.empty() && c >= groups[0].time);
+        }
+        if (malformed) {
+          throw InputError(file, line_ptr(n),
+                           "an nccl-tests column header (size count type redop root, then time "
+                           "algbw busbw #wrong for out-of-place and in-place)",
+                           line);
+        }
+      }
+      continue;
+    }
+    // A NCCL INFO line or other chatter between rows.
+    if (!parse_number(t[0])) {
+      const auto pos = line.find("NCCL version ");
+      if (pos != std::string::npos) {
+        const auto v = tokens(line.substr(pos + 13));
+        if (!v.empty()) version = v[0].substr(0, v[0].find('+'));
+      }
+      continue;
+    }
+    if (groups.empty()) {
+      throw InputError(file, line_ptr(n), "the column header before the first row", line);
+    }
+    // Rows of trace-replay runs leave the out-of-place group blank: fewer columns.
+    const std::size_t group_width =
+        groups.size() == 2 ? static_cast<std::size_t>(groups[1].time - groups[0].time) : 0;
+    std::size_t shift = 0;
+    std::vector<std::size_t> present = {0, 1};
+    if (groups.size() == 2 && t.size() + group_width <= header_width &&
+        t.size() >= 5 + group_width) {
+      present = {1};
+      shift = group_width;
+    } else if (groups.size() == 1) {
+      present = {0};
+    }
+    int last_col = 0;  // every column a row's numbers are read from must be there
+    for (const Group& g : groups) {
+      last_col = std::max({last_col, g.time, g.algbw, g.busbw, g.wrong, g.imin, g.imax});
+    }
+    if (t.size() + shift < static_cast<std::size_t>(last_col + 1) ||
+        t.size() < static_cast<std::size_t>(groups[0].time)) {
+      throw InputError(file, line_ptr(n),
+                       "a row with " + std::to_string(header_width) + " columns like the header",
+                       std::to_string(t.size()) + " columns");
+    }
+    // Columns of the groups after the first one move left by the blank group's width.
+    auto at = [&](int col) -> const std::string& {
+      const std::size_t c = static_cast<std::size_t>(col);
+      return t[col >= groups[0].time ? c - shift : c];
+    };
+    auto num = [&](int col, const char* what) {
+      const auto v = parse_number(at(col));
+      if (!v || *v < 0) {
+        throw InputError(file, line_ptr(n), std::string("a number >= 0 in column ") + what,
+                         "\"" + at(col) + "\"");
+      }
+      return *v;
+    };
+    // Counts are stored as int64: integers up to 2^53 (exact in a double), refused above.
+    auto count = [&](int col, const char* what) {
+      const double v = num(col, what);
+      if (v != std::floor(v) || v > 9007199254740992.0) {
+        throw InputError(file, line_ptr(n), std::string("an integer up to 2^53 in column ") + what,
+                         "\"" + at(col) + "\"");
+      }
+      return static_cast<std::int64_t>(v);
+    };
+    const std::int64_t size = count(c_size, "size");
+    for (std::size_t g : present) {
+      const Group& gr = groups[g];
+      json row;
+      row["size_bytes"] = size;
+      if (c_count >= 0) row["count"] = count(c_count, "count");
+      row["in_place"] = g == 1;
+      if (iters > 0) row["repeats"] = iters;
+      // nccl-tests' time is the mean of the timed iterations: the median is not known, and
+      // time_us (what lookups use) takes the mean; time_us_mean says which it is.
+      row["time_us"] = call_time_us(num(gr.time, "time"), file, line_ptr(n), at(gr.time));
+      row["time_us_mean"] = row["time_us"];
+      if (gr.imin >= 0) row["time_us_min"] = num(gr.imin, "i_min");
+      if (gr.imax >= 0) row["time_us_max"] = num(gr.imax, "i_max");
+      row["algbw_gbytes_per_s"] = num(gr.algbw, "algbw");
+      row["busbw_gbytes_per_s"] = num(gr.busbw, "busbw");
+      if (gr.wrong >= 0 && at(gr.wrong) != "N/A") {
+        row["wrong"] = count(gr.wrong, "#wrong");
+      }
+      const std::string dtype = c_type >= 0 ? dtype_of(at(c_type)) : "float32";
+      const std::string redop = c_redop >= 0 ? at(c_redop) : "sum";
+      if (op.empty()) {
+        pending.push_back({dtype, redop, c_root >= 0 ? at(c_root) : "", std::move(row), n});
+      } else {
+        b.add(op, dtype, redop, std::move(row));
+      }
+    }
+    ++rows;
+  }
+  if (rows == 0) {
+    throw InputError(file, "", "an nccl-tests log with a result table", "no table rows");
+  }
+  const int ranks = rank_lines > 0 ? rank_lines
+                                   : static_cast<int>(std::clamp<long long>(
+                                         static_cast<long long>(threads) * gpus, 1, 1000000));
+  const int nodes = std::max<int>(1, static_cast<int>(hosts.size()));
+  if (!pending.empty()) {
+    const std::string inferred = infer_op(pending, ranks, file);
+    for (PendingRow& r : pending) b.add(inferred, r.dtype, r.redop, std::move(r.row));
+  }
+  return section(b, ranks, nodes, version, "nccl-tests log " + file);
+}
+
+json import_nccl_tests_json(const json& doc, const std::string& file,
+                            const std::string& op_override) {
+  if (!doc.is_object() || !doc.contains("results") || !doc.at("results").is_array()) {
+    throw InputError(file, "/results", "nccl-tests -J output with a \"results\" array",
+                     doc.is_object() ? "none" : "not an object");
+  }
+  std::string op = op_override;
+  if (op.empty()) {
+    if (doc.contains("args") && doc.at("args").is_array() && !doc.at("args").empty() &&
+        doc.at("args")[0].is_string()) {
+      if (auto o = op_from_program(doc.at("args")[0].get<std::string>())) op = *o;
+    }
+  }
+  if (op.empty() || !parse_collective_op(op)) {
+    throw InputError(file, "/args/0",
+                     "the test program (all_reduce_perf, ...) or an explicit op (--op)",
+                     op.empty() ? "none" : "\"" + op + "\"");
+  }
+  const json cfg = doc.value("config", json::object());
+  // Counts as the log's header gives them, clamped to [1, 1e6] before they are multiplied.
+  auto config_count = [&](const char* key) -> long long {
+    if (!cfg.contains(key) || !cfg.at(key).is_number()) return 1;
+    return static_cast<long long>(std::clamp(cfg.at(key).get<double>(), 1.0, 1e6));
+  };
+  int ranks =
+      static_cast<int>(std::min(config_count("nthreads") * config_count("ngpus"), 1000000LL));
+  std::set<std::string> hosts;
+  if (cfg.contains("devices") && cfg.at("devices").is_array() && !cfg.at("devices").empty()) {
+    ranks = static_cast<int>(cfg.at("devices").size());
+    for (const json& d : cfg.at("devices")) {
+      if (d.contains("hostname") && d.at("hostname").is_string()) {
+        hosts.insert(d.at("hostname").get<std::string>());
+      }
+    }
+  }
+  const int iters = cfg.contains("iterations") && cfg.at("iterations").is_number()
+                        ? static_cast<int>(std::clamp(cfg.at("iterations").get<double>(), 0.0, 1e6))
+                        : 0;
+  SectionBuilder b;
+  const json& res = doc.at("results");
+  for (std::size_t i = 0; i < res.size(); ++i) {
+    const json& r = res[i];
+    const std::string p = "/results/" + std::to_string(i);
+    if (!r.is_object() || !r.contains("size") || !r.at("size").is_number_unsigned() ||
+        r.at("size").get<std::uint64_t>() > (std::uint64_t{1} << 53)) {
+      throw InputError(file, p + "/size", "a size in bytes (integer >= 0, up to 2^53)",
+                       r.is_object() && r.contains("size") ? r.at("size").dump() : "none");
+    }
+    int placed = 0;
+    for (const char* place : {"out_of_place", "in_place"}) {
+      if (!r.contains(place) || r.at(place).is_null()) continue;
+      const json& g = r.at(place);
+      const std::string gp = p + "/" + place;
+      auto need = [&](const char* k) {
+        if (!g.contains(k) || !g.at(k).is_number() || g.at(k).get<double>() < 0) {
+          throw InputError(file, gp + "/" + k, "a number >= 0",
+                           g.contains(k) ? g.at(k).dump() : "none");
+        }
+        return g.at(k).get<double>();
+      };
+      json row;
+      row["size_bytes"] = r.at("size").get<std::int64_t>();
+      if (r.contains("count") && r.at("count").is_number_unsigned() &&
+          r.at("count").get<std::uint64_t>() <= (std::uint64_t{1} << 53)) {
+        row["count"] = r.at("count").get<std::int64_t>();
+      }
+      row["in_place"] = std::string(place) == "in_place";
+      if (iters > 0) row["repeats"] = iters;
+      const char* time_key = g.contains("time") ? "time" : "cpu_time";
+      row["time_us"] =
+          call_time_us(need(time_key), file, gp + "/" + time_key, g.at(time_key).dump());
+      row["time_us_mean"] = row["time_us"];  // nccl-tests' time: the mean of the iterations
+      const std::string per_iter = std::string(place) + "_per_iter";
+      if (r.contains(per_iter) && r.at(per_iter).is_object()) {
+        const json& pi = r.at(per_iter);
+        if (pi.contains("min_us") && pi.at("min_us").is_number())
+          row["time_us_min"] = pi.at("min_us");
+        if (pi.contains("max_us") && pi.at("max_us").is_number())
+          row["time_us_max"] = pi.at("max_us");
+      }
+      row["algbw_gbytes_per_s"] = need("alg_bw");
+      row["busbw_gbytes_per_s"] = need("bus_bw");
+      if (g.contains("nwrong") && g.at("nwrong").is_number()) {
+        const double w = g.at("nwrong").get<double>();
+        if (!(w >= 0 && w <= 9007199254740992.0) || w != std::floor(w)) {
+          throw InputError(file, gp + "/nwrong", "an integer count >= 0 (up to 2^53)",
+                           g.at("nwrong").dump());
+        }
+        row["wrong"] = static_cast<std::int64_t>(w);
+      }
+      b.add(op, dtype_of(r.value("type", std::string("float"))),
+            r.value("redop", std::string("sum")), std::move(row));
+      ++placed;
+    }
+    if (placed == 0) {
+      throw InputError(file, p, "an out_of_place or in_place result", "neither");
+    }
+  }
+  if (b.ops.empty()) throw InputError(file, "/results", "at least one result", "none");
+  const long code = doc.contains("nccl_version") && doc.at("nccl_version").is_number_integer()
+                        ? doc.at("nccl_version").get<long>()
+                        : 0;
+  return section(b, std::max(1, ranks), std::max<int>(1, static_cast<int>(hosts.size())),
+                 nccl_version_text(code), "nccl-tests json " + file);
+}
+
+json import_nccl_tests_file(const std::string& path, const std::string& op) {
+  const std::string text = read_measurement_text(path, "an nccl-tests log or -J JSON file");
+  const auto first = text.find_first_not_of(" \t\r\n");
+  json c = first != std::string::npos && text[first] == '{'
+               ? import_nccl_tests_json(parse_json_text(text, path), path, op)
+               : import_nccl_tests_log(text, path, op);
+  check_fittable(c, path);
+  return c;
+}
+
+json imported_profile(const json& collectives, const json& layer_times,
+                      const std::string& command) {
+  json p;
+  p["format"] = "ddpsim-profile";
+  p["format_version"] = 1;
+  p["context"] = {{"tool", "ddpsim-calibrate import"}, {"command", command}};
+  p["backend"] = "import";
+  if (!collectives.is_null()) {
+    json c = collectives;
+    add_collective_fits(c);
+    p["ranks"] = c.at("ranks");
+    p["collectives"] = std::move(c);
+  }
+  if (!layer_times.is_null()) p["layer_times"] = layer_times;
+  return p;
+}
+
+}  // namespace ddpsim::model

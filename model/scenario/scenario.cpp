@@ -1,0 +1,294 @@
+#include "model/scenario/scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/error.hpp"
+#include "model/scenario/detail/json_io.hpp"
+#include "model/scenario/detail/scenario_sections.hpp"
+#include "model/scenario/hardware_io.hpp"
+#include "model/scenario/scenario_keys.hpp"
+
+namespace ddpsim::model {
+
+using nlohmann::json;
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kAmpBf16:
+      return "amp_bf16";
+    case Precision::kAmpFp16:
+      return "amp_fp16";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp16:
+      return "fp16";
+  }
+  DDPSIM_ASSERT(false, "unknown precision");
+}
+
+const char* optimizer_name(Optimizer o) {
+  switch (o) {
+    case Optimizer::kSgd:
+      return "sgd";
+    case Optimizer::kMomentum:
+      return "momentum";
+    case Optimizer::kAdam:
+      return "adam";
+    case Optimizer::kAdamW:
+      return "adamw";
+  }
+  DDPSIM_ASSERT(false, "unknown optimizer");
+}
+
+const char* objective_name(PlanObjective o) {
+  switch (o) {
+    case PlanObjective::kTime:
+      return "time";
+    case PlanObjective::kCost:
+      return "cost";
+    case PlanObjective::kGpuHours:
+      return "gpu_hours";
+  }
+  DDPSIM_ASSERT(false, "unknown objective");
+}
+
+const char* optimizer_impl_name(OptimizerImpl i) {
+  switch (i) {
+    case OptimizerImpl::kForeach:
+      return "foreach";
+    case OptimizerImpl::kFused:
+      return "fused";
+    case OptimizerImpl::kForLoop:
+      return "for_loop";
+  }
+  DDPSIM_ASSERT(false, "unknown optimizer implementation");
+}
+
+OptimizerImpl optimizer_impl_for(const TrainingConfig& t, Strategy s) {
+  if (!t.optimizer_impl_defaulted) return t.optimizer_impl;
+  const bool deepspeed = s == Strategy::kZero1 || s == Strategy::kZero2 || s == Strategy::kZero3;
+  const bool adam = t.optimizer == Optimizer::kAdam || t.optimizer == Optimizer::kAdamW;
+  return deepspeed && adam ? OptimizerImpl::kFused : OptimizerImpl::kForeach;
+}
+
+const char* strategy_name(Strategy s) {
+  switch (s) {
+    case Strategy::kDdp:
+      return "ddp";
+    case Strategy::kZero1:
+      return "zero1";
+    case Strategy::kZero2:
+      return "zero2";
+    case Strategy::kZero3:
+      return "zero3";
+    case Strategy::kFsdpFullShard:
+      return "fsdp_full_shard";
+    case Strategy::kFsdpShardGradOp:
+      return "fsdp_shard_grad_op";
+    case Strategy::kFsdpHybrid:
+      return "fsdp_hybrid";
+    case Strategy::kFsdp2:
+      return "fsdp2";
+  }
+  DDPSIM_ASSERT(false, "unknown strategy");
+}
+
+const char* fsdp2_units_name(Fsdp2Units u) {
+  switch (u) {
+    case Fsdp2Units::kBlocks:
+      return "blocks";
+    case Fsdp2Units::kLayers:
+      return "layers";
+    case Fsdp2Units::kModel:
+      return "model";
+  }
+  return "?";
+}
+
+const char* fsdp_prefetch_name(FsdpPrefetch p) {
+  switch (p) {
+    case FsdpPrefetch::kBackwardPre:
+      return "backward_pre";
+    case FsdpPrefetch::kBackwardPost:
+      return "backward_post";
+    case FsdpPrefetch::kNone:
+      return "none";
+  }
+  return "?";
+}
+
+const char* algorithm_name(CollectiveAlgorithm a) {
+  switch (a) {
+    case CollectiveAlgorithm::kAuto:
+      return "auto";
+    case CollectiveAlgorithm::kRing:
+      return "ring";
+    case CollectiveAlgorithm::kTree:
+      return "tree";
+    case CollectiveAlgorithm::kHierarchical:
+      return "hierarchical";
+    case CollectiveAlgorithm::kNvls:
+      return "nvls";
+    case CollectiveAlgorithm::kNvlsTree:
+      return "nvls_tree";
+  }
+  DDPSIM_ASSERT(false, "unknown algorithm");
+}
+
+const char* protocol_name(CollectiveProtocol p) {
+  switch (p) {
+    case CollectiveProtocol::kAuto:
+      return "auto";
+    case CollectiveProtocol::kLL:
+      return "ll";
+    case CollectiveProtocol::kLL128:
+      return "ll128";
+    case CollectiveProtocol::kSimple:
+      return "simple";
+  }
+  DDPSIM_ASSERT(false, "unknown protocol");
+}
+
+DType compute_dtype(Precision p) {
+  switch (p) {
+    case Precision::kFp32:
+      return DType::kFp32;
+    case Precision::kAmpBf16:
+    case Precision::kBf16:
+      return DType::kBf16;
+    case Precision::kAmpFp16:
+    case Precision::kFp16:
+      return DType::kFp16;
+  }
+  DDPSIM_ASSERT(false, "unknown precision");
+}
+
+DType grad_dtype(Precision p) {
+  switch (p) {
+    case Precision::kFp32:
+    case Precision::kAmpBf16:
+    case Precision::kAmpFp16:
+      return DType::kFp32;
+    case Precision::kBf16:
+      return DType::kBf16;
+    case Precision::kFp16:
+      return DType::kFp16;
+  }
+  DDPSIM_ASSERT(false, "unknown precision");
+}
+
+using detail::get_or_default;
+
+namespace {
+
+Scenario parse_with(const json& doc, const std::string& file,
+                    std::shared_ptr<const Workload> reuse_workload,
+                    const std::string& reuse_label) {
+  validate(doc, scenario_keys(), file);
+  Scenario s;
+  s.file = file;
+  s.doc = doc;
+  s.name = get_or_default<std::string>(doc, "/name");
+  if (reuse_workload) {
+    s.workload = std::move(reuse_workload);
+    s.model_label = reuse_label;
+  } else {
+    s.workload = detail::build_workload(doc.at("model"), file, s.model_label);
+  }
+  s.hardware = resolve_hardware(doc.at("hardware"), file, "/hardware");
+  // In this order: each section may read what the ones before it filled in.
+  detail::parse_cluster(doc.at("cluster"), file, s);
+  detail::parse_training(doc.at("training"), file, s);
+  detail::parse_parallelism(doc.value("parallelism", json::object()), file, s);
+  detail::parse_simulation(doc.value("simulation", json::object()), file, s);
+  if (doc.contains("pricing") && doc.at("pricing").contains("gpu_hour_usd")) {
+    s.gpu_hour_usd = doc.at("pricing").at("gpu_hour_usd").get<double>();
+  }
+  s.reliability = parse_reliability(doc, file);
+  if (s.reliability) s.reliability->checkpoint.staging_bytes_per_s = s.hardware.pcie.bandwidth;
+  detail::parse_plan(doc, file, s);
+  detail::parse_sweep(doc, file, s);
+  return s;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const json& doc, const std::string& file) {
+  return parse_with(doc, file, nullptr, "");
+}
+
+Scenario load_scenario(const std::string& path) {
+  return parse_scenario(read_json_file(path), path);
+}
+
+std::vector<Scenario> expand_sweep(const Scenario& s) {
+  if (s.sweep.empty()) return {s};
+  // In double: the product of a few 1e5-element axes overflows size_t. 10,000 points: each is a
+  // full prediction with its bucket list in the JSON (tests/reliability/extremes.json).
+  double total = 1;
+  for (const SweepAxis& a : s.sweep) total *= static_cast<double>(a.values.size());
+  if (total > 10000) {
+    throw InputError(s.file, "/sweep", "at most 10,000 points in the Cartesian product",
+                     fmt::format("{:.0f}", total));
+  }
+  bool touches_model = false;
+  for (const SweepAxis& a : s.sweep) touches_model |= a.key.rfind("model.", 0) == 0;
+
+  std::vector<Scenario> out;
+  out.reserve(total);
+  std::vector<std::size_t> idx(s.sweep.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    json doc = s.doc;
+    doc.erase("sweep");
+    json point = json::object();
+    for (std::size_t a = 0; a < s.sweep.size(); ++a) {
+      const SweepAxis& axis = s.sweep[a];
+      std::string target = "/" + axis.key;
+      std::replace(target.begin(), target.end(), '.', '/');
+      doc[json::json_pointer(target)] = axis.values[idx[a]];
+      point[axis.key] = axis.values[idx[a]];
+    }
+    try {
+      Scenario p = touches_model ? parse_with(doc, s.file, nullptr, "")
+                                 : parse_with(doc, s.file, s.workload, s.model_label);
+      p.point = point;
+      p.sweep.clear();
+      out.push_back(std::move(p));
+    } catch (const InputError& e) {
+      std::string where;
+      for (std::size_t a = 0; a < s.sweep.size(); ++a) {
+        where +=
+            (where.empty() ? "" : ", ") + s.sweep[a].key + "=" + s.sweep[a].values[idx[a]].dump();
+      }
+      std::string msg = e.what();
+      const auto colon = msg.find(": ");
+      if (colon != std::string::npos) msg = msg.substr(colon + 2);
+      // Name the axis value that made the point invalid when the error sits at that key.
+      std::string pointer = "/sweep";
+      for (std::size_t a = 0; a < s.sweep.size(); ++a) {
+        std::string target = "/" + s.sweep[a].key;
+        std::replace(target.begin(), target.end(), '.', '/');
+        if (e.pointer() == target) {
+          pointer = "/sweep/" + escape_pointer_token(s.sweep[a].key) + "/" + std::to_string(idx[a]);
+        }
+      }
+      throw InputError(s.file, pointer, "every sweep point to be a valid scenario",
+                       "the point " + where + " fails: " + msg);
+    }
+    for (std::size_t a = s.sweep.size(); a-- > 0;) {
+      if (++idx[a] < s.sweep[a].values.size()) break;
+      idx[a] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace ddpsim::model

@@ -1,0 +1,662 @@
+// The table of every scenario key. Hardware keys are shared with the preset files
+// (scenarios/hardware/**), which are validated against re-rooted parts of this table.
+#include "model/scenario/scenario_keys.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/builders/zoo.hpp"
+
+namespace ddpsim::model {
+
+using nlohmann::json;
+
+namespace {
+
+// ---- the key table ---------------------------------------------------------------------------
+
+KeySpec obj(std::string p, std::string help, bool required = false) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kObject;
+  k.help = std::move(help);
+  k.required = required;
+  return k;
+}
+KeySpec integer(std::string p, std::string unit, json def, double min, std::string help,
+                std::optional<double> max = std::nullopt) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kInteger;
+  k.unit = std::move(unit);
+  k.default_value = std::move(def);
+  k.minimum = min;
+  k.maximum = max;
+  k.help = std::move(help);
+  return k;
+}
+KeySpec number(std::string p, std::string unit, json def, double min, bool exclusive,
+               std::string help, std::optional<double> max = std::nullopt) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kNumber;
+  k.unit = std::move(unit);
+  k.default_value = std::move(def);
+  k.minimum = min;
+  k.exclusive_minimum = exclusive;
+  k.maximum = max;
+  k.help = std::move(help);
+  return k;
+}
+KeySpec str(std::string p, json def, std::vector<std::string> allowed, std::string help) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kString;
+  k.default_value = std::move(def);
+  k.allowed = std::move(allowed);
+  k.help = std::move(help);
+  return k;
+}
+KeySpec pattern_str(std::string p, json def, std::string pattern, std::string help) {
+  KeySpec k = str(std::move(p), std::move(def), {}, std::move(help));
+  k.pattern = std::move(pattern);
+  return k;
+}
+KeySpec boolean(std::string p, bool def, std::string help) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kBoolean;
+  k.default_value = def;
+  k.help = std::move(help);
+  return k;
+}
+KeySpec array(std::string p, double min_items, std::string help) {
+  KeySpec k;
+  k.pointer = std::move(p);
+  k.type = KeyType::kArray;
+  k.minimum = min_items;
+  k.help = std::move(help);
+  return k;
+}
+KeySpec boolean_or_integer(std::string p, bool def, double min, std::string help) {
+  KeySpec k = boolean(std::move(p), def, std::move(help));
+  k.type = KeyType::kBooleanOrInteger;
+  k.minimum = min;
+  k.maximum = 1 << 20;
+  return k;
+}
+KeySpec required(KeySpec k) {
+  k.required = true;
+  return k;
+}
+
+const std::vector<std::string> kSystemPresets = {
+    "dgx-1", "dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72", "this-machine"};
+const std::vector<std::string> kGpuPresets = {"v100-sxm2", "a100-sxm-80gb", "h100-sxm",
+                                              "h200-sxm",  "b200-sxm",      "gb200"};
+
+// Keys shared by every link description (intra-node fabric, PCIe, NIC).
+void add_link_keys(std::vector<KeySpec>& t, const std::string& p, bool nic) {
+  t.push_back(pattern_str(p + "/preset", nullptr, "[a-z0-9][a-z0-9.-]*",
+                          "link preset in scenarios/hardware/links/ (e.g. nvlink4, pcie5-x16, "
+                          "ib-ndr-400); keys beside it override it"));
+  t.push_back(str(p + "/name", nullptr, {}, "name of the link class"));
+  t.push_back(str(p + "/kind", nullptr, {"intra_node", "pcie", "nic"}, "what the link is"));
+  t.push_back(str(p + "/description", nullptr, {}, "free text"));
+  t.push_back(str(p + "/source", nullptr, {}, "datasheet or measurement the rate comes from"));
+  if (nic) {
+    t.push_back(number(p + "/bandwidth_gbps", "Gbit/s", nullptr, 1e-6, false,
+                       "rate of one NIC in one direction (10^9 bit/s)", 1e9));
+    t.push_back(integer(p + "/nics_per_node", "NICs", nullptr, 1,
+                        "NICs per node used by the collectives (multi-rail)", 1024));
+  } else {
+    t.push_back(number(p + "/bandwidth_gbytes_per_s", "GB/s", nullptr, 1e-6, false,
+                       "rate per GPU in one direction (10^9 byte/s); vendor bidirectional "
+                       "figures are halved",
+                       1e9));
+  }
+  t.push_back(number(p + "/latency_us", "us", nullptr, 0, false,
+                     "latency per hop as the collective library sees it", 1e9));
+}
+
+void add_tuning_keys(std::vector<KeySpec>& t, const std::string& p, double latency_default) {
+  t.push_back(obj(p,
+                  "collective-library behaviour on this link class: t = steps*alpha + "
+                  "bytes/(efficiency*bandwidth)"));
+  t.push_back(number(p + "/ring_efficiency", "", 0.9, 1e-6, false,
+                     "fraction of the ring bus bandwidth a real library reaches", 1.0));
+  t.push_back(number(p + "/tree_efficiency", "", 0.85, 1e-6, false,
+                     "fraction of the bandwidth double binary trees reach", 1.0));
+  t.push_back(number(p + "/nvls_efficiency", "", 0.0, 0, false,
+                     "fraction of the per-GPU fabric rate NVLink SHARP reaches (0: none)", 1.0));
+  t.push_back(number(p + "/latency_us", "us", latency_default, 0, false,
+                     "alpha: latency per algorithm step (defaults: NCCL 2.30 tuning.cc Simple "
+                     "protocol, NVLink 3.4 us, network 14 us)",
+                     1e9));
+  t.push_back(number(p + "/nvls_latency_us", "us", 25.0, 0, false,
+                     "latency of a whole NVLS all-reduce (NCCL 2.30 tuning.cc: 25 us)", 1e9));
+}
+
+void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
+  t.push_back(str(h + "/preset", nullptr, kSystemPresets,
+                  "system preset (scenarios/hardware/<name>.json); keys beside it override it"));
+  t.push_back(
+      str(h + "/file", nullptr, {}, "a hardware file in the preset format, relative to this file"));
+  t.push_back(
+      str(h + "/profile", nullptr, {}, "a calibration profile JSON written by `ddpsim calibrate`"));
+  t.push_back(str(h + "/name", nullptr, {}, "name of the system"));
+  t.push_back(str(h + "/description", nullptr, {}, "free text"));
+  t.push_back(str(h + "/source", nullptr, {}, "where the numbers come from"));
+  t.push_back(obj(h + "/gpu", "the accelerator"));
+  t.push_back(str(h + "/gpu/preset", nullptr, kGpuPresets,
+                  "GPU preset (scenarios/hardware/gpus/<name>.json); keys beside it override it"));
+  t.push_back(str(h + "/gpu/name", nullptr, {}, "GPU name"));
+  t.push_back(str(h + "/gpu/description", nullptr, {}, "free text"));
+  t.push_back(str(h + "/gpu/source", nullptr, {}, "datasheet"));
+  t.push_back(number(h + "/gpu/memory_gib", "GiB", nullptr, 0, true, "HBM capacity"));
+  t.push_back(number(h + "/gpu/memory_bandwidth_gbytes_per_s", "GB/s", nullptr, 1e-6, false,
+                     "HBM bandwidth (10^9 byte/s)", 1e9));
+  t.push_back(number(h + "/gpu/memory_efficiency", "", 0.8, 1e-6, false,
+                     "achievable fraction of HBM bandwidth for streaming kernels", 1.0));
+  t.push_back(number(h + "/gpu/compute_capability", "", 8.0, 3.0, false,
+                     "CUDA compute capability (7.0 V100, 8.0 A100, 9.0 H100): selects NCCL's "
+                     "per-generation tuning constants",
+                     20.0));
+  t.push_back(obj(h + "/gpu/peak_tflops", "dense peak per compute dtype (no sparsity)"));
+  t.push_back(obj(h + "/gpu/efficiency",
+                  "achievable fraction of peak of the best-shaped large GEMM (a matmul sweep's "
+                  "maximum), per dtype; smaller shapes lose to tile and wave quantization"));
+  t.push_back(integer(h + "/gpu/sm_count", "SMs", 0, 0,
+                      "streaming multiprocessors, for wave quantization of GEMMs (0: not "
+                      "modelled)",
+                      1 << 16));
+  t.push_back(obj(h + "/gpu/attention_efficiency",
+                  "fraction of the fp16/bf16 peak fused attention kernels (FlashAttention-2, "
+                  "what scaled_dot_product_attention runs) reach, from kernel benchmarks"));
+  t.push_back(number(h + "/gpu/attention_efficiency/fwd", "", nullptr, 1e-6, false,
+                     "forward kernel, executed FLOPs over the peak", 1.0));
+  t.push_back(number(h + "/gpu/attention_efficiency/bwd", "", nullptr, 1e-6, false,
+                     "backward kernel, executed FLOPs (with the recomputation) over the peak",
+                     1.0));
+  t.push_back(str(h + "/gpu/attention_efficiency/source", nullptr, {},
+                  "the kernel benchmark the two fractions come from"));
+  t.push_back(obj(h + "/gpu/attention_kernels",
+                  "fused attention kernels' measured forward+backward rates by shape "
+                  "(FlashAttention-2's benchmark_flash_attention.py); scale attention_efficiency "
+                  "to the scenario's sequence length, head dimension and causality"));
+  t.push_back(str(h + "/gpu/attention_kernels/source", nullptr, {}, "the benchmark"));
+  for (const char* k : {"flash2", "triton", "flash1"}) {
+    const std::string base = h + "/gpu/attention_kernels/" + k;
+    const std::string what = k == std::string("flash2") ? "FlashAttention-2 (sdpa and flash run it)"
+                             : k == std::string("triton")
+                                 ? "FlashAttention's Triton port (attention triton)"
+                                 : "FlashAttention-1 (attention triton where no triton series "
+                                   "is measured)";
+    t.push_back(array(base, 1, what + ": one entry per causality and head dimension"));
+    t.push_back(obj(base + "/*", "one series of the benchmark"));
+    KeySpec causal = boolean(base + "/*/causal", false, "causal mask");
+    causal.default_value = nullptr;  // every series says which it is
+    t.push_back(required(causal));
+    t.push_back(required(
+        integer(base + "/*/head_dim", "elements", nullptr, 1, "per-head dimension", 4096)));
+    t.push_back(required(array(base + "/*/seq_len", 1, "sequence lengths, ascending")));
+    t.push_back(integer(base + "/*/seq_len/*", "tokens", nullptr, 1, "a sequence length", 1 << 24));
+    t.push_back(required(
+        array(base + "/*/fwd_bwd_tflops", 1, "forward+backward executed TFLOP/s at each seq_len")));
+    t.push_back(
+        number(base + "/*/fwd_bwd_tflops/*", "TFLOP/s", nullptr, 0, true, "measured rate", 1e6));
+  }
+  for (const char* d : {"fp32", "tf32", "fp16", "bf16", "fp8"}) {
+    t.push_back(number(
+        h + "/gpu/peak_tflops/" + d, "TFLOP/s", nullptr, 1e-6, false,
+        std::string("dense ") + d +
+            (std::string(d) == "tf32" ? " tensor-core peak (fp32 matmuls and convolutions PyTorch "
+                                        "allows TF32: training.allow_tf32_*)"
+                                      : " peak"),
+        1e9));
+    t.push_back(number(h + "/gpu/efficiency/" + d, "", nullptr, 1e-6, false,
+                       std::string("achievable fraction of the ") + d + " peak", 1.0));
+  }
+  t.push_back(integer(h + "/gpus_per_node", "GPUs", nullptr, 1,
+                      "GPUs in one node: one NVLink domain (a DGX's 8, a GB200 NVL72 rack's 72)",
+                      1024));
+  t.push_back(integer(h + "/gpus_per_host", "GPUs", nullptr, 1,
+                      "GPUs per host when an NVLink domain spans several (GB200 NVL72: 4); the "
+                      "unit of reliability.node_mtbf_hours and of per-node checkpoint bandwidth "
+                      "(default: gpus_per_node)",
+                      1024));
+  t.push_back(obj(h + "/intra_node", "per-GPU fabric inside a node (NVLink via NVSwitch, PCIe)"));
+  add_link_keys(t, h + "/intra_node", false);
+  t.push_back(boolean(h + "/intra_node_switched", true,
+                      "the fabric is switched (NVSwitch) rather than a point-to-point mesh"));
+  t.push_back(obj(h + "/pcie", "GPU-to-NIC path inside a node"));
+  add_link_keys(t, h + "/pcie", false);
+  t.push_back(obj(h + "/inter_node", "one NIC and how many each node has"));
+  add_link_keys(t, h + "/inter_node", true);
+  t.push_back(obj(h + "/network", "the fabric between nodes (a two-level fat tree)"));
+  t.push_back(number(h + "/network/oversubscription", "", 1.0, 1, false,
+                     "leaf-to-spine oversubscription (1: non-blocking)", 1024));
+  t.push_back(
+      integer(h + "/network/nodes_per_leaf", "nodes", 32, 1, "nodes under one leaf switch", 1e6));
+  t.push_back(obj(h + "/collectives", "collective-library constants"));
+  t.push_back(str(h + "/collectives/model", "nccl", {"nccl", "alpha_beta"},
+                  "nccl: NCCL's own tuning model (algorithms x protocols, channels; the constants "
+                  "below give the achievable link fractions and NVLS efficiency); alpha_beta: one "
+                  "line per algorithm from these constants (a measured or hand-described "
+                  "machine; calibration profiles)"));
+  add_tuning_keys(t, h + "/collectives/intra_node", 3.4);
+  add_tuning_keys(t, h + "/collectives/inter_node", 14.0);
+  t.push_back(array(h + "/collectives/fitted_from", 0,
+                    "ids of the published rows (scenarios/data/published-measurements.json) "
+                    "the constants were fitted to"));
+  t.push_back(str(h + "/collectives/fitted_from/*", nullptr, {}, "row id"));
+}
+
+std::vector<KeySpec> build_scenario_keys() {
+  std::vector<KeySpec> t;
+  t.push_back(str("/name", "", {}, "a name for the scenario, shown in reports"));
+  t.push_back(str("/description", "", {}, "free text"));
+  t.push_back(pattern_str("/$schema", nullptr, ".*", "JSON Schema reference for editors"));
+
+  t.push_back(
+      obj("/model", "what is trained: exactly one of preset, file, hf_config, mlp, layers", true));
+  t.push_back(str("/model/preset", nullptr, model_preset_names(),
+                  "model zoo entry (scenarios/models/<name>.json)"));
+  t.push_back(
+      str("/model/file", nullptr, {}, "a model file in the zoo format, relative to this file"));
+  t.push_back(
+      str("/model/hf_config", nullptr, {},
+          "a Hugging Face config.json (GPT-2, Llama, BERT families), relative to this file"));
+  t.push_back(integer("/model/seq_len", "tokens", nullptr, 1,
+                      "tokens per sample (default: the config's maximum positions)", 1 << 24));
+  t.push_back(str("/model/attention", "sdpa", {"sdpa", "flash", "eager", "triton"},
+                  "how a transformer's attention runs: sdpa (torch scaled_dot_product_attention, "
+                  "Hugging Face's default: a fused flash or memory-efficient kernel), flash (the "
+                  "flash-attn package; fp16/bf16 on Ampere or newer), eager (s x s scores "
+                  "materialised and kept), triton (FlashAttention's Triton port, MPT's "
+                  "attn_impl: triton; fp16/bf16 on Ampere or newer)"));
+  t.push_back(obj("/model/mlp", "a multilayer perceptron of nn.Linear layers"));
+  {
+    KeySpec w = array("/model/mlp/widths", 2, "input width, hidden widths..., output width");
+    w.required = true;
+    w.maximum = 100000;
+    t.push_back(w);
+  }
+  t.push_back(integer("/model/mlp/widths/*", "features", nullptr, 1, "a layer width", 1 << 24));
+  t.push_back(boolean("/model/mlp/bias", true, "nn.Linear bias"));
+  t.push_back(str("/model/mlp/activation", "relu", {"relu", "gelu", "tanh", "none"},
+                  "element-wise activation between linear layers"));
+  {
+    KeySpec l = array("/model/layers", 1, "explicit layers, each one parameter tensor");
+    l.maximum = 100000;  // 1e5 layers: seconds and ~200 MB (tests/reliability/extremes.json)
+    t.push_back(l);
+  }
+  t.push_back(obj("/model/layers/*", "one layer"));
+  t.push_back(required(str("/model/layers/*/name", nullptr, {}, "layer name")));
+  t.push_back(required(integer("/model/layers/*/params", "parameters", nullptr, 0,
+                               "trainable parameters of the layer", 1e13)));
+  t.push_back(required(number("/model/layers/*/fwd_flops_per_sample", "FLOP", nullptr, 0, false,
+                              "forward FLOPs per sample (backward is 2x)", 1e21)));
+  t.push_back(number("/model/layers/*/activation_bytes_per_sample", "bytes", 0, 0, false,
+                     "activation bytes kept for backward per sample", 1e15));
+
+  t.push_back(obj("/hardware", "the machines: preset, file, profile or explicit keys", true));
+  add_hardware_keys(t, "/hardware");
+
+  t.push_back(obj("/cluster", "how many GPUs", true));
+  t.push_back(required(integer("/cluster/gpus", "GPUs", nullptr, 1,
+                               "data-parallel GPUs; above gpus_per_node a multiple of it", 1e7)));
+  t.push_back(integer("/cluster/gpus_per_node", "GPUs", nullptr, 1,
+                      "GPUs per node (default: the hardware's)", 1024));
+
+  t.push_back(obj("/training", "batch, precision, optimizer, learning rate and target", true));
+  t.push_back(required(integer("/training/per_gpu_batch", "samples", nullptr, 1,
+                               "micro-batch per GPU per forward/backward", 1e9)));
+  t.push_back(integer("/training/grad_accumulation", "micro-batches", 1, 1,
+                      "micro-batches per optimizer step (no_sync for all but the last)", 1e6));
+  t.push_back(str("/training/precision", "fp32", {"fp32", "amp_bf16", "amp_fp16", "bf16", "fp16"},
+                  "fp32; amp_* = autocast (fp32 params and grads); bf16/fp16 = half-precision "
+                  "params and grads with fp32 master weights"));
+  t.push_back(str("/training/optimizer", "adam", {"sgd", "momentum", "adam", "adamw"},
+                  "optimizer (its state bytes per parameter follow from the precision)"));
+  t.push_back(str("/training/optimizer_impl", "foreach", {"foreach", "fused", "for_loop"},
+                  "how the optimizer step runs: PyTorch's foreach multi-tensor kernels (its CUDA "
+                  "default), one fused kernel (fused=True; DeepSpeed's FusedAdam, the default "
+                  "for adam and adamw under zero1/2/3 when left out) or a for-loop over the "
+                  "tensors (foreach=False; "
+                  "costed with foreach's memory passes, not its per-tensor launches)"));
+  t.push_back(str("/training/grad_reduce_dtype", nullptr, {"fp32", "fp16", "bf16"},
+                  "dtype of the gradients on the wire (default: the gradients' dtype)"));
+  t.push_back(boolean("/training/allow_tf32_matmul", false,
+                      "torch.backends.cuda.matmul.allow_tf32 (set also by "
+                      "torch.set_float32_matmul_precision('high')): fp32 matmuls (nn.Linear, "
+                      "bmm, fp32 attention) run on TF32 tensor cores on GPUs with a tf32 peak. "
+                      "PyTorch's default is false since 1.12 (true in 1.7-1.11)"));
+  t.push_back(boolean("/training/allow_tf32_cudnn", true,
+                      "torch.backends.cudnn.allow_tf32: fp32 convolutions (cuDNN) run on TF32 "
+                      "tensor cores on GPUs with a tf32 peak. PyTorch's default is true"));
+  t.push_back(boolean("/training/channels_last", false,
+                      "activations in torch.channels_last (NHWC) memory format "
+                      "(model.to(memory_format=torch.channels_last)). PyTorch's default is "
+                      "contiguous (NCHW): cuDNN then transposes each tensor-core convolution's "
+                      "operands to NHWC and its result back, at HBM speed"));
+  t.push_back(boolean("/training/activation_checkpointing", false,
+                      "full activation checkpointing of every transformer block: keeps only "
+                      "each block's input and recomputes the block's forward in backward"));
+  t.push_back(number("/training/single_gpu_step_s", "s", nullptr, 0, true,
+                     "a measured 1-GPU step time at per_gpu_batch; replaces the FLOP estimate",
+                     1e7));
+  t.push_back(obj("/training/lr", "learning-rate scaling with the global batch"));
+  t.push_back(required(
+      number("/training/lr/base", "", nullptr, 0, true, "learning rate at base_batch", 1e6)));
+  t.push_back(required(integer("/training/lr/base_batch", "samples", nullptr, 1,
+                               "global batch the base rate was tuned for", 1e12)));
+  t.push_back(str("/training/lr/scaling", "linear", {"linear", "sqrt", "none"},
+                  "linear (Goyal et al. 2017) or square-root scaling"));
+  t.push_back(integer("/training/lr/warmup_steps", "steps", 0, 0, "gradual warmup steps", 1e12));
+  t.push_back(obj("/training/target", "what 'trained' means"));
+  t.push_back(obj("/training/target/critical_batch",
+                  "McCandlish et al. 2018: S = S_min (1 + B_noise / B)"));
+  t.push_back(required(number("/training/target/critical_batch/b_noise", "samples", nullptr, 0,
+                              true, "gradient noise scale B_noise", 1e15)));
+  t.push_back(required(number("/training/target/critical_batch/s_min", "steps", nullptr, 0, true,
+                              "steps needed at infinite batch", 1e15)));
+  t.push_back(number("/training/target/steps_multiplier", "", nullptr, 0, true,
+                     "steps to the target with simulation.local_sgd_period > 1 or "
+                     "simulation.staleness > 0, relative to synchronous SGD (measure it: without "
+                     "it those runs report step time only)",
+                     1e6));
+
+  t.push_back(obj("/parallelism", "data-parallel strategy and its knobs"));
+  t.push_back(
+      str("/parallelism/strategy", "ddp",
+          {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid",
+           "fsdp2"},
+          "data-parallel strategy (fsdp2: PyTorch's fully_shard, knobs under parallelism.fsdp2)"));
+  t.push_back(number("/parallelism/bucket_cap_mb", "MiB", 25, 0, true,
+                     "DDP bucket_cap_mb (MiB); leaving it out also enables the 1 MiB first bucket",
+                     1e6));
+  t.push_back(number("/parallelism/first_bucket_mb", "MiB", nullptr, 0, true,
+                     "DDP's first bucket limit (dist._DEFAULT_FIRST_BUCKET_BYTES, MiB) whatever "
+                     "bucket_cap_mb is, as torch 1.13 buckets (1); left out: 1 MiB only when "
+                     "bucket_cap_mb is left out, as newer PyTorch buckets",
+                     1e6));
+  t.push_back(boolean("/parallelism/overlap", true,
+                      "launch each bucket's all-reduce during backward (false: after it). "
+                      "zero1/zero2: DeepSpeed's overlap_comm, false when left out (its default "
+                      "below stage 3): each bucket is then reduced on the compute stream when it "
+                      "fills, which waits for it"));
+  t.push_back(
+      pattern_str("/parallelism/comm_hook", "none",
+                  "none|fp16|bf16|powersgd:[1-9][0-9]{0,3}|topk:(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)",
+                  "DDP communication hook: none, fp16, bf16, powersgd:RANK, topk:FRACTION"));
+  t.push_back(str("/parallelism/algorithm", "auto",
+                  {"auto", "ring", "tree", "hierarchical", "nvls"},
+                  "collective algorithm; auto picks the fastest of those NCCL has here: ring, "
+                  "tree across nodes, nvls on one NVSwitch node that reduces, nvls_tree across "
+                  "such nodes (NCCL has no hierarchical all-reduce: only when asked for)"));
+  t.push_back(
+      boolean("/parallelism/broadcast_buffers", true,
+              "DDP broadcasts module buffers (BatchNorm statistics) from rank 0 every forward"));
+  t.push_back(boolean("/parallelism/find_unused_parameters", false,
+                      "DDP walks the autograd graph each step and keeps the initial buckets"));
+  t.push_back(boolean("/parallelism/gradient_as_bucket_view", false,
+                      "gradients are views into the buckets (no extra gradient copy in memory)"));
+  t.push_back(boolean("/parallelism/static_graph", false, "DDP static_graph=True"));
+  t.push_back(number("/parallelism/reduce_bucket_size", "elements", 5e8, 1e6, false,
+                     "DeepSpeed ZeRO reduce_bucket_size: gradient elements per reduce bucket "
+                     "(zero1, zero2, zero3)",
+                     1e13));
+  t.push_back(number("/parallelism/allgather_bucket_size", "elements", 5e8, 1e6, false,
+                     "DeepSpeed ZeRO allgather_bucket_size: elements per all-gather of the "
+                     "updated parameters after the optimizer step (zero1, zero2)",
+                     1e13));
+  t.push_back(boolean("/parallelism/use_multi_rank_bucket_allreduce", true,
+                      "DeepSpeed ZeRO-1/2 use_multi_rank_bucket_allreduce: one all-reduce per "
+                      "gradient bucket (false: one dist.reduce per rank owning a slice of it)"));
+  t.push_back(str("/parallelism/fsdp_prefetch", "backward_pre",
+                  {"backward_pre", "backward_post", "none"},
+                  "FSDP backward_prefetch: the next unit's all-gather is issued before the "
+                  "current unit's gradient compute (backward_pre), after it (backward_post) or "
+                  "behind its reduce-scatter (none)"));
+
+  const std::string f2 = "/parallelism/fsdp2";
+  t.push_back(obj(f2, "strategy fsdp2: fully_shard's arguments and FSDPModule switches"));
+  t.push_back(str(f2 + "/units", "blocks", {"blocks", "layers", "model"},
+                  "modules given their own fully_shard: every transformer block (the rest is "
+                  "the root's group, as torchtitan wraps), every layer with parameters, or the "
+                  "root only"));
+  t.push_back(boolean_or_integer(
+      f2 + "/reshard_after_forward", true, 1,
+      "free each unit's unsharded parameters after its forward and all-gather them again in "
+      "backward (true), keep them (false), or reshard to this many ranks (an integer dividing "
+      "the shard size) and all-gather within them in backward; the root never reshards"));
+  t.push_back(obj(f2 + "/mesh", "2-D device mesh (HSDP): replicate x shard = cluster.gpus"));
+  t.push_back(integer(f2 + "/mesh/shard", "GPUs", nullptr, 1,
+                      "ranks each parameter is sharded over (default: every GPU)", 1 << 20));
+  t.push_back(integer(f2 + "/mesh/replicate", "replicas", nullptr, 1,
+                      "replicas of each shard, all-reduced after the reduce-scatter (default: "
+                      "cluster.gpus / shard)",
+                      1 << 20));
+  t.push_back(obj(f2 + "/mixed_precision", "MixedPrecisionPolicy"));
+  for (const char* k : {"param_dtype", "reduce_dtype", "output_dtype"}) {
+    t.push_back(str(f2 + "/mixed_precision/" + k, nullptr, {"fp32", "bf16", "fp16"},
+                    std::string("MixedPrecisionPolicy ") + k +
+                        (std::string(k) == "param_dtype"
+                             ? ": dtype of the all-gather and the unsharded parameters (default: "
+                               "the parameters' own)"
+                         : std::string(k) == "reduce_dtype"
+                             ? ": dtype of the reduce-scatter (default: param_dtype)"
+                             : ": dtype of the root's outputs (a cast of one activation)")));
+  }
+  t.push_back(integer(f2 + "/forward_prefetch", "units", 0, 0,
+                      "set_modules_to_forward_prefetch depth: each unit's pre-forward issues the "
+                      "next N units' all-gathers (0: implicit prefetching only)",
+                      64));
+  t.push_back(integer(f2 + "/backward_prefetch", "units", 1, 0,
+                      "set_modules_to_backward_prefetch depth (1: FSDP2's default, the next "
+                      "unit; 0: each unit gathers in its own pre-backward)",
+                      64));
+  t.push_back(boolean(f2 + "/requires_gradient_sync", true,
+                      "false: set_requires_gradient_sync(False) in every micro-batch but the "
+                      "last (no reduce-scatter; unsharded gradients accumulate)"));
+  t.push_back(obj(f2 + "/cpu_offload",
+                  "CPUOffloadPolicy: sharded parameters, gradients and optimizer states in host "
+                  "memory, the optimizer step on the CPU"));
+  t.push_back(boolean(f2 + "/cpu_offload/pin_memory", true,
+                      "pinned host buffers (false: the gradients' device-to-host copies are "
+                      "synchronous and hold the backward)"));
+  t.push_back(
+      required(number(f2 + "/cpu_offload/host_memory_gbytes_per_s", "GB/s", nullptr, 0, true,
+                      "host memory bandwidth of one host (STREAM-like), shared by its "
+                      "GPUs' CPU optimizer steps",
+                      1e6)));
+  t.push_back(boolean(f2 + "/requires_all_reduce", true,
+                      "HSDP: false: set_requires_all_reduce(False) in every micro-batch but the "
+                      "last (the reduce-scattered shards accumulate without the all-reduce)"));
+
+  t.push_back(obj("/simulation", "which engine and how"));
+  t.push_back(str("/simulation/engine", "analytic", {"analytic", "event"}, "prediction engine"));
+  t.push_back(integer("/simulation/steps", "steps", 5, 1, "steps simulated in a row", 1e6));
+  t.push_back(number("/simulation/jitter_cv", "", 0.0, 0, false,
+                     "per-rank compute-time coefficient of variation", 10));
+  t.push_back(integer("/simulation/seed", "", 1, 0, "random seed", 1.8e19));
+  t.push_back(str("/simulation/jitter_distribution", "normal", {"normal", "lognormal"},
+                  "event engine: per-layer compute noise, Normal(1, jitter_cv) clipped at 0.05 or "
+                  "log-normal with mean 1 and that cv"));
+  t.push_back(integer("/simulation/straggler_rank", "", -1, -1,
+                      "event engine: this rank computes straggler_slowdown slower (-1: none; "
+                      "otherwise below cluster.gpus at every sweep point)",
+                      1e7));
+  t.push_back(number("/simulation/straggler_slowdown", "", 0.0, 0, false,
+                     "event engine: 0.10 makes the straggler's every kernel 10% longer", 100));
+  t.push_back(number("/simulation/interference", "", 1.0, 1, false,
+                     "compute slowdown while a collective runs (1: none; both engines, every "
+                     "strategy); default: the profile's measured factor, else sm_count / "
+                     "(sm_count - NCCL channels)",
+                     100));
+  t.push_back(str("/simulation/network", "closed_form", {"closed_form", "flow"},
+                  "event engine: closed_form times each collective by the alpha-beta formula "
+                  "alone; flow runs it as flows on the cluster graph (max-min fair link "
+                  "sharing) with the competing traffic of background_traffic and "
+                  "concurrent_jobs, and reports per collective contention_slowdown"));
+  t.push_back(number("/simulation/background_traffic", "", 0.0, 0, false,
+                     "network flow: share of every NIC, leaf and spine link that other traffic "
+                     "wants (0.5: half), given a max-min fair share",
+                     0.99));
+  t.push_back(integer("/simulation/concurrent_jobs", "jobs", 1, 1,
+                      "network flow: this job plus identical jobs on other GPUs of the same "
+                      "nodes that run the same collectives at the same moments over the same "
+                      "NICs, leaves and spine (2: two rings per NIC)",
+                      64));
+  t.push_back(integer("/simulation/local_sgd_period", "steps", 1, 1,
+                      "event engine, ddp: local SGD (Lin et al. 2020) averages the parameters "
+                      "every H steps and skips the gradient all-reduce in between (1: "
+                      "synchronous)",
+                      1e6));
+  t.push_back(integer("/simulation/staleness", "steps", 0, 0,
+                      "event engine, ddp: stale-synchronous parallel (Ho et al. 2013), a rank "
+                      "may run this many steps ahead of the slowest (0: synchronous)",
+                      1e6));
+  t.push_back(integer("/simulation/trace_ranks", "ranks", 64, 1,
+                      "--trace: the first trace_ranks ranks (plus the slowest) are written", 1e7));
+
+  {
+    KeySpec s = obj("/sweep",
+                    "axes to sweep: {\"cluster.gpus\": [1, 8, 64]}; the Cartesian "
+                    "product of all axes is predicted");
+    t.push_back(s);
+    KeySpec axis = array("/sweep/{}", 1, "values of one scenario key, written as a dotted path");
+    axis.maximum = 100000;
+    t.push_back(axis);
+  }
+
+  // `ddpsim plan`: candidate lists (each element validated by its "/*" row) and constraints.
+  t.push_back(
+      obj("/plan", "ddpsim plan: candidates (Cartesian product of the lists) and constraints"));
+  {
+    KeySpec g = array("/plan/gpus", 1,
+                      "candidate cluster sizes (default: the powers of two from 1 to 4096 that "
+                      "are at most gpus_per_node or a multiple of it)");
+    g.maximum = 10000;
+    t.push_back(g);
+  }
+  t.push_back(integer("/plan/gpus/*", "GPUs", nullptr, 1,
+                      "a cluster size; above gpus_per_node a multiple of it", 1e7));
+  {
+    KeySpec b = array("/plan/per_gpu_batch", 1,
+                      "candidate micro-batches per GPU (default: [training.per_gpu_batch])");
+    b.maximum = 10000;
+    t.push_back(b);
+  }
+  t.push_back(integer("/plan/per_gpu_batch/*", "samples", nullptr, 1, "a micro-batch", 1e9));
+  {
+    KeySpec k = array("/plan/grad_accumulation", 1,
+                      "candidate accumulation steps (default: [training.grad_accumulation])");
+    k.maximum = 10000;
+    t.push_back(k);
+  }
+  t.push_back(integer("/plan/grad_accumulation/*", "micro-batches", nullptr, 1,
+                      "micro-batches per optimizer step", 1e6));
+  {
+    KeySpec c = array("/plan/bucket_cap_mb", 1,
+                      "candidate DDP bucket caps (default: [parallelism.bucket_cap_mb])");
+    c.maximum = 10000;
+    t.push_back(c);
+  }
+  t.push_back(number("/plan/bucket_cap_mb/*", "MiB", nullptr, 0, true, "a bucket cap", 1e6));
+  {
+    KeySpec h = array("/plan/comm_hook", 1,
+                      "candidate communication hooks (default: [parallelism.comm_hook])");
+    h.maximum = 100;
+    t.push_back(h);
+  }
+  {
+    KeySpec st = array("/plan/strategy", 1,
+                       "candidate data-parallel strategies (default: [parallelism.strategy])");
+    st.maximum = 7;
+    t.push_back(st);
+  }
+  t.push_back(str(
+      "/plan/strategy/*", nullptr,
+      {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"},
+      "a strategy"));
+  t.push_back(
+      pattern_str("/plan/comm_hook/*", nullptr,
+                  "none|fp16|bf16|powersgd:[1-9][0-9]{0,3}|topk:(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)",
+                  "a hook: none, fp16, bf16, powersgd:RANK, topk:FRACTION"));
+  t.push_back(number("/plan/deadline_hours", "h", nullptr, 0, true,
+                     "reject configurations whose time to train exceeds this (needs "
+                     "training.target)"));
+  t.push_back(number("/plan/budget_usd", "USD", nullptr, 0, true,
+                     "reject configurations whose cost to train exceeds this (needs "
+                     "pricing.gpu_hour_usd and training.target)"));
+  t.push_back(number("/plan/memory_margin", "", 0.05, 0, false,
+                     "a configuration must fit in (1 - margin) x GPU memory", 0.5));
+  t.push_back(integer("/plan/max_global_batch", "samples", nullptr, 1,
+                      "reject global batches above this (e.g. the critical batch beyond which "
+                      "more samples buy few steps)",
+                      1e15));
+  t.push_back(str("/plan/objective", "time", {"time", "cost", "gpu_hours"},
+                  "what the chosen configuration minimises (ties: fewer GPUs, then smaller "
+                  "global batch)"));
+
+  t.push_back(obj("/reliability",
+                  "failures and checkpoints: effective training time ratio (ETTR) and time to "
+                  "train with failures (simulator/prediction/goodput.hpp)"));
+  t.push_back(number("/reliability/node_mtbf_hours", "h", nullptr, 0, true,
+                     "mean time between failures of one node (default 6,335: Llama 3's 419 "
+                     "unexpected interruptions in 54 days on 2,048 8-GPU nodes, arXiv:2407.21783 "
+                     "sec. 3.3.4); the job's MTBF is this / nodes",
+                     1e9));
+  t.push_back(number("/reliability/gpu_mtbf_hours", "h", nullptr, 0, true,
+                     "mean time between failures of one GPU, instead of node_mtbf_hours; the "
+                     "job's MTBF is this / GPUs",
+                     1e9));
+  t.push_back(number("/reliability/restart_minutes", "min", nullptr, 0, false,
+                     "time from a failure to training again, before the checkpoint is read "
+                     "(detection, rescheduling, process start, NCCL initialisation)",
+                     1e6));
+  t.back().required = true;
+  t.push_back(obj("/reliability/checkpoint", "how checkpoints are written and read", true));
+  t.push_back(str("/reliability/checkpoint/format", "dcp", {"dcp", "rank0"},
+                  "dcp: torch.distributed.checkpoint, every rank writes its part (replicated "
+                  "tensors once, spread over the ranks); rank0: torch.save of the full state "
+                  "on rank 0, torch.load of the whole file on every rank"));
+  t.push_back(number("/reliability/checkpoint/write_gbytes_per_s_per_node", "GB/s", nullptr, 0,
+                     true, "storage write bandwidth of one node", 1e6));
+  t.back().required = true;
+  t.push_back(number("/reliability/checkpoint/read_gbytes_per_s_per_node", "GB/s", nullptr, 0, true,
+                     "storage read bandwidth of one node (default: the write bandwidth)", 1e6));
+  t.push_back(number("/reliability/checkpoint/aggregate_write_gbytes_per_s", "GB/s", nullptr, 0,
+                     true, "the storage system's total write bandwidth (default: no shared limit)",
+                     1e9));
+  t.push_back(number("/reliability/checkpoint/aggregate_read_gbytes_per_s", "GB/s", nullptr, 0,
+                     true, "the storage system's total read bandwidth (default: no shared limit)",
+                     1e9));
+  t.push_back(boolean("/reliability/checkpoint/async", false,
+                      "torch.distributed.checkpoint.async_save (format dcp): training stops only "
+                      "while each rank stages its state to CPU memory over PCIe; the write runs "
+                      "beside training and a failure during it loses that checkpoint"));
+  t.push_back(number("/reliability/checkpoint/interval_minutes", "min", nullptr, 0, true,
+                     "training time between checkpoints (default: Young's optimum sqrt(2 x "
+                     "checkpoint time x job MTBF))",
+                     1e9));
+
+  t.push_back(obj("/pricing", "what GPU time costs"));
+  t.push_back(number("/pricing/gpu_hour_usd", "USD/GPU-hour", nullptr, 0, false,
+                     "price of one GPU for one hour", 1e6));
+  return t;
+}
+
+// Sub-tables for preset files: the rows under `prefix`, re-rooted.
+
+}  // namespace
+
+const KeyTable& scenario_keys() {
+  static const KeyTable table{"scenario", build_scenario_keys()};
+  return table;
+}
+
+}  // namespace ddpsim::model

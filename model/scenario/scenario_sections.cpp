@@ -1,0 +1,630 @@
+// The parsers of a scenario's sections (detail/scenario_sections.hpp), each on a document
+// already validated against scenario_keys(): what is left to check here is what one key's row
+// cannot say (combinations of keys, limits that depend on another section).
+#include "model/scenario/detail/scenario_sections.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/builders/mlp.hpp"
+#include "model/builders/transformer.hpp"
+#include "model/builders/zoo.hpp"
+#include "model/error.hpp"
+#include "model/scenario/detail/json_io.hpp"
+#include "model/scenario/scenario_keys.hpp"
+#include "model/units.hpp"
+
+namespace ddpsim::model::detail {
+
+using nlohmann::json;
+
+namespace {
+
+// Largest global batch (samples) a scenario or plan may ask for: far past any published run, and
+// small enough that products with it stay exact in an int64.
+constexpr double kMaxGlobalBatch = 1e18;
+
+CommHook parse_comm_hook(const std::string& text) {
+  CommHook h;
+  h.text = text;
+  if (text == "none")
+    h.kind = CommHook::Kind::kNone;
+  else if (text == "fp16")
+    h.kind = CommHook::Kind::kFp16;
+  else if (text == "bf16")
+    h.kind = CommHook::Kind::kBf16;
+  else if (text.rfind("powersgd:", 0) == 0) {
+    h.kind = CommHook::Kind::kPowerSgd;
+    h.rank = std::stoi(text.substr(9));
+  } else {
+    h.kind = CommHook::Kind::kTopK;
+    h.fraction = std::stod(text.substr(5));
+  }
+  return h;
+}
+
+template <typename E>
+E parse_enum(const std::string& text, std::initializer_list<E> values, const char* (*name)(E)) {
+  for (E v : values) {
+    if (text == name(v)) return v;
+  }
+  DDPSIM_ASSERT(false, "validated enum value not found: " + text);
+}
+
+/// A model.attention given for a model without attention (a CNN from the zoo) is a mistake to
+/// name, not a key to ignore.
+std::shared_ptr<const Workload> with_attention_checked(Workload w, const json& m,
+                                                       const std::string& file) {
+  if (m.contains("attention") && !w.attention) {
+    throw InputError(file, "/model/attention",
+                     "no attention for model \"" + w.name + "\" (it has no attention layers)",
+                     m.at("attention").dump());
+  }
+  return std::make_shared<const Workload>(std::move(w));
+}
+
+}  // namespace
+
+namespace {
+
+std::shared_ptr<const Workload> build_unchecked_workload(const json& m, const std::string& file,
+                                                         std::string& label);
+
+}  // namespace
+
+std::shared_ptr<const Workload> build_workload(const json& m, const std::string& file,
+                                               std::string& label) {
+  std::shared_ptr<const Workload> w;
+  try {
+    w = build_unchecked_workload(m, file, label);
+  } catch (const InputError& e) {
+    // A seq_len the scenario gives is checked inside the preset or config it applies to
+    // (n_positions bounds it there): the error is the user's key, with the model it does not
+    // fit, not a key of a shipped preset file the user never wrote.
+    if (m.contains("seq_len") && e.file() != file && e.pointer().ends_with("/seq_len")) {
+      throw InputError(file, "/model/seq_len",
+                       e.expected() + " of " + label + " (" + e.file() + ")", e.got());
+    }
+    if (m.contains("seq_len") && e.file() != file && e.pointer() == "/builder") {
+      // A CNN or an exported model has no sequence: the scenario's seq_len is the mistake.
+      throw InputError(file, "/model/seq_len",
+                       "no seq_len for " + label + " (" + e.file() + " is built by " + e.got() +
+                           ", not a sequence model)",
+                       m.at("seq_len").dump());
+    }
+    throw;
+  }
+  // The user's key, not the builder's: "/model/hf_config", "/model/mlp/widths", "/model/layers".
+  std::string pointer = "/model";
+  for (const char* k : {"preset", "file", "hf_config", "mlp", "layers"}) {
+    if (m.contains(k)) pointer += std::string("/") + k;
+  }
+  if (m.contains("mlp")) pointer += "/widths";
+  check_model_size(*w, file, pointer);
+  return w;
+}
+
+namespace {
+
+std::shared_ptr<const Workload> build_unchecked_workload(const json& m, const std::string& file,
+                                                         std::string& label) {
+  int forms = 0;
+  for (const char* k : {"preset", "file", "hf_config", "mlp", "layers"}) forms += m.contains(k);
+  if (forms != 1) {
+    throw InputError(file, "/model",
+                     "exactly one of \"preset\", \"file\", \"hf_config\", \"mlp\", \"layers\"",
+                     std::to_string(forms) + " of them");
+  }
+  std::optional<std::int64_t> seq_len;
+  if (m.contains("seq_len")) seq_len = m.at("seq_len").get<std::int64_t>();
+  if (seq_len && (m.contains("mlp") || m.contains("layers"))) {
+    throw InputError(file, "/model/seq_len",
+                     "no seq_len for \"mlp\" or \"layers\" models (a sample is one row)",
+                     std::to_string(*seq_len));
+  }
+  // model.attention: how a transformer's attention runs (sdpa by default, what PyTorch and
+  // Hugging Face run); a model without attention has nothing to apply it to.
+  const auto attention = parse_attention_impl(get_or_default<std::string>(m, "/model/attention"));
+  DDPSIM_ASSERT(attention.has_value(), "attention names are checked by the key table");
+  if (m.contains("attention") && (m.contains("mlp") || m.contains("layers"))) {
+    throw InputError(file, "/model/attention",
+                     "no attention for \"mlp\" or \"layers\" models (they have no attention)",
+                     m.at("attention").dump());
+  }
+  if (m.contains("preset")) {
+    const auto name = m.at("preset").get<std::string>();
+    label = "preset " + name;
+    return with_attention_checked(
+        load_model_preset(name, file, "/model/preset", seq_len, *attention), m, file);
+  }
+  if (m.contains("file")) {
+    const auto path = require_file(file, "/model/file", m.at("file").get<std::string>());
+    label = "file " + m.at("file").get<std::string>();
+    return with_attention_checked(load_model_file(path, seq_len, *attention), m, file);
+  }
+  if (m.contains("hf_config")) {
+    const auto path = require_file(file, "/model/hf_config", m.at("hf_config").get<std::string>());
+    label = "hf_config " + m.at("hf_config").get<std::string>();
+    const json cfg = read_cached(path);
+    return std::make_shared<const Workload>(build_hf_transformer(cfg, path, seq_len, *attention));
+  }
+  if (m.contains("mlp")) {
+    MlpOptions o;
+    for (const json& w : m.at("mlp").at("widths")) o.widths.push_back(w.get<std::int64_t>());
+    o.bias = get_or_default<bool>(m.at("mlp"), "/model/mlp/bias");
+    o.activation = get_or_default<std::string>(m.at("mlp"), "/model/mlp/activation");
+    label = "mlp";
+    for (std::size_t i = 0; i < o.widths.size(); ++i) {
+      label += (i == 0 ? " " : "-") + std::to_string(o.widths[i]);
+    }
+    return std::make_shared<const Workload>(build_mlp(o));
+  }
+  std::vector<LumpLayer> layers;
+  for (const json& l : m.at("layers")) {
+    layers.push_back({l.at("name").get<std::string>(), l.at("params").get<std::int64_t>(),
+                      l.at("fwd_flops_per_sample").get<double>(),
+                      get_or_default<double>(l, "/model/layers/*/activation_bytes_per_sample")});
+  }
+  label = "layers (" + std::to_string(layers.size()) + ")";
+  return std::make_shared<const Workload>(build_from_layers(layers));
+}
+
+}  // namespace
+
+void parse_cluster(const json& c, const std::string& file, Scenario& s) {
+  s.cluster.gpus = c.at("gpus").get<int>();
+  s.cluster.gpus_per_node = get_or<int>(c, "gpus_per_node", s.hardware.gpus_per_node);
+  s.hardware.gpus_per_node = s.cluster.gpus_per_node;
+  if (s.cluster.gpus > s.cluster.gpus_per_node && s.cluster.gpus % s.cluster.gpus_per_node != 0) {
+    throw InputError(file, "/cluster/gpus",
+                     "at most gpus_per_node (" + std::to_string(s.cluster.gpus_per_node) +
+                         ") or a multiple of it",
+                     std::to_string(s.cluster.gpus));
+  }
+  if (s.hardware.nics_per_node > s.cluster.gpus_per_node * 8) {
+    throw InputError(file, "/hardware/inter_node/nics_per_node",
+                     "at most 8 NICs per GPU of the node",
+                     std::to_string(s.hardware.nics_per_node));
+  }
+}
+
+void parse_training(const json& t, const std::string& file, Scenario& s) {
+  {
+    const std::string prec = get_or_default<std::string>(t, "/training/precision");
+    const DType cdt =
+        compute_dtype(parse_enum(prec,
+                                 {Precision::kFp32, Precision::kAmpBf16, Precision::kAmpFp16,
+                                  Precision::kBf16, Precision::kFp16},
+                                 precision_name));
+    if (s.hardware.gpu.peak_flops.count(cdt) == 0) {
+      throw InputError(file, "/training/precision",
+                       std::string("a precision the GPU runs (") + s.hardware.gpu.name +
+                           " has no " + dtype_name(cdt) + " peak)",
+                       "\"" + prec + "\"");
+    }
+    if (s.hardware.gpu.efficiency.count(cdt) == 0) {
+      throw InputError(file, std::string("/hardware/gpu/efficiency/") + dtype_name(cdt),
+                       std::string("an achievable fraction of the ") + dtype_name(cdt) +
+                           " peak (training.precision computes in " + dtype_name(cdt) + ")",
+                       "nothing");
+    }
+    // The flash-attn package runs fp16/bf16 on Ampere or newer only (flash_attn's own check,
+    // mirrored by PyTorch sdp_utils.cpp: sm80..sm121, half and bfloat16); a GPU preset has an
+    // attention_efficiency exactly when it has flash kernels. sdpa falls back by itself.
+    // The Triton port has the same limits (llmfoundry flash_attn_triton.py asserts fp16/bf16;
+    // Triton's tensor-core dots need sm80 for bf16).
+    if (s.workload && (s.workload->attention == AttentionImpl::kFlash ||
+                       s.workload->attention == AttentionImpl::kTriton)) {
+      const bool half = cdt == DType::kFp16 || cdt == DType::kBf16;
+      const std::string impl = attention_impl_name(*s.workload->attention);
+      if (!half || s.hardware.gpu.attention_fwd_efficiency <= 0) {
+        throw InputError(file, "/model/attention",
+                         "sdpa or eager (" + impl +
+                             " needs fp16/bf16 on a GPU with flash kernels; here " +
+                             dtype_name(cdt) + " on " + s.hardware.gpu.name + ")",
+                         "\"" + impl + "\"");
+      }
+    }
+  }
+  s.training.per_gpu_batch = t.at("per_gpu_batch").get<std::int64_t>();
+  s.training.grad_accumulation = get_or_default<int>(t, "/training/grad_accumulation");
+  // The global batch (micro-batch x accumulation x GPUs) is an int64 count of samples; each key
+  // alone is bounded, their product is bounded here so that it cannot overflow.
+  if (static_cast<double>(s.training.per_gpu_batch) * s.training.grad_accumulation *
+          s.cluster.gpus >
+      kMaxGlobalBatch) {
+    throw InputError(file, "/training/per_gpu_batch",
+                     "per_gpu_batch x grad_accumulation x cluster.gpus at most 1e18 samples",
+                     fmt::format("{} x {} x {}", s.training.per_gpu_batch,
+                                 s.training.grad_accumulation, s.cluster.gpus));
+  }
+  s.training.precision = parse_enum(get_or_default<std::string>(t, "/training/precision"),
+                                    {Precision::kFp32, Precision::kAmpBf16, Precision::kAmpFp16,
+                                     Precision::kBf16, Precision::kFp16},
+                                    precision_name);
+  s.training.optimizer = parse_enum(
+      get_or_default<std::string>(t, "/training/optimizer"),
+      {Optimizer::kSgd, Optimizer::kMomentum, Optimizer::kAdam, Optimizer::kAdamW}, optimizer_name);
+  s.training.optimizer_impl =
+      parse_enum(get_or_default<std::string>(t, "/training/optimizer_impl"),
+                 {OptimizerImpl::kForeach, OptimizerImpl::kFused, OptimizerImpl::kForLoop},
+                 optimizer_impl_name);
+  s.training.optimizer_impl_defaulted = !t.contains("optimizer_impl");
+  if (t.contains("grad_reduce_dtype")) {
+    s.training.grad_reduce_dtype = parse_dtype(t.at("grad_reduce_dtype").get<std::string>());
+  }
+  s.training.activation_checkpointing =
+      get_or_default<bool>(t, "/training/activation_checkpointing");
+  s.training.allow_tf32_matmul = get_or_default<bool>(t, "/training/allow_tf32_matmul");
+  s.training.allow_tf32_cudnn = get_or_default<bool>(t, "/training/allow_tf32_cudnn");
+  s.training.channels_last = get_or_default<bool>(t, "/training/channels_last");
+  const model::GpuSpec& gpu = s.hardware.gpu;
+  if (s.training.precision == Precision::kFp32 && gpu.tf32_peak_flops > 0 &&
+      gpu.tf32_efficiency <= 0 && (s.training.allow_tf32_matmul || s.training.allow_tf32_cudnn)) {
+    throw InputError(file, "/hardware/gpu/efficiency/tf32",
+                     "an achievable fraction of the tf32 peak (fp32 training with TF32 allowed "
+                     "on a GPU with a tf32 peak)",
+                     "nothing");
+  }
+  if (t.contains("single_gpu_step_s")) {
+    s.training.single_gpu_step_s = t.at("single_gpu_step_s").get<double>();
+  }
+  if (t.contains("lr")) {
+    const json& l = t.at("lr");
+    LrConfig lr;
+    lr.base = l.at("base").get<double>();
+    lr.base_batch = l.at("base_batch").get<std::int64_t>();
+    const auto sc = get_or_default<std::string>(l, "/training/lr/scaling");
+    lr.scaling = sc == "linear" ? LrScaling::kLinear
+                 : sc == "sqrt" ? LrScaling::kSqrt
+                                : LrScaling::kNone;
+    lr.warmup_steps = get_or_default<std::int64_t>(l, "/training/lr/warmup_steps");
+    s.training.lr = lr;
+  }
+  if (t.contains("target") && t.at("target").contains("critical_batch")) {
+    const json& cb = t.at("target").at("critical_batch");
+    s.training.critical_batch =
+        CriticalBatchTarget{cb.at("b_noise").get<double>(), cb.at("s_min").get<double>()};
+  }
+  if (t.contains("target") && t.at("target").contains("steps_multiplier")) {
+    s.training.target_steps_multiplier = t.at("target").at("steps_multiplier").get<double>();
+  }
+}
+
+// parallelism.fsdp2 (types and ranges already validated by the key table). The mesh and an
+// integer reshard_after_forward are checked against cluster.gpus where the step is planned
+// (simulator/prediction/fsdp2.cpp), since sweeps and `ddpsim plan` vary the cluster.
+void parse_fsdp2(const json& f, Fsdp2Config& c) {
+  c.units =
+      parse_enum(get_or_default<std::string>(f, "/parallelism/fsdp2/units"),
+                 {Fsdp2Units::kBlocks, Fsdp2Units::kLayers, Fsdp2Units::kModel}, fsdp2_units_name);
+  if (auto r = f.find("reshard_after_forward"); r != f.end()) {
+    if (r->is_boolean()) {
+      c.reshard_after_forward = r->get<bool>();
+    } else {
+      c.reshard_after_forward = true;
+      c.reshard_after_forward_group = r->get<int>();
+    }
+  }
+  if (auto m = f.find("mesh"); m != f.end()) {
+    if (m->contains("shard")) c.mesh_shard = m->at("shard").get<int>();
+    if (m->contains("replicate")) c.mesh_replicate = m->at("replicate").get<int>();
+  }
+  if (auto mp = f.find("mixed_precision"); mp != f.end()) {
+    if (mp->contains("param_dtype")) {
+      c.param_dtype = parse_dtype(mp->at("param_dtype").get<std::string>());
+    }
+    if (mp->contains("reduce_dtype")) {
+      c.reduce_dtype = parse_dtype(mp->at("reduce_dtype").get<std::string>());
+    }
+    if (mp->contains("output_dtype")) {
+      c.output_dtype = parse_dtype(mp->at("output_dtype").get<std::string>());
+    }
+  }
+  c.forward_prefetch = get_or_default<int>(f, "/parallelism/fsdp2/forward_prefetch");
+  c.backward_prefetch = get_or_default<int>(f, "/parallelism/fsdp2/backward_prefetch");
+  c.requires_gradient_sync = get_or_default<bool>(f, "/parallelism/fsdp2/requires_gradient_sync");
+  c.requires_all_reduce = get_or_default<bool>(f, "/parallelism/fsdp2/requires_all_reduce");
+  if (auto o = f.find("cpu_offload"); o != f.end()) {
+    Fsdp2Config::CpuOffload off;
+    off.pin_memory = get_or_default<bool>(*o, "/parallelism/fsdp2/cpu_offload/pin_memory");
+    off.host_memory_bytes_per_s = o->at("host_memory_gbytes_per_s").get<double>() * 1e9;
+    c.cpu_offload = off;
+  }
+}
+
+void parse_parallelism(const json& p, const std::string& file, Scenario& s) {
+  s.parallelism.strategy =
+      parse_enum(get_or_default<std::string>(p, "/parallelism/strategy"),
+                 {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3,
+                  Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid,
+                  Strategy::kFsdp2},
+                 strategy_name);
+  s.parallelism.bucket_cap_defaulted = !p.contains("bucket_cap_mb");
+  s.parallelism.bucket_cap_mb = get_or_default<double>(p, "/parallelism/bucket_cap_mb");
+  if (bucket_cap_mb_to_bytes(s.parallelism.bucket_cap_mb) < 1) {
+    throw InputError(file, "/parallelism/bucket_cap_mb", "a cap of at least 1 byte (2^-20 MiB)",
+                     fmt::format("{}", s.parallelism.bucket_cap_mb));
+  }
+  if (p.contains("first_bucket_mb")) {
+    s.parallelism.first_bucket_mb = p.at("first_bucket_mb").get<double>();
+    if (bucket_cap_mb_to_bytes(*s.parallelism.first_bucket_mb) < 1) {
+      throw InputError(file, "/parallelism/first_bucket_mb",
+                       "a limit of at least 1 byte (2^-20 MiB)",
+                       fmt::format("{}", *s.parallelism.first_bucket_mb));
+    }
+  }
+  s.parallelism.overlap = get_or_default<bool>(p, "/parallelism/overlap");
+  s.parallelism.overlap_defaulted = !p.contains("overlap");
+  s.parallelism.comm_hook =
+      parse_comm_hook(get_or_default<std::string>(p, "/parallelism/comm_hook"));
+  s.parallelism.algorithm = parse_enum(
+      get_or_default<std::string>(p, "/parallelism/algorithm"),
+      {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
+       CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls},
+      algorithm_name);
+  s.parallelism.broadcast_buffers = get_or_default<bool>(p, "/parallelism/broadcast_buffers");
+  s.parallelism.find_unused_parameters =
+      get_or_default<bool>(p, "/parallelism/find_unused_parameters");
+  s.parallelism.gradient_as_bucket_view =
+      get_or_default<bool>(p, "/parallelism/gradient_as_bucket_view");
+  s.parallelism.static_graph = get_or_default<bool>(p, "/parallelism/static_graph");
+  s.parallelism.reduce_bucket_elements =
+      get_or_default<double>(p, "/parallelism/reduce_bucket_size");
+  s.parallelism.allgather_bucket_elements =
+      get_or_default<double>(p, "/parallelism/allgather_bucket_size");
+  s.parallelism.use_multi_rank_bucket_allreduce =
+      get_or_default<bool>(p, "/parallelism/use_multi_rank_bucket_allreduce");
+  s.parallelism.fsdp_prefetch =
+      parse_enum(get_or_default<std::string>(p, "/parallelism/fsdp_prefetch"),
+                 {FsdpPrefetch::kBackwardPre, FsdpPrefetch::kBackwardPost, FsdpPrefetch::kNone},
+                 fsdp_prefetch_name);
+  if (p.contains("fsdp2")) parse_fsdp2(p.at("fsdp2"), s.parallelism.fsdp2);
+
+  // Combinations that cannot run.
+  const auto hook = s.parallelism.comm_hook.kind;
+  if (s.training.grad_reduce_dtype && hook != CommHook::Kind::kNone) {
+    throw InputError(
+        file, "/training/grad_reduce_dtype",
+        "no grad_reduce_dtype together with a comm_hook (the hook sets the wire dtype)",
+        std::string("\"") + dtype_name(*s.training.grad_reduce_dtype) + "\"");
+  }
+  if (is_sharded(s.parallelism.strategy) &&
+      (hook == CommHook::Kind::kPowerSgd || hook == CommHook::Kind::kTopK)) {
+    // PyTorch registers PowerSGD / top-k as DDP communication hooks; FSDP's register_comm_hook
+    // takes only the default all-reduce / fp16 / bf16 hooks, and DeepSpeed ZeRO has no hook.
+    throw InputError(file, "/parallelism/comm_hook",
+                     std::string("none, fp16 or bf16 with strategy \"") +
+                         strategy_name(s.parallelism.strategy) +
+                         "\" (PowerSGD and top-k are DDP communication hooks)",
+                     "\"" + s.parallelism.comm_hook.text + "\"");
+  }
+  if (s.parallelism.strategy == Strategy::kFsdpHybrid &&
+      s.cluster.gpus % s.cluster.gpus_per_node != 0) {
+    // HYBRID_SHARD shards within a node and replicates across nodes: PyTorch builds intra-node
+    // groups of gpus_per_node ranks, so the world size must be a multiple of it.
+    throw InputError(file, "/cluster/gpus_per_node",
+                     "a divisor of cluster.gpus (" + std::to_string(s.cluster.gpus) +
+                         ") with strategy \"fsdp_hybrid\" (it shards within a node)",
+                     std::to_string(s.cluster.gpus_per_node));
+  }
+  if (s.parallelism.algorithm == CollectiveAlgorithm::kNvls &&
+      s.hardware.intra_tuning.nvls_efficiency <= 0) {
+    throw InputError(file, "/parallelism/algorithm",
+                     "an algorithm the hardware supports (\"nvls\" needs an NVSwitch with "
+                     "in-switch reduction: nvls_efficiency > 0)",
+                     "\"nvls\"");
+  }
+}
+
+void parse_simulation(const json& sim, const std::string& file, Scenario& s) {
+  s.simulation.engine = get_or_default<std::string>(sim, "/simulation/engine") == "event"
+                            ? Engine::kEvent
+                            : Engine::kAnalytic;
+  s.simulation.steps = get_or_default<int>(sim, "/simulation/steps");
+  s.simulation.jitter_cv = get_or_default<double>(sim, "/simulation/jitter_cv");
+  s.simulation.seed = get_or_default<std::uint64_t>(sim, "/simulation/seed");
+  s.simulation.jitter_distribution =
+      get_or_default<std::string>(sim, "/simulation/jitter_distribution") == "lognormal"
+          ? JitterDistribution::kLogNormal
+          : JitterDistribution::kNormal;
+  s.simulation.straggler_rank = get_or_default<int>(sim, "/simulation/straggler_rank");
+  s.simulation.straggler_slowdown = get_or_default<double>(sim, "/simulation/straggler_slowdown");
+  s.simulation.interference = get_or_default<double>(sim, "/simulation/interference");
+  s.simulation.local_sgd_period = get_or_default<int>(sim, "/simulation/local_sgd_period");
+  s.simulation.staleness = get_or_default<int>(sim, "/simulation/staleness");
+  s.simulation.trace_ranks = get_or_default<int>(sim, "/simulation/trace_ranks");
+  s.simulation.interference_given = sim.contains("interference");
+  s.simulation.network_flow = get_or_default<std::string>(sim, "/simulation/network") == "flow";
+  s.simulation.background_traffic = get_or_default<double>(sim, "/simulation/background_traffic");
+  s.simulation.concurrent_jobs = get_or_default<int>(sim, "/simulation/concurrent_jobs");
+  if (!s.simulation.network_flow &&
+      (s.simulation.background_traffic > 0 || s.simulation.concurrent_jobs > 1)) {
+    // Competing traffic is only simulated by the flow network; silently ignoring it would
+    // report an uncontended step for a contended cluster.
+    throw InputError(file,
+                     s.simulation.background_traffic > 0 ? "/simulation/background_traffic"
+                                                         : "/simulation/concurrent_jobs",
+                     "simulation.network \"flow\" (competing traffic needs the flow network)",
+                     s.simulation.background_traffic > 0
+                         ? fmt::format("{}", s.simulation.background_traffic)
+                         : std::to_string(s.simulation.concurrent_jobs));
+  }
+  if (s.simulation.local_sgd_period > 1 && s.simulation.staleness > 0) {
+    throw InputError(file, "/simulation/staleness",
+                     "0 together with simulation.local_sgd_period > 1 (one relaxation at a time)",
+                     std::to_string(s.simulation.staleness));
+  }
+  if ((s.simulation.local_sgd_period > 1 || s.simulation.staleness > 0) &&
+      s.parallelism.strategy != Strategy::kDdp) {
+    // Both modes replace DDP's per-step gradient all-reduce; ZeRO/FSDP shard the state that
+    // a local step would need in full.
+    throw InputError(
+        file, s.simulation.staleness > 0 ? "/simulation/staleness" : "/simulation/local_sgd_period",
+        "parallelism.strategy \"ddp\" (local SGD and stale-synchronous training "
+        "keep a full replica per rank)",
+        std::string("\"") + strategy_name(s.parallelism.strategy) + "\"");
+  }
+}
+
+// The "/plan" section (validated by the key table already) on top of the parsed scenario `s`.
+void parse_plan(const json& doc, const std::string& file, Scenario& s) {
+  PlanConfig& pc = s.plan;
+  const json pl = doc.value("plan", json::object());
+  const int gpn = s.cluster.gpus_per_node;
+  if (pl.contains("gpus")) {
+    const json& g = pl.at("gpus");
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const int n = g[i].get<int>();
+      if (n > gpn && n % gpn != 0) {
+        throw InputError(file, "/plan/gpus/" + std::to_string(i),
+                         "at most gpus_per_node (" + std::to_string(gpn) + ") or a multiple of it",
+                         std::to_string(n));
+      }
+      pc.gpus.push_back(n);
+    }
+  } else {
+    for (int n = 1; n <= 4096; n *= 2) {
+      if (n <= gpn || n % gpn == 0) pc.gpus.push_back(n);
+    }
+  }
+  if (pl.contains("per_gpu_batch")) {
+    pc.per_gpu_batch = pl.at("per_gpu_batch").get<std::vector<std::int64_t>>();
+    if (s.training.single_gpu_step_s) {
+      for (std::size_t i = 0; i < pc.per_gpu_batch.size(); ++i) {
+        if (pc.per_gpu_batch[i] != s.training.per_gpu_batch) {
+          throw InputError(file, "/plan/per_gpu_batch/" + std::to_string(i),
+                           "training.per_gpu_batch (" + std::to_string(s.training.per_gpu_batch) +
+                               ") only: training.single_gpu_step_s was measured at it",
+                           std::to_string(pc.per_gpu_batch[i]));
+        }
+      }
+    }
+  } else {
+    pc.per_gpu_batch = {s.training.per_gpu_batch};
+  }
+  pc.grad_accumulation = pl.contains("grad_accumulation")
+                             ? pl.at("grad_accumulation").get<std::vector<int>>()
+                             : std::vector<int>{s.training.grad_accumulation};
+  pc.bucket_cap_given = pl.contains("bucket_cap_mb");
+  if (pc.bucket_cap_given) {
+    pc.bucket_cap_mb = pl.at("bucket_cap_mb").get<std::vector<double>>();
+    for (std::size_t i = 0; i < pc.bucket_cap_mb.size(); ++i) {
+      if (bucket_cap_mb_to_bytes(pc.bucket_cap_mb[i]) < 1) {
+        throw InputError(file, "/plan/bucket_cap_mb/" + std::to_string(i),
+                         "a cap of at least 1 byte (2^-20 MiB)",
+                         fmt::format("{}", pc.bucket_cap_mb[i]));
+      }
+    }
+  } else {
+    pc.bucket_cap_mb = {s.parallelism.bucket_cap_mb};
+  }
+  if (pl.contains("comm_hook")) {
+    const json& h = pl.at("comm_hook");
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      CommHook hook = parse_comm_hook(h[i].get<std::string>());
+      if (s.training.grad_reduce_dtype && hook.kind != CommHook::Kind::kNone) {
+        throw InputError(file, "/plan/comm_hook/" + std::to_string(i),
+                         "\"none\" (training.grad_reduce_dtype is set; a hook sets the wire "
+                         "dtype itself)",
+                         "\"" + hook.text + "\"");
+      }
+      pc.comm_hook.push_back(std::move(hook));
+    }
+  } else {
+    pc.comm_hook = {s.parallelism.comm_hook};
+  }
+  if (pl.contains("strategy")) {
+    for (const json& v : pl.at("strategy")) {
+      pc.strategy.push_back(
+          parse_enum(v.get<std::string>(),
+                     {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3,
+                      Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid,
+                      Strategy::kFsdp2},
+                     strategy_name));
+    }
+  } else {
+    pc.strategy = {s.parallelism.strategy};
+  }
+  // A sharded strategy takes no PowerSGD / top-k hook: such pairs would only be rejected.
+  for (std::size_t i = 0; i < pc.strategy.size(); ++i) {
+    for (const CommHook& h : pc.comm_hook) {
+      if (is_sharded(pc.strategy[i]) &&
+          (h.kind == CommHook::Kind::kPowerSgd || h.kind == CommHook::Kind::kTopK)) {
+        throw InputError(file, "/plan/strategy/" + std::to_string(i),
+                         "ddp only, as the candidate hooks include \"" + h.text +
+                             "\" (a DDP communication hook)",
+                         std::string("\"") + strategy_name(pc.strategy[i]) + "\"");
+      }
+    }
+  }
+  if (pl.contains("deadline_hours")) pc.deadline_hours = pl.at("deadline_hours").get<double>();
+  if (pl.contains("budget_usd")) {
+    pc.budget_usd = pl.at("budget_usd").get<double>();
+    if (!s.gpu_hour_usd) {
+      throw InputError(file, "/plan/budget_usd", "pricing.gpu_hour_usd alongside a budget",
+                       "a budget without a price");
+    }
+  }
+  pc.memory_margin = get_or_default<double>(pl, "/plan/memory_margin");
+  if (pl.contains("max_global_batch")) {
+    pc.max_global_batch = pl.at("max_global_batch").get<std::int64_t>();
+  }
+  const std::string objective = get_or_default<std::string>(pl, "/plan/objective");
+  pc.objective = objective == "cost"        ? PlanObjective::kCost
+                 : objective == "gpu_hours" ? PlanObjective::kGpuHours
+                                            : PlanObjective::kTime;
+  if (pc.objective == PlanObjective::kCost && !s.gpu_hour_usd) {
+    throw InputError(file, "/plan/objective", "pricing.gpu_hour_usd for the \"cost\" objective",
+                     "\"cost\" without a price");
+  }
+  // The Cartesian product is predicted point by point: keep it to what runs in seconds.
+  const double total =
+      static_cast<double>(pc.gpus.size()) * static_cast<double>(pc.per_gpu_batch.size()) *
+      static_cast<double>(pc.grad_accumulation.size()) *
+      static_cast<double>(pc.bucket_cap_mb.size()) * static_cast<double>(pc.comm_hook.size()) *
+      static_cast<double>(pc.strategy.size());
+  if (total > 1e6) {
+    throw InputError(file, "/plan", "at most 1,000,000 candidates in the Cartesian product",
+                     fmt::format("{:.0f}", total));
+  }
+}
+
+void parse_sweep(const json& doc, const std::string& file, Scenario& s) {
+  if (!doc.contains("sweep")) return;
+  for (const auto& [key, values] : doc.at("sweep").items()) {
+    const std::string ptr = "/sweep/" + escape_pointer_token(key);
+    std::string target = "/" + key;
+    std::replace(target.begin(), target.end(), '.', '/');
+    const KeySpec* spec = scenario_keys().find(target);
+    if (spec == nullptr || spec->type == KeyType::kObject || spec->type == KeyType::kArray ||
+        target.rfind("/sweep", 0) == 0 || target.rfind("/plan", 0) == 0 ||
+        key.find('/') != std::string::npos) {
+      throw InputError(file, ptr,
+                       "a dotted path to a scalar scenario key (e.g. \"cluster.gpus\", "
+                       "\"parallelism.bucket_cap_mb\")",
+                       "\"" + key + "\"");
+    }
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      validate_value(values[i], *spec, scenario_keys(), file, ptr + "/" + std::to_string(i));
+    }
+    if (s.training.single_gpu_step_s &&
+        (key == "training.per_gpu_batch" || key.rfind("hardware.", 0) == 0 ||
+         key == "training.precision" || key.rfind("model.", 0) == 0)) {
+      throw InputError(file, ptr,
+                       "no sweep of the batch, precision, model or hardware when "
+                       "training.single_gpu_step_s is given (it was measured at one of each)",
+                       "\"" + key + "\"");
+    }
+    s.sweep.push_back({key, std::vector<json>(values.begin(), values.end())});
+  }
+}
+
+}  // namespace ddpsim::model::detail

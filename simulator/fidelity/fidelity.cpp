@@ -1,0 +1,593 @@
+// Fidelity report: presets against published training runs, nccl-tests sweeps by size band,
+// and the provenance of every preset constant. Predictions go through the run API only.
+#include "simulator/fidelity/fidelity.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "model/collective_op.hpp"
+#include "model/error.hpp"
+#include "model/hardware/cluster.hpp"
+#include "model/paths.hpp"
+#include "model/scenario/hardware_io.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/collectives/collective.hpp"
+#include "simulator/fidelity/markdown.hpp"
+#include "simulator/fidelity/throughput_units.hpp"
+#include "simulator/report.hpp"
+#include "simulator/run.hpp"
+
+namespace ddpsim::sim {
+
+using nlohmann::json;
+
+namespace {
+
+std::string ptr(std::size_t i, const std::string& key) { return fmt::format("/{}/{}", i, key); }
+
+std::string got(const json& row, const std::string& key) {
+  return row.contains(key) ? row.at(key).dump() : "nothing";
+}
+
+std::string text_field(const json& row, std::size_t i, const std::string& key,
+                       const std::string& file) {
+  if (!row.contains(key) || !row.at(key).is_string() || row.at(key).get<std::string>().empty()) {
+    throw InputError(file, ptr(i, key), "a non-empty string", got(row, key));
+  }
+  return row.at(key).get<std::string>();
+}
+
+double positive_field(const json& row, std::size_t i, const std::string& key,
+                      const std::string& file) {
+  if (!row.contains(key) || !row.at(key).is_number() || !(row.at(key).get<double>() > 0)) {
+    throw InputError(file, ptr(i, key), "a number > 0", got(row, key));
+  }
+  return row.at(key).get<double>();
+}
+
+std::string optional_text(const json& row, const std::string& key) {
+  return row.contains(key) && row.at(key).is_string() ? row.at(key).get<std::string>() : "";
+}
+
+// ---- part 1: training rows --------------------------------------------------------------------
+
+// The FLOPs per token the publisher's MFU counts (6P + 12Lds), from the row's model_dims and
+// ddpsim's own parameter count; nullopt when the row gives no model_dims.
+std::optional<double> flops_per_token(const json& row, std::size_t i, const std::string& file,
+                                      const model::Scenario& s) {
+  if (!row.contains("model_dims")) return std::nullopt;
+  const json& d = row.at("model_dims");
+  for (const char* k : {"n_layers", "d_model"}) {
+    if (!d.is_object() || !d.contains(k) || !d.at(k).is_number_integer()) {
+      throw InputError(file, ptr(i, "model_dims/") + k, "an integer", d.dump());
+    }
+  }
+  return model_flops_per_token(static_cast<double>(s.workload->param_count()),
+                               d.at("n_layers").get<std::int64_t>(),
+                               d.at("d_model").get<std::int64_t>(), s.workload->seq_len);
+}
+
+std::string setup_text(const model::Scenario& s) {
+  const auto& t = s.training;
+  std::string out = fmt::format(
+      "{}; {} ({}, {:g} GiB, {:g} GB/s) x {} GPUs; micro-batch {} x accumulation {} = "
+      "global {}",
+      s.model_label, s.hardware.name, s.hardware.gpu.name,
+      s.hardware.gpu.memory_bytes / 1073741824.0, s.hardware.gpu.memory_bandwidth / 1e9,
+      s.cluster.gpus, t.per_gpu_batch, t.grad_accumulation,
+      t.per_gpu_batch * t.grad_accumulation * s.cluster.gpus);
+  if (s.workload->seq_len > 1) out += fmt::format(" x {} tokens", s.workload->seq_len);
+  out += fmt::format("; {}", model::precision_name(t.precision));
+  if (t.grad_reduce_dtype)
+    out += fmt::format(" (reduce {})", model::dtype_name(*t.grad_reduce_dtype));
+  out += fmt::format("; {}; {}", model::strategy_name(s.parallelism.strategy),
+                     model::optimizer_name(t.optimizer));
+  if (t.activation_checkpointing) out += "; activation checkpointing";
+  return out;
+}
+
+TrainingComparison predict_row(const json& row, std::size_t i, const std::string& file) {
+  TrainingComparison c;
+  c.id = text_field(row, i, "id", file);
+  c.source = text_field(row, i, "source", file);
+  c.source_url = optional_text(row, "source_url");
+  c.location = optional_text(row, "location");
+  c.unit = optional_text(row, "unit");
+  const ThroughputKind kind =
+      parse_throughput_kind(text_field(row, i, "quantity", file), file + ": " + ptr(i, "quantity"));
+  c.quantity = throughput_kind_name(kind);
+  c.published = positive_field(row, i, "value", file);
+  model::Scenario s;
+  try {
+    s = model::parse_scenario(row.at("scenario"), file);
+  } catch (const InputError& e) {
+    throw e.rebased(ptr(i, "scenario"));
+  }
+  if (!s.sweep.empty())
+    throw InputError(file, ptr(i, "scenario/sweep"), "no sweep (one run per row)");
+  const Prediction p = predict_point(s);  // presets only: no profile is named in these rows
+  StepInUnits u;
+  u.global_batch = static_cast<double>(p.global_batch);
+  u.seq_len = static_cast<double>(s.workload->seq_len);
+  u.gpus = s.cluster.gpus;
+  const std::optional<double> flops = flops_per_token(row, i, file, s);
+  const bool has_peak = row.contains("mfu_peak_tflops");
+  if ((kind == ThroughputKind::kTflopsPerGpu || kind == ThroughputKind::kMfu) && !flops) {
+    throw InputError(file, ptr(i, "model_dims"), "{\"n_layers\", \"d_model\"} for " + c.quantity);
+  }
+  if (flops) u.flops_per_token = *flops;
+  if (kind == ThroughputKind::kMfu || (flops && has_peak)) {
+    u.peak_tflops = positive_field(row, i, "mfu_peak_tflops", file);
+  }
+  c.step_time_s = p.step_time_s;
+  c.ddpsim = step_time_in(kind, p.step_time_s, u);
+  c.relative_error = (c.ddpsim - c.published) / c.published;
+  c.fits_in_memory = p.fits_in_memory;
+  c.setup = setup_text(s);
+  c.gpu = s.hardware.gpu.name;
+  c.gpus = s.cluster.gpus;
+  c.strategy = model::strategy_name(s.parallelism.strategy);
+  if (row.contains("held_out") && !row.at("held_out").is_boolean()) {
+    throw InputError(file, ptr(i, "held_out"), "true or false", got(row, "held_out"));
+  }
+  c.held_out = row.value("held_out", false);
+  if (row.contains("also_published") && row.at("also_published").contains("mfu")) {
+    c.published_mfu = row.at("also_published").at("mfu").get<double>();
+  }
+  if (flops && has_peak) {
+    c.ddpsim_mfu = step_time_in(ThroughputKind::kMfu, p.step_time_s, u);
+  }
+  return c;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// ---- part 2: nccl-tests sweeps ----------------------------------------------------------------
+
+constexpr const char* kSweepMarker = " bus bandwidth at message size ";
+
+// The op named before kSweepMarker ("AllReduce bus bandwidth at message size 1KB"), as
+// nccl-tests names its binaries' collectives; nullopt for anything else.
+std::optional<model::CollectiveOp> sweep_op(const std::string& quantity) {
+  const auto at = quantity.find(kSweepMarker);
+  if (at == std::string::npos) return std::nullopt;
+  const std::string op = quantity.substr(0, at);
+  if (op == "AllReduce") return model::CollectiveOp::kAllReduce;
+  if (op == "AllGather") return model::CollectiveOp::kAllGather;
+  if (op == "ReduceScatter") return model::CollectiveOp::kReduceScatter;
+  if (op == "Broadcast") return model::CollectiveOp::kBroadcast;
+  return std::nullopt;
+}
+
+// The first word after kSweepMarker: "1KB" .. "8GB", decimal prefixes of powers of two
+// (nccl-tests prints 65536 as "65K": the nearest power of two of the decimal value), or a plain
+// byte count ("1048576").
+double size_label_bytes(const std::string& quantity, const std::string& where) {
+  const std::string rest =
+      quantity.substr(quantity.find(kSweepMarker) + std::string(kSweepMarker).size());
+  const std::string label = rest.substr(0, rest.find_first_of(" (,;"));
+  std::string l = label;
+  if (!l.empty() && l.find_first_not_of("0123456789") == std::string::npos) return std::stod(l);
+  if (!l.empty() && l.back() == 'B') l.pop_back();
+  const char u = l.empty() ? '?' : l.back();
+  const double mult = u == 'K' ? 1e3 : u == 'M' ? 1e6 : u == 'G' ? 1e9 : 0;
+  double v = 0;
+  try {
+    v = mult > 0 ? std::stod(l.substr(0, l.size() - 1)) : 0;
+  } catch (const std::exception&) {
+  }
+  if (!(v > 0)) {
+    throw Error(where + ": message size \"" + label + "\" is not <number>K|M|G[B] or bytes");
+  }
+  return std::exp2(std::round(std::log2(v * mult)));
+}
+
+std::string preset_for_gpu(const std::string& gpu_type) {
+  if (gpu_type.find("H200") != std::string::npos) return "hgx-h200";
+  if (gpu_type.find("H100") != std::string::npos) return "dgx-h100";
+  if (gpu_type.find("A100") != std::string::npos) return "dgx-a100";
+  if (gpu_type.find("V100") != std::string::npos) return "dgx-1";
+  return "";
+}
+
+struct SweepPoint {
+  double bytes = 0;
+  double rel = 0;
+};
+
+std::vector<BusbwBand> busbw_bands(const json& measurements) {
+  std::map<std::string, std::pair<std::string, std::vector<SweepPoint>>> sweeps;
+  std::map<std::string, model::HardwareSpec> systems;
+  for (const json& row : measurements) {
+    const std::string q = row.value("quantity", std::string());
+    const auto op = sweep_op(q);
+    if (!op || !row.contains("value") || !row.at("value").is_number() ||
+        !row.contains("num_gpus") || !row.at("num_gpus").is_number_integer()) {
+      continue;
+    }
+    const std::string id = row.value("id", std::string("?"));
+    const std::string gpu_type = row.value("gpu_type", std::string());
+    const std::string preset = preset_for_gpu(gpu_type);
+    if (preset.empty()) continue;  // no system preset for this GPU: not a sweep ddpsim predicts
+    const int gpus = row.at("num_gpus").get<int>();
+    const double bytes = size_label_bytes(q, "published-measurements.json row " + id);
+    json section = {{"preset", preset}};
+    if (row.contains("gpus_per_node") && row.at("gpus_per_node").is_number_integer()) {
+      section["gpus_per_node"] = row.at("gpus_per_node");
+    }
+    if (!systems.count(section.dump())) {
+      systems[section.dump()] = model::resolve_hardware(section, "<fidelity>", "/hardware");
+    }
+    const model::HardwareSpec& hw = systems.at(section.dump());
+    const model::Topology topo(hw, gpus);
+    const double b =
+        collective_cost(*op, topo.bandwidths(), hw, bytes, model::CollectiveAlgorithm::kAuto)
+            .busbw_gbytes_per_s;
+    const double published = row.at("value").get<double>();
+    const std::string key = fmt::format("{} | {} | {} | {} GPUs", model::collective_op_name(*op),
+                                        row.value("source", std::string()), gpu_type, gpus);
+    sweeps[key].first = preset;
+    sweeps[key].second.push_back({bytes, (b - published) / published});
+  }
+  std::vector<BusbwBand> out;
+  for (const auto& [key, sweep] : sweeps) {
+    for (const char* band : {"< 64 KiB", "64 KiB - 1 MiB", "1 - 64 MiB", ">= 64 MiB"}) {
+      BusbwBand b;
+      b.sweep = key;
+      b.preset = sweep.first;
+      b.band = band;
+      double log_sum = 0;
+      for (const auto& pt : sweep.second) {
+        if (std::string(busbw_band(pt.bytes)) != band) continue;
+        ++b.count;
+        // An exact hit would make the geomean 0; 1e-6 (0.0001%) is below any printed digit.
+        log_sum += std::log(std::max(std::abs(pt.rel), 1e-6));
+        b.max_abs_error = std::max(b.max_abs_error, std::abs(pt.rel));
+      }
+      if (b.count == 0) continue;
+      b.geomean_abs_error = std::exp(log_sum / static_cast<double>(b.count));
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+// ---- part 3: constants ------------------------------------------------------------------------
+
+void numeric_leaves(const json& j, const std::string& prefix, std::vector<std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (k == "fitted_from") continue;
+      numeric_leaves(v, prefix.empty() ? k : prefix + "." + k, out);
+    }
+  } else if (j.is_number()) {
+    out.push_back(fmt::format("{}={}", prefix, j.dump()));
+  }
+}
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// Words that mean a number came from an end-to-end training run, not a kernel or a collective.
+constexpr const char* kEndToEndWords[] = {
+    "mfu",       "pre-training", "pretraining",         "tokens/s",  "images/s",
+    "samples/s", "sequences/s",  "training throughput", "end-to-end"};
+
+std::vector<ConstantSource> constant_sources(const std::filesystem::path& hardware_dir,
+                                             const std::set<std::string>& training_ids) {
+  std::vector<std::filesystem::path> files;
+  for (const char* sub : {"", "gpus", "links"}) {
+    const auto dir = hardware_dir / sub;
+    if (!std::filesystem::is_directory(dir)) continue;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<ConstantSource> out;
+  for (const auto& f : files) {
+    const json doc = model::read_json_file(f.string());
+    ConstantSource c;
+    c.file = std::filesystem::relative(f, hardware_dir).generic_string();
+    std::vector<std::string> leaves;
+    numeric_leaves(doc, "", leaves);
+    for (const auto& l : leaves) c.constants += (c.constants.empty() ? "" : ", ") + l;
+    c.source = doc.value("source", std::string());
+    const std::string all = lower(c.source + " " + doc.value("description", std::string()));
+    for (const char* w : kEndToEndWords) {
+      const auto at = all.find(w);
+      if (at == std::string::npos) continue;
+      c.end_to_end = true;
+      const std::size_t from = at > 60 ? at - 60 : 0;
+      c.evidence += (c.evidence.empty() ? "" : " / ") + std::string("\"...") +
+                    (c.source + " " + doc.value("description", std::string())).substr(from, 140) +
+                    "...\"";
+      break;
+    }
+    if (doc.contains("collectives") && doc.at("collectives").contains("fitted_from")) {
+      for (const auto& id : doc.at("collectives").at("fitted_from")) {
+        const std::string s = id.get<std::string>();
+        c.fitted_from += (c.fitted_from.empty() ? "" : ", ") + s;
+        if (training_ids.count(s)) {
+          c.end_to_end = true;
+          c.evidence += (c.evidence.empty() ? "" : " / ") + ("fitted_from names training row " + s);
+        }
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* busbw_band(double bytes) {
+  if (bytes < 65536.0) return "< 64 KiB";
+  if (bytes < 1048576.0) return "64 KiB - 1 MiB";
+  if (bytes < 64.0 * 1048576.0) return "1 - 64 MiB";
+  return ">= 64 MiB";
+}
+
+std::vector<ErrorSummary> summarize(const std::vector<TrainingComparison>& rows, bool held_out) {
+  std::map<std::string, std::vector<double>> groups;
+  std::vector<double> all;
+  for (const auto& r : rows) {
+    if (r.held_out != held_out) continue;
+    const double e = std::abs(r.relative_error);
+    all.push_back(e);
+    groups["GPU " + r.gpu].push_back(e);
+    groups["strategy " + r.strategy].push_back(e);
+  }
+  std::vector<ErrorSummary> out;
+  auto add = [&](const std::string& name, const std::vector<double>& v) {
+    out.push_back({name, v.size(), median(v), *std::max_element(v.begin(), v.end())});
+  };
+  if (all.empty()) return out;
+  add("all", all);
+  for (const auto& [name, v] : groups) add(name, v);
+  return out;
+}
+
+FidelityReport compare_fidelity(const json& training_rows, const std::string& training_file,
+                                const json& measurements,
+                                const std::filesystem::path& hardware_dir) {
+  if (!training_rows.is_array()) throw InputError(training_file, "", "an array of rows");
+  if (!measurements.is_array()) throw Error("published-measurements.json: expected an array");
+  FidelityReport r;
+  r.training_rows = training_rows.size();
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < training_rows.size(); ++i) {
+    const json& row = training_rows[i];
+    if (!row.is_object()) throw InputError(training_file, fmt::format("/{}", i), "an object");
+    const std::string id = text_field(row, i, "id", training_file);
+    if (!ids.insert(id).second) throw InputError(training_file, ptr(i, "id"), "a unique id", id);
+    const bool has_scenario = row.contains("scenario");
+    const bool has_reason = row.contains("not_predicted");
+    if (has_scenario == has_reason) {
+      throw InputError(training_file, fmt::format("/{}", i),
+                       "exactly one of \"scenario\" and \"not_predicted\"");
+    }
+    if (has_reason) {
+      r.not_predicted.push_back({id, text_field(row, i, "source", training_file),
+                                 text_field(row, i, "not_predicted", training_file)});
+    } else {
+      r.rows.push_back(predict_row(row, i, training_file));
+    }
+  }
+  r.visible = summarize(r.rows, false);
+  r.held_out = summarize(r.rows, true);
+  r.bands = busbw_bands(measurements);
+  r.constants = constant_sources(hardware_dir, ids);
+  return r;
+}
+
+FidelityReport compare_fidelity() {
+  const auto data = model::data_dir() / "data";
+  const std::string training = (data / "published-training.json").string();
+  return compare_fidelity(model::read_json_file(training), training,
+                          model::read_json_file((data / "published-measurements.json").string()),
+                          model::data_dir() / "hardware");
+}
+
+namespace {
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json summary_json(const std::vector<ErrorSummary>& v) {
+  json out = json::array();
+  for (const auto& s : v) {
+    out.push_back({{"group", s.group},
+                   {"count", s.count},
+                   {"median_abs_error", s.median_abs},
+                   {"max_abs_error", s.max_abs}});
+  }
+  return out;
+}
+
+std::string pct(double rel) { return fmt::format("{:+.1f}%", rel * 100); }
+std::string abs_pct(double rel) { return fmt::format("{:.1f}%", rel * 100); }
+
+// Four significant digits, no exponent for the magnitudes these rows have.
+std::string value_text(double v) {
+  if (v >= 1000) return fmt::format("{:.0f}", v);
+  if (v >= 1) return fmt::format("{:.4g}", v);
+  return fmt::format("{:.4f}", v);
+}
+
+std::string summary_table(const std::vector<ErrorSummary>& v) {
+  if (v.empty()) return "No rows.\n";
+  std::string md = "| rows | count | median \\|error\\| | max \\|error\\| |\n|---|---|---|---|\n";
+  for (const auto& s : v) {
+    md += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(s.group), s.count,
+                      abs_pct(s.median_abs), abs_pct(s.max_abs));
+  }
+  return md;
+}
+
+std::string rows_table(const std::vector<TrainingComparison>& rows, bool held_out) {
+  std::string md =
+      "| id | published | ddpsim | unit | error | MFU published / ddpsim | fits | setup as "
+      "predicted | source |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    if (r.held_out != held_out) continue;
+    auto pct_or_dash = [](const std::optional<double>& v) {
+      return v ? fmt::format("{:.1f}%", *v * 100) : std::string("-");
+    };
+    const std::string mfu_text = pct_or_dash(r.published_mfu) + " / " + pct_or_dash(r.ddpsim_mfu);
+    const std::string src = r.source_url.empty()
+                                ? r.source
+                                : fmt::format("[{}]({}), {}", r.source, r.source_url, r.location);
+    md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r.id),
+                      value_text(r.published), value_text(r.ddpsim), markdown_cell(r.unit),
+                      pct(r.relative_error), mfu_text, r.fits_in_memory ? "yes" : "**no**",
+                      markdown_cell(r.setup), markdown_cell(src));
+  }
+  return md;
+}
+
+}  // namespace
+
+json fidelity_json(const FidelityReport& r) {
+  json doc;
+  doc["context"] = context_json("fidelity");
+  doc["sources"] = {"scenarios/data/published-training.json",
+                    "scenarios/data/published-measurements.json", "scenarios/hardware/"};
+  doc["summary"] = {{"training_rows", r.training_rows},
+                    {"predicted", r.rows.size()},
+                    {"not_predicted", r.not_predicted.size()},
+                    {"visible", summary_json(r.visible)},
+                    {"held_out", summary_json(r.held_out)}};
+  json rows = json::array();
+  for (const auto& c : r.rows) {
+    rows.push_back({{"id", c.id},
+                    {"source", c.source},
+                    {"source_url", c.source_url},
+                    {"location", c.location},
+                    {"setup", c.setup},
+                    {"gpu", c.gpu},
+                    {"gpus", c.gpus},
+                    {"strategy", c.strategy},
+                    {"quantity", c.quantity},
+                    {"unit", c.unit},
+                    {"held_out", c.held_out},
+                    {"published", c.published},
+                    {"ddpsim", c.ddpsim},
+                    {"relative_error", c.relative_error},
+                    {"step_time_s", c.step_time_s},
+                    {"fits_in_memory", c.fits_in_memory},
+                    {"published_mfu", optional_number(c.published_mfu)},
+                    {"ddpsim_mfu", optional_number(c.ddpsim_mfu)}});
+  }
+  doc["rows"] = rows;
+  json np = json::array();
+  for (const auto& n : r.not_predicted) {
+    np.push_back({{"id", n.id}, {"source", n.source}, {"reason", n.reason}});
+  }
+  doc["not_predicted"] = np;
+  json bands = json::array();
+  for (const auto& b : r.bands) {
+    bands.push_back({{"sweep", b.sweep},
+                     {"preset", b.preset},
+                     {"band", b.band},
+                     {"count", b.count},
+                     {"geomean_abs_error", b.geomean_abs_error},
+                     {"max_abs_error", b.max_abs_error}});
+  }
+  doc["busbw_bands"] = bands;
+  json consts = json::array();
+  for (const auto& c : r.constants) {
+    consts.push_back({{"file", c.file},
+                      {"constants", c.constants},
+                      {"source", c.source},
+                      {"fitted_from", c.fitted_from},
+                      {"end_to_end", c.end_to_end},
+                      {"evidence", c.evidence}});
+  }
+  doc["constants"] = consts;
+  check_finite(doc, "fidelity");
+  return doc;
+}
+
+std::string fidelity_markdown(const FidelityReport& r) {
+  std::string md = "# ddpsim fidelity: presets against published training runs\n\n";
+  md +=
+      "Generated by `ddpsim fidelity` (`ninja -C build fidelity-update`) from "
+      "`scenarios/data/published-training.json`, `scenarios/data/published-measurements.json` and "
+      "`scenarios/hardware/`; do not edit by hand. The same data as JSON, with the run context: "
+      "`fidelity.json`. Every prediction uses the hardware presets only (no calibration profile) "
+      "and goes through the run API, as `ddpsim predict` does.\n\n"
+      "Published end-to-end runs are for testing, never for fitting: no constant may be tuned to "
+      "make a row below match. Rows marked `held_out` in the data file (a third of each source's "
+      "predicted rows, drawn with Python `random.Random(15).sample` over the sorted ids, one "
+      "generator for the sources in sorted order; `scripts/held-out-draw.py` re-draws and checks "
+      "them) are reported in their own tables; a change "
+      "should be judged on the visible rows and then checked, once, on the held-out ones.\n\n"
+      "**Units.** ddpsim predicts the time of one optimizer step of the global batch "
+      "(micro-batch x accumulation x GPUs). samples/s = global batch / step time; tokens/s = "
+      "global batch x sequence length / step time (per GPU: / GPUs); model FLOPs per token = "
+      "6 P + 12 L d s (llm-foundry's MFU: 3 x (2 P s + 4 L d s^2) per sequence, P parameters, "
+      "L layers, width d, s tokens); TFLOP/s per GPU = tokens/s per GPU x FLOPs per token / "
+      "1e12; MFU = that / the publisher's peak (Composer: 312 A100 bf16, 989.4 H100 bf16). "
+      "Error = (ddpsim - published) / published, in the row's quantity. `fits` is ddpsim's "
+      "memory verdict for the run that did run.\n\n";
+  md += fmt::format(
+      "**Rows:** {} training rows, {} predicted ({} visible, {} held out), {} not predicted.\n",
+      r.training_rows, r.rows.size(),
+      std::count_if(r.rows.begin(), r.rows.end(), [](const auto& c) { return !c.held_out; }),
+      std::count_if(r.rows.begin(), r.rows.end(), [](const auto& c) { return c.held_out; }),
+      r.not_predicted.size());
+  md += "\n## End-to-end training throughput: visible rows\n\n" + summary_table(r.visible);
+  md += "\n" + rows_table(r.rows, false);
+  md += "\n## End-to-end training throughput: held-out rows\n\n" + summary_table(r.held_out);
+  md += "\n" + rows_table(r.rows, true);
+  md += "\n## Training rows not predicted\n\n| id | why | source |\n|---|---|---|\n";
+  for (const auto& n : r.not_predicted) {
+    md += fmt::format("| `{}` | {} | {} |\n", markdown_cell(n.id), markdown_cell(n.reason),
+                      markdown_cell(n.source));
+  }
+  md +=
+      "\n## NCCL busbw error by message size\n\n"
+      "Every nccl-tests sweep in `published-measurements.json` (rows whose quantity reads "
+      "`OP bus bandwidth at message size SIZE`, OP one of AllReduce, AllGather, ReduceScatter, "
+      "Broadcast; "
+      "grouped by op, source, GPU and GPU count), predicted by the collective model "
+      "(`algorithm auto`) on the system preset of its GPU. Geomean and max of |busbw error| per "
+      "size band. These rows are kernel-level data: the presets' collective constants may be "
+      "fitted to them (see `fitted_from` below), so a small error here is a fit, not a test.\n\n"
+      "| sweep | preset | size band | count | geomean \\|error\\| | max \\|error\\| |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const auto& b : r.bands) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_cell(b.sweep), b.preset, b.band,
+                      b.count, abs_pct(b.geomean_abs_error), abs_pct(b.max_abs_error));
+  }
+  md +=
+      "\n## What set each constant\n\n"
+      "Every numeric key of every hardware preset (`scenarios/hardware/`), with the preset's own "
+      "`source` text and the published rows its collective constants were fitted to. "
+      "**end-to-end: yes** marks a preset whose text cites end-to-end training results (MFU, "
+      "pre-training, tokens/s, images/s, samples/s, training throughput) or whose `fitted_from` "
+      "names a training row: such a constant was set from the kind of data this report tests "
+      "with, and should be re-derived from kernel-level data.\n\n"
+      "| preset file | end-to-end | constants | source | fitted_from | evidence |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const auto& c : r.constants) {
+    md +=
+        fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", c.file, c.end_to_end ? "**yes**" : "no",
+                    markdown_cell(c.constants), markdown_cell(c.source),
+                    markdown_cell(c.fitted_from), markdown_cell(c.evidence));
+  }
+  return md;
+}
+
+}  // namespace ddpsim::sim
