@@ -31,6 +31,7 @@ install(TARGETS ddpsim_model ddpsim_simulator EXPORT ddpsimTargets
 set(DDPSIM_PUBLIC_HEADERS
   model/error.hpp
   model/units.hpp
+  model/json_file.hpp
   model/collective_op.hpp
   model/workload/workload.hpp
   model/workload/bucketing.hpp

@@ -6,8 +6,8 @@
 #include "model/builders/torch_export.hpp"
 #include "model/builders/transformer.hpp"
 #include "model/error.hpp"
+#include "model/json_file.hpp"
 #include "model/paths.hpp"
-#include "model/scenario/scenario.hpp"
 #include "model/schema.hpp"
 
 namespace ddpsim::model {

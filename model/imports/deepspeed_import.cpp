@@ -14,6 +14,7 @@
 
 #include "model/error.hpp"
 #include "model/imports/detail/import_reader.hpp"
+#include "model/json_file.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/schema.hpp"
 #include "model/units.hpp"

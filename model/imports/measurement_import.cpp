@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/error.hpp"
+#include "model/json_file.hpp"
 #include "model/profile/profile.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/trace_file.hpp"

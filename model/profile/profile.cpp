@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "model/error.hpp"
+#include "model/json_file.hpp"
 #include "model/profile/detail/profile_lookup.hpp"
 #include "model/profile/profile_keys.hpp"
-#include "model/scenario/scenario.hpp"
 
 namespace ddpsim::model {
 

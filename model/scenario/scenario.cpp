@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/error.hpp"
+#include "model/json_file.hpp"
 #include "model/scenario/detail/json_io.hpp"
 #include "model/scenario/detail/scenario_sections.hpp"
 #include "model/scenario/hardware_io.hpp"

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/hardware/hardware.hpp"
+#include "model/json_file.hpp"  // read_json_file, parse_json_text: scenario readers use them
 #include "model/scenario/reliability.hpp"
 #include "model/workload/workload.hpp"
 
@@ -285,11 +286,5 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 /// scenario without a sweep gives itself. Each point is fully validated (e.g. cluster.gpus = 12
 /// with 8 GPUs per node is rejected, naming /sweep/cluster.gpus/i).
 std::vector<Scenario> expand_sweep(const Scenario& s);
-
-/// Reads a JSON file; a missing file or a syntax error throws InputError naming the file and,
-/// for syntax errors, the byte offset.
-nlohmann::json read_json_file(const std::string& path);
-/// Parses `text` read from `path` as strict JSON, with read_json_file's errors.
-nlohmann::json parse_json_text(const std::string& text, const std::string& path);
 
 }  // namespace ddpsim::model

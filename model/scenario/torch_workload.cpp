@@ -4,6 +4,7 @@
 #include <string>
 
 #include "model/error.hpp"
+#include "model/json_file.hpp"
 #include "model/workload/workload.hpp"
 
 namespace ddpsim::model {
