@@ -3,15 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <map>
 #include <tuple>
 #include <utility>
 
 #include "model/error.hpp"
+#include "simulator/analytic/fsdp2_schedule.hpp"
 #include "simulator/collectives/collective.hpp"
-#include "simulator/prediction/fsdp2.hpp"
 #include "simulator/prediction/memory.hpp"
 
 namespace ddpsim::sim {
@@ -98,8 +97,6 @@ double per_rank_traffic_bytes(model::CollectiveOp kind, double bytes, int ranks)
   return (kind == model::CollectiveOp::kAllReduce ? 2.0 : 1.0) * (n - 1.0) / n * bytes;
 }
 
-namespace {}  // namespace
-
 double fsdp_gradient_predivide_factor(int world_size) {
   // torch/distributed/algorithms/_comm_hooks/default_hooks.py DefaultState
   // _get_gradient_predivide_factor: f doubles while f divides the world size and
@@ -183,14 +180,328 @@ struct Pending {
   ScheduledCollective c;
 };
 
+// What every sharded schedule shares while it is assembled: the step's shape, the element sizes
+// on the wire, the collectives' costs (memoised per op, algorithm and size over the shard
+// group's bandwidths) and the FIFO being filled.
+struct ScheduleBuilder {
+  ScheduleBuilder(StepPlan& plan, const ShardedContext& context)
+      : sp(plan),
+        ctx(context),
+        w(*context.workload),
+        hw(*context.hardware),
+        par(context.parallelism) {}
+
+  StepPlan& sp;
+  const ShardedContext& ctx;
+  const model::Workload& w;
+  const model::HardwareSpec& hw;
+  const model::ParallelismConfig& par;
+  int n = 0;                                 // ranks
+  int shard = 0;                             // ranks one parameter is sharded over
+  int replicas = 1;                          // fsdp_hybrid: nodes
+  int L = 0;                                 // layers
+  int end_op = 0;                            // the end of a micro-batch
+  double param_bytes = 0;                    // per element, the precision's parameter dtype
+  double grad_bytes = 0;                     // per element, the gradient dtype
+  double wire_bytes = 0;                     // per element, the dtype gradients are reduced in
+  double cast_bytes_per_element = 0;         // an fp16/bf16 hook's casts around the collective
+  bool hook_casts = false;                   // an fp16/bf16 hook casts (FSDP1 then does not)
+  std::vector<std::int64_t> layer_elements;  // parameters per layer, tied tensors once
+  std::vector<int> layer_tensors;
+  std::int64_t total = 0;
+  std::map<std::pair<int, double>, CollectiveCost> memo;
+  std::vector<Pending> pending;
+
+  CollectiveCost cost(model::CollectiveOp c, double bytes, model::CollectiveAlgorithm a) {
+    auto [it, inserted] = memo.try_emplace({static_cast<int>(c) * 8 + static_cast<int>(a), bytes});
+    if (inserted) it->second = collective_cost(c, ctx.group_bandwidths, hw, bytes, a);
+    return it->second;
+  }
+  void add(int gate, int priority, ScheduledCollective c) {
+    DDPSIM_ASSERT(c.scope == CommScope::kAfterOptimizer ||
+                      (0 <= c.gate_op && c.gate_op <= c.block_op && c.block_op <= end_op),
+                  "a collective blocking an op before its gate");
+    const int seq = static_cast<int>(pending.size());
+    pending.push_back({gate, priority, seq, std::move(c)});
+  }
+  double gradient_overhead(std::int64_t elements) const {
+    return cast_bytes_per_element * static_cast<double>(elements) / ctx.memory_bytes_per_s;
+  }
+  double memory_s(double bytes) const { return bytes / ctx.memory_bytes_per_s; }
+};
+
+// The shard group and the dtypes on the wire; per-layer parameters; sp readied for a schedule.
+void begin_schedule(ScheduleBuilder& b) {
+  const model::TrainingConfig& tr = b.ctx.training;
+  const Strategy strategy = b.par.strategy;
+  const auto hook = b.par.comm_hook.kind;
+  b.n = b.ctx.cluster.gpus;
+  const int gpn = b.ctx.cluster.gpus_per_node;
+  const bool hybrid = strategy == Strategy::kFsdpHybrid;
+  b.shard = hybrid ? gpn : b.n;
+  b.replicas = hybrid ? b.n / gpn : 1;
+  begin_sharded_plan(b.sp, strategy, b.shard);
+
+  b.L = static_cast<int>(b.w.layers.size());
+  b.end_op = micro_batch_end_op(b.L);
+  b.param_bytes = state_bytes_per_param(tr.optimizer, tr.precision).params;
+  const model::DType gdt = model::grad_dtype(tr.precision);
+  model::DType wire = tr.grad_reduce_dtype.value_or(gdt);
+  b.hook_casts = hook == CommHook::Kind::kFp16 || hook == CommHook::Kind::kBf16;
+  if (b.hook_casts) {
+    // FSDP MixedPrecision(reduce_dtype=...) / the fp16/bf16 hooks: cast down (read g, write
+    // h), reduce, cast back (read h, write g), as the DDP hooks in step_plan.cpp (ddp_wire_format).
+    const model::DType hdt =
+        hook == CommHook::Kind::kFp16 ? model::DType::kFp16 : model::DType::kBf16;
+    if (model::dtype_bytes(gdt) > model::dtype_bytes(hdt)) {
+      b.cast_bytes_per_element = 2.0 * (model::dtype_bytes(gdt) + model::dtype_bytes(hdt));
+    }
+    wire = hdt;
+  }
+  b.grad_bytes = model::dtype_bytes(gdt);
+  b.wire_bytes = model::dtype_bytes(wire);
+  b.sp.wire_scale = b.wire_bytes / b.grad_bytes;
+
+  b.layer_elements.assign(static_cast<std::size_t>(b.L), 0);
+  b.layer_tensors.assign(static_cast<std::size_t>(b.L), 0);
+  for (const model::ParamTensor& t : b.w.tensors) {
+    if (t.tied_to >= 0) continue;
+    b.layer_elements[static_cast<std::size_t>(t.layer)] += t.numel();
+    ++b.layer_tensors[static_cast<std::size_t>(t.layer)];
+    b.total += t.numel();
+  }
+}
+
+// zero1 / zero2: DeepSpeed's gradient buckets (all-reduced, or reduced slice by slice to their
+// owners), then the all-gather of the updated partitions after the optimizer.
+void plan_zero12(ScheduleBuilder& b, bool per_micro) {
+  const model::ParallelismConfig& par = b.par;
+  const int n = b.n;
+  const int L = b.L;
+  const int end_op = b.end_op;
+  const double grad_bytes = b.grad_bytes;
+  const double wire_bytes = b.wire_bytes;
+  const CommScope scope = per_micro ? CommScope::kEveryMicroBatch : CommScope::kLastMicroBatch;
+  // DeepSpeed's overlap_comm: when the scenario leaves parallelism.overlap out, its default,
+  // false below stage 3 (deepspeed/runtime/zero/config.py overlap_comm_valid: None ->
+  // stage == 3). Without it average_tensor runs on the current stream (stage_1_and_2.py
+  // average_tensor: `stream = get_accelerator().current_stream()`), inside the backward hook
+  // of the gradient that overflows the bucket (reduce_independent_p_g_buckets_and_remove_grads
+  // -> reduce_ipg_grads): the compute stream waits for the reduction.
+  const bool overlap_comm = par.overlap_defaulted ? false : par.overlap;
+  b.sp.overlap = overlap_comm;
+  const auto buckets = deepspeed_buckets(b.w, par.reduce_bucket_elements);
+  // Memory passes of average_tensor per bucket element, in the gradient dtype (g bytes):
+  // tensor.div_(world size) reads and writes the bucket (gradient_average, DeepSpeed's
+  // default MEAN), allreduce_bucket's self.flatten(bucket) (torch.cat of the slices) reads and
+  // writes it again, and after the collective each rank copies back only the slices it owns
+  // (allreduce_and_copy_with_multiple_ranks: `if copy_to_local_rank: buf.copy_(synced)`),
+  // 1/n of the bucket: (4 + 2/n) g. A communication_data_type other than g casts the
+  // flattened bucket there and back (`tensor.to(...)`, `tensor.copy_(...)`), 2 (g + w).
+  const double deepspeed_pass_bytes =
+      (4.0 + 2.0 / n) * grad_bytes + (wire_bytes != grad_bytes && b.cast_bytes_per_element == 0
+                                          ? 2.0 * (grad_bytes + wire_bytes)
+                                          : 0.0);
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    const DeepSpeedBucket& bucket = buckets[i];
+    const double bytes = static_cast<double>(bucket.elements) * wire_bytes;
+    CollectiveCost cc;
+    model::CollectiveOp kind = model::CollectiveOp::kAllReduce;
+    int calls = 1;
+    if (par.use_multi_rank_bucket_allreduce) {
+      // use_multi_rank_bucket_allreduce (default true, zero/config.py): every slice of the
+      // bucket goes into the ("allreduce", process_group) bucket of average_tensor, reduced by
+      // allreduce_and_scatter -> allreduce_bucket: one dist.all_reduce of the whole bucket.
+      cc = b.cost(model::CollectiveOp::kAllReduce, bytes, par.algorithm);
+    } else {
+      // false: one dist.reduce per rank owning a slice of the bucket (allreduce_no_retain
+      // with rank = dst). NCCL's Reduce is the mirror image of its ring Broadcast (ring only,
+      // nccl-tests bus factor 1), so each costs as a Broadcast of the slice: (n-1) latency
+      // steps + slice / B.
+      double time = 0;
+      const auto slices = owner_slices(bucket.flat_begin, bucket.elements, b.total, n);
+      for (std::int64_t e : slices) {
+        time += b.cost(model::CollectiveOp::kReduce, static_cast<double>(e) * wire_bytes,
+                       model::CollectiveAlgorithm::kRing)
+                    .time_s;
+      }
+      cc.time_s = time;
+      cc.algorithm = model::CollectiveAlgorithm::kRing;
+      // Reported like a reduce-scatter of the bucket (the same bytes on the wire).
+      cc.busbw_gbytes_per_s =
+          time > 0
+              ? bytes / time * model::busbw_factor(model::CollectiveOp::kReduceScatter, n) / 1e9
+              : 0.0;
+      kind = model::CollectiveOp::kReduce;
+      calls = static_cast<int>(slices.size());
+    }
+    // The bucket goes when the gradient that overflows it exists; the last one at the end of
+    // the backward. With overlap_comm it runs on the reduction stream and must end before
+    // the next micro-batch or the optimizer; without it the compute stream waits for it.
+    const int gate = bucket.trigger_layer < 0 ? end_op : backward_op(bucket.trigger_layer, L) + 1;
+    const int block = overlap_comm ? end_op : gate;
+    ScheduledCollective c =
+        scheduled_collective(kind, CommPhase::kBackward, bytes, cc, scope, gate, block,
+                             fmt::format("{} bucket {}", model::collective_op_name(kind), i));
+    c.cost.grad_bytes =
+        static_cast<std::int64_t>(static_cast<double>(bucket.elements) * grad_bytes);
+    c.cost.tensors = bucket.tensors;
+    c.cost.calls = calls;
+    c.overhead_s = b.gradient_overhead(bucket.elements) +
+                   b.memory_s(deepspeed_pass_bytes * static_cast<double>(bucket.elements));
+    b.add(gate, 0, std::move(c));
+  }
+  // The optimizer updated this rank's partition; every rank gathers all partitions.
+  const auto chunks = allgather_chunks(b.total, n, par.allgather_bucket_elements);
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const double bytes = static_cast<double>(chunks[i]) * b.param_bytes;
+    const CollectiveCost cc = b.cost(model::CollectiveOp::kAllGather, bytes, par.algorithm);
+    b.add(end_op + 1, 0,
+          scheduled_collective(model::CollectiveOp::kAllGather, CommPhase::kOptimizer, bytes, cc,
+                               CommScope::kAfterOptimizer, 0, 0,
+                               fmt::format("all_gather params {}", i)));
+  }
+}
+
+// zero3: stage3.py reduces DeepSpeed ipg buckets with a coalesced reduce-scatter.
+void add_zero3_bucket_reduce_scatters(ScheduleBuilder& b) {
+  const auto buckets = deepspeed_buckets(b.w, b.par.reduce_bucket_elements);
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    const DeepSpeedBucket& bucket = buckets[i];
+    const double bytes = static_cast<double>(bucket.elements) * b.wire_bytes;
+    const CollectiveCost cc = b.cost(model::CollectiveOp::kReduceScatter, bytes, b.par.algorithm);
+    const int gate = (!b.sp.overlap || bucket.trigger_layer < 0)
+                         ? b.end_op
+                         : backward_op(bucket.trigger_layer, b.L) + 1;
+    ScheduledCollective c = scheduled_collective(
+        model::CollectiveOp::kReduceScatter, CommPhase::kBackward, bytes, cc,
+        CommScope::kEveryMicroBatch, gate, b.end_op, fmt::format("reduce_scatter bucket {}", i));
+    c.cost.grad_bytes =
+        static_cast<std::int64_t>(static_cast<double>(bucket.elements) * b.grad_bytes);
+    c.cost.tensors = bucket.tensors;
+    c.overhead_s = b.gradient_overhead(bucket.elements);
+    b.add(gate, 0, std::move(c));
+  }
+}
+
+// zero3 and the FSDP1 strategies: per unit (a layer with parameters) an all-gather before its
+// forward and (but shard_grad_op) before its backward, prefetched as par.fsdp_prefetch says,
+// and the reduce-scatter of its gradients (zero3: of DeepSpeed's buckets; fsdp_hybrid: then the
+// shard's all-reduce across the nodes).
+void plan_units(ScheduleBuilder& b) {
+  const model::ParallelismConfig& par = b.par;
+  const Strategy strategy = par.strategy;
+  const int L = b.L;
+  const int end_op = b.end_op;
+  const bool hybrid = strategy == Strategy::kFsdpHybrid;
+  // Units: the layers with parameters, in forward order.
+  std::vector<int> units;
+  for (int l = 0; l < L; ++l) {
+    if (b.layer_elements[static_cast<std::size_t>(l)] > 0) units.push_back(l);
+  }
+  const int U = static_cast<int>(units.size());
+  auto unit_name = [&](int i) { return b.w.layers[static_cast<std::size_t>(units[i])].name; };
+  auto unit_elements = [&](int i) { return b.layer_elements[static_cast<std::size_t>(units[i])]; };
+  auto unit_tensors = [&](int i) { return b.layer_tensors[static_cast<std::size_t>(units[i])]; };
+  auto gather = [&](int i, bool fwd, int gate, int priority) {
+    const double bytes = static_cast<double>(unit_elements(i)) * b.param_bytes;
+    const CollectiveCost cc = b.cost(model::CollectiveOp::kAllGather, bytes, par.algorithm);
+    const int block = fwd ? forward_op(units[i]) : backward_op(units[i], L);
+    ScheduledCollective c = scheduled_collective(
+        model::CollectiveOp::kAllGather, fwd ? CommPhase::kForward : CommPhase::kBackward, bytes,
+        cc, CommScope::kEveryMicroBatch, gate, block,
+        fmt::format("all_gather {} {}", fwd ? "fwd" : "bwd", unit_name(i)));
+    c.cost.layer = units[i];
+    c.cost.tensors = unit_tensors(i);
+    b.add(gate, priority, std::move(c));
+  };
+  // Cross-node ring of one GPU per node (HYBRID_SHARD's replica group).
+  const model::CollectiveBandwidths cross =
+      hybrid && b.replicas > 1 ? cross_node_rail_bandwidths(b.sp.bandwidths, b.replicas)
+                               : b.sp.bandwidths;
+  const double fsdp_pass_bytes =
+      fsdp_reduce_pass_bytes(b.shard, b.grad_bytes, b.wire_bytes, b.hook_casts);
+  auto reduce_scatter = [&](int i, int gate, int priority) {
+    const std::int64_t e = unit_elements(i);
+    const double bytes = static_cast<double>(e) * b.wire_bytes;
+    const CollectiveCost cc = b.cost(model::CollectiveOp::kReduceScatter, bytes, par.algorithm);
+    ScheduledCollective c = scheduled_collective(
+        model::CollectiveOp::kReduceScatter, CommPhase::kBackward, bytes, cc,
+        CommScope::kEveryMicroBatch, gate, end_op, fmt::format("reduce_scatter {}", unit_name(i)));
+    c.cost.layer = units[i];
+    c.cost.tensors = unit_tensors(i);
+    c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(e) * b.grad_bytes);
+    c.overhead_s = b.gradient_overhead(e) + b.memory_s(fsdp_pass_bytes * static_cast<double>(e));
+    b.add(gate, priority, std::move(c));
+    if (hybrid && b.replicas > 1) {
+      // The reduce-scattered shard (1/g of the unit) is all-reduced across the nodes.
+      const double shard_bytes = bytes / b.shard;
+      const CollectiveCost xc =
+          collective_cost(model::CollectiveOp::kAllReduce, cross, b.hw, shard_bytes, par.algorithm);
+      ScheduledCollective a =
+          scheduled_collective(model::CollectiveOp::kAllReduce, CommPhase::kBackward, shard_bytes,
+                               xc, CommScope::kEveryMicroBatch, gate, end_op,
+                               fmt::format("all_reduce shard {}", unit_name(i)));
+      a.cost.layer = units[i];
+      b.add(gate, priority, std::move(a));
+    }
+  };
+  // Forward: unit i is gathered once unit i-2 is freed (limit_all_gathers), i.e. on arrival
+  // at unit i-1's forward; unit 0 at the start of the micro-batch.
+  for (int i = 0; i < U; ++i) gather(i, true, i == 0 ? 0 : forward_op(units[i - 1]), 0);
+
+  const bool regather = strategy != Strategy::kFsdpShardGradOp;  // SHARD_GRAD_OP keeps them
+  const model::FsdpPrefetch prefetch =
+      strategy == Strategy::kZero3 ? model::FsdpPrefetch::kBackwardPre : par.fsdp_prefetch;
+  const bool zero3 = strategy == Strategy::kZero3;
+  auto bwd_arrival = [&](int i) { return backward_op(units[i], L); };
+  auto bwd_done = [&](int i) { return backward_op(units[i], L) + 1; };
+  // Backward, highest unit first. Priorities break gate ties: gradient collectives (0) go
+  // before prefetched gathers (1) except under backward_post, whose gather is issued
+  // before the reduce-scatter of the unit that just finished (emitted in that order).
+  if (U > 0 && regather) gather(U - 1, false, bwd_arrival(U - 1), 1);
+  for (int i = U - 1; i >= 0; --i) {
+    if (regather && i > 0) {
+      switch (prefetch) {
+        case model::FsdpPrefetch::kBackwardPre:
+          gather(i - 1, false, bwd_arrival(i), 1);
+          break;
+        case model::FsdpPrefetch::kBackwardPost:
+          gather(i - 1, false, bwd_done(i), -1);
+          break;
+        case model::FsdpPrefetch::kNone:
+          break;  // issued by unit i-1's own pre-backward hook, below
+      }
+    }
+    if (!zero3) reduce_scatter(i, bwd_done(i), 0);
+    if (regather && i > 0 && prefetch == model::FsdpPrefetch::kNone) {
+      gather(i - 1, false, bwd_arrival(i - 1), 1);
+    }
+  }
+  if (zero3) {
+    add_zero3_bucket_reduce_scatters(b);
+  } else if (!b.sp.overlap) {
+    // overlap = false: the gradient collectives wait for the end of the backward.
+    for (Pending& p : b.pending) {
+      if (p.c.cost.phase == CommPhase::kBackward &&
+          p.c.cost.kind != model::CollectiveOp::kAllGather) {
+        p.gate = p.c.gate_op = end_op;
+      }
+    }
+  }
+  b.sp.warnings.push_back(fmt::format(
+      "{}: {} units (the workload's layers with parameters), prefetch {}; gradients are "
+      "reduced in every micro-batch (no no_sync)",
+      model::strategy_name(strategy), U,
+      zero3 ? "of the next layer (stage3_prefetch_bucket_size not modelled)"
+            : model::fsdp_prefetch_name(prefetch)));
+}
+
 }  // namespace
 
 void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
   DDPSIM_ASSERT(ctx.workload != nullptr && ctx.hardware != nullptr, "incomplete context");
-  const model::Workload& w = *ctx.workload;
-  const model::HardwareSpec& hw = *ctx.hardware;
   const model::ParallelismConfig& par = ctx.parallelism;
-  const model::TrainingConfig& tr = ctx.training;
   const Strategy strategy = par.strategy;
   DDPSIM_ASSERT(model::is_sharded(strategy), "plan_sharded is for the sharded strategies");
   const std::string where = ctx.file.empty() ? std::string("<input>") : ctx.file;
@@ -208,396 +519,29 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
   }
   const int n = ctx.cluster.gpus;
   const int gpn = ctx.cluster.gpus_per_node;
-  const bool hybrid = strategy == Strategy::kFsdpHybrid;
-  if (hybrid && n % gpn != 0) {
+  if (strategy == Strategy::kFsdpHybrid && n % gpn != 0) {
     throw InputError(where, "/cluster/gpus_per_node",
                      "a divisor of cluster.gpus (" + std::to_string(n) +
                          ") with strategy \"fsdp_hybrid\" (it shards within a node)",
                      std::to_string(gpn));
   }
-  const int shard = hybrid ? gpn : n;  // ranks one parameter is sharded over
-  const int replicas = hybrid ? n / gpn : 1;
-  begin_sharded_plan(sp, strategy, shard);
-
-  const int L = static_cast<int>(w.layers.size());
-  const int end_op = micro_batch_end_op(L);
-  const StateBytesPerParam bpp = state_bytes_per_param(tr.optimizer, tr.precision);
-  const double param_bytes = bpp.params;
-  const model::DType gdt = model::grad_dtype(tr.precision);
-  model::DType wire = tr.grad_reduce_dtype.value_or(gdt);
-  double cast_bytes_per_element = 0;
-  if (hook == CommHook::Kind::kFp16 || hook == CommHook::Kind::kBf16) {
-    // FSDP MixedPrecision(reduce_dtype=...) / the fp16/bf16 hooks: cast down (read g, write
-    // h), reduce, cast back (read h, write g), as the DDP hooks in step_plan.cpp (ddp_wire_format).
-    const model::DType hdt =
-        hook == CommHook::Kind::kFp16 ? model::DType::kFp16 : model::DType::kBf16;
-    if (model::dtype_bytes(gdt) > model::dtype_bytes(hdt)) {
-      cast_bytes_per_element = 2.0 * (model::dtype_bytes(gdt) + model::dtype_bytes(hdt));
-    }
-    wire = hdt;
-  }
-  const double grad_bytes = model::dtype_bytes(gdt);
-  const double wire_bytes = model::dtype_bytes(wire);
-  sp.wire_scale = wire_bytes / grad_bytes;
-
-  std::vector<std::int64_t> layer_elements(static_cast<std::size_t>(L), 0);
-  std::vector<int> layer_tensors(static_cast<std::size_t>(L), 0);
-  std::int64_t total = 0;
-  for (const model::ParamTensor& t : w.tensors) {
-    if (t.tied_to >= 0) continue;
-    layer_elements[static_cast<std::size_t>(t.layer)] += t.numel();
-    ++layer_tensors[static_cast<std::size_t>(t.layer)];
-    total += t.numel();
-  }
-  const int k = sp.grad_accumulation;
+  ScheduleBuilder b(sp, ctx);
+  begin_schedule(b);
   const bool per_micro = strategy != Strategy::kZero1;
-  sp.grad_bytes_total = static_cast<double>(total) * grad_bytes * (per_micro ? k : 1);
+  sp.grad_bytes_total =
+      static_cast<double>(b.total) * b.grad_bytes * (per_micro ? sp.grad_accumulation : 1);
   if (n <= 1) return;  // one GPU: nothing to gather or reduce (equals ddp)
 
-  const model::CollectiveBandwidths& bw = ctx.group_bandwidths;
-  std::map<std::pair<int, double>, CollectiveCost> memo;
-  auto cost = [&](model::CollectiveOp c, double bytes, model::CollectiveAlgorithm a) {
-    auto [it, inserted] = memo.try_emplace({static_cast<int>(c) * 8 + static_cast<int>(a), bytes});
-    if (inserted) it->second = collective_cost(c, bw, hw, bytes, a);
-    return it->second;
-  };
-  std::vector<Pending> pending;
-  auto add = [&](int gate, int priority, ScheduledCollective c) {
-    DDPSIM_ASSERT(c.scope == CommScope::kAfterOptimizer ||
-                      (0 <= c.gate_op && c.gate_op <= c.block_op && c.block_op <= end_op),
-                  "a collective blocking an op before its gate");
-    const int seq = static_cast<int>(pending.size());
-    pending.push_back({gate, priority, seq, std::move(c)});
-  };
-  const auto make = scheduled_collective;
-  const double mem_rate = ctx.memory_bytes_per_s;
-  const auto gradient_overhead = [&](std::int64_t elements) {
-    return cast_bytes_per_element * static_cast<double>(elements) / mem_rate;
-  };
-
-  const bool zero12 = strategy == Strategy::kZero1 || strategy == Strategy::kZero2;
-  if (zero12) {
-    const CommScope scope = per_micro ? CommScope::kEveryMicroBatch : CommScope::kLastMicroBatch;
-    // DeepSpeed's overlap_comm: when the scenario leaves parallelism.overlap out, its default,
-    // false below stage 3 (deepspeed/runtime/zero/config.py overlap_comm_valid: None ->
-    // stage == 3). Without it average_tensor runs on the current stream (stage_1_and_2.py
-    // average_tensor: `stream = get_accelerator().current_stream()`), inside the backward hook
-    // of the gradient that overflows the bucket (reduce_independent_p_g_buckets_and_remove_grads
-    // -> reduce_ipg_grads): the compute stream waits for the reduction.
-    const bool overlap_comm = par.overlap_defaulted ? false : par.overlap;
-    sp.overlap = overlap_comm;
-    const auto buckets = deepspeed_buckets(w, par.reduce_bucket_elements);
-    // Memory passes of average_tensor per bucket element, in the gradient dtype (g bytes):
-    // tensor.div_(world size) reads and writes the bucket (gradient_average, DeepSpeed's
-    // default MEAN), allreduce_bucket's self.flatten(bucket) (torch.cat of the slices) reads and
-    // writes it again, and after the collective each rank copies back only the slices it owns
-    // (allreduce_and_copy_with_multiple_ranks: `if copy_to_local_rank: buf.copy_(synced)`),
-    // 1/n of the bucket: (4 + 2/n) g. A communication_data_type other than g casts the
-    // flattened bucket there and back (`tensor.to(...)`, `tensor.copy_(...)`), 2 (g + w).
-    const double deepspeed_pass_bytes =
-        (4.0 + 2.0 / n) * grad_bytes + (wire_bytes != grad_bytes && cast_bytes_per_element == 0
-                                            ? 2.0 * (grad_bytes + wire_bytes)
-                                            : 0.0);
-    for (std::size_t i = 0; i < buckets.size(); ++i) {
-      const DeepSpeedBucket& b = buckets[i];
-      const double bytes = static_cast<double>(b.elements) * wire_bytes;
-      CollectiveCost cc;
-      model::CollectiveOp kind = model::CollectiveOp::kAllReduce;
-      int calls = 1;
-      if (par.use_multi_rank_bucket_allreduce) {
-        // use_multi_rank_bucket_allreduce (default true, zero/config.py): every slice of the
-        // bucket goes into the ("allreduce", process_group) bucket of average_tensor, reduced by
-        // allreduce_and_scatter -> allreduce_bucket: one dist.all_reduce of the whole bucket.
-        cc = cost(model::CollectiveOp::kAllReduce, bytes, par.algorithm);
-      } else {
-        // false: one dist.reduce per rank owning a slice of the bucket (allreduce_no_retain
-        // with rank = dst). NCCL's Reduce is the mirror image of its ring Broadcast (ring only,
-        // nccl-tests bus factor 1), so each costs as a Broadcast of the slice: (n-1) latency
-        // steps + slice / B.
-        double time = 0;
-        const auto slices = owner_slices(b.flat_begin, b.elements, total, n);
-        for (std::int64_t e : slices) {
-          time += cost(model::CollectiveOp::kReduce, static_cast<double>(e) * wire_bytes,
-                       model::CollectiveAlgorithm::kRing)
-                      .time_s;
-        }
-        cc.time_s = time;
-        cc.algorithm = model::CollectiveAlgorithm::kRing;
-        // Reported like a reduce-scatter of the bucket (the same bytes on the wire).
-        cc.busbw_gbytes_per_s =
-            time > 0
-                ? bytes / time * model::busbw_factor(model::CollectiveOp::kReduceScatter, n) / 1e9
-                : 0.0;
-        kind = model::CollectiveOp::kReduce;
-        calls = static_cast<int>(slices.size());
-      }
-      // The bucket goes when the gradient that overflows it exists; the last one at the end of
-      // the backward. With overlap_comm it runs on the reduction stream and must end before
-      // the next micro-batch or the optimizer; without it the compute stream waits for it.
-      const int gate = b.trigger_layer < 0 ? end_op : backward_op(b.trigger_layer, L) + 1;
-      const int block = overlap_comm ? end_op : gate;
-      ScheduledCollective c = make(kind, CommPhase::kBackward, bytes, cc, scope, gate, block,
-                                   fmt::format("{} bucket {}", model::collective_op_name(kind), i));
-      c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(b.elements) * grad_bytes);
-      c.cost.tensors = b.tensors;
-      c.cost.calls = calls;
-      c.overhead_s = gradient_overhead(b.elements) +
-                     deepspeed_pass_bytes * static_cast<double>(b.elements) / mem_rate;
-      add(gate, 0, std::move(c));
-    }
-    // The optimizer updated this rank's partition; every rank gathers all partitions.
-    const auto chunks = allgather_chunks(total, n, par.allgather_bucket_elements);
-    for (std::size_t i = 0; i < chunks.size(); ++i) {
-      const double bytes = static_cast<double>(chunks[i]) * param_bytes;
-      const CollectiveCost cc = cost(model::CollectiveOp::kAllGather, bytes, par.algorithm);
-      add(end_op + 1, 0,
-          make(model::CollectiveOp::kAllGather, CommPhase::kOptimizer, bytes, cc,
-               CommScope::kAfterOptimizer, 0, 0, fmt::format("all_gather params {}", i)));
-    }
+  if (strategy == Strategy::kZero1 || strategy == Strategy::kZero2) {
+    plan_zero12(b, per_micro);
   } else {
-    // Units: the layers with parameters, in forward order.
-    std::vector<int> units;
-    for (int l = 0; l < L; ++l) {
-      if (layer_elements[static_cast<std::size_t>(l)] > 0) units.push_back(l);
-    }
-    const int U = static_cast<int>(units.size());
-    auto unit_name = [&](int i) { return w.layers[static_cast<std::size_t>(units[i])].name; };
-    auto unit_elements = [&](int i) { return layer_elements[static_cast<std::size_t>(units[i])]; };
-    auto gather = [&](int i, bool fwd, int gate, int priority) {
-      const double bytes = static_cast<double>(unit_elements(i)) * param_bytes;
-      const CollectiveCost cc = cost(model::CollectiveOp::kAllGather, bytes, par.algorithm);
-      const int block = fwd ? forward_op(units[i]) : backward_op(units[i], L);
-      ScheduledCollective c =
-          make(model::CollectiveOp::kAllGather, fwd ? CommPhase::kForward : CommPhase::kBackward,
-               bytes, cc, CommScope::kEveryMicroBatch, gate, block,
-               fmt::format("all_gather {} {}", fwd ? "fwd" : "bwd", unit_name(i)));
-      c.cost.layer = units[i];
-      c.cost.tensors = layer_tensors[static_cast<std::size_t>(units[i])];
-      add(gate, priority, std::move(c));
-    };
-    // Cross-node ring of one GPU per node (HYBRID_SHARD's replica group).
-    const model::CollectiveBandwidths cross =
-        hybrid && replicas > 1 ? cross_node_rail_bandwidths(sp.bandwidths, replicas)
-                               : sp.bandwidths;
-    const double fsdp_pass_bytes =
-        fsdp_reduce_pass_bytes(shard, grad_bytes, wire_bytes,
-                               hook == CommHook::Kind::kFp16 || hook == CommHook::Kind::kBf16);
-    auto reduce_scatter = [&](int i, int gate, int priority) {
-      const std::int64_t e = unit_elements(i);
-      const double bytes = static_cast<double>(e) * wire_bytes;
-      const CollectiveCost cc = cost(model::CollectiveOp::kReduceScatter, bytes, par.algorithm);
-      ScheduledCollective c = make(model::CollectiveOp::kReduceScatter, CommPhase::kBackward, bytes,
-                                   cc, CommScope::kEveryMicroBatch, gate, end_op,
-                                   fmt::format("reduce_scatter {}", unit_name(i)));
-      c.cost.layer = units[i];
-      c.cost.tensors = layer_tensors[static_cast<std::size_t>(units[i])];
-      c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(e) * grad_bytes);
-      c.overhead_s = gradient_overhead(e) + fsdp_pass_bytes * static_cast<double>(e) / mem_rate;
-      add(gate, priority, std::move(c));
-      if (hybrid && replicas > 1) {
-        // The reduce-scattered shard (1/g of the unit) is all-reduced across the nodes.
-        const double shard_bytes = bytes / shard;
-        const CollectiveCost xc =
-            collective_cost(model::CollectiveOp::kAllReduce, cross, hw, shard_bytes, par.algorithm);
-        ScheduledCollective a = make(model::CollectiveOp::kAllReduce, CommPhase::kBackward,
-                                     shard_bytes, xc, CommScope::kEveryMicroBatch, gate, end_op,
-                                     fmt::format("all_reduce shard {}", unit_name(i)));
-        a.cost.layer = units[i];
-        add(gate, priority, std::move(a));
-      }
-    };
-    // Forward: unit i is gathered once unit i-2 is freed (limit_all_gathers), i.e. on arrival
-    // at unit i-1's forward; unit 0 at the start of the micro-batch.
-    for (int i = 0; i < U; ++i) gather(i, true, i == 0 ? 0 : forward_op(units[i - 1]), 0);
-
-    const bool regather = strategy != Strategy::kFsdpShardGradOp;  // SHARD_GRAD_OP keeps them
-    const model::FsdpPrefetch prefetch =
-        strategy == Strategy::kZero3 ? model::FsdpPrefetch::kBackwardPre : par.fsdp_prefetch;
-    const bool zero3 = strategy == Strategy::kZero3;
-    auto bwd_arrival = [&](int i) { return backward_op(units[i], L); };
-    auto bwd_done = [&](int i) { return backward_op(units[i], L) + 1; };
-    // Backward, highest unit first. Priorities break gate ties: gradient collectives (0) go
-    // before prefetched gathers (1) except under backward_post, whose gather is issued
-    // before the reduce-scatter of the unit that just finished (emitted in that order).
-    if (U > 0 && regather) gather(U - 1, false, bwd_arrival(U - 1), 1);
-    for (int i = U - 1; i >= 0; --i) {
-      if (regather && i > 0) {
-        switch (prefetch) {
-          case model::FsdpPrefetch::kBackwardPre:
-            gather(i - 1, false, bwd_arrival(i), 1);
-            break;
-          case model::FsdpPrefetch::kBackwardPost:
-            gather(i - 1, false, bwd_done(i), -1);
-            break;
-          case model::FsdpPrefetch::kNone:
-            break;  // issued by unit i-1's own pre-backward hook, below
-        }
-      }
-      if (!zero3) reduce_scatter(i, bwd_done(i), 0);
-      if (regather && i > 0 && prefetch == model::FsdpPrefetch::kNone) {
-        gather(i - 1, false, bwd_arrival(i - 1), 1);
-      }
-    }
-    if (zero3) {
-      // stage3.py reduces DeepSpeed ipg buckets with a coalesced reduce-scatter.
-      const auto buckets = deepspeed_buckets(w, par.reduce_bucket_elements);
-      for (std::size_t i = 0; i < buckets.size(); ++i) {
-        const DeepSpeedBucket& b = buckets[i];
-        const double bytes = static_cast<double>(b.elements) * wire_bytes;
-        const CollectiveCost cc = cost(model::CollectiveOp::kReduceScatter, bytes, par.algorithm);
-        const int gate =
-            (!sp.overlap || b.trigger_layer < 0) ? end_op : backward_op(b.trigger_layer, L) + 1;
-        ScheduledCollective c = make(model::CollectiveOp::kReduceScatter, CommPhase::kBackward,
-                                     bytes, cc, CommScope::kEveryMicroBatch, gate, end_op,
-                                     fmt::format("reduce_scatter bucket {}", i));
-        c.cost.grad_bytes = static_cast<std::int64_t>(static_cast<double>(b.elements) * grad_bytes);
-        c.cost.tensors = b.tensors;
-        c.overhead_s = gradient_overhead(b.elements);
-        add(gate, 0, std::move(c));
-      }
-    } else if (!sp.overlap) {
-      // overlap = false: the gradient collectives wait for the end of the backward.
-      for (Pending& p : pending) {
-        if (p.c.cost.phase == CommPhase::kBackward &&
-            p.c.cost.kind != model::CollectiveOp::kAllGather) {
-          p.gate = p.c.gate_op = end_op;
-        }
-      }
-    }
-    sp.warnings.push_back(fmt::format(
-        "{}: {} units (the workload's layers with parameters), prefetch {}; gradients are "
-        "reduced in every micro-batch (no no_sync)",
-        model::strategy_name(strategy), U,
-        zero3 ? "of the next layer (stage3_prefetch_bucket_size not modelled)"
-              : model::fsdp_prefetch_name(prefetch)));
+    plan_units(b);
   }
-  std::stable_sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
-    return std::tie(a.gate, a.priority, a.seq) < std::tie(b.gate, b.priority, b.seq);
+  std::stable_sort(b.pending.begin(), b.pending.end(), [](const Pending& x, const Pending& y) {
+    return std::tie(x.gate, x.priority, x.seq) < std::tie(y.gate, y.priority, y.seq);
   });
-  sp.schedule.reserve(pending.size());
-  for (Pending& p : pending) sp.schedule.push_back(std::move(p.c));
-}
-
-std::vector<ScheduleInstance> expand_schedule(const StepPlan& sp) {
-  const int L = static_cast<int>(sp.layer_fwd_s.size());
-  const int per = micro_batch_end_op(L);
-  const int k = sp.grad_accumulation;
-  const int end = per * k + 1;
-  std::vector<ScheduleInstance> out;
-  std::vector<int> instance_of(sp.schedule.size(), -1);  // this micro-batch's, per entry
-  auto after = [&](const ScheduledCollective& c) {
-    if (c.after < 0) return -1;
-    const int a = instance_of[static_cast<std::size_t>(c.after)];
-    DDPSIM_ASSERT(a >= 0, "a collective after one that does not run before it");
-    return a;
-  };
-  for (int m = 0; m < k; ++m) {
-    std::fill(instance_of.begin(), instance_of.end(), -1);
-    for (std::size_t i = 0; i < sp.schedule.size(); ++i) {
-      const ScheduledCollective& c = sp.schedule[i];
-      if (c.scope == CommScope::kAfterOptimizer) continue;
-      if (c.scope == CommScope::kLastMicroBatch && m + 1 != k) continue;
-      out.push_back(
-          {static_cast<int>(i), m, m * per + c.gate_op, m * per + c.block_op, c.stream, after(c)});
-      instance_of[i] = static_cast<int>(out.size()) - 1;
-    }
-  }
-  std::fill(instance_of.begin(), instance_of.end(), -1);
-  for (std::size_t i = 0; i < sp.schedule.size(); ++i) {
-    const ScheduledCollective& c = sp.schedule[i];
-    if (c.scope == CommScope::kAfterOptimizer) {
-      out.push_back({static_cast<int>(i), -1, end, end, c.stream, after(c)});
-      instance_of[i] = static_cast<int>(out.size()) - 1;
-    }
-  }
-  return out;
-}
-
-void check_sharded_layout(const std::string& file, const StepPlan& sp) {
-  const double k = sp.grad_accumulation;
-  double per_micro_batch = 0, once = 0;
-  for (const ScheduledCollective& c : sp.schedule) {
-    (c.scope == CommScope::kEveryMicroBatch ? per_micro_batch : once) += 1;
-  }
-  const double collectives = k * per_micro_batch + once;
-  const double slots = k * (2.0 * static_cast<double>(sp.layer_fwd_s.size()) + 1);
-  if (collectives > kMaxStepCollectives || slots > kMaxStepComputeSlots) {
-    throw InputError(
-        file, "/training/grad_accumulation",
-        fmt::format("a step of at most {:.0f} collective launches and {:.0f} compute slots, "
-                    "every micro-batch laid out (lower training.grad_accumulation or raise "
-                    "per_gpu_batch)",
-                    kMaxStepCollectives, kMaxStepComputeSlots),
-        fmt::format("{:.0f} micro-batches x {:.0f} collectives + {:.0f} = {:.3g} launches, "
-                    "{:.3g} compute slots",
-                    k, per_micro_batch, once, collectives, slots));
-  }
-}
-
-ShardedTimeline sharded_timeline(const StepPlan& sp, double f) {
-  const int L = static_cast<int>(sp.layer_fwd_s.size());
-  const int per = micro_batch_end_op(L);
-  const int k = sp.grad_accumulation;
-  const int opt = per * k;
-  const int end = opt + 1;
-  const std::vector<ScheduleInstance> inst = expand_schedule(sp);
-  ShardedTimeline out;
-  out.collectives.reserve(inst.size());
-  auto duration = [&](int g) {
-    if (g == opt) return sp.optimizer_s;
-    const int j = g % per;
-    return f * (j < L ? sp.layer_fwd_s[static_cast<std::size_t>(j)]
-                      : sp.layer_bwd_s[static_cast<std::size_t>(per - 1 - j)]);
-  };
-  std::vector<double> block_end(static_cast<std::size_t>(end) + 1, 0.0);
-  double t = 0;
-  std::array<double, kCommStreams> stream_free{};  // per communicator, FIFO
-  double comm_free = 0;                            // the last end on any of them
-  std::size_t ci = 0;
-  for (int g = 0; g <= end; ++g) {
-    // Every collective gated here launches in FIFO order once its stream is free (and the one
-    // it must follow has ended).
-    for (; ci < inst.size() && inst[ci].gate == g; ++ci) {
-      const ScheduledCollective& c = sp.schedule[static_cast<std::size_t>(inst[ci].index)];
-      DDPSIM_ASSERT(inst[ci].stream >= 0 && inst[ci].stream < kCommStreams, "bad stream");
-      double& free = stream_free[static_cast<std::size_t>(inst[ci].stream)];
-      BucketTiming bt = c.cost;
-      bt.micro_batch = inst[ci].micro_batch;
-      bt.ready_s = t;
-      bt.start_s = std::max(t, free);
-      if (inst[ci].after >= 0) {
-        bt.start_s =
-            std::max(bt.start_s, out.collectives[static_cast<std::size_t>(inst[ci].after)].end_s);
-      }
-      bt.end_s = bt.start_s + c.duration_s();
-      free = bt.end_s;
-      comm_free = std::max(comm_free, bt.end_s);
-      out.comm_sum_s += c.duration_s();
-      auto& b = block_end[static_cast<std::size_t>(inst[ci].block)];
-      b = std::max(b, bt.end_s);
-      out.collectives.push_back(bt);
-    }
-    DDPSIM_ASSERT(ci == inst.size() || inst[ci].gate > g, "schedule gates out of order");
-    if (g == end) {
-      out.step_s = std::max(t, block_end[static_cast<std::size_t>(end)]);
-      break;
-    }
-    if (g == opt) out.backward_end_s = t;
-    // Compute overlapping the collectives runs StepPlan::interference times slower while the
-    // communication stream is busy (interfered_s): the op starts once its blockers are done, and
-    // the stream stays busy until every collective launched so far ends.
-    const double start = std::max(t, block_end[static_cast<std::size_t>(g)]);
-    const double d = interfered_s(duration(g), comm_free - start, sp.interference);
-    if (g == opt) {
-      out.optimizer_s += d;
-    } else if (g % per < L) {
-      out.forward_s += d;
-    } else {
-      out.backward_s += d;
-    }
-    t = start + d;
-  }
-  return out;
+  sp.schedule.reserve(b.pending.size());
+  for (Pending& p : b.pending) sp.schedule.push_back(std::move(p.c));
 }
 
 }  // namespace ddpsim::sim

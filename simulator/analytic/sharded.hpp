@@ -56,9 +56,9 @@
 // PowerSGD / top-k are DDP hooks: an InputError at /parallelism/comm_hook (the scenario loader
 // rejects them first). On one GPU a sharded strategy has no collectives and equals ddp.
 //
+// How both engines lay the schedule out is sharded_layout.hpp (included here).
+//
 //   StepPlan sp = Predictor(s).plan(s.cluster, s.training, s.parallelism);  // calls plan_sharded
-//   ShardedTimeline t = sharded_timeline(sp, 1.0);                          // analytic layout
-//   for (const ScheduleInstance& i : expand_schedule(sp)) { ... }            // event engine
 #pragma once
 
 #include <cstdint>
@@ -69,7 +69,8 @@
 #include "model/hardware/hardware.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/workload/workload.hpp"
-#include "simulator/analytic/analytic.hpp"
+#include "simulator/analytic/sharded_layout.hpp"
+#include "simulator/analytic/step_plan.hpp"
 #include "simulator/collectives/collective.hpp"
 
 namespace ddpsim::sim {
@@ -155,46 +156,5 @@ double fsdp_gradient_predivide_factor(int world_size);
 /// E.g. 8 ranks, bf16 gradients reduced in fp32: 2 + 4 (cast) + 8 (pre-divide) + (8 + 0) / 8
 /// (post-divide; the shard is already fp32) = 15 bytes.
 double fsdp_reduce_pass_bytes(int shard, double grad_bytes, double wire_bytes, bool hook_casts);
-
-/// Communicators a schedule may use (ScheduledCollective::stream: 0, 1, 2).
-inline constexpr int kCommStreams = 3;
-
-/// One collective of the step as both engines lay it out. Ops are numbered across the step:
-/// micro-batch m's op j is m x 2L + j; 2Lk is the optimizer; 2Lk + 1 is the end of the step.
-struct ScheduleInstance {
-  int index = 0;         ///< into StepPlan::schedule
-  int micro_batch = -1;  ///< -1 for kAfterOptimizer
-  int gate = 0;          ///< launch once every rank has arrived at this op
-  int block = 0;         ///< this op waits for its end
-  int stream = 0;        ///< ScheduledCollective::stream
-  int after = -1;        ///< index into the instances of the one that must end first; -1: none
-};
-/// The step's collectives in launch order (gates non-decreasing, block >= gate; each stream
-/// FIFO in this order; `after` points to an earlier instance).
-std::vector<ScheduleInstance> expand_schedule(const StepPlan& sp);
-
-/// The analytic layout of a sharded step with compute times scaled by `compute_factor`.
-struct ShardedTimeline {
-  std::vector<BucketTiming> collectives;  ///< every instance, FIFO order, times from step start
-  double forward_s = 0;                   ///< compute only, all micro-batches
-  double backward_s = 0;
-  double optimizer_s = 0;
-  double backward_end_s = 0;  ///< end of the last micro-batch's backward
-  double step_s = 0;
-  double comm_sum_s = 0;
-  double exposed_comm_s() const { return step_s - forward_s - backward_s - optimizer_s; }
-};
-ShardedTimeline sharded_timeline(const StepPlan& sp, double compute_factor = 1.0);
-
-/// What one step lays out (both engines): every micro-batch's collectives (expand_schedule) and
-/// its compute slots. Both are held in memory and the collectives are reported one by one, so
-/// they are bounded before anything is laid out: at most kMaxStepCollectives collective
-/// launches (GPT-2 XL under ZeRO-3 launches ~146 per micro-batch: grad_accumulation up to
-/// ~3,400) and kMaxStepComputeSlots compute slots (micro-batches x (2 x layers + 1)). Beyond,
-/// an InputError on /training/grad_accumulation names the figures (a ZeRO-3 step of 1e6
-/// micro-batches was an uncaught std::bad_alloc).
-inline constexpr double kMaxStepCollectives = 5e5;
-inline constexpr double kMaxStepComputeSlots = 2e7;
-void check_sharded_layout(const std::string& file, const StepPlan& sp);
 
 }  // namespace ddpsim::sim

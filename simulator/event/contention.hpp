@@ -48,7 +48,7 @@
 #include <tuple>
 
 #include "model/hardware/hardware.hpp"
-#include "simulator/analytic/analytic.hpp"
+#include "simulator/analytic/step_plan.hpp"
 
 namespace ddpsim::sim {
 
@@ -83,7 +83,7 @@ class ContentionModel {
 
 /// `plan` with every bucket's / scheduled collective's collective_s (and the first iteration's
 /// all-reduce) multiplied by its slowdown and BucketTiming::contention_slowdown set on each;
-/// `summary` (optional; ContentionSummary is in analytic.hpp, where Prediction carries it)
+/// `summary` (optional; ContentionSummary is in prediction.hpp, where Prediction carries it)
 /// receives the totals. Buffer broadcasts and the local_used_map
 /// all-reduce (a few bytes) keep their closed-form time.
 StepPlan apply_contention(const StepPlan& plan, ContentionModel& cm,

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/error.hpp"
-#include "simulator/analytic/sharded.hpp"
+#include "simulator/analytic/sharded_layout.hpp"
 #include "simulator/event/detail/model_common.hpp"
 
 namespace ddpsim::sim::event_detail {
