@@ -7,258 +7,28 @@
 #include <vector>
 
 #include "model/builders/zoo.hpp"
+#include "model/scenario/detail/hardware_keys.hpp"
+#include "model/scenario/detail/key_rows.hpp"
 
 namespace ddpsim::model {
 
 using nlohmann::json;
 
+using detail::add_hardware_keys;
+using detail::array;
+using detail::boolean;
+using detail::boolean_or_integer;
+using detail::integer;
+using detail::number;
+using detail::obj;
+using detail::pattern_str;
+using detail::required;
+using detail::str;
+
 namespace {
 
-// ---- the key table ---------------------------------------------------------------------------
-
-KeySpec obj(std::string p, std::string help, bool required = false) {
-  KeySpec k;
-  k.pointer = std::move(p);
-  k.type = KeyType::kObject;
-  k.help = std::move(help);
-  k.required = required;
-  return k;
-}
-KeySpec integer(std::string p, std::string unit, json def, double min, std::string help,
-                std::optional<double> max = std::nullopt) {
-  KeySpec k;
-  k.pointer = std::move(p);
-  k.type = KeyType::kInteger;
-  k.unit = std::move(unit);
-  k.default_value = std::move(def);
-  k.minimum = min;
-  k.maximum = max;
-  k.help = std::move(help);
-  return k;
-}
-KeySpec number(std::string p, std::string unit, json def, double min, bool exclusive,
-               std::string help, std::optional<double> max = std::nullopt) {
-  KeySpec k;
-  k.pointer = std::move(p);
-  k.type = KeyType::kNumber;
-  k.unit = std::move(unit);
-  k.default_value = std::move(def);
-  k.minimum = min;
-  k.exclusive_minimum = exclusive;
-  k.maximum = max;
-  k.help = std::move(help);
-  return k;
-}
-KeySpec str(std::string p, json def, std::vector<std::string> allowed, std::string help) {
-  KeySpec k;
-  k.pointer = std::move(p);
-  k.type = KeyType::kString;
-  k.default_value = std::move(def);
-  k.allowed = std::move(allowed);
-  k.help = std::move(help);
-  return k;
-}
-KeySpec pattern_str(std::string p, json def, std::string pattern, std::string help) {
-  KeySpec k = str(std::move(p), std::move(def), {}, std::move(help));
-  k.pattern = std::move(pattern);
-  return k;
-}
-KeySpec boolean(std::string p, bool def, std::string help) {
-  KeySpec k;
-  k.pointer = std::move(p);
-  k.type = KeyType::kBoolean;
-  k.default_value = def;
-  k.help = std::move(help);
-  return k;
-}
-KeySpec array(std::string p, double min_items, std::string help) {
-  KeySpec k;
-  k.pointer = std::move(p);
-  k.type = KeyType::kArray;
-  k.minimum = min_items;
-  k.help = std::move(help);
-  return k;
-}
-KeySpec boolean_or_integer(std::string p, bool def, double min, std::string help) {
-  KeySpec k = boolean(std::move(p), def, std::move(help));
-  k.type = KeyType::kBooleanOrInteger;
-  k.minimum = min;
-  k.maximum = 1 << 20;
-  return k;
-}
-KeySpec required(KeySpec k) {
-  k.required = true;
-  return k;
-}
-
-const std::vector<std::string> kSystemPresets = {
-    "dgx-1", "dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72", "this-machine"};
-const std::vector<std::string> kGpuPresets = {"v100-sxm2", "a100-sxm-80gb", "h100-sxm",
-                                              "h200-sxm",  "b200-sxm",      "gb200"};
-
-// Keys shared by every link description (intra-node fabric, PCIe, NIC).
-void add_link_keys(std::vector<KeySpec>& t, const std::string& p, bool nic) {
-  t.push_back(pattern_str(p + "/preset", nullptr, "[a-z0-9][a-z0-9.-]*",
-                          "link preset in scenarios/hardware/links/ (e.g. nvlink4, pcie5-x16, "
-                          "ib-ndr-400); keys beside it override it"));
-  t.push_back(str(p + "/name", nullptr, {}, "name of the link class"));
-  t.push_back(str(p + "/kind", nullptr, {"intra_node", "pcie", "nic"}, "what the link is"));
-  t.push_back(str(p + "/description", nullptr, {}, "free text"));
-  t.push_back(str(p + "/source", nullptr, {}, "datasheet or measurement the rate comes from"));
-  if (nic) {
-    t.push_back(number(p + "/bandwidth_gbps", "Gbit/s", nullptr, 1e-6, false,
-                       "rate of one NIC in one direction (10^9 bit/s)", 1e9));
-    t.push_back(integer(p + "/nics_per_node", "NICs", nullptr, 1,
-                        "NICs per node used by the collectives (multi-rail)", 1024));
-  } else {
-    t.push_back(number(p + "/bandwidth_gbytes_per_s", "GB/s", nullptr, 1e-6, false,
-                       "rate per GPU in one direction (10^9 byte/s); vendor bidirectional "
-                       "figures are halved",
-                       1e9));
-  }
-  t.push_back(number(p + "/latency_us", "us", nullptr, 0, false,
-                     "latency per hop as the collective library sees it", 1e9));
-}
-
-void add_tuning_keys(std::vector<KeySpec>& t, const std::string& p, double latency_default) {
-  t.push_back(obj(p,
-                  "collective-library behaviour on this link class: t = steps*alpha + "
-                  "bytes/(efficiency*bandwidth)"));
-  t.push_back(number(p + "/ring_efficiency", "", 0.9, 1e-6, false,
-                     "fraction of the ring bus bandwidth a real library reaches", 1.0));
-  t.push_back(number(p + "/tree_efficiency", "", 0.85, 1e-6, false,
-                     "fraction of the bandwidth double binary trees reach", 1.0));
-  t.push_back(number(p + "/nvls_efficiency", "", 0.0, 0, false,
-                     "fraction of the per-GPU fabric rate NVLink SHARP reaches (0: none)", 1.0));
-  t.push_back(number(p + "/latency_us", "us", latency_default, 0, false,
-                     "alpha: latency per algorithm step (defaults: NCCL 2.30 tuning.cc Simple "
-                     "protocol, NVLink 3.4 us, network 14 us)",
-                     1e9));
-  t.push_back(number(p + "/nvls_latency_us", "us", 25.0, 0, false,
-                     "latency of a whole NVLS all-reduce (NCCL 2.30 tuning.cc: 25 us)", 1e9));
-}
-
-void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
-  t.push_back(str(h + "/preset", nullptr, kSystemPresets,
-                  "system preset (scenarios/hardware/<name>.json); keys beside it override it"));
-  t.push_back(
-      str(h + "/file", nullptr, {}, "a hardware file in the preset format, relative to this file"));
-  t.push_back(
-      str(h + "/profile", nullptr, {}, "a calibration profile JSON written by `ddpsim calibrate`"));
-  t.push_back(str(h + "/name", nullptr, {}, "name of the system"));
-  t.push_back(str(h + "/description", nullptr, {}, "free text"));
-  t.push_back(str(h + "/source", nullptr, {}, "where the numbers come from"));
-  t.push_back(obj(h + "/gpu", "the accelerator"));
-  t.push_back(str(h + "/gpu/preset", nullptr, kGpuPresets,
-                  "GPU preset (scenarios/hardware/gpus/<name>.json); keys beside it override it"));
-  t.push_back(str(h + "/gpu/name", nullptr, {}, "GPU name"));
-  t.push_back(str(h + "/gpu/description", nullptr, {}, "free text"));
-  t.push_back(str(h + "/gpu/source", nullptr, {}, "datasheet"));
-  t.push_back(number(h + "/gpu/memory_gib", "GiB", nullptr, 0, true, "HBM capacity"));
-  t.push_back(number(h + "/gpu/memory_bandwidth_gbytes_per_s", "GB/s", nullptr, 1e-6, false,
-                     "HBM bandwidth (10^9 byte/s)", 1e9));
-  t.push_back(number(h + "/gpu/memory_efficiency", "", 0.8, 1e-6, false,
-                     "achievable fraction of HBM bandwidth for streaming kernels", 1.0));
-  t.push_back(number(h + "/gpu/compute_capability", "", 8.0, 3.0, false,
-                     "CUDA compute capability (7.0 V100, 8.0 A100, 9.0 H100): selects NCCL's "
-                     "per-generation tuning constants",
-                     20.0));
-  t.push_back(obj(h + "/gpu/peak_tflops", "dense peak per compute dtype (no sparsity)"));
-  t.push_back(obj(h + "/gpu/efficiency",
-                  "achievable fraction of peak of the best-shaped large GEMM (a matmul sweep's "
-                  "maximum), per dtype; smaller shapes lose to tile and wave quantization"));
-  t.push_back(integer(h + "/gpu/sm_count", "SMs", 0, 0,
-                      "streaming multiprocessors, for wave quantization of GEMMs (0: not "
-                      "modelled)",
-                      1 << 16));
-  t.push_back(obj(h + "/gpu/attention_efficiency",
-                  "fraction of the fp16/bf16 peak fused attention kernels (FlashAttention-2, "
-                  "what scaled_dot_product_attention runs) reach, from kernel benchmarks"));
-  t.push_back(number(h + "/gpu/attention_efficiency/fwd", "", nullptr, 1e-6, false,
-                     "forward kernel, executed FLOPs over the peak", 1.0));
-  t.push_back(number(h + "/gpu/attention_efficiency/bwd", "", nullptr, 1e-6, false,
-                     "backward kernel, executed FLOPs (with the recomputation) over the peak",
-                     1.0));
-  t.push_back(str(h + "/gpu/attention_efficiency/source", nullptr, {},
-                  "the kernel benchmark the two fractions come from"));
-  t.push_back(obj(h + "/gpu/attention_kernels",
-                  "fused attention kernels' measured forward+backward rates by shape "
-                  "(FlashAttention-2's benchmark_flash_attention.py); scale attention_efficiency "
-                  "to the scenario's sequence length, head dimension and causality"));
-  t.push_back(str(h + "/gpu/attention_kernels/source", nullptr, {}, "the benchmark"));
-  for (const char* k : {"flash2", "triton", "flash1"}) {
-    const std::string base = h + "/gpu/attention_kernels/" + k;
-    const std::string what = k == std::string("flash2") ? "FlashAttention-2 (sdpa and flash run it)"
-                             : k == std::string("triton")
-                                 ? "FlashAttention's Triton port (attention triton)"
-                                 : "FlashAttention-1 (attention triton where no triton series "
-                                   "is measured)";
-    t.push_back(array(base, 1, what + ": one entry per causality and head dimension"));
-    t.push_back(obj(base + "/*", "one series of the benchmark"));
-    KeySpec causal = boolean(base + "/*/causal", false, "causal mask");
-    causal.default_value = nullptr;  // every series says which it is
-    t.push_back(required(causal));
-    t.push_back(required(
-        integer(base + "/*/head_dim", "elements", nullptr, 1, "per-head dimension", 4096)));
-    t.push_back(required(array(base + "/*/seq_len", 1, "sequence lengths, ascending")));
-    t.push_back(integer(base + "/*/seq_len/*", "tokens", nullptr, 1, "a sequence length", 1 << 24));
-    t.push_back(required(
-        array(base + "/*/fwd_bwd_tflops", 1, "forward+backward executed TFLOP/s at each seq_len")));
-    t.push_back(
-        number(base + "/*/fwd_bwd_tflops/*", "TFLOP/s", nullptr, 0, true, "measured rate", 1e6));
-  }
-  for (const char* d : {"fp32", "tf32", "fp16", "bf16", "fp8"}) {
-    t.push_back(number(
-        h + "/gpu/peak_tflops/" + d, "TFLOP/s", nullptr, 1e-6, false,
-        std::string("dense ") + d +
-            (std::string(d) == "tf32" ? " tensor-core peak (fp32 matmuls and convolutions PyTorch "
-                                        "allows TF32: training.allow_tf32_*)"
-                                      : " peak"),
-        1e9));
-    t.push_back(number(h + "/gpu/efficiency/" + d, "", nullptr, 1e-6, false,
-                       std::string("achievable fraction of the ") + d + " peak", 1.0));
-  }
-  t.push_back(integer(h + "/gpus_per_node", "GPUs", nullptr, 1,
-                      "GPUs in one node: one NVLink domain (a DGX's 8, a GB200 NVL72 rack's 72)",
-                      1024));
-  t.push_back(integer(h + "/gpus_per_host", "GPUs", nullptr, 1,
-                      "GPUs per host when an NVLink domain spans several (GB200 NVL72: 4); the "
-                      "unit of reliability.node_mtbf_hours and of per-node checkpoint bandwidth "
-                      "(default: gpus_per_node)",
-                      1024));
-  t.push_back(obj(h + "/intra_node", "per-GPU fabric inside a node (NVLink via NVSwitch, PCIe)"));
-  add_link_keys(t, h + "/intra_node", false);
-  t.push_back(boolean(h + "/intra_node_switched", true,
-                      "the fabric is switched (NVSwitch) rather than a point-to-point mesh"));
-  t.push_back(obj(h + "/pcie", "GPU-to-NIC path inside a node"));
-  add_link_keys(t, h + "/pcie", false);
-  t.push_back(obj(h + "/inter_node", "one NIC and how many each node has"));
-  add_link_keys(t, h + "/inter_node", true);
-  t.push_back(obj(h + "/network", "the fabric between nodes (a two-level fat tree)"));
-  t.push_back(number(h + "/network/oversubscription", "", 1.0, 1, false,
-                     "leaf-to-spine oversubscription (1: non-blocking)", 1024));
-  t.push_back(
-      integer(h + "/network/nodes_per_leaf", "nodes", 32, 1, "nodes under one leaf switch", 1e6));
-  t.push_back(obj(h + "/collectives", "collective-library constants"));
-  t.push_back(str(h + "/collectives/model", "nccl", {"nccl", "alpha_beta"},
-                  "nccl: NCCL's own tuning model (algorithms x protocols, channels; the constants "
-                  "below give the achievable link fractions and NVLS efficiency); alpha_beta: one "
-                  "line per algorithm from these constants (a measured or hand-described "
-                  "machine; calibration profiles)"));
-  add_tuning_keys(t, h + "/collectives/intra_node", 3.4);
-  add_tuning_keys(t, h + "/collectives/inter_node", 14.0);
-  t.push_back(array(h + "/collectives/fitted_from", 0,
-                    "ids of the published rows (scenarios/data/published-measurements.json) "
-                    "the constants were fitted to"));
-  t.push_back(str(h + "/collectives/fitted_from/*", nullptr, {}, "row id"));
-}
-
-std::vector<KeySpec> build_scenario_keys() {
-  std::vector<KeySpec> t;
-  t.push_back(str("/name", "", {}, "a name for the scenario, shown in reports"));
-  t.push_back(str("/description", "", {}, "free text"));
-  t.push_back(pattern_str("/$schema", nullptr, ".*", "JSON Schema reference for editors"));
-
+// "/model": what is trained (a preset, a model file, a Hugging Face config, an MLP or layers).
+void add_model_keys(std::vector<KeySpec>& t) {
   t.push_back(
       obj("/model", "what is trained: exactly one of preset, file, hf_config, mlp, layers", true));
   t.push_back(str("/model/preset", nullptr, model_preset_names(),
@@ -300,16 +70,19 @@ std::vector<KeySpec> build_scenario_keys() {
                               "forward FLOPs per sample (backward is 2x)", 1e21)));
   t.push_back(number("/model/layers/*/activation_bytes_per_sample", "bytes", 0, 0, false,
                      "activation bytes kept for backward per sample", 1e15));
+}
 
-  t.push_back(obj("/hardware", "the machines: preset, file, profile or explicit keys", true));
-  add_hardware_keys(t, "/hardware");
-
+// "/cluster": how many GPUs.
+void add_cluster_keys(std::vector<KeySpec>& t) {
   t.push_back(obj("/cluster", "how many GPUs", true));
   t.push_back(required(integer("/cluster/gpus", "GPUs", nullptr, 1,
                                "data-parallel GPUs; above gpus_per_node a multiple of it", 1e7)));
   t.push_back(integer("/cluster/gpus_per_node", "GPUs", nullptr, 1,
                       "GPUs per node (default: the hardware's)", 1024));
+}
 
+// "/training": batch, precision, optimizer, learning rate and target.
+void add_training_keys(std::vector<KeySpec>& t) {
   t.push_back(obj("/training", "batch, precision, optimizer, learning rate and target", true));
   t.push_back(required(integer("/training/per_gpu_batch", "samples", nullptr, 1,
                                "micro-batch per GPU per forward/backward", 1e9)));
@@ -367,7 +140,10 @@ std::vector<KeySpec> build_scenario_keys() {
                      "simulation.staleness > 0, relative to synchronous SGD (measure it: without "
                      "it those runs report step time only)",
                      1e6));
+}
 
+// "/parallelism": the strategy and the knobs of DDP, ZeRO and FSDP.
+void add_parallelism_keys(std::vector<KeySpec>& t) {
   t.push_back(obj("/parallelism", "data-parallel strategy and its knobs"));
   t.push_back(
       str("/parallelism/strategy", "ddp",
@@ -420,7 +196,10 @@ std::vector<KeySpec> build_scenario_keys() {
                   "FSDP backward_prefetch: the next unit's all-gather is issued before the "
                   "current unit's gradient compute (backward_pre), after it (backward_post) or "
                   "behind its reduce-scatter (none)"));
+}
 
+// "/parallelism/fsdp2": fully_shard's arguments and FSDPModule switches.
+void add_fsdp2_keys(std::vector<KeySpec>& t) {
   const std::string f2 = "/parallelism/fsdp2";
   t.push_back(obj(f2, "strategy fsdp2: fully_shard's arguments and FSDPModule switches"));
   t.push_back(str(f2 + "/units", "blocks", {"blocks", "layers", "model"},
@@ -475,7 +254,10 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(boolean(f2 + "/requires_all_reduce", true,
                       "HSDP: false: set_requires_all_reduce(False) in every micro-batch but the "
                       "last (the reduce-scattered shards accumulate without the all-reduce)"));
+}
 
+// "/simulation": which engine and how.
+void add_simulation_keys(std::vector<KeySpec>& t) {
   t.push_back(obj("/simulation", "which engine and how"));
   t.push_back(str("/simulation/engine", "analytic", {"analytic", "event"}, "prediction engine"));
   t.push_back(integer("/simulation/steps", "steps", 5, 1, "steps simulated in a row", 1e6));
@@ -521,7 +303,10 @@ std::vector<KeySpec> build_scenario_keys() {
                       1e6));
   t.push_back(integer("/simulation/trace_ranks", "ranks", 64, 1,
                       "--trace: the first trace_ranks ranks (plus the slowest) are written", 1e7));
+}
 
+// "/sweep" and "/plan": what `ddpsim predict` sweeps and `ddpsim plan` chooses among.
+void add_sweep_and_plan_keys(std::vector<KeySpec>& t) {
   {
     KeySpec s = obj("/sweep",
                     "axes to sweep: {\"cluster.gpus\": [1, 8, 64]}; the Cartesian "
@@ -601,7 +386,10 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(str("/plan/objective", "time", {"time", "cost", "gpu_hours"},
                   "what the chosen configuration minimises (ties: fewer GPUs, then smaller "
                   "global batch)"));
+}
 
+// "/reliability" and "/pricing": failures, checkpoints and what GPU time costs.
+void add_reliability_keys(std::vector<KeySpec>& t) {
   t.push_back(obj("/reliability",
                   "failures and checkpoints: effective training time ratio (ETTR) and time to "
                   "train with failures (simulator/prediction/goodput.hpp)"));
@@ -647,6 +435,23 @@ std::vector<KeySpec> build_scenario_keys() {
   t.push_back(obj("/pricing", "what GPU time costs"));
   t.push_back(number("/pricing/gpu_hour_usd", "USD/GPU-hour", nullptr, 0, false,
                      "price of one GPU for one hour", 1e6));
+}
+
+std::vector<KeySpec> build_scenario_keys() {
+  std::vector<KeySpec> t;
+  t.push_back(str("/name", "", {}, "a name for the scenario, shown in reports"));
+  t.push_back(str("/description", "", {}, "free text"));
+  t.push_back(pattern_str("/$schema", nullptr, ".*", "JSON Schema reference for editors"));
+  add_model_keys(t);
+  t.push_back(obj("/hardware", "the machines: preset, file, profile or explicit keys", true));
+  add_hardware_keys(t, "/hardware");
+  add_cluster_keys(t);
+  add_training_keys(t);
+  add_parallelism_keys(t);
+  add_fsdp2_keys(t);
+  add_simulation_keys(t);
+  add_sweep_and_plan_keys(t);
+  add_reliability_keys(t);
   return t;
 }
 
