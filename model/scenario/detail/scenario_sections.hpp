@@ -8,6 +8,7 @@
 // reads s.cluster and s.hardware, the plan nearly everything), so the order is part of the
 // contract.
 //
+//   s.workload = build_workload(doc.at("model"), file, s.model_label);  // model_section.hpp
 //   s.hardware = resolve_hardware(doc.at("hardware"), file, "/hardware");
 //   parse_cluster(doc.at("cluster"), file, s);
 //   parse_training(doc.at("training"), file, s);
@@ -22,10 +23,6 @@
 
 namespace ddpsim::model::detail {
 
-/// "/model": the one form it gives (preset, file, hf_config, mlp or layers) built into a
-/// workload; `label` is set to how reports name it ("preset gpt2-xl", "mlp 64-128-10").
-std::shared_ptr<const Workload> build_workload(const nlohmann::json& model, const std::string& file,
-                                               std::string& label);
 /// "/cluster"; needs s.hardware (gpus_per_node defaults to the hardware's, which it then sets).
 void parse_cluster(const nlohmann::json& cluster, const std::string& file, Scenario& s);
 /// "/training"; needs s.cluster and s.hardware (the GPU must run the precision).
