@@ -9,60 +9,19 @@
 #include <regex>
 #include <string_view>
 
+#include "model/detail/key_index.hpp"
 #include "model/error.hpp"
 
 namespace ddpsim::model {
 
+using namespace detail;  // the index and texts validation and the exports share
+
 namespace {
 
-constexpr std::string_view kAnyIndex = "*";
-constexpr std::string_view kAnyKey = "{}";
 // Long lists of keys or allowed values would turn the one-line error into a paragraph.
 constexpr std::size_t kMaxListed = 12;
+
 constexpr std::size_t kMaxGot = 40;
-
-// Pattern segments are kept in their escaped RFC 6901 form, so a literal pattern segment and a
-// concrete segment built by escape_pointer_token() compare with ==. The price: a key literally
-// named
-// "*" or "{}" cannot be described by a table, which no ddpsim format needs.
-std::vector<std::string> split_pointer(const std::string& pointer) {
-  std::vector<std::string> segs;
-  if (pointer.empty()) return segs;
-  DDPSIM_ASSERT(pointer.front() == '/', "JSON pointer must start with '/': " + pointer);
-  std::size_t start = 1;
-  while (true) {
-    std::size_t slash = pointer.find('/', start);
-    segs.push_back(pointer.substr(start, slash - start));
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
-  return segs;
-}
-
-std::string unescape_segment(const std::string& seg) {
-  std::string out;
-  out.reserve(seg.size());
-  for (std::size_t i = 0; i < seg.size(); ++i) {
-    if (seg[i] == '~' && i + 1 < seg.size() && (seg[i + 1] == '0' || seg[i + 1] == '1')) {
-      out += seg[i + 1] == '0' ? '~' : '/';
-      ++i;
-    } else {
-      out += seg[i];
-    }
-  }
-  return out;
-}
-
-bool is_wildcard(const std::string& seg) { return seg == kAnyIndex || seg == kAnyKey; }
-
-bool is_array_index(const std::string& seg) {
-  return !seg.empty() &&
-         std::all_of(seg.begin(), seg.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-bool is_free_object(const KeySpec* spec) {
-  return spec != nullptr && spec->type == KeyType::kObject && spec->pattern == "free";
-}
 
 // Cuts at a UTF-8 character boundary so a truncated message stays valid UTF-8.
 std::string truncate(std::string s, std::size_t limit) {
@@ -72,26 +31,6 @@ std::string truncate(std::string s, std::size_t limit) {
   s.resize(cut);
   s += "...";
   return s;
-}
-
-std::string format_number(double x) {
-  if (std::isnan(x)) return "NaN";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  // Bounds are stored as double but are nearly always integers; "1" reads better than "1.0".
-  if (x == std::floor(x) && std::fabs(x) < 1e15) return std::to_string(static_cast<long long>(x));
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, x);
-  return std::string(buf, res.ptr);
-}
-
-nlohmann::json number_json(double x) {
-  if (x == std::floor(x) && std::fabs(x) < 1e15) return static_cast<std::int64_t>(x);
-  return x;
-}
-
-std::string dump(const nlohmann::json& v) {
-  // replace, not strict: a malformed UTF-8 string in the input must still produce a message.
-  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string describe_value(const nlohmann::json& v) {
@@ -104,8 +43,6 @@ std::string describe_value(const nlohmann::json& v) {
   }
   return truncate(dump(v), kMaxGot);
 }
-
-std::string quote(const std::string& s) { return dump(nlohmann::json(s)); }
 
 std::string join_listed(const std::vector<std::string>& items) {
   std::string out;
@@ -133,36 +70,11 @@ std::optional<std::string> closest(const std::string& typed,
   return best;
 }
 
-std::string range_text(const KeySpec& s) {
-  std::string lo, hi;
-  if (s.minimum) lo = (s.exclusive_minimum ? "> " : ">= ") + format_number(*s.minimum);
-  if (s.maximum) hi = "<= " + format_number(*s.maximum);
-  if (!lo.empty() && !hi.empty()) return lo + " and " + hi;
-  return lo.empty() ? hi : lo;
-}
-
-std::string elements(double n) { return format_number(n) + (n == 1 ? " element" : " elements"); }
-
-std::string count_text(const KeySpec& s) {
-  if (s.minimum && s.maximum) {
-    if (*s.minimum == *s.maximum) return "of exactly " + elements(*s.minimum);
-    return "of " + format_number(*s.minimum) + " to " + elements(*s.maximum);
-  }
-  if (s.minimum) return "of at least " + elements(*s.minimum);
-  if (s.maximum) return "of at most " + elements(*s.maximum);
-  return "";
-}
-
 std::string allowed_text(const KeySpec& s) {
   std::vector<std::string> quoted;
   quoted.reserve(s.allowed.size());
   for (const auto& a : s.allowed) quoted.push_back(quote(a));
   return "one of " + join_listed(quoted);
-}
-
-std::string with(std::string head, const std::string& tail) {
-  if (!tail.empty()) head += " " + tail;
-  return head;
 }
 
 // Type and constraints in one phrase: whatever is wrong, the user sees everything a fix needs.
@@ -193,7 +105,7 @@ bool regex_full_match(const std::string& value, const KeySpec& s) {
     return std::regex_match(value, std::regex(s.pattern, std::regex::ECMAScript));
   } catch (const std::regex_error&) {
     // The pattern comes from a built-in table, not from the user: a bad one is a ddpsim bug.
-    detail::assert_fail("std::regex(pattern)", s.pointer + ": bad pattern " + s.pattern);
+    ::ddpsim::detail::assert_fail("std::regex(pattern)", s.pointer + ": bad pattern " + s.pattern);
   }
 }
 
@@ -270,64 +182,6 @@ void check_value(const nlohmann::json& v, const KeySpec& s, const std::string& f
       return;
   }
 }
-
-// The table seen as a tree of pattern levels. Levels that have descendants but no spec of their
-// own (a table may list "/a/b" without "/a") are still walked, as implied objects or arrays.
-struct Child {
-  std::string segment;            // escaped, or "*" / "{}"
-  const KeySpec* spec = nullptr;  // null for an implied level
-};
-
-struct Level {
-  std::vector<Child> children;  // in table order of first appearance
-
-  const Child* get(std::string_view seg) const {
-    for (const auto& c : children) {
-      if (c.segment == seg) return &c;
-    }
-    return nullptr;
-  }
-  std::vector<std::string> literal_keys() const {
-    std::vector<std::string> keys;
-    for (const auto& c : children) {
-      if (!is_wildcard(c.segment)) keys.push_back(unescape_segment(c.segment));
-    }
-    return keys;
-  }
-};
-
-class Index {
- public:
-  explicit Index(const KeyTable& table) {
-    for (const auto& spec : table.keys) {
-      auto segs = split_pointer(spec.pointer);
-      DDPSIM_ASSERT(!segs.empty(), "a KeyTable entry needs a non-empty pointer");
-      std::string parent;
-      for (std::size_t i = 0; i < segs.size(); ++i) {
-        Level& level = levels_[parent];
-        auto it = std::find_if(level.children.begin(), level.children.end(),
-                               [&](const Child& c) { return c.segment == segs[i]; });
-        if (it == level.children.end()) {
-          level.children.push_back(Child{segs[i]});
-          it = std::prev(level.children.end());
-        }
-        Child* child = &*it;
-        // First entry wins on duplicates.
-        if (i + 1 == segs.size() && child->spec == nullptr) child->spec = &spec;
-        parent += "/" + segs[i];
-      }
-    }
-  }
-
-  const Level& level(const std::string& pattern) const {
-    auto it = levels_.find(pattern);
-    return it == levels_.end() ? empty_ : it->second;
-  }
-
- private:
-  std::map<std::string, Level> levels_;  // keyed by the parent's pattern
-  Level empty_;
-};
 
 class Walker {
  public:
