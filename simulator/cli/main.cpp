@@ -42,7 +42,7 @@
 #include "model/units.hpp"
 #include "simulator/collectives/collective.hpp"
 #include "simulator/fidelity/fidelity.hpp"
-#include "simulator/fidelity/published.hpp"
+#include "simulator/fidelity/published_report.hpp"
 #include "simulator/measured/trace_replay.hpp"
 #include "simulator/planner.hpp"
 #include "simulator/prediction/lr_schedule.hpp"

@@ -18,7 +18,6 @@
 #include "model/scenario/hardware_io.hpp"
 #include "simulator/analytic/analytic.hpp"
 #include "simulator/collectives/collective.hpp"
-#include "simulator/fidelity/markdown.hpp"
 #include "simulator/prediction/lr_schedule.hpp"
 #include "simulator/prediction/memory.hpp"
 #include "simulator/report.hpp"
@@ -271,6 +270,189 @@ PublishedComparison mccandlish_tradeoff(const json& row) {
   return c;
 }
 
+// The presets the nccl-tests rows are predicted on.
+struct PresetSystems {
+  System a100 = load_system({{"preset", "dgx-a100"}});
+  System h100 = load_system({{"preset", "dgx-h100"}});
+  System h200 = load_system({{"preset", "hgx-h200"}});
+  System dgx1 = load_system({{"preset", "dgx-1"}});
+};
+
+// nccl-tests busbw rows (see the file comment of published.hpp for each tolerance); nullopt for
+// an nccl-* row that is not predicted.
+std::optional<PublishedComparison> nccl_row(const std::string& id, const json& row,
+                                            const PresetSystems& sys) {
+  const System& a100 = sys.a100;
+  const System& h100 = sys.h100;
+  const System& h200 = sys.h200;
+  const System& dgx1 = sys.dgx1;
+  const auto kAuto = model::CollectiveAlgorithm::kAuto;
+  const auto kRing = model::CollectiveAlgorithm::kRing;
+  constexpr double k8GiB = 8.0 * 1073741824.0;
+  if (starts_with(id, "nccl-azure-")) {
+    // "nccl-azure-a100-1K": 8 GPUs in one node (NCCL's model; nothing fitted to the sweep).
+    const std::string rest = id.substr(std::string("nccl-azure-").size());
+    const auto dash = rest.find('-');
+    const std::string gpu = rest.substr(0, dash);
+    const System& s = gpu == "a100" ? a100 : gpu == "h100" ? h100 : h200;
+    if (gpu != "a100" && gpu != "h100" && gpu != "h200") bad_row(id, "unknown GPU " + gpu);
+    const double bytes = label_bytes(id, rest.substr(dash + 1));
+    const double v = row.at("value").get<double>();
+    PublishedComparison c =
+        busbw_row(id, printed(row.at("value")), v, s, row.at("num_gpus").get<int>(), bytes, kAuto,
+                  "NCCL's tuning model, no constant fitted to this sweep");
+    c.sweep = "nccl-azure-" + gpu;
+    // 15% at >= 256 MiB; smaller sizes are reported (their errors by size band are
+    // summarised below the table).
+    if (bytes >= 256.0 * 1048576.0) {
+      c.tolerance = "15%";
+      c.agreement = within(*c.relative_error, 0.15);
+    } else {
+      c.tolerance = "none (< 256 MiB: reported)";
+    }
+    return c;
+  } else if (id == "nccl-h100-nvls-peak") {
+    PublishedComparison c =
+        busbw_row(id, printed(row.at("value")), leading_number(id, printed(row.at("value"))), h100,
+                  8, k8GiB, kAuto, "NVLS peak needs large messages");
+    // The row's notes: it matches Azure's 478.87 GB/s at 8 GiB, so the Azure rows' tolerance.
+    c.tolerance = "15% (as the Azure rows >= 256 MiB)";
+    c.agreement = within(*c.relative_error, 0.15);
+    return c;
+  } else if (id == "nccl-dgxa100-multinode" || id == "nccl-dgx1-multinode") {
+    // Maintainers' asymptotic scale-out busbw (ring, as the row's notes ask: NCCL_ALGO=RING).
+    const System& s = id == "nccl-dgxa100-multinode" ? a100 : dgx1;
+    PublishedComparison c = busbw_row(id, printed(row.at("value")), row.at("value").get<double>(),
+                                      s, 16, k8GiB, kRing, "two nodes");
+    c.tolerance = "2%";
+    c.agreement = within(*c.relative_error, 0.02);
+    return c;
+  } else if (id == "nccl-1nic-100g") {
+    // 4 DGX-1-like servers with ONE 100 Gb/s NIC each, -e 512M.
+    const System s = load_system({{"preset", "dgx-1"}, {"inter_node", {{"nics_per_node", 1}}}});
+    PublishedComparison c = busbw_row(id, printed(row.at("value")), row.at("value").get<double>(),
+                                      s, 32, 512.0 * 1048576.0, kRing, "one 100 Gb/s NIC per node");
+    c.tolerance = "5%";
+    c.agreement = within(*c.relative_error, 0.05);
+    return c;
+  } else if (id == "nccl-cx7-ndr-per-nic") {
+    // "48-49" GB/s per 400G NIC: a two-node DGX H100 ring's busbw over its 8 NICs.
+    const std::string v = printed(row.at("value"));
+    const auto d = v.find('-');
+    const double mid =
+        (leading_number(id, v.substr(0, d)) + leading_number(id, v.substr(d + 1))) / 2;
+    PublishedComparison c = busbw_row(id, v, mid, h100, 16, k8GiB, kRing, "");
+    c.quantity = "AllReduce busbw per NIC (busbw / 8 NICs)";
+    c.setup += "; divided by the 8 NICs per node";
+    c.ddpsim = *c.ddpsim / 8;
+    c.ddpsim_text = fmt::format("{:.2f}", *c.ddpsim);
+    c.relative_error = relative(*c.ddpsim, mid);
+    c.tolerance = "2% (of the midpoint 48.5)";
+    c.agreement = within(*c.relative_error, 0.02);
+    return c;
+  } else if (id == "nccl-user-apollo-a100") {
+    PublishedComparison c =
+        busbw_row(id, printed(row.at("value")), leading_number(id, printed(row.at("value"))), a100,
+                  8, 1073741824.0, kAuto, "HPE Apollo 6500, not a DGX");
+    c.tolerance = "none (a user's system)";
+    return c;
+  } else if (id == "nccl-user-4xh100-roce") {
+    PublishedComparison c = busbw_row(id, printed(row.at("value")), 320.0, h100, 32, k8GiB, kAuto,
+                                      "the preset is InfiniBand NDR; the user ran RoCE");
+    c.quantity = "AllReduce busbw, 4 nodes";
+    c.tolerance = "none (a user's RoCE cluster)";
+    return c;
+  } else if (id == "nccl-user-2xhgxa100-4cx6" || id == "nccl-user-3xa100-4hdr") {
+    // Four 200 Gb/s NICs per node instead of the DGX's eight: the preset with that override.
+    const bool two = id == "nccl-user-2xhgxa100-4cx6";
+    const System s = load_system({{"preset", "dgx-a100"}, {"inter_node", {{"nics_per_node", 4}}}});
+    const std::string v = printed(row.at("value"));
+    const double published =
+        two ? row.at("value").get<double>() : leading_number(id, v.substr(v.find('/') + 1));
+    PublishedComparison c =
+        busbw_row(id, v, published, s, two ? 16 : 24, two ? k8GiB : 128.0 * 1048576.0, kAuto,
+                  two ? "4 NICs per node, 1-8 GiB" : "4 NICs per node, peak at 128 MiB");
+    c.tolerance = "none (a user's system)";
+    return c;
+  }
+  return std::nullopt;
+}
+
+// Goyal et al.: the linear rule's learning rate at each kn against the row's reference eta, and
+// at the row of the first batch past the break point, whether batch_size_warnings() warns there.
+std::vector<PublishedComparison> goyal_rows(const std::string& id, const json& row,
+                                            const GoyalBreakPoint& goyal) {
+  std::vector<PublishedComparison> out;
+  // The linear rule's rate at kn against the row's "reference LR eta=X" (base 0.1 per 256).
+  const std::string notes = row.at("notes").get<std::string>();
+  const auto at = notes.find("eta=");
+  if (at == std::string::npos) bad_row(id, "no \"eta=\" in the notes");
+  const double eta = std::stod(notes.substr(at + 4));
+  model::LrConfig lr;
+  lr.base = 0.1;
+  lr.base_batch = 256;
+  lr.scaling = model::LrScaling::kLinear;
+  const std::int64_t kn = row.at("global_batch").get<std::int64_t>();
+  PublishedComparison c;
+  c.id = id;
+  c.group = "Goyal et al.";
+  c.quantity = fmt::format("learning rate at kn = {} (linear rule)", kn);
+  c.setup = "scaled_lr(base 0.1 at 256, linear)";
+  c.unit = "";
+  c.published_text = fmt::format("{:g}", eta);
+  c.published = eta;
+  c.ddpsim = scaled_lr(lr, kn);
+  c.ddpsim_text = fmt::format("{:g}", *c.ddpsim);
+  c.relative_error = relative(*c.ddpsim, eta);
+  c.tolerance = "exact (1e-12)";
+  c.agreement = within(*c.relative_error, 1e-12);
+  out.push_back(std::move(c));
+  if (id == goyal.first_bad_id) {
+    PublishedComparison b;
+    b.id = id;
+    b.group = "Goyal et al.";
+    b.quantity = "break point of the linear rule (batch_size_warnings warns above it)";
+    b.setup =
+        fmt::format("largest kn whose top-1 error is within {:g} points of kn = 256 ({:.2f}%)",
+                    goyal.tolerance_pct, goyal.baseline_error_pct);
+    b.unit = "samples";
+    b.published_text =
+        fmt::format("flat to {} ({:.2f}%), {:.2f}% at {}", goyal.last_good_batch,
+                    goyal.last_good_error_pct, goyal.first_bad_error_pct, goyal.first_bad_batch);
+    b.published = static_cast<double>(goyal.last_good_batch);
+    model::TrainingConfig t;
+    t.lr = lr;
+    const bool warns_past = !batch_size_warnings(goyal.first_bad_batch, t, goyal).empty();
+    const bool silent_at = batch_size_warnings(goyal.last_good_batch, t, goyal).empty();
+    b.ddpsim = static_cast<double>(goyal.last_good_batch);
+    b.ddpsim_text =
+        fmt::format("silent at {}: {}; warns at {}: {}", goyal.last_good_batch,
+                    silent_at ? "yes" : "no", goyal.first_bad_batch, warns_past ? "yes" : "no");
+    b.relative_error = 0.0;
+    b.tolerance = "warns above, silent at the break point";
+    b.agreement = warns_past && silent_at ? Agreement::kOk : Agreement::kOutside;
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// Why a row is not predicted.
+std::string not_predicted_reason(const std::string& id) {
+  if (starts_with(id, "goyal-"))
+    return "ImageNet accuracy of a learning-rate recipe: ddpsim predicts time, not accuracy";
+  if (starts_with(id, "mccandlish-"))
+    return "critical batch size of a task: an input of ddpsim (training.target.critical_batch), "
+           "not a prediction";
+  if (id == "nccl-user-h100pcie-2gpu") return "H100 PCIe with an NVLink bridge: no hardware preset";
+  if (id == "zero-comm-volume")
+    return "communication volume per ZeRO stage: checked by the analytic model's strategy tests "
+           "(tests/simulator/strategy_test.cpp), not a single number here";
+  if (starts_with(id, "zero-"))
+    return "throughput of DeepSpeed/Megatron runs on DGX-2 with model parallelism: ddpsim models "
+           "data parallelism and has no DGX-2 preset";
+  return "no model in ddpsim for this quantity";
+}
+
 }  // namespace
 
 double zero_table2_largest_params(int mp, model::Strategy strategy, double capacity_bytes) {
@@ -309,183 +491,25 @@ PublishedReport compare_published(const json& rows) {
   if (!rows.is_array()) throw Error("published-measurements.json: expected an array of rows");
   PublishedReport r;
   r.published_rows = rows.size();
-  const System a100 = load_system({{"preset", "dgx-a100"}});
-  const System h100 = load_system({{"preset", "dgx-h100"}});
-  const System h200 = load_system({{"preset", "hgx-h200"}});
-  const System dgx1 = load_system({{"preset", "dgx-1"}});
+  const PresetSystems systems;
   const GoyalBreakPoint goyal = goyal_break_point(rows);
-  const auto kAuto = model::CollectiveAlgorithm::kAuto;
-  const auto kRing = model::CollectiveAlgorithm::kRing;
-  constexpr double k8GiB = 8.0 * 1073741824.0;
   std::set<std::string> seen;
 
   for (const json& row : rows) {
     const std::string id = row.at("id").get<std::string>();
     if (!seen.insert(id).second) bad_row(id, "duplicate id");
-    auto skip = [&](const std::string& reason) { r.not_predicted.push_back({id, reason}); };
-
     if (starts_with(id, "zero-t1-") || starts_with(id, "zero-fig1-")) {
       r.rows.push_back(zero_table1(row));
     } else if (starts_with(id, "zero-t2-")) {
       for (auto& c : zero_table2(row)) r.rows.push_back(std::move(c));
-    } else if (starts_with(id, "nccl-azure-")) {
-      // "nccl-azure-a100-1K": 8 GPUs in one node (NCCL's model; nothing fitted to the sweep).
-      const std::string rest = id.substr(std::string("nccl-azure-").size());
-      const auto dash = rest.find('-');
-      const std::string gpu = rest.substr(0, dash);
-      const System& s = gpu == "a100" ? a100 : gpu == "h100" ? h100 : h200;
-      if (gpu != "a100" && gpu != "h100" && gpu != "h200") bad_row(id, "unknown GPU " + gpu);
-      const double bytes = label_bytes(id, rest.substr(dash + 1));
-      const double v = row.at("value").get<double>();
-      PublishedComparison c =
-          busbw_row(id, printed(row.at("value")), v, s, row.at("num_gpus").get<int>(), bytes, kAuto,
-                    "NCCL's tuning model, no constant fitted to this sweep");
-      c.sweep = "nccl-azure-" + gpu;
-      // 15% at >= 256 MiB; smaller sizes are reported (their errors by size band are
-      // summarised below the table).
-      if (bytes >= 256.0 * 1048576.0) {
-        c.tolerance = "15%";
-        c.agreement = within(*c.relative_error, 0.15);
-      } else {
-        c.tolerance = "none (< 256 MiB: reported)";
-      }
-      r.rows.push_back(std::move(c));
-    } else if (id == "nccl-h100-nvls-peak") {
-      PublishedComparison c =
-          busbw_row(id, printed(row.at("value")), leading_number(id, printed(row.at("value"))),
-                    h100, 8, k8GiB, kAuto, "NVLS peak needs large messages");
-      // The row's notes: it matches Azure's 478.87 GB/s at 8 GiB, so the Azure rows' tolerance.
-      c.tolerance = "15% (as the Azure rows >= 256 MiB)";
-      c.agreement = within(*c.relative_error, 0.15);
-      r.rows.push_back(std::move(c));
-    } else if (id == "nccl-dgxa100-multinode" || id == "nccl-dgx1-multinode") {
-      // Maintainers' asymptotic scale-out busbw (ring, as the row's notes ask: NCCL_ALGO=RING).
-      const System& s = id == "nccl-dgxa100-multinode" ? a100 : dgx1;
-      PublishedComparison c = busbw_row(id, printed(row.at("value")), row.at("value").get<double>(),
-                                        s, 16, k8GiB, kRing, "two nodes");
-      c.tolerance = "2%";
-      c.agreement = within(*c.relative_error, 0.02);
-      r.rows.push_back(std::move(c));
-    } else if (id == "nccl-1nic-100g") {
-      // 4 DGX-1-like servers with ONE 100 Gb/s NIC each, -e 512M.
-      const System s = load_system({{"preset", "dgx-1"}, {"inter_node", {{"nics_per_node", 1}}}});
-      PublishedComparison c =
-          busbw_row(id, printed(row.at("value")), row.at("value").get<double>(), s, 32,
-                    512.0 * 1048576.0, kRing, "one 100 Gb/s NIC per node");
-      c.tolerance = "5%";
-      c.agreement = within(*c.relative_error, 0.05);
-      r.rows.push_back(std::move(c));
-    } else if (id == "nccl-cx7-ndr-per-nic") {
-      // "48-49" GB/s per 400G NIC: a two-node DGX H100 ring's busbw over its 8 NICs.
-      const std::string v = printed(row.at("value"));
-      const auto d = v.find('-');
-      const double mid =
-          (leading_number(id, v.substr(0, d)) + leading_number(id, v.substr(d + 1))) / 2;
-      PublishedComparison c = busbw_row(id, v, mid, h100, 16, k8GiB, kRing, "");
-      c.quantity = "AllReduce busbw per NIC (busbw / 8 NICs)";
-      c.setup += "; divided by the 8 NICs per node";
-      c.ddpsim = *c.ddpsim / 8;
-      c.ddpsim_text = fmt::format("{:.2f}", *c.ddpsim);
-      c.relative_error = relative(*c.ddpsim, mid);
-      c.tolerance = "2% (of the midpoint 48.5)";
-      c.agreement = within(*c.relative_error, 0.02);
-      r.rows.push_back(std::move(c));
-    } else if (id == "nccl-user-apollo-a100") {
-      PublishedComparison c =
-          busbw_row(id, printed(row.at("value")), leading_number(id, printed(row.at("value"))),
-                    a100, 8, 1073741824.0, kAuto, "HPE Apollo 6500, not a DGX");
-      c.tolerance = "none (a user's system)";
-      r.rows.push_back(std::move(c));
-    } else if (id == "nccl-user-4xh100-roce") {
-      PublishedComparison c = busbw_row(id, printed(row.at("value")), 320.0, h100, 32, k8GiB, kAuto,
-                                        "the preset is InfiniBand NDR; the user ran RoCE");
-      c.quantity = "AllReduce busbw, 4 nodes";
-      c.tolerance = "none (a user's RoCE cluster)";
-      r.rows.push_back(std::move(c));
-    } else if (id == "nccl-user-2xhgxa100-4cx6" || id == "nccl-user-3xa100-4hdr") {
-      // Four 200 Gb/s NICs per node instead of the DGX's eight: the preset with that override.
-      const bool two = id == "nccl-user-2xhgxa100-4cx6";
-      const System s =
-          load_system({{"preset", "dgx-a100"}, {"inter_node", {{"nics_per_node", 4}}}});
-      const std::string v = printed(row.at("value"));
-      const double published =
-          two ? row.at("value").get<double>() : leading_number(id, v.substr(v.find('/') + 1));
-      PublishedComparison c =
-          busbw_row(id, v, published, s, two ? 16 : 24, two ? k8GiB : 128.0 * 1048576.0, kAuto,
-                    two ? "4 NICs per node, 1-8 GiB" : "4 NICs per node, peak at 128 MiB");
-      c.tolerance = "none (a user's system)";
-      r.rows.push_back(std::move(c));
+    } else if (auto c = starts_with(id, "nccl-") ? nccl_row(id, row, systems) : std::nullopt) {
+      r.rows.push_back(std::move(*c));
     } else if (starts_with(id, "goyal-err-kn")) {
-      // The linear rule's rate at kn against the row's "reference LR eta=X" (base 0.1 per 256).
-      const std::string notes = row.at("notes").get<std::string>();
-      const auto at = notes.find("eta=");
-      if (at == std::string::npos) bad_row(id, "no \"eta=\" in the notes");
-      const double eta = std::stod(notes.substr(at + 4));
-      model::LrConfig lr;
-      lr.base = 0.1;
-      lr.base_batch = 256;
-      lr.scaling = model::LrScaling::kLinear;
-      const std::int64_t kn = row.at("global_batch").get<std::int64_t>();
-      PublishedComparison c;
-      c.id = id;
-      c.group = "Goyal et al.";
-      c.quantity = fmt::format("learning rate at kn = {} (linear rule)", kn);
-      c.setup = "scaled_lr(base 0.1 at 256, linear)";
-      c.unit = "";
-      c.published_text = fmt::format("{:g}", eta);
-      c.published = eta;
-      c.ddpsim = scaled_lr(lr, kn);
-      c.ddpsim_text = fmt::format("{:g}", *c.ddpsim);
-      c.relative_error = relative(*c.ddpsim, eta);
-      c.tolerance = "exact (1e-12)";
-      c.agreement = within(*c.relative_error, 1e-12);
-      r.rows.push_back(std::move(c));
-      if (id == goyal.first_bad_id) {
-        PublishedComparison b;
-        b.id = id;
-        b.group = "Goyal et al.";
-        b.quantity = "break point of the linear rule (batch_size_warnings warns above it)";
-        b.setup =
-            fmt::format("largest kn whose top-1 error is within {:g} points of kn = 256 ({:.2f}%)",
-                        goyal.tolerance_pct, goyal.baseline_error_pct);
-        b.unit = "samples";
-        b.published_text = fmt::format("flat to {} ({:.2f}%), {:.2f}% at {}", goyal.last_good_batch,
-                                       goyal.last_good_error_pct, goyal.first_bad_error_pct,
-                                       goyal.first_bad_batch);
-        b.published = static_cast<double>(goyal.last_good_batch);
-        model::TrainingConfig t;
-        t.lr = lr;
-        const bool warns_past = !batch_size_warnings(goyal.first_bad_batch, t, goyal).empty();
-        const bool silent_at = batch_size_warnings(goyal.last_good_batch, t, goyal).empty();
-        b.ddpsim = static_cast<double>(goyal.last_good_batch);
-        b.ddpsim_text =
-            fmt::format("silent at {}: {}; warns at {}: {}", goyal.last_good_batch,
-                        silent_at ? "yes" : "no", goyal.first_bad_batch, warns_past ? "yes" : "no");
-        b.relative_error = 0.0;
-        b.tolerance = "warns above, silent at the break point";
-        b.agreement = warns_past && silent_at ? Agreement::kOk : Agreement::kOutside;
-        r.rows.push_back(std::move(b));
-      }
-    } else if (starts_with(id, "goyal-")) {
-      skip("ImageNet accuracy of a learning-rate recipe: ddpsim predicts time, not accuracy");
+      for (auto& g : goyal_rows(id, row, goyal)) r.rows.push_back(std::move(g));
     } else if (id == "mccandlish-tradeoff") {
       r.rows.push_back(mccandlish_tradeoff(row));
-    } else if (starts_with(id, "mccandlish-")) {
-      skip(
-          "critical batch size of a task: an input of ddpsim (training.target.critical_batch), "
-          "not a prediction");
-    } else if (id == "nccl-user-h100pcie-2gpu") {
-      skip("H100 PCIe with an NVLink bridge: no hardware preset");
-    } else if (id == "zero-comm-volume") {
-      skip(
-          "communication volume per ZeRO stage: checked by the analytic model's strategy tests "
-          "(tests/simulator/strategy_test.cpp), not a single number here");
-    } else if (starts_with(id, "zero-")) {
-      skip(
-          "throughput of DeepSpeed/Megatron runs on DGX-2 with model parallelism: ddpsim models "
-          "data parallelism and has no DGX-2 preset");
     } else {
-      skip("no model in ddpsim for this quantity");
+      r.not_predicted.push_back({id, not_predicted_reason(id)});
     }
   }
   return r;
@@ -494,134 +518,6 @@ PublishedReport compare_published(const json& rows) {
 PublishedReport compare_published() {
   const auto path = model::data_dir() / "data" / "published-measurements.json";
   return compare_published(model::read_json_file(path.string()));
-}
-
-namespace {
-
-json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-std::string pct(const std::optional<double>& rel) {
-  if (!rel) return "";
-  return fmt::format("{:+.1f}%", *rel * 100);
-}
-
-std::string cell(const std::string& s) { return markdown_cell(s); }
-
-// Geometric mean of |busbw error| of the nccl-tests rows, per sweep and message-size band.
-std::string nccl_band_markdown(const PublishedReport& r) {
-  struct Band {
-    const char* name;
-    double lo, hi;
-  };
-  const Band bands[] = {{"< 64 KiB", 0, 65536},
-                        {"64 KiB - 1 MiB", 65536, 1048576},
-                        {"1 - 64 MiB", 1048576, 67108864},
-                        {">= 64 MiB", 67108864, 1e300},
-                        {">= 64 KiB", 65536, 1e300}};
-  std::vector<std::string> sweeps;
-  for (const auto& c : r.rows) {
-    if (c.group != "nccl-tests" || !c.relative_error || c.bytes <= 0) continue;
-    if (std::find(sweeps.begin(), sweeps.end(), c.sweep) == sweeps.end()) {
-      sweeps.push_back(c.sweep);
-    }
-  }
-  std::string md =
-      "\n## nccl-tests busbw error by size band\n\nGeometric mean of |busbw error| over the "
-      "rows of each sweep in each band (rows: count); the size is nccl-tests' \"size\".\n\n"
-      "| sweep |";
-  for (const auto& b : bands) md += fmt::format(" {} |", b.name);
-  md += "\n|---|";
-  for (std::size_t i = 0; i < std::size(bands); ++i) md += "---|";
-  md += "\n";
-  for (const auto& sw : sweeps) {
-    md += "| `" + cell(sw) + "` |";
-    for (const auto& b : bands) {
-      double log_sum = 0;
-      int n = 0;
-      for (const auto& c : r.rows) {
-        if (c.sweep != sw || !c.relative_error || c.bytes < b.lo || c.bytes >= b.hi) continue;
-        log_sum += std::log(std::max(std::abs(*c.relative_error), 1e-6));
-        ++n;
-      }
-      md += n == 0 ? " - |" : fmt::format(" {:.1f}% ({}) |", 100 * std::exp(log_sum / n), n);
-    }
-    md += "\n";
-  }
-  return md;
-}
-
-}  // namespace
-
-json published_json(const PublishedReport& r) {
-  json doc;
-  doc["context"] = context_json("published");
-  doc["source"] = "scenarios/data/published-measurements.json";
-  doc["summary"] = {{"published_rows", r.published_rows},
-                    {"compared", r.rows.size()},
-                    {"ok", r.count(Agreement::kOk)},
-                    {"outside", r.count(Agreement::kOutside)},
-                    {"reported", r.count(Agreement::kReported)},
-                    {"not_predicted", r.not_predicted.size()}};
-  json rows = json::array();
-  for (const auto& c : r.rows) {
-    rows.push_back({{"id", c.id},
-                    {"group", c.group},
-                    {"quantity", c.quantity},
-                    {"setup", c.setup},
-                    {"unit", c.unit},
-                    {"published", optional_number(c.published)},
-                    {"published_text", c.published_text},
-                    {"ddpsim", optional_number(c.ddpsim)},
-                    {"ddpsim_text", c.ddpsim_text},
-                    {"relative_error", optional_number(c.relative_error)},
-                    {"tolerance", c.tolerance},
-                    {"agreement", agreement_name(c.agreement)}});
-  }
-  doc["rows"] = rows;
-  json np = json::array();
-  for (const auto& n : r.not_predicted) np.push_back({{"id", n.id}, {"reason", n.reason}});
-  doc["not_predicted"] = np;
-  check_finite(doc, "published");
-  return doc;
-}
-
-std::string published_markdown(const PublishedReport& r) {
-  std::string md;
-  md += "# ddpsim against published measurements\n\n";
-  md +=
-      "Generated by `ddpsim published` from `scenarios/data/published-measurements.json`; do not "
-      "edit by hand. Each line: the row id in that file, the published value, ddpsim's value "
-      "computed by the library (memory model, collective cost model on the hardware presets, "
-      "learning-rate rules), the relative error and the tolerance the unit tests assert "
-      "(`ok`/`outside`), or `reported` where no tolerance is claimed. The same data as JSON: "
-      "`published.json`.\n\n";
-  md += fmt::format(
-      "**Summary:** {} published rows; {} comparisons: {} ok, {} outside, {} reported; {} rows "
-      "not predicted (listed at the end, with the reason).\n",
-      r.published_rows, r.rows.size(), r.count(Agreement::kOk), r.count(Agreement::kOutside),
-      r.count(Agreement::kReported), r.not_predicted.size());
-  std::vector<std::string> groups;
-  for (const auto& c : r.rows) {
-    if (std::find(groups.begin(), groups.end(), c.group) == groups.end()) groups.push_back(c.group);
-  }
-  for (const auto& g : groups) {
-    md += "\n## " + g + "\n\n";
-    md += "| id | quantity | published | ddpsim | unit | error | tolerance | agreement | setup |\n";
-    md += "|---|---|---|---|---|---|---|---|---|\n";
-    for (const auto& c : r.rows) {
-      if (c.group != g) continue;
-      md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(c.id),
-                        cell(c.quantity), cell(c.published_text), cell(c.ddpsim_text), cell(c.unit),
-                        pct(c.relative_error), cell(c.tolerance), agreement_name(c.agreement),
-                        cell(c.setup));
-    }
-  }
-  md += nccl_band_markdown(r);
-  md += "\n## Not predicted\n\n| id | why |\n|---|---|\n";
-  for (const auto& n : r.not_predicted) {
-    md += fmt::format("| `{}` | {} |\n", cell(n.id), cell(n.reason));
-  }
-  return md;
 }
 
 }  // namespace ddpsim::sim

@@ -26,7 +26,7 @@
 // systems, critical batch sizes, ...), so each row of the file appears once in the report.
 //
 //   PublishedReport r = compare_published();            // reads the file from data_dir()
-//   model::write_file_atomic("results/published/README.md", published_markdown(r));
+// published_report.hpp writes the report as JSON and Markdown.
 #pragma once
 
 #include <cstdint>
@@ -87,10 +87,5 @@ PublishedReport compare_published();
 /// full activation checkpointing, fp16 + Adam (K = 12), default buffers and runtime terms.
 double zero_table2_largest_params(int mp, model::Strategy strategy,
                                   double capacity_bytes = 32.0 * 1073741824.0);
-
-/// {"context", "source", "summary", "rows": [...], "not_predicted": [...]}.
-nlohmann::json published_json(const PublishedReport& r);
-/// A Markdown page: summary, one table per group, then the rows not predicted.
-std::string published_markdown(const PublishedReport& r);
 
 }  // namespace ddpsim::sim

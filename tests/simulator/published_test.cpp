@@ -1,8 +1,6 @@
 // The published-reproduction table: every row of the file is either compared or listed as not
 // predicted, each comparison holds within the tolerance the unit tests assert (memory_test.cpp
 // for ZeRO, presets_test.cpp for the NCCL rows), and the JSON and Markdown agree.
-#include "simulator/fidelity/published.hpp"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -12,6 +10,7 @@
 #include <string>
 
 #include "model/error.hpp"
+#include "simulator/fidelity/published_report.hpp"
 
 namespace ddpsim::sim {
 namespace {
