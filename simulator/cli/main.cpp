@@ -9,7 +9,7 @@
 //   ddpsim import deepspeed DS_CONFIG.json [--scenario BASE.json] [--gpus N] [--out OUT.json]
 //   ddpsim import torch KNOBS.json [--scenario BASE.json] [--out OUT.json]
 //   ddpsim import trace RANK0.pt.trace.json[.gz] [MORE...] [--out OUT.json]
-//                   (a scenario drafted from a DDP job's profiler traces: trace_replay.hpp)
+//                   (a scenario drafted from a DDP job's profiler traces: import_verb.hpp)
 //   ddpsim lr SCENARIO.json [--steps N] [--format table|json]
 //   ddpsim published [--out-dir results/published]
 //   ddpsim fidelity [--out-dir results]
@@ -27,23 +27,23 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
-#include "model/imports/deepspeed_import.hpp"
-#include "model/imports/torch_import.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/scenario/scenario_keys.hpp"
 #include "model/schema.hpp"
 #include "model/units.hpp"
+#include "simulator/cli/import_verb.hpp"
 #include "simulator/collectives/collective.hpp"
 #include "simulator/fidelity/fidelity.hpp"
 #include "simulator/fidelity/published_report.hpp"
-#include "simulator/measured/trace_replay.hpp"
 #include "simulator/planner.hpp"
 #include "simulator/prediction/lr_schedule.hpp"
 #include "simulator/report.hpp"
@@ -198,147 +198,6 @@ int run_collective(const std::string& hardware, int gpus, const std::string& op,
   return 0;
 }
 
-// Every value an import produced, checked against its scenario key (type and range) and, when
-// wrong, named as the imported file's: the value came from it, not from a base scenario (a
-// DeepSpeed micro-batch of 2e9 was reported at the base's /training/per_gpu_batch). Keys this
-// build's table does not know are the caller's warning.
-void check_imported_values(const json& patch, const std::string& path) {
-  for (const auto& [section, keys] : patch.items()) {
-    if (!keys.is_object()) continue;
-    for (const auto& [key, value] : keys.items()) {
-      const std::string pointer = "/" + section + "/" + key;
-      const model::KeySpec* spec = model::scenario_keys().find(pointer);
-      if (spec == nullptr) continue;
-      try {
-        model::validate_value(value, *spec, model::scenario_keys(), path, pointer);
-      } catch (const InputError& e) {
-        throw InputError(path, "",
-                         "values that make a valid scenario; its scenario key " + section + "." +
-                             key + " would be " + e.expected(),
-                         e.got());
-      }
-    }
-  }
-}
-
-// Parses `merged` (a base scenario with `patch` applied) as the base's; an error at a key the
-// patch wrote is the imported file's, named with the base: "IMPORTED: /: expected <what>BASE:
-// /pointer would be ...". Other errors stay the base's.
-void parse_merged(const json& merged, const std::string& base_path, const json& patch,
-                  const std::string& imported_file, const std::string& what) {
-  try {
-    model::parse_scenario(merged, base_path);
-  } catch (const InputError& e) {
-    if (e.file() == base_path && !e.pointer().empty() &&
-        patch.contains(json::json_pointer(e.pointer()))) {
-      throw InputError(imported_file, "",
-                       what + base_path + ": " + e.pointer() + " would be " + e.expected(),
-                       e.got());
-    }
-    throw;
-  }
-}
-
-// `ddpsim import deepspeed|torch`: the patch alone, or BASE.json with the patch applied and the
-// result validated as a scenario. Warnings go to stderr, one line each.
-int run_import(const std::string& kind, const std::string& path, const std::string& base_path,
-               std::optional<int> gpus, const std::string& out) {
-  model::check_output_path("--out", out, {path, base_path});
-  std::optional<json> base;
-  if (!base_path.empty()) base = model::read_json_file(base_path);
-  model::ImportResult r;
-  if (kind == "deepspeed") {
-    // DeepSpeed's world size: --gpus, else the base scenario's cluster.gpus.
-    std::optional<std::int64_t> world;
-    if (gpus) {
-      world = *gpus;
-    } else if (base && base->is_object() && base->contains("cluster") &&
-               base->at("cluster").is_object() && base->at("cluster").contains("gpus") &&
-               base->at("cluster").at("gpus").is_number_integer()) {
-      world = base->at("cluster").at("gpus").get<std::int64_t>();
-      if (base->contains("sweep") && base->at("sweep").is_object() &&
-          base->at("sweep").contains("cluster.gpus")) {
-        r.warnings.push_back(base_path +
-                             ": /sweep/cluster.gpus: the DeepSpeed batch rule used cluster.gpus "
-                             "= " +
-                             std::to_string(*world) +
-                             "; other sweep points keep per_gpu_batch and grad_accumulation, so "
-                             "their global batch differs from train_batch_size");
-      }
-    }
-    model::ImportResult d = model::import_deepspeed_file(path, world);
-    d.warnings.insert(d.warnings.begin(), r.warnings.begin(), r.warnings.end());
-    r = std::move(d);
-  } else {
-    r = model::import_torch_knobs_file(path);
-  }
-  if (gpus) r.patch["cluster"]["gpus"] = *gpus;
-  json imported = r.patch;
-  if (gpus) imported["cluster"].erase("gpus");  // --gpus is checked by its option
-  check_imported_values(imported, path);
-
-  json doc = base ? model::apply_import_patch(*base, r.patch) : r.patch;
-  if (base) {
-    // Validate what we print. A patch key the scenario table of this build does not know (keys
-    // added alongside the importers, e.g. the DeepSpeed bucket sizes) is kept in the output but
-    // left out of the check, with a warning, rather than failing the whole import.
-    json check = doc;
-    for (const auto& [section, keys] : r.patch.items()) {
-      if (!keys.is_object()) continue;
-      for (const auto& [key, value] : keys.items()) {
-        const std::string pointer = "/" + section + "/" + key;
-        if (model::scenario_keys().find(pointer) == nullptr) {
-          check[section].erase(key);
-          r.warnings.push_back(section + "." + key +
-                               " is not a scenario key in this build: written, but not "
-                               "validated and ignored by predict");
-        }
-      }
-    }
-    // A rule across keys (a bucket cap below one byte) broken by a value the import wrote.
-    parse_merged(check, base_path, imported, path, "values that make a valid scenario with ");
-  }
-  for (const auto& w : r.warnings) std::fprintf(stderr, "ddpsim: warning: %s\n", w.c_str());
-  if (!out.empty()) {
-    model::write_file_atomic(out, doc.dump(2) + "\n");
-    std::cout << "wrote " << out << "\n";
-  } else {
-    std::cout << doc.dump(2) << "\n";
-  }
-  return 0;
-}
-
-// `ddpsim import trace`: a strict scenario drafted from profiler traces (what they cannot tell
-// is named on stderr, one line each), checked by the scenario reader before it is written.
-int run_import_trace(const std::vector<std::string>& traces, const std::string& base_path,
-                     const std::string& out) {
-  std::vector<std::string> inputs = traces;
-  if (!base_path.empty()) inputs.push_back(base_path);
-  model::check_output_path("--out", out, inputs);
-  sim::DraftedScenario d;
-  if (base_path.empty()) {
-    d = sim::draft_scenario(sim::load_traced_job(traces));
-    model::parse_scenario(d.scenario, out.empty() ? "(drafted scenario)" : out);
-  } else {
-    const json base_doc = model::read_json_file(base_path);
-    const model::Scenario base = model::parse_scenario(base_doc, base_path);
-    d = sim::draft_onto(sim::load_traced_job(traces), base_doc, base);
-    // A rule of the merged scenario broken by what the trace set (its world size against the
-    // base's gpus_per_node): the trace's, named with the base it does not fit.
-    parse_merged(d.scenario, base_path, d.patch, traces.front(),
-                 "a traced job that fits the base scenario ");
-  }
-  for (const auto& u : d.unknown) std::fprintf(stderr, "ddpsim: unknown: %s\n", u.c_str());
-  std::fprintf(stderr, "ddpsim: %s\n", d.summary.c_str());
-  if (!out.empty()) {
-    model::write_file_atomic(out, d.scenario.dump(2) + "\n");
-    std::cout << "wrote " << out << "\n";
-  } else {
-    std::cout << d.scenario.dump(2) << "\n";
-  }
-  return 0;
-}
-
 const char* scaling_name(model::LrScaling s) {
   switch (s) {
     case model::LrScaling::kLinear:
@@ -481,6 +340,148 @@ int dispatch(const std::string& verb, int argc, char** argv) {
   return 2;
 }
 
+// One subcommand: the options add_*() binds, and what it runs when it is the one given.
+struct Verb {
+  CLI::App* command = nullptr;
+  std::function<int()> run;
+};
+
+Verb add_predict(CLI::App& app) {
+  struct Options {
+    std::string path, engine, format = "table", out, trace;
+  };
+  auto o = std::make_shared<Options>();
+  auto* c = app.add_subcommand("predict", "predict a scenario (and its sweep)");
+  c->add_option("scenario", o->path, "scenario JSON file")->required();
+  c->add_option("--engine", o->engine, "analytic | event (overrides simulation.engine)")
+      ->check(CLI::IsMember({"analytic", "event"}));
+  c->add_option("--format", o->format, "table | json | csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  c->add_option("--out", o->out, "also write the JSON results to this file (atomically)");
+  c->add_option("--trace", o->trace,
+                "write a Chrome trace (Perfetto) of the simulated steps: needs --engine "
+                "event; ranks 0-63 and the slowest; sweeps write OUT.1.json, OUT.2.json...");
+  return {c, [o] { return run_predict(o->path, o->engine, o->format, o->out, o->trace); }};
+}
+
+Verb add_plan(CLI::App& app) {
+  struct Options {
+    std::string path, format = "table", out;
+  };
+  auto o = std::make_shared<Options>();
+  auto* c = app.add_subcommand(
+      "plan",
+      "best N and knobs under memory, deadline and budget; Pareto front of time vs GPU-hours");
+  c->add_option("scenario", o->path, "scenario JSON file (candidates in its \"plan\" section)")
+      ->required();
+  c->add_option("--format", o->format, "table | json")->check(CLI::IsMember({"table", "json"}));
+  c->add_option("--out", o->out, "also write the JSON plan to this file (atomically)");
+  return {c, [o] { return run_plan(o->path, o->format, o->out); }};
+}
+
+Verb add_schema(CLI::App& app) {
+  auto format = std::make_shared<std::string>("json");
+  auto* c = app.add_subcommand("schema", "print the scenario JSON Schema or key reference");
+  c->add_option("--format", *format, "json | markdown")->check(CLI::IsMember({"json", "markdown"}));
+  return {c, [format] { return run_schema(*format); }};
+}
+
+Verb add_collective(CLI::App& app) {
+  struct Options {
+    std::string hw = "dgx-h100", op = "all_reduce", min_b = "8", max_b = "1G", algo = "auto";
+    int gpus = 8;
+  };
+  auto o = std::make_shared<Options>();
+  auto* c = app.add_subcommand("collective", "nccl-tests-style table of modelled collectives");
+  c->add_option("--hardware", o->hw, "system preset name or a JSON hardware section");
+  c->add_option("--gpus", o->gpus, "ranks")->check(CLI::Range(1, 10000000));
+  c->add_option("--op", o->op, "all_reduce | reduce_scatter | all_gather | broadcast")
+      ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast"}));
+  c->add_option("--min-bytes", o->min_b, "smallest size (8, 64K, 32M, 8G)");
+  c->add_option("--max-bytes", o->max_b, "largest size");
+  c->add_option("--algorithm", o->algo, "auto | ring | tree | hierarchical | nvls");
+  return {c, [o] { return run_collective(o->hw, o->gpus, o->op, o->min_b, o->max_b, o->algo); }};
+}
+
+Verb add_import(CLI::App& app) {
+  struct Options {
+    std::string path, base, out;
+    std::optional<int> gpus;
+    std::vector<std::string> traces;
+  };
+  auto o = std::make_shared<Options>();
+  auto* c = app.add_subcommand(
+      "import",
+      "turn a DeepSpeed config, PyTorch DDP/FSDP knobs or a profiler trace into scenario keys");
+  c->require_subcommand(0, 1);  // none: a one-line error naming both kinds (run, below)
+  auto* ds =
+      c->add_subcommand("deepspeed", "a DeepSpeed config JSON -> scenario (warnings on stderr)");
+  ds->add_option("config", o->path, "DeepSpeed config JSON")->required();
+  ds->add_option("--scenario", o->base, "base scenario the keys are applied to");
+  ds->add_option("--gpus", o->gpus,
+                 "data-parallel world size for DeepSpeed's batch rule (default: the base "
+                 "scenario's cluster.gpus)")
+      ->check(CLI::Range(1, 10000000));
+  ds->add_option("--out", o->out, "write the scenario here (atomically) instead of stdout");
+  auto* torch =
+      c->add_subcommand("torch", "PyTorch knobs {\"ddp\": {...}} or {\"fsdp\": {...}} -> scenario");
+  torch->add_option("knobs", o->path, "knobs JSON")->required();
+  torch->add_option("--scenario", o->base, "base scenario the keys are applied to");
+  torch->add_option("--gpus", o->gpus, "also set cluster.gpus")->check(CLI::Range(1, 10000000));
+  torch->add_option("--out", o->out, "write the scenario here (atomically) instead of stdout");
+  auto* trace = c->add_subcommand(
+      "trace",
+      "PyTorch profiler traces of a DDP job (one per rank) -> a drafted scenario: world size, "
+      "bucket cap, gradient dtype, steps (what the trace cannot tell is named on stderr)");
+  trace->add_option("traces", o->traces, "profiler traces (.json or .json.gz)")->required();
+  trace->add_option("--scenario", o->base,
+                    "base scenario: only what the traces tell (world size, bucket cap, wire "
+                    "dtype, steps) is applied to it; its model, hardware and batch are kept");
+  trace->add_option("--out", o->out, "write the scenario here (atomically) instead of stdout");
+  return {c, [o, ds, torch, trace] {
+            if (*trace) return cli::run_import_trace(o->traces, o->base, o->out);
+            if (*ds || *torch) {
+              return cli::run_import(*ds ? "deepspeed" : "torch", o->path, o->base, o->gpus,
+                                     o->out);
+            }
+            throw Error(
+                "import: expected what to import: `ddpsim import deepspeed DS_CONFIG.json`, "
+                "`ddpsim import torch KNOBS.json` or `ddpsim import trace TRACE.json.gz`");
+          }};
+}
+
+Verb add_lr(CLI::App& app) {
+  struct Options {
+    std::string path, format = "table";
+    std::optional<std::int64_t> steps;
+  };
+  auto o = std::make_shared<Options>();
+  auto* c = app.add_subcommand(
+      "lr", "learning-rate schedule (scaling + gradual warmup) and batch-size warnings");
+  c->add_option("scenario", o->path, "scenario JSON file with training.lr")->required();
+  c->add_option("--steps", o->steps, "last step shown (default: twice the warmup)")
+      ->check(CLI::Range(static_cast<std::int64_t>(0), static_cast<std::int64_t>(1e12)));
+  c->add_option("--format", o->format, "table | json")->check(CLI::IsMember({"table", "json"}));
+  return {c, [o] { return run_lr(o->path, o->steps, o->format); }};
+}
+
+Verb add_published(CLI::App& app) {
+  auto dir = std::make_shared<std::string>("results/published");
+  auto* c = app.add_subcommand(
+      "published", "compare ddpsim with every published row it can predict (README.md + JSON)");
+  c->add_option("--out-dir", *dir, "folder for README.md and published.json");
+  return {c, [dir] { return run_published(*dir); }};
+}
+
+Verb add_fidelity(CLI::App& app) {
+  auto dir = std::make_shared<std::string>("results");
+  auto* c = app.add_subcommand(
+      "fidelity",
+      "presets against published training runs and nccl-tests sweeps (FIDELITY.md + JSON)");
+  c->add_option("--out-dir", *dir, "folder for FIDELITY.md and fidelity.json");
+  return {c, [dir] { return run_fidelity(*dir); }};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -496,100 +497,9 @@ int main(int argc, char** argv) {
   CLI::App app{"ddpsim: predict data-parallel training step time, memory and scaling"};
   app.set_version_flag("--version", std::string("ddpsim ") + DDPSIM_VERSION);
   app.require_subcommand(1);
-
-  std::string path, engine, format = "table", out, trace;
-  auto* predict = app.add_subcommand("predict", "predict a scenario (and its sweep)");
-  predict->add_option("scenario", path, "scenario JSON file")->required();
-  predict->add_option("--engine", engine, "analytic | event (overrides simulation.engine)")
-      ->check(CLI::IsMember({"analytic", "event"}));
-  predict->add_option("--format", format, "table | json | csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
-  predict->add_option("--out", out, "also write the JSON results to this file (atomically)");
-  predict->add_option("--trace", trace,
-                      "write a Chrome trace (Perfetto) of the simulated steps: needs --engine "
-                      "event; ranks 0-63 and the slowest; sweeps write OUT.1.json, OUT.2.json...");
-
-  std::string plan_path, plan_format = "table", plan_out;
-  auto* plan = app.add_subcommand(
-      "plan",
-      "best N and knobs under memory, deadline and budget; Pareto front of time vs GPU-hours");
-  plan->add_option("scenario", plan_path, "scenario JSON file (candidates in its \"plan\" section)")
-      ->required();
-  plan->add_option("--format", plan_format, "table | json")
-      ->check(CLI::IsMember({"table", "json"}));
-  plan->add_option("--out", plan_out, "also write the JSON plan to this file (atomically)");
-
-  std::string schema_format = "json";
-  auto* schema = app.add_subcommand("schema", "print the scenario JSON Schema or key reference");
-  schema->add_option("--format", schema_format, "json | markdown")
-      ->check(CLI::IsMember({"json", "markdown"}));
-
-  std::string hw = "dgx-h100", op = "all_reduce", min_b = "8", max_b = "1G", algo = "auto";
-  int gpus = 8;
-  auto* coll = app.add_subcommand("collective", "nccl-tests-style table of modelled collectives");
-  coll->add_option("--hardware", hw, "system preset name or a JSON hardware section");
-  coll->add_option("--gpus", gpus, "ranks")->check(CLI::Range(1, 10000000));
-  coll->add_option("--op", op, "all_reduce | reduce_scatter | all_gather | broadcast")
-      ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast"}));
-  coll->add_option("--min-bytes", min_b, "smallest size (8, 64K, 32M, 8G)");
-  coll->add_option("--max-bytes", max_b, "largest size");
-  coll->add_option("--algorithm", algo, "auto | ring | tree | hierarchical | nvls");
-
-  std::string imp_path, imp_base, imp_out;
-  std::optional<int> imp_gpus;
-  auto* imp = app.add_subcommand(
-      "import",
-      "turn a DeepSpeed config, PyTorch DDP/FSDP knobs or a profiler trace into scenario keys");
-  imp->require_subcommand(0, 1);  // none: a one-line error naming both kinds (below)
-  auto* imp_ds =
-      imp->add_subcommand("deepspeed", "a DeepSpeed config JSON -> scenario (warnings on stderr)");
-  imp_ds->add_option("config", imp_path, "DeepSpeed config JSON")->required();
-  imp_ds->add_option("--scenario", imp_base, "base scenario the keys are applied to");
-  imp_ds
-      ->add_option("--gpus", imp_gpus,
-                   "data-parallel world size for DeepSpeed's batch rule (default: the base "
-                   "scenario's cluster.gpus)")
-      ->check(CLI::Range(1, 10000000));
-  imp_ds->add_option("--out", imp_out, "write the scenario here (atomically) instead of stdout");
-  auto* imp_torch = imp->add_subcommand(
-      "torch", "PyTorch knobs {\"ddp\": {...}} or {\"fsdp\": {...}} -> scenario");
-  imp_torch->add_option("knobs", imp_path, "knobs JSON")->required();
-  imp_torch->add_option("--scenario", imp_base, "base scenario the keys are applied to");
-  imp_torch->add_option("--gpus", imp_gpus, "also set cluster.gpus")
-      ->check(CLI::Range(1, 10000000));
-  imp_torch->add_option("--out", imp_out, "write the scenario here (atomically) instead of stdout");
-
-  std::vector<std::string> imp_traces;
-  auto* imp_trace = imp->add_subcommand(
-      "trace",
-      "PyTorch profiler traces of a DDP job (one per rank) -> a drafted scenario: world size, "
-      "bucket cap, gradient dtype, steps (what the trace cannot tell is named on stderr)");
-  imp_trace->add_option("traces", imp_traces, "profiler traces (.json or .json.gz)")->required();
-  imp_trace->add_option("--scenario", imp_base,
-                        "base scenario: only what the traces tell (world size, bucket cap, wire "
-                        "dtype, steps) is applied to it; its model, hardware and batch are kept");
-  imp_trace->add_option("--out", imp_out, "write the scenario here (atomically) instead of stdout");
-
-  std::string lr_path, lr_format = "table";
-  std::optional<std::int64_t> lr_steps;
-  auto* lrc = app.add_subcommand(
-      "lr", "learning-rate schedule (scaling + gradual warmup) and batch-size warnings");
-  lrc->add_option("scenario", lr_path, "scenario JSON file with training.lr")->required();
-  lrc->add_option("--steps", lr_steps, "last step shown (default: twice the warmup)")
-      ->check(CLI::Range(static_cast<std::int64_t>(0), static_cast<std::int64_t>(1e12)));
-  lrc->add_option("--format", lr_format, "table | json")->check(CLI::IsMember({"table", "json"}));
-
-  std::string pub_dir = "results/published";
-  auto* pub = app.add_subcommand(
-      "published", "compare ddpsim with every published row it can predict (README.md + JSON)");
-  pub->add_option("--out-dir", pub_dir, "folder for README.md and published.json");
-
-  std::string fid_dir = "results";
-  auto* fid = app.add_subcommand(
-      "fidelity",
-      "presets against published training runs and nccl-tests sweeps (FIDELITY.md + JSON)");
-  fid->add_option("--out-dir", fid_dir, "folder for FIDELITY.md and fidelity.json");
-
+  const std::vector<Verb> verbs = {add_predict(app),    add_plan(app),    add_schema(app),
+                                   add_collective(app), add_import(app),  add_lr(app),
+                                   add_published(app),  add_fidelity(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -608,26 +518,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*predict)
-      return model::stdout_checked("ddpsim", run_predict(path, engine, format, out, trace));
-    if (*plan) return model::stdout_checked("ddpsim", run_plan(plan_path, plan_format, plan_out));
-    if (*schema) return model::stdout_checked("ddpsim", run_schema(schema_format));
-    if (*coll)
-      return model::stdout_checked("ddpsim", run_collective(hw, gpus, op, min_b, max_b, algo));
-    if (*imp && !*imp_ds && !*imp_torch && !*imp_trace) {
-      throw Error(
-          "import: expected what to import: `ddpsim import deepspeed DS_CONFIG.json`, `ddpsim "
-          "import torch KNOBS.json` or `ddpsim import trace TRACE.json.gz`");
+    for (const Verb& v : verbs) {
+      if (*v.command) return model::stdout_checked("ddpsim", v.run());
     }
-    if (*imp_trace)
-      return model::stdout_checked("ddpsim", run_import_trace(imp_traces, imp_base, imp_out));
-    if (*imp) {
-      return model::stdout_checked("ddpsim", run_import(*imp_ds ? "deepspeed" : "torch", imp_path,
-                                                        imp_base, imp_gpus, imp_out));
-    }
-    if (*lrc) return model::stdout_checked("ddpsim", run_lr(lr_path, lr_steps, lr_format));
-    if (*pub) return model::stdout_checked("ddpsim", run_published(pub_dir));
-    if (*fid) return model::stdout_checked("ddpsim", run_fidelity(fid_dir));
   } catch (const ddpsim::Error& e) {
     std::fprintf(stderr, "ddpsim: %s\n", printable(e.what()).c_str());
     return 2;
