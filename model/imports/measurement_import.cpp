@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/error.hpp"
+#include "model/imports/detail/nccl_tests_section.hpp"
 #include "model/json_file.hpp"
 #include "model/profile/profile.hpp"
 #include "model/scenario/scenario.hpp"
@@ -20,6 +21,7 @@
 namespace ddpsim::model {
 
 using nlohmann::json;
+using namespace detail;  // the nccl-tests section both readers build
 
 namespace {
 
@@ -33,46 +35,6 @@ std::vector<std::string> tokens(const std::string& line) {
 
 std::string line_ptr(std::size_t n) { return "line " + std::to_string(n); }
 
-// nccl-tests prints ncclDataType names ("float", "half", "bfloat16", ...); the profile says
-// "float32" like the sweeps of calibrate/comm.
-std::string dtype_of(const std::string& t) {
-  static const std::map<std::string, std::string> m = {
-      {"float", "float32"},     {"float32", "float32"}, {"half", "float16"}, {"float16", "float16"},
-      {"bfloat16", "bfloat16"}, {"double", "float64"},  {"int8", "int8"},    {"uint8", "uint8"},
-      {"int32", "int32"},       {"uint32", "uint32"},   {"int64", "int64"},  {"uint64", "uint64"}};
-  auto it = m.find(t);
-  return it == m.end() ? t : it->second;
-}
-
-// "all_reduce_perf" / "./build/all_reduce_perf" / "all_reduce" -> "all_reduce" when known.
-std::optional<std::string> op_from_program(std::string prog) {
-  prog = std::filesystem::path(prog).filename().string();
-  const std::string suffix = "_perf";
-  if (prog.size() > suffix.size() &&
-      prog.compare(prog.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    prog.resize(prog.size() - suffix.size());
-  }
-  if (parse_collective_op(prog)) return prog;
-  return std::nullopt;
-}
-
-// NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9, major*1000 + minor*100 + patch
-// before.
-std::string nccl_version_text(long code) {
-  if (code <= 0) return "unknown";
-  long major, minor, patch;
-  if (code >= 10000) {
-    major = code / 10000;
-    minor = code / 100 % 100;
-    patch = code % 100;
-  } else {
-    major = code / 1000;
-    minor = code / 100 % 10;
-    patch = code % 100;
-  }
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-}
-
 // A small non-negative count from a header ("nThread 1 nGpus 8 ... iters: 20"): digits only,
 // clamped to 1e6 (a count past that is no nccl-tests run; atoi would overflow), 0 when absent.
 int header_count(const std::string& s) {
@@ -82,17 +44,6 @@ int header_count(const std::string& s) {
     v = std::min<long long>(v * 10 + (c - '0'), 1000000);
   }
   return static_cast<int>(v);
-}
-
-// One call's time as nccl-tests prints it (us): above 0 (a fit divides by it) and at most an
-// hour, 3.6e9 us (nccl-tests times calls of at most a few GiB; a 1e300 us row would print a
-// 300-digit step time downstream). Refused at the row it came from.
-double call_time_us(double us, const std::string& file, const std::string& where,
-                    const std::string& shown) {
-  if (!(us > 0) || !(us <= 3.6e9)) {
-    throw InputError(file, where, "a time above 0 and at most 3.6e9 us (an hour per call)", shown);
-  }
-  return us;
 }
 
 std::optional<double> parse_number(const std::string& s) {
@@ -181,58 +132,240 @@ std::string infer_op(const std::vector<PendingRow>& rows, int ranks, const std::
   return fits[0];
 }
 
-// The row objects of a section, grouped by op.
-struct SectionBuilder {
-  json ops = json::object();
-  void add(const std::string& op, const std::string& dtype, const std::string& redop, json row) {
-    json& t = ops[op];
-    if (!t.contains("rows")) {
-      t["dtype"] = dtype;
-      t["redop"] = redop;
-      t["rows"] = json::array();
+}  // namespace
+
+namespace {
+
+// One nccl-tests log read line by line: the header comments (threads, GPUs, iterations, ranks
+// and hosts, the test, the NCCL version), the column header of each table, and its rows.
+class NcclTestsLog {
+ public:
+  NcclTestsLog(const std::string& file, const std::string& op_override)
+      : file_(file), op_override_(op_override), op_(op_override) {}
+
+  void read(const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      ++n_;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      line = strip_launcher_tag(line);
+      auto t = tokens(line);
+      if (t.empty()) continue;
+      if (t[0] == "#" || t[0][0] == '#') {
+        // Strip the leading '#' (it may be glued to the first word).
+        if (t[0] == "#") {
+          t.erase(t.begin());
+        } else {
+          t[0] = t[0].substr(1);
+        }
+        if (!t.empty()) comment(t, line);
+        continue;
+      }
+      // A NCCL INFO line or other chatter between rows.
+      if (!parse_number(t[0])) {
+        const auto pos = line.find("NCCL version ");
+        if (pos != std::string::npos) {
+          const auto v = tokens(line.substr(pos + 13));
+          if (!v.empty()) version_ = v[0].substr(0, v[0].find('+'));
+        }
+        continue;
+      }
+      row(t, line);
     }
-    t["rows"].push_back(std::move(row));
   }
-};
 
-json section(const SectionBuilder& b, int ranks, int nodes, const std::string& version,
-             const std::string& source) {
-  json s;
-  s["backend"] = "nccl";
-  s["version"] = version;
-  s["ranks"] = ranks;
-  s["nodes"] = nodes;
-  s["transport"] = "nccl";
-  s["source"] = source;
-  s["ops"] = b.ops;
-  return s;
-}
-
-// What a fit needs, checked as input: two ranks or more (on one GPU a collective moves nothing:
-// nccl-tests prints busbw 0), two sizes or more per op (a line needs two points), times > 0.
-void check_fittable(const json& c, const std::string& file) {
-  if (c.at("ranks").get<int>() < 2) {
-    throw InputError(file, "",
-                     "an nccl-tests run on 2 or more ranks (a collective on one GPU moves no data)",
-                     "1 rank");
+  json section_json() {
+    if (rows_ == 0) {
+      throw InputError(file_, "", "an nccl-tests log with a result table", "no table rows");
+    }
+    const int ranks = rank_lines_ > 0 ? rank_lines_
+                                      : static_cast<int>(std::clamp<long long>(
+                                            static_cast<long long>(threads_) * gpus_, 1, 1000000));
+    const int nodes = std::max<int>(1, static_cast<int>(hosts_.size()));
+    if (!pending_.empty()) {
+      const std::string inferred = infer_op(pending_, ranks, file_);
+      for (PendingRow& r : pending_) b_.add(inferred, r.dtype, r.redop, std::move(r.row));
+    }
+    return section(b_, ranks, nodes, version_, "nccl-tests log " + file_);
   }
-  for (const auto& [name, table] : c.at("ops").items()) {
-    std::set<std::int64_t> sizes;
-    for (const json& r : table.at("rows")) {
-      sizes.insert(r.at("size_bytes").get<std::int64_t>());
-      if (!(r.at("time_us").get<double>() > 0)) {
-        throw InputError(
-            file, "", "times > 0 for " + name,
-            "0 us at " + std::to_string(r.at("size_bytes").get<std::int64_t>()) + " bytes");
+
+ private:
+  // Column positions of one result group (out-of-place, in-place) of the current table header.
+  struct Group {
+    int time = -1, algbw = -1, busbw = -1, wrong = -1, imin = -1, imax = -1;
+  };
+
+  // A header comment, its '#' stripped.
+  void comment(const std::vector<std::string>& t, const std::string& line) {
+    if (t[0] == "nThread" && t.size() >= 4) {
+      threads_ = header_count(t[1]);
+      gpus_ = header_count(t[3]);
+      for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+        if (t[i] == "iters:" && (i == 0 || t[i - 1] != "agg") && (i == 0 || t[i - 1] != "warmup")) {
+          iters_ = header_count(t[i + 1]);
+        }
+      }
+    } else if (t[0] == "Rank" && t.size() >= 2) {
+      ++rank_lines_;
+      for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+        if (t[i] == "on") hosts_.insert(t[i + 1]);
+      }
+    } else if (t[0] == "Collective" && t.size() >= 4 && t[1] == "test" && t[2] == "starting:") {
+      if (op_override_.empty()) {
+        const auto o = op_from_program(t[3]);
+        if (!o) {
+          throw InputError(file_, line_ptr(n_),
+                           "a collective test (all_reduce_perf, reduce_scatter_perf, "
+                           "all_gather_perf, broadcast_perf)",
+                           "\"" + t[3] + "\"");
+        }
+        op_ = *o;
+      }
+    } else if (t[0] == "nccl-tests" && t.size() >= 3) {
+      for (const auto& w : t) {
+        if (w.rfind("nccl-library=", 0) == 0)
+          version_ = nccl_version_text(std::atol(w.c_str() + 13));
+      }
+    } else if (std::find(t.begin(), t.end(), "size") != t.end() &&
+               std::find(t.begin(), t.end(), "busbw") != t.end()) {
+      columns(t, line);
+    }
+  }
+
+  // A table's column header: where each row's numbers are.
+  void columns(const std::vector<std::string>& t, const std::string& line) {
+    groups_.clear();
+    c_size_ = c_count_ = c_type_ = c_redop_ = c_root_ =
+        -1;  // a later header describes its own columns
+    header_width_ = t.size();
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const std::string& w = t[i];
+      const int c = static_cast<int>(i);
+      if (w == "size") c_size_ = c;
+      if (w == "count") c_count_ = c;
+      if (w == "type") c_type_ = c;
+      if (w == "redop") c_redop_ = c;
+      if (w == "root") c_root_ = c;
+      if (w == "time" || w == "cputime") groups_.push_back({c});
+      if (groups_.empty()) continue;
+      if (w == "algbw") groups_.back().algbw = c;
+      if (w == "busbw") groups_.back().busbw = c;
+      if (w == "#wrong") groups_.back().wrong = c;
+      if (w == "i_min") groups_.back().imin = c;
+      if (w == "i_max") groups_.back().imax = c;
+    }
+    // Every group has its bandwidth columns, and the row's own columns (size, count, type,
+    // redop) stand before the first group: rows index them unshifted (found by
+    // fuzz_nccl_tests).
+    bool malformed = c_size_ < 0 || groups_.empty() || groups_.size() > 2;
+    for (const Group& g : groups_) malformed = malformed || g.algbw < 0 || g.busbw < 0;
+    for (int c : {c_size_, c_count_, c_type_, c_redop_}) {
+      malformed = malformed || (!groups_.empty() && c >= groups_[0].time);
+    }
+    if (malformed) {
+      throw InputError(file_, line_ptr(n_),
+                       "an nccl-tests column header (size count type redop root, then time "
+                       "algbw busbw #wrong for out-of-place and in-place)",
+                       line);
+    }
+  }
+
+  // One result row: a row of the section per group present.
+  void row(const std::vector<std::string>& t, const std::string& line) {
+    if (groups_.empty()) {
+      throw InputError(file_, line_ptr(n_), "the column header before the first row", line);
+    }
+    // Rows of trace-replay runs leave the out-of-place group blank: fewer columns.
+    const std::size_t group_width =
+        groups_.size() == 2 ? static_cast<std::size_t>(groups_[1].time - groups_[0].time) : 0;
+    std::size_t shift = 0;
+    std::vector<std::size_t> present = {0, 1};
+    if (groups_.size() == 2 && t.size() + group_width <= header_width_ &&
+        t.size() >= 5 + group_width) {
+      present = {1};
+      shift = group_width;
+    } else if (groups_.size() == 1) {
+      present = {0};
+    }
+    int last_col = 0;  // every column a row's numbers are read from must be there
+    for (const Group& g : groups_) {
+      last_col = std::max({last_col, g.time, g.algbw, g.busbw, g.wrong, g.imin, g.imax});
+    }
+    if (t.size() + shift < static_cast<std::size_t>(last_col + 1) ||
+        t.size() < static_cast<std::size_t>(groups_[0].time)) {
+      throw InputError(file_, line_ptr(n_),
+                       "a row with " + std::to_string(header_width_) + " columns like the header",
+                       std::to_string(t.size()) + " columns");
+    }
+    // Columns of the groups after the first one move left by the blank group's width.
+    auto at = [&](int col) -> const std::string& {
+      const std::size_t c = static_cast<std::size_t>(col);
+      return t[col >= groups_[0].time ? c - shift : c];
+    };
+    auto num = [&](int col, const char* what) {
+      const auto v = parse_number(at(col));
+      if (!v || *v < 0) {
+        throw InputError(file_, line_ptr(n_), std::string("a number >= 0 in column ") + what,
+                         "\"" + at(col) + "\"");
+      }
+      return *v;
+    };
+    // Counts are stored as int64: integers up to 2^53 (exact in a double), refused above.
+    auto count = [&](int col, const char* what) {
+      const double v = num(col, what);
+      if (v != std::floor(v) || v > 9007199254740992.0) {
+        throw InputError(file_, line_ptr(n_),
+                         std::string("an integer up to 2^53 in column ") + what,
+                         "\"" + at(col) + "\"");
+      }
+      return static_cast<std::int64_t>(v);
+    };
+    const std::int64_t size = count(c_size_, "size");
+    for (std::size_t g : present) {
+      const Group& gr = groups_[g];
+      json r;
+      r["size_bytes"] = size;
+      if (c_count_ >= 0) r["count"] = count(c_count_, "count");
+      r["in_place"] = g == 1;
+      if (iters_ > 0) r["repeats"] = iters_;
+      // nccl-tests' time is the mean of the timed iterations: the median is not known, and
+      // time_us (what lookups use) takes the mean; time_us_mean says which it is.
+      r["time_us"] = call_time_us(num(gr.time, "time"), file_, line_ptr(n_), at(gr.time));
+      r["time_us_mean"] = r["time_us"];
+      if (gr.imin >= 0) r["time_us_min"] = num(gr.imin, "i_min");
+      if (gr.imax >= 0) r["time_us_max"] = num(gr.imax, "i_max");
+      r["algbw_gbytes_per_s"] = num(gr.algbw, "algbw");
+      r["busbw_gbytes_per_s"] = num(gr.busbw, "busbw");
+      if (gr.wrong >= 0 && at(gr.wrong) != "N/A") {
+        r["wrong"] = count(gr.wrong, "#wrong");
+      }
+      const std::string dtype = c_type_ >= 0 ? dtype_of(at(c_type_)) : "float32";
+      const std::string redop = c_redop_ >= 0 ? at(c_redop_) : "sum";
+      if (op_.empty()) {
+        pending_.push_back({dtype, redop, c_root_ >= 0 ? at(c_root_) : "", std::move(r), n_});
+      } else {
+        b_.add(op_, dtype, redop, std::move(r));
       }
     }
-    if (sizes.size() < 2) {
-      throw InputError(file, "",
-                       "a sweep of 2 or more message sizes (e.g. -b 8 -e 256M -f 2) to fit " + name,
-                       "one size (" + std::to_string(*sizes.begin()) + " bytes)");
-    }
+    ++rows_;
   }
-}
+
+  const std::string& file_;
+  const std::string& op_override_;
+  std::string op_;
+  std::size_t n_ = 0;  // the line being read
+  int threads_ = 0, gpus_ = 0, iters_ = 0;
+  int rank_lines_ = 0;
+  std::set<std::string> hosts_;
+  std::string version_ = "unknown";
+  std::vector<Group> groups_;
+  int c_size_ = -1, c_count_ = -1, c_type_ = -1, c_redop_ = -1, c_root_ = -1;
+  std::size_t header_width_ = 0;
+  std::vector<PendingRow> pending_;  // rows read before the op is known
+  SectionBuilder b_;
+  std::size_t rows_ = 0;
+};
 
 }  // namespace
 
@@ -242,205 +375,9 @@ json import_nccl_tests_log(const std::string& text, const std::string& file,
     throw InputError(file, "", "an op (all_reduce, reduce_scatter, all_gather, broadcast)",
                      "\"" + op_override + "\"");
   }
-  std::istringstream in(text);
-  std::string line;
-  std::size_t n = 0;
-  int threads = 0, gpus = 0, iters = 0;
-  int rank_lines = 0;
-  std::set<std::string> hosts;
-  std::string version = "unknown";
-  std::string op = op_override;
-  // Column positions of the current table header.
-  struct Group {
-    int time = -1, algbw = -1, busbw = -1, wrong = -1, imin = -1, imax = -1;
-  };
-  std::vector<Group> groups;
-  int c_size = -1, c_count = -1, c_type = -1, c_redop = -1, c_root = -1;
-  std::vector<PendingRow> pending;  // rows read before the op is known
-  std::size_t header_width = 0;
-  SectionBuilder b;
-  std::size_t rows = 0;
-
-  while (std::getline(in, line)) {
-    ++n;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    line = strip_launcher_tag(line);
-    auto t = tokens(line);
-    if (t.empty()) continue;
-    if (t[0] == "#" || t[0][0] == '#') {
-      // Strip the leading '#' (it may be glued to the first word).
-      if (t[0] == "#") {
-        t.erase(t.begin());
-      } else {
-        t[0] = t[0].substr(1);
-      }
-      if (t.empty()) continue;
-      if (t[0] == "nThread" && t.size() >= 4) {
-        threads = header_count(t[1]);
-        gpus = header_count(t[3]);
-        for (std::size_t i = 0; i + 1 < t.size(); ++i) {
-          if (t[i] == "iters:" && (i == 0 || t[i - 1] != "agg") &&
-              (i == 0 || t[i - 1] != "warmup")) {
-            iters = header_count(t[i + 1]);
-          }
-        }
-      } else if (t[0] == "Rank" && t.size() >= 2) {
-        ++rank_lines;
-        for (std::size_t i = 0; i + 1 < t.size(); ++i) {
-          if (t[i] == "on") hosts.insert(t[i + 1]);
-        }
-      } else if (t[0] == "Collective" && t.size() >= 4 && t[1] == "test" && t[2] == "starting:") {
-        if (op_override.empty()) {
-          const auto o = op_from_program(t[3]);
-          if (!o) {
-            throw InputError(file, line_ptr(n),
-                             "a collective test (all_reduce_perf, reduce_scatter_perf, "
-                             "all_gather_perf, broadcast_perf)",
-                             "\"" + t[3] + "\"");
-          }
-          op = *o;
-        }
-      } else if (t[0] == "nccl-tests" && t.size() >= 3) {
-        for (const auto& w : t) {
-          if (w.rfind("nccl-library=", 0) == 0)
-            version = nccl_version_text(std::atol(w.c_str() + 13));
-        }
-      } else if (std::find(t.begin(), t.end(), "size") != t.end() &&
-                 std::find(t.begin(), t.end(), "busbw") != t.end()) {
-        groups.clear();
-        c_size = c_count = c_type = c_redop = c_root =
-            -1;  // a later header describes its own columns
-        header_width = t.size();
-        for (std::size_t i = 0; i < t.size(); ++i) {
-          const std::string& w = t[i];
-          const int c = static_cast<int>(i);
-          if (w == "size") c_size = c;
-          if (w == "count") c_count = c;
-          if (w == "type") c_type = c;
-          if (w == "redop") c_redop = c;
-          if (w == "root") c_root = c;
-          if (w == "time" || w == "cputime") groups.push_back({c});
-          if (groups.empty()) continue;
-          if (w == "algbw") groups.back().algbw = c;
-          if (w == "busbw") groups.back().busbw = c;
-          if (w == "#wrong") groups.back().wrong = c;
-          if (w == "i_min") groups.back().imin = c;
-          if (w == "i_max") groups.back().imax = c;
-        }
-        // Every group has its bandwidth columns, and the row's own columns (size, count, type,
-        // redop) stand before the first group: rows index them unshifted (found by
-        // fuzz_nccl_tests).
-        bool malformed = c_size < 0 || groups.empty() || groups.size() > 2;
-        for (const Group& g : groups) malformed = malformed || g.algbw < 0 || g.busbw < 0;
-        for (int c : {c_size, c_count, c_type, c_redop}) {
-          malformed = malformed || (!groups.empty() && c >= groups[0].time);
-        }
-        if (malformed) {
-          throw InputError(file, line_ptr(n),
-                           "an nccl-tests column header (size count type redop root, then time "
-                           "algbw busbw #wrong for out-of-place and in-place)",
-                           line);
-        }
-      }
-      continue;
-    }
-    // A NCCL INFO line or other chatter between rows.
-    if (!parse_number(t[0])) {
-      const auto pos = line.find("NCCL version ");
-      if (pos != std::string::npos) {
-        const auto v = tokens(line.substr(pos + 13));
-        if (!v.empty()) version = v[0].substr(0, v[0].find('+'));
-      }
-      continue;
-    }
-    if (groups.empty()) {
-      throw InputError(file, line_ptr(n), "the column header before the first row", line);
-    }
-    // Rows of trace-replay runs leave the out-of-place group blank: fewer columns.
-    const std::size_t group_width =
-        groups.size() == 2 ? static_cast<std::size_t>(groups[1].time - groups[0].time) : 0;
-    std::size_t shift = 0;
-    std::vector<std::size_t> present = {0, 1};
-    if (groups.size() == 2 && t.size() + group_width <= header_width &&
-        t.size() >= 5 + group_width) {
-      present = {1};
-      shift = group_width;
-    } else if (groups.size() == 1) {
-      present = {0};
-    }
-    int last_col = 0;  // every column a row's numbers are read from must be there
-    for (const Group& g : groups) {
-      last_col = std::max({last_col, g.time, g.algbw, g.busbw, g.wrong, g.imin, g.imax});
-    }
-    if (t.size() + shift < static_cast<std::size_t>(last_col + 1) ||
-        t.size() < static_cast<std::size_t>(groups[0].time)) {
-      throw InputError(file, line_ptr(n),
-                       "a row with " + std::to_string(header_width) + " columns like the header",
-                       std::to_string(t.size()) + " columns");
-    }
-    // Columns of the groups after the first one move left by the blank group's width.
-    auto at = [&](int col) -> const std::string& {
-      const std::size_t c = static_cast<std::size_t>(col);
-      return t[col >= groups[0].time ? c - shift : c];
-    };
-    auto num = [&](int col, const char* what) {
-      const auto v = parse_number(at(col));
-      if (!v || *v < 0) {
-        throw InputError(file, line_ptr(n), std::string("a number >= 0 in column ") + what,
-                         "\"" + at(col) + "\"");
-      }
-      return *v;
-    };
-    // Counts are stored as int64: integers up to 2^53 (exact in a double), refused above.
-    auto count = [&](int col, const char* what) {
-      const double v = num(col, what);
-      if (v != std::floor(v) || v > 9007199254740992.0) {
-        throw InputError(file, line_ptr(n), std::string("an integer up to 2^53 in column ") + what,
-                         "\"" + at(col) + "\"");
-      }
-      return static_cast<std::int64_t>(v);
-    };
-    const std::int64_t size = count(c_size, "size");
-    for (std::size_t g : present) {
-      const Group& gr = groups[g];
-      json row;
-      row["size_bytes"] = size;
-      if (c_count >= 0) row["count"] = count(c_count, "count");
-      row["in_place"] = g == 1;
-      if (iters > 0) row["repeats"] = iters;
-      // nccl-tests' time is the mean of the timed iterations: the median is not known, and
-      // time_us (what lookups use) takes the mean; time_us_mean says which it is.
-      row["time_us"] = call_time_us(num(gr.time, "time"), file, line_ptr(n), at(gr.time));
-      row["time_us_mean"] = row["time_us"];
-      if (gr.imin >= 0) row["time_us_min"] = num(gr.imin, "i_min");
-      if (gr.imax >= 0) row["time_us_max"] = num(gr.imax, "i_max");
-      row["algbw_gbytes_per_s"] = num(gr.algbw, "algbw");
-      row["busbw_gbytes_per_s"] = num(gr.busbw, "busbw");
-      if (gr.wrong >= 0 && at(gr.wrong) != "N/A") {
-        row["wrong"] = count(gr.wrong, "#wrong");
-      }
-      const std::string dtype = c_type >= 0 ? dtype_of(at(c_type)) : "float32";
-      const std::string redop = c_redop >= 0 ? at(c_redop) : "sum";
-      if (op.empty()) {
-        pending.push_back({dtype, redop, c_root >= 0 ? at(c_root) : "", std::move(row), n});
-      } else {
-        b.add(op, dtype, redop, std::move(row));
-      }
-    }
-    ++rows;
-  }
-  if (rows == 0) {
-    throw InputError(file, "", "an nccl-tests log with a result table", "no table rows");
-  }
-  const int ranks = rank_lines > 0 ? rank_lines
-                                   : static_cast<int>(std::clamp<long long>(
-                                         static_cast<long long>(threads) * gpus, 1, 1000000));
-  const int nodes = std::max<int>(1, static_cast<int>(hosts.size()));
-  if (!pending.empty()) {
-    const std::string inferred = infer_op(pending, ranks, file);
-    for (PendingRow& r : pending) b.add(inferred, r.dtype, r.redop, std::move(r.row));
-  }
-  return section(b, ranks, nodes, version, "nccl-tests log " + file);
+  NcclTestsLog log(file, op_override);
+  log.read(text);
+  return log.section_json();
 }
 
 json import_nccl_tests_json(const json& doc, const std::string& file,
