@@ -191,6 +191,173 @@ std::string found_summary(const KinetoTrace& t, const detail::TraceLinks& l,
   return s.str();
 }
 
+// What the layers leave out inside the steps, by name (data loading, the optimizer, collectives,
+// ...), and how many GPU events and runtime calls the trace holds.
+struct Outside {
+  std::map<std::string, std::size_t> count;
+  std::map<std::string, double> us;
+  std::map<std::string, Region> kind;
+  std::size_t gpu_events = 0, runtime_calls = 0;
+};
+
+Outside outside_layers(const KinetoTrace& t, const detail::TraceLinks& links) {
+  const auto& ev = t.events;
+  Outside o;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    o.gpu_events += detail::is_gpu(ev[i].kind);
+    o.runtime_calls += ev[i].kind == EventKind::kRuntime;
+    const Region r = classify(t, ev[i]);
+    if (links.step[i] < 0 || r == Region::kNone || r == Region::kLayer || r == Region::kStep) {
+      continue;
+    }
+    ++o.count[t.name(ev[i])];
+    o.us[t.name(ev[i])] += ev[i].dur;
+    o.kind[t.name(ev[i])] = r;
+  }
+  return o;
+}
+
+// The work inside the steps credited to each layer (forward, backward) and to each phase, in
+// microseconds summed over the steps: a GPU kernel to the op that launched it, or on a CPU-only
+// trace the outermost ops.
+struct Credited {
+  explicit Credited(std::size_t layers)
+      : fwd(layers, 0), bwd(layers, 0), nf(layers, 0), nb(layers, 0) {}
+  std::vector<double> fwd, bwd;
+  std::vector<long long> nf, nb;
+  double phase_us[5] = {0, 0, 0, 0, 0};
+  double unattributed = 0;
+  double work() const {
+    double s = 0;
+    for (std::size_t i = 0; i < fwd.size(); ++i) s += fwd[i] + bwd[i];
+    return s;
+  }
+};
+
+Credited credit_work(const KinetoTrace& t, const detail::TraceLinks& links, const Attribution& a,
+                     bool gpu) {
+  const auto& ev = t.events;
+  Credited c(a.layer_names.size());
+  auto credit = [&](int owner, double dur) {
+    c.phase_us[a.phase[owner]] += dur;
+    const int layer = a.layer[owner];
+    if (layer < 0) {
+      c.unattributed += dur;
+      return;
+    }
+    const bool back = a.phase[owner] == kBackward;
+    (back ? c.bwd : c.fwd)[layer] += dur;
+    ++(back ? c.nb : c.nf)[layer];
+  };
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (links.step[i] < 0) continue;
+    const TraceEvent& e = ev[i];
+    if (gpu) {
+      if (!detail::is_gpu(e.kind) || is_collective_event(t, e)) continue;
+      if (links.launcher[i] >= 0) {
+        credit(links.launcher[i], e.dur);
+      } else {
+        c.unattributed += e.dur;
+      }
+    } else if (e.kind == EventKind::kOp) {
+      // CPU-only trace: the outermost ops carry the time of what they call.
+      bool nested = false;
+      for (int p = links.parent[i]; p >= 0 && !nested; p = links.parent[p]) {
+        nested = ev[p].kind == EventKind::kOp;
+      }
+      if (!nested) credit(static_cast<int>(i), e.dur);
+    }
+  }
+  return c;
+}
+
+// The import's document (kineto_import.hpp) of a trace whose work was credited: the steps, the
+// phases, the layers' per-step times, what was left out, and warnings.
+json trace_json(const KinetoTrace& t, const detail::TraceLinks& links, const Attribution& a,
+                const Outside& outside, const Credited& w, const std::string& file) {
+  const auto& ev = t.events;
+  const std::size_t nl = a.layer_names.size();
+  const std::size_t gpu_events = outside.gpu_events;
+  const double nsteps = static_cast<double>(links.steps.size());
+  double step_sum = 0, step_min = 1e300, step_max = 0;
+  for (const auto& s : links.steps) {
+    step_sum += s.end - s.begin;
+    step_min = std::min(step_min, s.end - s.begin);
+    step_max = std::max(step_max, s.end - s.begin);
+  }
+  // A GPU-bound job's CPU runs ahead: its step spans are shorter than the GPU's. The GPU's
+  // step is the span of the steps' GPU work divided by their count; the step is the longer.
+  double gpu_begin = 1e300, gpu_end = -1e300;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (links.step[i] < 0 || !detail::is_gpu(ev[i].kind)) continue;
+    gpu_begin = std::min(gpu_begin, ev[i].ts);
+    gpu_end = std::max(gpu_end, ev[i].ts + ev[i].dur);
+  }
+  const double cpu_step_sum = step_sum;
+  if (gpu_end > gpu_begin) step_sum = std::max(step_sum, gpu_end - gpu_begin);
+  const double per = 1e-6 / nsteps;  // microseconds summed over the steps -> seconds per step
+  json out;
+  out["source"] = "kineto trace " + file;
+  out["device"] = gpu_events > 0 ? "gpu" : "cpu";
+  out["rule"] =
+      std::string(gpu_events > 0
+                      ? "sum of GPU kernel/memcpy/memset durations whose launch (the runtime "
+                        "call with the kernel's correlation id, else the op with its External "
+                        "id) lies in the layer"
+                      : "sum of the outermost CPU op durations in the layer") +
+      (a.whole_model ? " (no module annotations: one layer, the whole model)"
+                     : "'s region (forward) or under the autograd evaluate_function with the "
+                       "forward op's Sequence number (backward)") +
+      "; per-step means over the profiled steps";
+  out["steps"] = links.steps.size();
+  out["step_s"] = step_sum * per;
+  out["cpu_step_s"] = cpu_step_sum * per;
+  if (gpu_end > gpu_begin) out["gpu_step_s"] = (gpu_end - gpu_begin) * per;
+  out["step_min_s"] = step_min * 1e-6;
+  out["step_max_s"] = step_max * 1e-6;
+  out["unattributed_s"] = w.unattributed * per;
+  out["phases"] = {{"forward_s", w.phase_us[kForward] * per},
+                   {"backward_s", w.phase_us[kBackward] * per},
+                   {"optimizer_s", w.phase_us[kOptimizer] * per},
+                   {"data_loader_s", w.phase_us[kDataLoader] * per},
+                   {"communication_launch_s", w.phase_us[kCommunication] * per}};
+  if (gpu_events > 0) {
+    out["linkage"] = {{"by_correlation", links.by_correlation},
+                      {"by_external_id", links.by_external_id},
+                      {"unlinked", links.unlinked}};
+  }
+  json excluded = json::array();
+  for (const auto& [name, n] : outside.count) {
+    excluded.push_back({{"name", name},
+                        {"kind", region_kind(outside.kind.at(name))},
+                        {"count", n},
+                        {"per_step_s", outside.us.at(name) * per}});
+  }
+  out["excluded"] = std::move(excluded);
+  json layers = json::array();
+  for (std::size_t i = 0; i < nl; ++i) {
+    layers.push_back({{"name", a.layer_names[i]},
+                      {"forward_s", w.fwd[i] * per},
+                      {"backward_s", w.bwd[i] * per},
+                      {"forward_events", w.nf[i]},
+                      {"backward_events", w.nb[i]}});
+  }
+  out["layers"] = std::move(layers);
+  out["whole_model"] = a.whole_model;
+  json warnings = json::array();
+  if (w.work() * per > out["step_s"].get<double>() * 1.0001) {
+    warnings.push_back(
+        "the layers' times add up to more than the step: kernels of several "
+        "streams overlap, or GPU work outlasts the CPU's step spans");
+  }
+  if (gpu_events > 0 && links.unlinked > 0) {
+    warnings.push_back(std::to_string(links.unlinked) +
+                       " GPU events link to no runtime call or op (counted as unattributed)");
+  }
+  out["warnings"] = std::move(warnings);
+  return out;
+}
+
 }  // namespace
 
 // The legacy autograd profiler's export (torch.autograd.profiler.profile().export_chrome_trace,
@@ -250,152 +417,21 @@ json import_kineto_trace(const KinetoTrace& t, const std::string& file) {
         "an empty trace (" + std::to_string(t.array_entries) + " entries, no complete event)");
   }
   const detail::TraceLinks links = detail::link_trace(t);
-  const auto& ev = t.events;
   const Attribution a = attribute(t, links);
-  const std::size_t nl = a.layer_names.size();
-
-  // What was left out of the layers, by name, inside the steps.
-  std::map<std::string, std::size_t> excluded_count;
-  std::map<std::string, double> excluded_us;
-  std::map<std::string, Region> excluded_kind;
-  std::size_t gpu_events = 0, runtime_calls = 0;
-  for (std::size_t i = 0; i < ev.size(); ++i) {
-    gpu_events += detail::is_gpu(ev[i].kind);
-    runtime_calls += ev[i].kind == EventKind::kRuntime;
-    const Region r = classify(t, ev[i]);
-    if (links.step[i] < 0 || r == Region::kNone || r == Region::kLayer || r == Region::kStep) {
-      continue;
-    }
-    ++excluded_count[t.name(ev[i])];
-    excluded_us[t.name(ev[i])] += ev[i].dur;
-    excluded_kind[t.name(ev[i])] = r;
-  }
-  if (gpu_events == 0 && runtime_calls > 0) {
+  const Outside outside = outside_layers(t, links);
+  if (outside.gpu_events == 0 && outside.runtime_calls > 0) {
     throw InputError(file, "/traceEvents",
                      "GPU kernel events (a trace recorded with ProfilerActivity.CUDA)",
-                     "a GPU trace with " + std::to_string(runtime_calls) +
+                     "a GPU trace with " + std::to_string(outside.runtime_calls) +
                          " CUDA runtime calls and no kernel, memcpy or memset event");
   }
-
-  std::vector<double> fwd(nl, 0), bwd(nl, 0);
-  std::vector<long long> nf(nl, 0), nb(nl, 0);
-  double phase_us[5] = {0, 0, 0, 0, 0};
-  double unattributed = 0;
-  auto credit = [&](int owner, double dur) {
-    phase_us[a.phase[owner]] += dur;
-    const int layer = a.layer[owner];
-    if (layer < 0) {
-      unattributed += dur;
-      return;
-    }
-    const bool back = a.phase[owner] == kBackward;
-    (back ? bwd : fwd)[layer] += dur;
-    ++(back ? nb : nf)[layer];
-  };
-  for (std::size_t i = 0; i < ev.size(); ++i) {
-    if (links.step[i] < 0) continue;
-    const TraceEvent& e = ev[i];
-    if (gpu_events > 0) {
-      if (!detail::is_gpu(e.kind) || is_collective_event(t, e)) continue;
-      if (links.launcher[i] >= 0) {
-        credit(links.launcher[i], e.dur);
-      } else {
-        unattributed += e.dur;
-      }
-    } else if (e.kind == EventKind::kOp) {
-      // CPU-only trace: the outermost ops carry the time of what they call.
-      bool nested = false;
-      for (int p = links.parent[i]; p >= 0 && !nested; p = links.parent[p]) {
-        nested = ev[p].kind == EventKind::kOp;
-      }
-      if (!nested) credit(static_cast<int>(i), e.dur);
-    }
-  }
-  double work = 0;
-  for (std::size_t i = 0; i < nl; ++i) work += fwd[i] + bwd[i];
-  if (!(work > 0)) {
+  const Credited w = credit_work(t, links, a, outside.gpu_events > 0);
+  if (!(w.work() > 0)) {
     throw InputError(file, "/traceEvents",
                      "forward/backward work (GPU kernels or CPU ops) inside the profiled steps",
-                     "none: " + found_summary(t, links, excluded_count));
+                     "none: " + found_summary(t, links, outside.count));
   }
-
-  const double nsteps = static_cast<double>(links.steps.size());
-  double step_sum = 0, step_min = 1e300, step_max = 0;
-  for (const auto& s : links.steps) {
-    step_sum += s.end - s.begin;
-    step_min = std::min(step_min, s.end - s.begin);
-    step_max = std::max(step_max, s.end - s.begin);
-  }
-  // A GPU-bound job's CPU runs ahead: its step spans are shorter than the GPU's. The GPU's
-  // step is the span of the steps' GPU work divided by their count; the step is the longer.
-  double gpu_begin = 1e300, gpu_end = -1e300;
-  for (std::size_t i = 0; i < ev.size(); ++i) {
-    if (links.step[i] < 0 || !detail::is_gpu(ev[i].kind)) continue;
-    gpu_begin = std::min(gpu_begin, ev[i].ts);
-    gpu_end = std::max(gpu_end, ev[i].ts + ev[i].dur);
-  }
-  const double cpu_step_sum = step_sum;
-  if (gpu_end > gpu_begin) step_sum = std::max(step_sum, gpu_end - gpu_begin);
-  const double per = 1e-6 / nsteps;  // microseconds summed over the steps -> seconds per step
-  json out;
-  out["source"] = "kineto trace " + file;
-  out["device"] = gpu_events > 0 ? "gpu" : "cpu";
-  out["rule"] =
-      std::string(gpu_events > 0
-                      ? "sum of GPU kernel/memcpy/memset durations whose launch (the runtime "
-                        "call with the kernel's correlation id, else the op with its External "
-                        "id) lies in the layer"
-                      : "sum of the outermost CPU op durations in the layer") +
-      (a.whole_model ? " (no module annotations: one layer, the whole model)"
-                     : "'s region (forward) or under the autograd evaluate_function with the "
-                       "forward op's Sequence number (backward)") +
-      "; per-step means over the profiled steps";
-  out["steps"] = links.steps.size();
-  out["step_s"] = step_sum * per;
-  out["cpu_step_s"] = cpu_step_sum * per;
-  if (gpu_end > gpu_begin) out["gpu_step_s"] = (gpu_end - gpu_begin) * per;
-  out["step_min_s"] = step_min * 1e-6;
-  out["step_max_s"] = step_max * 1e-6;
-  out["unattributed_s"] = unattributed * per;
-  out["phases"] = {{"forward_s", phase_us[kForward] * per},
-                   {"backward_s", phase_us[kBackward] * per},
-                   {"optimizer_s", phase_us[kOptimizer] * per},
-                   {"data_loader_s", phase_us[kDataLoader] * per},
-                   {"communication_launch_s", phase_us[kCommunication] * per}};
-  if (gpu_events > 0) {
-    out["linkage"] = {{"by_correlation", links.by_correlation},
-                      {"by_external_id", links.by_external_id},
-                      {"unlinked", links.unlinked}};
-  }
-  json excluded = json::array();
-  for (const auto& [name, n] : excluded_count) {
-    excluded.push_back({{"name", name},
-                        {"kind", region_kind(excluded_kind.at(name))},
-                        {"count", n},
-                        {"per_step_s", excluded_us.at(name) * per}});
-  }
-  out["excluded"] = std::move(excluded);
-  json layers = json::array();
-  for (std::size_t i = 0; i < nl; ++i) {
-    layers.push_back({{"name", a.layer_names[i]},
-                      {"forward_s", fwd[i] * per},
-                      {"backward_s", bwd[i] * per},
-                      {"forward_events", nf[i]},
-                      {"backward_events", nb[i]}});
-  }
-  out["layers"] = std::move(layers);
-  out["whole_model"] = a.whole_model;
-  json warnings = json::array();
-  if (work * per > out["step_s"].get<double>() * 1.0001) {
-    warnings.push_back(
-        "the layers' times add up to more than the step: kernels of several "
-        "streams overlap, or GPU work outlasts the CPU's step spans");
-  }
-  if (gpu_events > 0 && links.unlinked > 0) {
-    warnings.push_back(std::to_string(links.unlinked) +
-                       " GPU events link to no runtime call or op (counted as unattributed)");
-  }
-  out["warnings"] = std::move(warnings);
+  json out = trace_json(t, links, a, outside, w, file);
   if (auto comm = trace_communication(t, links)) out["communication"] = std::move(*comm);
   return out;
 }
