@@ -140,10 +140,16 @@ CollectiveTuning parse_tuning(const json& o, const std::string& pointer) {
   return c;
 }
 
-}  // namespace
+// The hardware section as one document: the profile it names (or this machine's) or the hardware
+// file, then the system, GPU and link presets, each with the keys beside it merged over it.
+struct MergedHardware {
+  json doc;
+  std::shared_ptr<const Profile> profile;
+  std::vector<std::string> warnings;  // from checking the profile against this machine
+};
 
-HardwareSpec resolve_hardware(const json& section, const std::string& file,
-                              const std::string& pointer) {
+MergedHardware merged_hardware(const json& section, const std::string& file,
+                               const std::string& pointer) {
   static const KeyTable system_table = reroot(scenario_keys(), "/hardware", "hardware preset");
   static const KeyTable gpu_table = reroot(scenario_keys(), "/hardware/gpu", "GPU preset");
   static const KeyTable link_table = reroot(scenario_keys(), "/hardware/intra_node", "link preset");
@@ -170,12 +176,11 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
     }
     profile_path = find_this_machine_profile(file, pointer);
   }
-  std::shared_ptr<const Profile> profile;
-  std::vector<std::string> hw_warnings;
+  MergedHardware m;
   if (!profile_path.empty()) {
-    profile = std::make_shared<const Profile>(Profile::load(profile_path));
-    hw_warnings = check_machine(*profile, this_machine);
-    json base = hardware_json_from_profile(*profile, file, pointer);
+    m.profile = std::make_shared<const Profile>(Profile::load(profile_path));
+    m.warnings = check_machine(*m.profile, this_machine);
+    json base = hardware_json_from_profile(*m.profile, file, pointer);
     json patch = hw;
     patch.erase("profile");
     patch.erase("preset");
@@ -212,77 +217,99 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
     hw["inter_node"] =
         merge_preset(hw["inter_node"], "hardware/links", nic_table, file, pointer + "/inter_node");
   }
+  m.doc = std::move(hw);
+  return m;
+}
 
-  HardwareSpec s;
-  s.name = get_or<std::string>(hw, "name", "custom");
-  s.source = get_or<std::string>(hw, "source", "");
-  if (!hw.contains("gpu"))
-    throw InputError(file, pointer + "/gpu", "a GPU (preset or keys)", "nothing");
-  const json& g = hw.at("gpu");
-  const std::string gp = pointer + "/gpu";
-  s.gpu.name = get_or<std::string>(g, "name", "custom");
-  s.gpu.source = get_or<std::string>(g, "source", "");
-  s.gpu.memory_bytes = need_number(g, "memory_gib", file, gp) * kGiB;
-  s.gpu.memory_bandwidth =
+// gpu.attention_kernels: measured fused-attention rates by kernel, causality and head dimension.
+std::vector<GpuSpec::AttentionBenchmark> parse_attention_kernels(const json& k,
+                                                                 const std::string& file,
+                                                                 const std::string& gp) {
+  std::vector<GpuSpec::AttentionBenchmark> out;
+  for (const char* kernel : {"flash2", "triton", "flash1"}) {
+    if (!k.contains(kernel)) continue;
+    const json& series = k.at(kernel);
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      const json& e = series.at(i);
+      const std::string ep = gp + "/attention_kernels/" + kernel + "/" + std::to_string(i);
+      GpuSpec::AttentionBenchmark b;
+      b.kernel = kernel;
+      b.causal = e.at("causal").get<bool>();
+      b.head_dim = e.at("head_dim").get<double>();
+      b.seq_len = e.at("seq_len").get<std::vector<double>>();
+      for (double t : e.at("fwd_bwd_tflops").get<std::vector<double>>()) {
+        b.flops_per_s.push_back(tflops_to_flops(t));
+      }
+      if (b.seq_len.size() != b.flops_per_s.size()) {
+        throw InputError(file, ep + "/fwd_bwd_tflops",
+                         "one rate per seq_len (" + std::to_string(b.seq_len.size()) + ")",
+                         std::to_string(b.flops_per_s.size()) + " rates");
+      }
+      for (std::size_t j = 1; j < b.seq_len.size(); ++j) {
+        if (b.seq_len[j] <= b.seq_len[j - 1]) {
+          throw InputError(file, ep + "/seq_len/" + std::to_string(j),
+                           "sequence lengths in ascending order", e.at("seq_len").at(j).dump());
+        }
+      }
+      out.push_back(std::move(b));
+    }
+  }
+  return out;
+}
+
+// The "gpu" part of a merged hardware document (at `gp`, for errors).
+GpuSpec parse_gpu(const json& g, const std::string& file, const std::string& gp) {
+  GpuSpec gpu;
+  gpu.name = get_or<std::string>(g, "name", "custom");
+  gpu.source = get_or<std::string>(g, "source", "");
+  gpu.memory_bytes = need_number(g, "memory_gib", file, gp) * kGiB;
+  gpu.memory_bandwidth =
       gbytes_per_s_to_bytes_per_s(need_number(g, "memory_bandwidth_gbytes_per_s", file, gp));
-  s.gpu.memory_efficiency = get_or_default<double>(g, "/hardware/gpu/memory_efficiency");
-  s.gpu.compute_capability = get_or_default<double>(g, "/hardware/gpu/compute_capability");
+  gpu.memory_efficiency = get_or_default<double>(g, "/hardware/gpu/memory_efficiency");
+  gpu.compute_capability = get_or_default<double>(g, "/hardware/gpu/compute_capability");
   if (!g.contains("peak_tflops") || g.at("peak_tflops").empty()) {
     throw InputError(file, gp + "/peak_tflops", "at least one dtype's peak", "nothing");
   }
   for (const auto& [k, v] : g.at("peak_tflops").items()) {
     if (k == "tf32") {
-      s.gpu.tf32_peak_flops = tflops_to_flops(v.get<double>());
+      gpu.tf32_peak_flops = tflops_to_flops(v.get<double>());
       if (g.contains("efficiency") && g.at("efficiency").contains(k)) {
-        s.gpu.tf32_efficiency = g.at("efficiency").at(k).get<double>();
+        gpu.tf32_efficiency = g.at("efficiency").at(k).get<double>();
       }
       continue;
     }
     const DType d = *parse_dtype(k);
-    s.gpu.peak_flops[d] = tflops_to_flops(v.get<double>());
+    gpu.peak_flops[d] = tflops_to_flops(v.get<double>());
     // A peak without an efficiency is kept (it documents the part) but cannot be computed
     // with; the precision check below names the missing efficiency if training needs it.
     if (g.contains("efficiency") && g.at("efficiency").contains(k)) {
-      s.gpu.efficiency[d] = g.at("efficiency").at(k).get<double>();
+      gpu.efficiency[d] = g.at("efficiency").at(k).get<double>();
     }
   }
-  s.gpu.sm_count = get_or_default<int>(g, "/hardware/gpu/sm_count");
+  gpu.sm_count = get_or_default<int>(g, "/hardware/gpu/sm_count");
   if (g.contains("attention_efficiency")) {
     const json& a = g.at("attention_efficiency");
-    s.gpu.attention_fwd_efficiency = need_number(a, "fwd", file, gp + "/attention_efficiency");
-    s.gpu.attention_bwd_efficiency = need_number(a, "bwd", file, gp + "/attention_efficiency");
+    gpu.attention_fwd_efficiency = need_number(a, "fwd", file, gp + "/attention_efficiency");
+    gpu.attention_bwd_efficiency = need_number(a, "bwd", file, gp + "/attention_efficiency");
   }
   if (g.contains("attention_kernels")) {
-    const json& k = g.at("attention_kernels");
-    for (const char* kernel : {"flash2", "triton", "flash1"}) {
-      if (!k.contains(kernel)) continue;
-      const json& series = k.at(kernel);
-      for (std::size_t i = 0; i < series.size(); ++i) {
-        const json& e = series.at(i);
-        const std::string ep = gp + "/attention_kernels/" + kernel + "/" + std::to_string(i);
-        GpuSpec::AttentionBenchmark b;
-        b.kernel = kernel;
-        b.causal = e.at("causal").get<bool>();
-        b.head_dim = e.at("head_dim").get<double>();
-        b.seq_len = e.at("seq_len").get<std::vector<double>>();
-        for (double t : e.at("fwd_bwd_tflops").get<std::vector<double>>()) {
-          b.flops_per_s.push_back(tflops_to_flops(t));
-        }
-        if (b.seq_len.size() != b.flops_per_s.size()) {
-          throw InputError(file, ep + "/fwd_bwd_tflops",
-                           "one rate per seq_len (" + std::to_string(b.seq_len.size()) + ")",
-                           std::to_string(b.flops_per_s.size()) + " rates");
-        }
-        for (std::size_t j = 1; j < b.seq_len.size(); ++j) {
-          if (b.seq_len[j] <= b.seq_len[j - 1]) {
-            throw InputError(file, ep + "/seq_len/" + std::to_string(j),
-                             "sequence lengths in ascending order", e.at("seq_len").at(j).dump());
-          }
-        }
-        s.gpu.attention_benchmarks.push_back(std::move(b));
-      }
-    }
+    gpu.attention_benchmarks = parse_attention_kernels(g.at("attention_kernels"), file, gp);
   }
+  return gpu;
+}
+
+}  // namespace
+
+HardwareSpec resolve_hardware(const json& section, const std::string& file,
+                              const std::string& pointer) {
+  MergedHardware merged = merged_hardware(section, file, pointer);
+  const json& hw = merged.doc;
+  HardwareSpec s;
+  s.name = get_or<std::string>(hw, "name", "custom");
+  s.source = get_or<std::string>(hw, "source", "");
+  if (!hw.contains("gpu"))
+    throw InputError(file, pointer + "/gpu", "a GPU (preset or keys)", "nothing");
+  s.gpu = parse_gpu(hw.at("gpu"), file, pointer + "/gpu");
   if (!hw.contains("gpus_per_node")) {
     throw InputError(file, pointer + "/gpus_per_node", "a value (from a preset or given here)",
                      "nothing");
@@ -322,8 +349,8 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
       get_or_default<std::string>(coll, "/hardware/collectives/model") == "alpha_beta"
           ? CollectiveModel::kAlphaBeta
           : CollectiveModel::kNccl;
-  s.profile = std::move(profile);
-  s.warnings = std::move(hw_warnings);
+  s.profile = std::move(merged.profile);
+  s.warnings = std::move(merged.warnings);
   return s;
 }
 
