@@ -166,6 +166,117 @@ class Builder {
   TopologyGraph& g_;
 };
 
+// The representative nodes of a cluster (cluster.hpp) built into `graph`: their leaf switches,
+// the spine when they span two leaves, and each node's GPUs, fabric, PCIe and NICs.
+// Representative nodes: a ring over consecutive nodes crosses every NIC link once per channel
+// and, when it spans L >= 2 leaves, every leaf uplink and downlink exactly once per channel (it
+// enters and leaves each leaf's block of nodes once), for any L. Two nodes reproduce that: under
+// one leaf when the cluster fits in one, else under two leaves (a hop inside a leaf loads the
+// same NIC-leaf links as one that crosses the spine).
+struct BuiltNodes {
+  std::vector<Vertex> leaves;
+  std::vector<NodeVertices> nodes;
+};
+
+BuiltNodes build_nodes(const HardwareSpec& hw, TopologyGraph& graph, int g, int nics, int nodes,
+                       int built_nodes) {
+  const int per_leaf_cap = std::max(1, hw.nodes_per_leaf);
+  const bool spans_leaves = nodes > per_leaf_cap;
+  const int built_leaves = spans_leaves ? 2 : 1;
+  Builder builder(hw, graph);
+  BuiltNodes out;
+  if (nodes > 1) {
+    for (int l = 0; l < built_leaves; ++l)
+      out.leaves.push_back(
+          builder.add_vertex(VertexKind::kLeafSwitch, -1, l, "leaf" + std::to_string(l)));
+  }
+  if (built_leaves > 1) {
+    const Vertex spine = builder.add_vertex(VertexKind::kSpineSwitch, -1, 0, "spine");
+    // A leaf's uplinks are sized for the NICs of a full leaf, whatever part of it a job uses.
+    const double uplink =
+        static_cast<double>(per_leaf_cap) * nics * hw.inter_node.bandwidth / hw.oversubscription;
+    for (Vertex leaf : out.leaves) builder.add_link(leaf, spine, hw.inter_node, uplink, "spine");
+  }
+  for (int k = 0; k < built_nodes; ++k)
+    out.nodes.push_back(
+        builder.add_node(k, g, nics, nodes > 1 ? out.leaves[spans_leaves ? k : 0] : kNone));
+  return out;
+}
+
+// The hops a ring is made of, each adding the links it loads to `loads`. Routes are memoised by
+// (from, to): each pair implies its own filter, and most hops repeat across channels.
+class RingHops {
+ public:
+  RingHops(const TopologyGraph& graph, const BuiltNodes& built)
+      : graph_(graph), built_(built), router_(graph) {}
+
+  // GPU -> GPU inside a node: the fabric only (an NVSwitch, a PCIe switch or the mesh edges).
+  void gpu_hop(int node, int a, int b, Loads& loads) {
+    const NodeVertices& nv = built_.nodes[node];
+    route(
+        nv.gpus[a], nv.gpus[b],
+        [&] {
+          router_.allow_none();
+          for (Vertex v : nv.gpus) router_.allow(v);
+          if (nv.fabric != kNone) router_.allow(nv.fabric);
+        },
+        loads);
+  }
+
+ private:
+  // GPU <-> NIC inside a node: PCIe, or NVLink to the GPU next to the NIC first (NCCL's PXN),
+  // never through another NIC.
+  auto interior_with(const NodeVertices& nv, Vertex nic) {
+    return [this, &nv, nic] {
+      router_.allow_none();
+      for (Vertex v : nv.gpus) router_.allow(v);
+      for (Vertex v : nv.pcie) router_.allow(v);
+      if (nv.fabric != kNone) router_.allow(nv.fabric);
+      router_.allow(nic);
+    };
+  }
+
+ public:
+  // GPU j of node k to GPU j2 of node k2 through NIC c of both: out through the node's PCIe or
+  // PXN path, over the network (NIC, leaf, spine), in through the peer's.
+  void network_hop(int k, int j, int k2, int j2, int c, Loads& loads) {
+    const NodeVertices& a = built_.nodes[k];
+    const NodeVertices& b = built_.nodes[k2];
+    route(a.gpus[j], a.nics[c], interior_with(a, a.nics[c]), loads);
+    route(
+        a.nics[c], b.nics[c],
+        [&] {
+          router_.allow_none();
+          router_.allow(a.nics[c]);
+          router_.allow(b.nics[c]);
+          for (Vertex v : built_.leaves) router_.allow(v);
+          for (auto [v, vend] = boost::vertices(graph_); v != vend; ++v)
+            if (graph_[*v].kind == VertexKind::kSpineSwitch) router_.allow(*v);
+        },
+        loads);
+    route(b.nics[c], b.gpus[j2], interior_with(b, b.nics[c]), loads);
+  }
+
+ private:
+  template <typename Filter>
+  void route(Vertex from, Vertex to, Filter&& set_filter, Loads& loads) {
+    const unsigned long long key = (static_cast<unsigned long long>(from) << 32) | to;
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      Loads path;
+      set_filter();
+      router_.add_route(from, to, path);
+      it = cache_.emplace(key, std::move(path)).first;
+    }
+    for (const auto& [edge, n] : it->second) loads[edge] += n;
+  }
+
+  const TopologyGraph& graph_;
+  const BuiltNodes& built_;
+  Router router_;
+  std::unordered_map<unsigned long long, Loads> cache_;
+};
+
 }  // namespace
 
 Topology::Topology(const HardwareSpec& hw, int gpus) {
@@ -187,35 +298,9 @@ Topology::Topology(const HardwareSpec& hw, int gpus) {
     DDPSIM_ASSERT(hw.oversubscription >= 1, "topology: oversubscription must be >= 1");
   }
   const int nics = std::max(0, hw.nics_per_node);
-
-  // Representative nodes (see cluster.hpp): a ring over consecutive nodes crosses every NIC
-  // link once per channel and, when it spans L >= 2 leaves, every leaf uplink and downlink
-  // exactly once per channel (it enters and leaves each leaf's block of nodes once), for any L.
-  // Two nodes reproduce that: under one leaf when the cluster fits in one, else under two leaves
-  // (a hop inside a leaf loads the same NIC-leaf links as one that crosses the spine).
-  const int per_leaf_cap = std::max(1, hw.nodes_per_leaf);
-  const bool spans_leaves = nodes > per_leaf_cap;
-  const int built_leaves = spans_leaves ? 2 : 1;
   built_nodes_ = std::min(nodes, 2);
-
-  Builder builder(hw, graph_);
-  std::vector<Vertex> leaf_vertices;
-  if (nodes > 1) {
-    for (int l = 0; l < built_leaves; ++l)
-      leaf_vertices.push_back(
-          builder.add_vertex(VertexKind::kLeafSwitch, -1, l, "leaf" + std::to_string(l)));
-  }
-  if (built_leaves > 1) {
-    const Vertex spine = builder.add_vertex(VertexKind::kSpineSwitch, -1, 0, "spine");
-    // A leaf's uplinks are sized for the NICs of a full leaf, whatever part of it a job uses.
-    const double uplink =
-        static_cast<double>(per_leaf_cap) * nics * hw.inter_node.bandwidth / hw.oversubscription;
-    for (Vertex leaf : leaf_vertices) builder.add_link(leaf, spine, hw.inter_node, uplink, "spine");
-  }
-  std::vector<NodeVertices> node_v;
-  for (int k = 0; k < built_nodes_; ++k)
-    node_v.push_back(
-        builder.add_node(k, g, nics, nodes > 1 ? leaf_vertices[spans_leaves ? k : 0] : kNone));
+  const BuiltNodes built = build_nodes(hw, graph_, g, nics, nodes, built_nodes_);
+  RingHops hops(graph_, built);
 
   // GPU j and NIC c belong to group j*P/g and c*P/nics (P = min(g, nics)), as in add_node; on a
   // PCIe fabric the groups are only a way to spread channels over the GPUs.
@@ -223,63 +308,6 @@ Topology::Topology(const HardwareSpec& hw, int gpus) {
   auto gpu_group = [&](int j) { return j * groups / g; };
   auto nic_group = [&](int c) { return c * groups / nics; };
   auto first_gpu_of_group = [&](int s) { return (s * g + groups - 1) / groups; };
-
-  Router router(graph_);
-  // Routes are memoised by (from, to): each pair below implies its own filter, and most hops
-  // repeat across channels.
-  std::unordered_map<unsigned long long, Loads> cache;
-  auto route = [&](Vertex from, Vertex to, auto&& set_filter, Loads& loads) {
-    const unsigned long long key = (static_cast<unsigned long long>(from) << 32) | to;
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-      Loads path;
-      set_filter();
-      router.add_route(from, to, path);
-      it = cache.emplace(key, std::move(path)).first;
-    }
-    for (const auto& [edge, n] : it->second) loads[edge] += n;
-  };
-  // GPU -> GPU inside a node: the fabric only (an NVSwitch, a PCIe switch or the mesh edges).
-  auto gpu_hop = [&](const NodeVertices& nv, int a, int b, Loads& loads) {
-    route(
-        nv.gpus[a], nv.gpus[b],
-        [&] {
-          router.allow_none();
-          for (Vertex v : nv.gpus) router.allow(v);
-          if (nv.fabric != kNone) router.allow(nv.fabric);
-        },
-        loads);
-  };
-  // GPU <-> NIC inside a node: PCIe, or NVLink to the GPU next to the NIC first (NCCL's PXN),
-  // never through another NIC.
-  auto interior_with = [&](const NodeVertices& nv, Vertex nic) {
-    return [&router, &nv, nic] {
-      router.allow_none();
-      for (Vertex v : nv.gpus) router.allow(v);
-      for (Vertex v : nv.pcie) router.allow(v);
-      if (nv.fabric != kNone) router.allow(nv.fabric);
-      router.allow(nic);
-    };
-  };
-  // GPU j of node k to GPU j2 of node k2 through NIC c of both: out through the node's PCIe or
-  // PXN path, over the network (NIC, leaf, spine), in through the peer's.
-  auto network_hop = [&](int k, int j, int k2, int j2, int c, Loads& loads) {
-    const NodeVertices& a = node_v[k];
-    const NodeVertices& b = node_v[k2];
-    route(a.gpus[j], a.nics[c], interior_with(a, a.nics[c]), loads);
-    route(
-        a.nics[c], b.nics[c],
-        [&] {
-          router.allow_none();
-          router.allow(a.nics[c]);
-          router.allow(b.nics[c]);
-          for (Vertex v : leaf_vertices) router.allow(v);
-          for (auto [v, vend] = boost::vertices(graph_); v != vend; ++v)
-            if (graph_[*v].kind == VertexKind::kSpineSwitch) router.allow(*v);
-        },
-        loads);
-    route(b.nics[c], b.gpus[j2], interior_with(b, b.nics[c]), loads);
-  };
 
   bw_.gpus = gpus;
   bw_.nodes = nodes;
@@ -293,7 +321,7 @@ Topology::Topology(const HardwareSpec& hw, int gpus) {
     bw_.intra_node_bus = hw.intra_node.bandwidth;  // nothing is crossed; report the link rate
   } else {
     Loads loads;
-    for (int j = 0; j < g; ++j) gpu_hop(node_v[0], j, (j + 1) % g, loads);
+    for (int j = 0; j < g; ++j) hops.gpu_hop(0, j, (j + 1) % g, loads);
     bw_.intra_node_bus = bus_bandwidth(loads, 1);
   }
 
@@ -321,8 +349,8 @@ Topology::Topology(const HardwareSpec& hw, int gpus) {
       const int exit = (entry + g - 1) % g;
       for (int k = 0; k < built_nodes_; ++k) {
         for (int t = 0; t + 1 < g; ++t)
-          gpu_hop(node_v[k], (entry + t) % g, (entry + t + 1) % g, loads);
-        network_hop(k, exit, (k + 1) % built_nodes_, entry, c, loads);
+          hops.gpu_hop(k, (entry + t) % g, (entry + t + 1) % g, loads);
+        hops.network_hop(k, exit, (k + 1) % built_nodes_, entry, c, loads);
       }
     }
     bw_.ring_bus = bus_bandwidth(loads, nics);
@@ -339,7 +367,7 @@ Topology::Topology(const HardwareSpec& hw, int gpus) {
         if (nic_group(c) != gpu_group(j)) continue;
         ++rails;
         for (int k = 0; k < built_nodes_; ++k)
-          network_hop(k, j, (k + 1) % built_nodes_, j, c, loads);
+          hops.network_hop(k, j, (k + 1) % built_nodes_, j, c, loads);
       }
       rails_per_gpu = std::min(rails_per_gpu, rails);
     }
