@@ -138,12 +138,10 @@ auto front_key(const PlanPoint& p) {
   return std::make_tuple(p.time_metric(), p.gpu_hours_metric(), p.gpus, p.global_batch, p.index);
 }
 
-}  // namespace
-
-PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
+// Warnings about what plan does not do with the scenario; a deadline or a budget without a
+// training target is refused.
+void check_plan_inputs(const model::Scenario& s, PlanResult& r) {
   const model::PlanConfig& pc = s.plan;
-  PlanResult r;
-  for (const char* reason : kReasons) r.rejected[reason] = 0;
   r.by_throughput = !s.training.critical_batch;
   if (r.by_throughput) {
     add_warning(r.warnings,
@@ -165,6 +163,120 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
   if (s.simulation.engine == model::Engine::kEvent) {
     add_warning(r.warnings, "plan uses the analytic engine (simulation.engine \"event\" ignored)");
   }
+}
+
+// Why a strategy is no candidate at `gpus` GPUs (a warning), or empty when it is one.
+std::string not_a_candidate(model::Strategy strategy, int gpus, const model::ClusterConfig& cluster,
+                            const model::ParallelismConfig& par) {
+  if (strategy == model::Strategy::kFsdpHybrid && gpus % cluster.gpus_per_node != 0) {
+    // HYBRID_SHARD needs whole nodes: not a candidate at this size.
+    return fmt::format("fsdp_hybrid is not a candidate below one node ({} GPUs per node)",
+                       cluster.gpus_per_node);
+  }
+  if (strategy == model::Strategy::kFsdp2) {
+    if (auto problem = fsdp2_mesh_problem(par.fsdp2, gpus)) {
+      return fmt::format("fsdp2 is not a candidate at {} GPUs: {} {} (got {})", gpus,
+                         problem->pointer, problem->expected, problem->got);
+    }
+  }
+  return "";
+}
+
+// A candidate's figures from its prediction.
+PlanPoint plan_point(const Prediction& pred, int gpus, const model::TrainingConfig& training,
+                     const model::ParallelismConfig& par, std::size_t hook_index) {
+  PlanPoint p;
+  p.gpus = gpus;
+  p.nodes = pred.nodes;
+  p.per_gpu_batch = training.per_gpu_batch;
+  p.grad_accumulation = training.grad_accumulation;
+  p.bucket_cap_mb = par.bucket_cap_mb;
+  p.comm_hook = par.comm_hook.text;
+  p.hook_index = hook_index;
+  p.strategy = par.strategy;
+  p.global_batch = pred.global_batch;
+  p.lr = pred.lr;
+  p.step_time_s = pred.step_time_s;
+  p.throughput_samples_per_s = pred.throughput_samples_per_s;
+  p.steps_to_target = pred.steps_to_target;
+  // With failures (reliability): the wall time includes checkpoints, restarts
+  // and lost work, i.e. the failure-free time / ETTR.
+  const Goodput* g = pred.goodput ? &*pred.goodput : nullptr;
+  p.ettr = g ? std::optional<double>(g->ettr) : std::nullopt;
+  p.time_to_train_s = g ? g->time_to_train_s : pred.time_to_train_s;
+  p.gpu_hours = g ? g->gpu_hours : pred.gpu_hours;
+  p.cost_usd = g ? g->cost_usd : pred.cost_usd;
+  // One million samples take 1e6 / B steps of step_time_s on N GPUs.
+  p.time_per_million_samples_s = pred.step_time_s * 1e6 / static_cast<double>(pred.global_batch);
+  if (g && g->ettr > 0) p.time_per_million_samples_s /= g->ettr;
+  p.gpu_hours_per_million_samples = p.time_per_million_samples_s * gpus / 3600.0;
+  p.memory_per_gpu_bytes = pred.memory.total();
+  return p;
+}
+
+// Which constraint of plan a candidate breaks (one of kReasons), or nullptr.
+const char* rejection(const model::PlanConfig& pc, const PlanPoint& p, const Prediction& pred,
+                      double capacity) {
+  if (pc.max_global_batch && p.global_batch > *pc.max_global_batch) return "global_batch";
+  if (p.ettr && *p.ettr <= 0) return "reliability";
+  if (!fits(pred.memory, capacity, pc.memory_margin)) return "memory";
+  if (pc.deadline_hours && p.time_to_train_s && *p.time_to_train_s > *pc.deadline_hours * 3600.0) {
+    return "deadline";
+  }
+  if (pc.budget_usd && p.cost_usd && *p.cost_usd > *pc.budget_usd) return "budget";
+  return nullptr;
+}
+
+// "no feasible configuration among N candidates: ..." with the count of each reason.
+std::string none_feasible(const PlanResult& r) {
+  std::string counts;
+  for (const char* reason : kReasons) {
+    if (r.rejected.at(reason) == 0) continue;
+    counts += fmt::format("{}{} over {}", counts.empty() ? "" : ", ", r.rejected.at(reason),
+                          std::string(reason) == "memory"         ? "memory (with the margin)"
+                          : std::string(reason) == "global_batch" ? "max_global_batch"
+                                                                  : reason);
+  }
+  return fmt::format("no feasible configuration among {} candidates: {}", r.candidates, counts);
+}
+
+// The Pareto front of the feasible points and the one chosen by plan.objective.
+void choose(const model::Scenario& s, std::vector<PlanPoint>& feasible, double capacity,
+            PlanResult& r) {
+  const model::PlanConfig& pc = s.plan;
+  // Pareto front: in front order, a point is non-dominated iff its GPU-hours are strictly below
+  // those of every point before it (those are at least as fast; an equal pair keeps the first).
+  std::sort(feasible.begin(), feasible.end(),
+            [](const PlanPoint& a, const PlanPoint& b) { return front_key(a) < front_key(b); });
+  double best_gh = 0;
+  for (const PlanPoint& p : feasible) {
+    if (r.pareto.empty() || p.gpu_hours_metric() < best_gh) {
+      r.pareto.push_back(p);
+      best_gh = p.gpu_hours_metric();
+    }
+  }
+
+  // The choice: objective first, then the other front metric, then the front_key tie-breaks.
+  const bool by_time = pc.objective == model::PlanObjective::kTime;
+  auto choice_key = [&](const PlanPoint& p) {
+    const double a = by_time ? p.time_metric() : p.gpu_hours_metric();
+    const double b = by_time ? p.gpu_hours_metric() : p.time_metric();
+    return std::make_tuple(a, b, p.gpus, p.global_batch, p.index);
+  };
+  r.chosen = *std::min_element(
+      r.pareto.begin(), r.pareto.end(),
+      [&](const PlanPoint& a, const PlanPoint& b) { return choice_key(a) < choice_key(b); });
+  r.dominated = r.feasible - r.pareto.size();
+  annotate_front(s, r, (1.0 - pc.memory_margin) * capacity);
+}
+
+}  // namespace
+
+PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
+  const model::PlanConfig& pc = s.plan;
+  PlanResult r;
+  for (const char* reason : kReasons) r.rejected[reason] = 0;
+  check_plan_inputs(s, r);
   const double capacity = predictor.hardware().gpu.memory_bytes;
 
   // A PlanConfig built in code may leave the strategy list empty: the scenario's own then.
@@ -190,69 +302,20 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
               }
               par.comm_hook = hook;
               par.strategy = strategy;
-              if (strategy == model::Strategy::kFsdpHybrid && gpus % cluster.gpus_per_node != 0) {
-                // HYBRID_SHARD needs whole nodes: not a candidate at this size.
-                add_warning(r.warnings, fmt::format("fsdp_hybrid is not a candidate below one node "
-                                                    "({} GPUs per node)",
-                                                    cluster.gpus_per_node));
+              if (const std::string why = not_a_candidate(strategy, gpus, cluster, par);
+                  !why.empty()) {
+                add_warning(r.warnings, why);
                 continue;
-              }
-              if (strategy == model::Strategy::kFsdp2) {
-                if (auto problem = fsdp2_mesh_problem(par.fsdp2, gpus)) {
-                  add_warning(r.warnings,
-                              fmt::format("fsdp2 is not a candidate at {} GPUs: {} {} (got {})",
-                                          gpus, problem->pointer, problem->expected, problem->got));
-                  continue;
-                }
               }
               Prediction pred =
                   predictor.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv);
               apply_goodput(s.reliability, predictor.workload(), cluster, training, par,
                             s.gpu_hour_usd, pred, s.hardware.gpus_per_host);
               ++r.candidates;
-              PlanPoint p;
+              PlanPoint p = plan_point(pred, gpus, training, par,
+                                       static_cast<std::size_t>(&hook - pc.comm_hook.data()));
               p.index = index++;
-              p.gpus = gpus;
-              p.nodes = pred.nodes;
-              p.per_gpu_batch = b;
-              p.grad_accumulation = k;
-              p.bucket_cap_mb = par.bucket_cap_mb;
-              p.comm_hook = hook.text;
-              p.hook_index = static_cast<std::size_t>(&hook - pc.comm_hook.data());
-              p.strategy = strategy;
-              p.global_batch = pred.global_batch;
-              p.lr = pred.lr;
-              p.step_time_s = pred.step_time_s;
-              p.throughput_samples_per_s = pred.throughput_samples_per_s;
-              p.steps_to_target = pred.steps_to_target;
-              // With failures (reliability): the wall time includes checkpoints, restarts
-              // and lost work, i.e. the failure-free time / ETTR.
-              const Goodput* g = pred.goodput ? &*pred.goodput : nullptr;
-              p.ettr = g ? std::optional<double>(g->ettr) : std::nullopt;
-              p.time_to_train_s = g ? g->time_to_train_s : pred.time_to_train_s;
-              p.gpu_hours = g ? g->gpu_hours : pred.gpu_hours;
-              p.cost_usd = g ? g->cost_usd : pred.cost_usd;
-              // One million samples take 1e6 / B steps of step_time_s on N GPUs.
-              p.time_per_million_samples_s =
-                  pred.step_time_s * 1e6 / static_cast<double>(pred.global_batch);
-              if (g && g->ettr > 0) p.time_per_million_samples_s /= g->ettr;
-              p.gpu_hours_per_million_samples = p.time_per_million_samples_s * gpus / 3600.0;
-              p.memory_per_gpu_bytes = pred.memory.total();
-
-              const char* reason = nullptr;
-              if (pc.max_global_batch && p.global_batch > *pc.max_global_batch) {
-                reason = "global_batch";
-              } else if (g && g->ettr <= 0) {
-                reason = "reliability";
-              } else if (!fits(pred.memory, capacity, pc.memory_margin)) {
-                reason = "memory";
-              } else if (pc.deadline_hours && p.time_to_train_s &&
-                         *p.time_to_train_s > *pc.deadline_hours * 3600.0) {
-                reason = "deadline";
-              } else if (pc.budget_usd && p.cost_usd && *p.cost_usd > *pc.budget_usd) {
-                reason = "budget";
-              }
-              if (reason != nullptr) {
+              if (const char* reason = rejection(pc, p, pred, capacity)) {
                 ++r.rejected[reason];
                 continue;
               }
@@ -269,43 +332,10 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
   }
   r.feasible = feasible.size();
   if (feasible.empty()) {
-    std::string counts;
-    for (const char* reason : kReasons) {
-      if (r.rejected[reason] == 0) continue;
-      counts += fmt::format("{}{} over {}", counts.empty() ? "" : ", ", r.rejected[reason],
-                            std::string(reason) == "memory"         ? "memory (with the margin)"
-                            : std::string(reason) == "global_batch" ? "max_global_batch"
-                                                                    : reason);
-    }
-    r.none_feasible_reason =
-        fmt::format("no feasible configuration among {} candidates: {}", r.candidates, counts);
+    r.none_feasible_reason = none_feasible(r);
     return r;
   }
-
-  // Pareto front: in front order, a point is non-dominated iff its GPU-hours are strictly below
-  // those of every point before it (those are at least as fast; an equal pair keeps the first).
-  std::sort(feasible.begin(), feasible.end(),
-            [](const PlanPoint& a, const PlanPoint& b) { return front_key(a) < front_key(b); });
-  double best_gh = 0;
-  for (const PlanPoint& p : feasible) {
-    if (r.pareto.empty() || p.gpu_hours_metric() < best_gh) {
-      r.pareto.push_back(p);
-      best_gh = p.gpu_hours_metric();
-    }
-  }
-
-  // The choice: objective first, then the other front metric, then the front_key tie-breaks.
-  const bool by_time = pc.objective == model::PlanObjective::kTime;
-  auto choice_key = [&](const PlanPoint& p) {
-    const double a = by_time ? p.time_metric() : p.gpu_hours_metric();
-    const double b = by_time ? p.gpu_hours_metric() : p.time_metric();
-    return std::make_tuple(a, b, p.gpus, p.global_batch, p.index);
-  };
-  r.chosen = *std::min_element(
-      r.pareto.begin(), r.pareto.end(),
-      [&](const PlanPoint& a, const PlanPoint& b) { return choice_key(a) < choice_key(b); });
-  r.dominated = r.feasible - r.pareto.size();
-  annotate_front(s, r, (1.0 - pc.memory_margin) * capacity);
+  choose(s, feasible, capacity, r);
   return r;
 }
 
