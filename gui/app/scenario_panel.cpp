@@ -104,11 +104,9 @@ void ScenarioPanel::setMaxGpus(int gpus) {
   m_settingMaxGpus = false;
 }
 
-void ScenarioPanel::build() {
-  auto* outer = new QVBoxLayout(this);
+// Model.
+QGroupBox* ScenarioPanel::buildModel() {
   QFormLayout* f = nullptr;
-
-  // Model.
   auto* modelBox = group(tr("Model"), f);
   m_modelLabel = named(new QLabel, "modelLabel");
   m_modelLabel->setWordWrap(true);
@@ -131,9 +129,15 @@ void ScenarioPanel::build() {
   bind("/model/preset", m_modelPreset);
   bind("/model/hf_config", m_hfConfig);
   bind("/model/mlp", m_mlpWidths);
-  outer->addWidget(modelBox);
+  connect(m_modelPreset, &QComboBox::textActivated, this, &ScenarioPanel::setModelPreset);
+  connect(hfButton, &QPushButton::clicked, this, &ScenarioPanel::chooseHfConfig);
+  connect(m_mlpWidths, &QLineEdit::editingFinished, this, &ScenarioPanel::setMlpWidths);
+  return modelBox;
+}
 
-  // Hardware.
+// Hardware.
+QGroupBox* ScenarioPanel::buildHardware() {
+  QFormLayout* f = nullptr;
   auto* hwBox = group(tr("Hardware"), f);
   m_hardwarePreset = named(new QComboBox, "hardwarePreset");
   m_hardwarePreset->addItem(tr("(not a preset)"));
@@ -149,9 +153,14 @@ void ScenarioPanel::build() {
   bind("/hardware", m_hardwarePreset);
   bind("/hardware/preset", m_hardwarePreset);
   bind("/hardware/profile", m_profile);
-  outer->addWidget(hwBox);
+  connect(m_hardwarePreset, &QComboBox::textActivated, this, &ScenarioPanel::setHardwarePreset);
+  connect(profButton, &QPushButton::clicked, this, &ScenarioPanel::chooseProfile);
+  return hwBox;
+}
 
-  // Cluster.
+// Cluster.
+QGroupBox* ScenarioPanel::buildCluster() {
+  QFormLayout* f = nullptr;
   auto* clusterBox = group(tr("Cluster"), f);
   m_gpus = named(new QSpinBox, "clusterGpus");
   m_gpus->setRange(0, 1 << 20);
@@ -175,9 +184,28 @@ void ScenarioPanel::build() {
          "the scenario's sweep (/sweep/cluster.gpus), so the saved file sweeps the same points"));
   bind("/cluster/gpus", m_gpus);
   bind("/cluster/gpus_per_node", m_gpusPerNode);
-  outer->addWidget(clusterBox);
+  connect(m_gpus, &QSpinBox::valueChanged, this,
+          [this](int v) { setNumber("/cluster/gpus", v, true); });
+  connect(m_gpusPerNode, &QSpinBox::valueChanged, this, [this](int v) {
+    if (m_refreshing) return;
+    if (v == 0) {
+      m_doc->removeValue("/cluster/gpus_per_node");
+    } else {
+      setNumber("/cluster/gpus_per_node", v, true);
+    }
+  });
+  connect(m_maxGpus, &QSlider::valueChanged, this, [this](int e) {
+    m_maxGpusLabel->setText(QString::number(1 << e));
+    if (m_refreshing) return;
+    emit maxGpusChanged(1 << e);
+    if (!m_settingMaxGpus) emit maxGpusEdited(1 << e);
+  });
+  return clusterBox;
+}
 
-  // Strategy and knobs.
+// Strategy and knobs.
+QGroupBox* ScenarioPanel::buildParallelism() {
+  QFormLayout* f = nullptr;
   auto* parBox = group(tr("Strategy and knobs"), f);
   m_strategy = named(new QComboBox, "strategy");
   m_strategy->addItems({"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op",
@@ -219,9 +247,44 @@ void ScenarioPanel::build() {
   bind("/training/optimizer", m_optimizer);
   bind("/parallelism/overlap", m_overlap);
   bind("/training/activation_checkpointing", m_checkpointing);
-  outer->addWidget(parBox);
+  connect(m_strategy, &QComboBox::textActivated, this,
+          [this](const QString& s) { m_doc->setValue("/parallelism/strategy", s.toStdString()); });
+  connect(m_bucketCap, &QSlider::valueChanged, this, [this](int v) {
+    m_bucketLabel->setText(QStringLiteral("%1 MiB").arg(v));
+    setNumber("/parallelism/bucket_cap_mb", v, true);
+  });
+  connect(m_accumulation, &QSpinBox::valueChanged, this,
+          [this](int v) { setNumber("/training/grad_accumulation", v, true); });
+  connect(m_commHook, &QComboBox::textActivated, this, [this](const QString& s) {
+    if (!m_refreshing) m_doc->setValue("/parallelism/comm_hook", s.trimmed().toStdString());
+  });
+  connect(m_precision, &QComboBox::textActivated, this,
+          [this](const QString& s) { m_doc->setValue("/training/precision", s.toStdString()); });
+  connect(m_optimizer, &QComboBox::textActivated, this,
+          [this](const QString& s) { m_doc->setValue("/training/optimizer", s.toStdString()); });
+  connect(m_overlap, &QCheckBox::stateChanged, this, [this](int state) {
+    if (m_refreshing) return;
+    const auto st = static_cast<Qt::CheckState>(state);
+    if (st == Qt::PartiallyChecked) {
+      removeWithEmptyParent("/parallelism/overlap");  // the strategy's default
+    } else {
+      m_doc->setValue("/parallelism/overlap", st == Qt::Checked);
+    }
+  });
+  connect(m_checkpointing, &QCheckBox::toggled, this, [this](bool on) {
+    if (m_refreshing) return;
+    if (on) {
+      m_doc->setValue("/training/activation_checkpointing", true);
+    } else {
+      removeWithEmptyParent("/training/activation_checkpointing");  // false is the default
+    }
+  });
+  return parBox;
+}
 
-  // FSDP2 (fully_shard): the mesh, resharding, MixedPrecisionPolicy, gradient sync.
+// FSDP2 (fully_shard): the mesh, resharding, MixedPrecisionPolicy, gradient sync.
+QGroupBox* ScenarioPanel::buildFsdp2() {
+  QFormLayout* f = nullptr;
   auto* fsdp2Box = group(tr("FSDP2 (strategy fsdp2)"), f);
   m_fsdp2Shard = named(new QSpinBox, "fsdp2Shard");
   m_fsdp2Shard->setRange(0, 1 << 20);
@@ -252,194 +315,6 @@ void ScenarioPanel::build() {
   bind("/parallelism/fsdp2/mixed_precision/reduce_dtype", m_fsdp2ReduceDtype);
   bind("/parallelism/fsdp2/requires_gradient_sync", m_fsdp2Sync);
   bind("/parallelism/fsdp2/cpu_offload", m_fsdp2Offload);
-  outer->addWidget(fsdp2Box);
-
-  // Training.
-  auto* trainBox = group(tr("Training"), f);
-  m_perGpuBatch = named(new QSpinBox, "perGpuBatch");
-  m_perGpuBatch->setRange(0, 1 << 20);
-  f->addRow(tr("per-GPU batch"), m_perGpuBatch);
-  m_lrRule = named(new QComboBox, "lrRule");
-  m_lrRule->addItems({tr("(no LR rule)"), "linear", "sqrt", "none"});
-  f->addRow(tr("LR rule"), m_lrRule);
-  m_lrBase = named(new QDoubleSpinBox, "lrBase");
-  m_lrBase->setDecimals(6);
-  m_lrBase->setRange(0, 100);
-  m_lrBase->setValue(kDefaultLrBase);
-  f->addRow(tr("base LR"), m_lrBase);
-  m_lrBaseBatch = named(new QSpinBox, "lrBaseBatch");
-  m_lrBaseBatch->setRange(0, 1 << 30);
-  m_lrBaseBatch->setValue(kDefaultLrBaseBatch);
-  f->addRow(tr("at global batch"), m_lrBaseBatch);
-  m_target = named(new QCheckBox(tr("train to a target (critical batch)")), "targetEnabled");
-  f->addRow(m_target);
-  m_bNoise = named(new QDoubleSpinBox, "bNoise");
-  m_bNoise->setRange(0, 1e9);
-  m_bNoise->setDecimals(2);
-  m_bNoise->setValue(kDefaultBNoise);
-  f->addRow(tr("B_noise (samples)"), m_bNoise);
-  m_sMin = named(new QDoubleSpinBox, "sMin");
-  m_sMin->setRange(0, 1e12);
-  m_sMin->setDecimals(0);
-  m_sMin->setValue(kDefaultSMin);
-  f->addRow(tr("S_min (steps)"), m_sMin);
-  m_price = named(new QDoubleSpinBox, "gpuHourUsd");
-  m_price->setRange(0, 1000);
-  m_price->setDecimals(2);
-  m_price->setSpecialValueText(tr("(no price)"));
-  f->addRow(tr("USD per GPU-hour"), m_price);
-  bind("/training/per_gpu_batch", m_perGpuBatch);
-  bind("/training/lr", m_lrRule);
-  bind("/training/lr/scaling", m_lrRule);
-  bind("/training/lr/base", m_lrBase);
-  bind("/training/lr/base_batch", m_lrBaseBatch);
-  bind("/training/target", m_target);
-  bind("/training/target/critical_batch/b_noise", m_bNoise);
-  bind("/training/target/critical_batch/s_min", m_sMin);
-  bind("/pricing/gpu_hour_usd", m_price);
-  outer->addWidget(trainBox);
-
-  // The planner's constraints and objective (the Recommendation tab and Time & cost).
-  auto* planBox = group(tr("Plan: deadline, budget, objective"), f);
-  m_deadline = named(new QDoubleSpinBox, "deadlineHours");
-  m_deadline->setRange(0, 1e7);
-  m_deadline->setDecimals(1);
-  m_deadline->setSpecialValueText(tr("(no deadline)"));
-  f->addRow(tr("deadline (hours)"), m_deadline);
-  m_budget = named(new QDoubleSpinBox, "budgetUsd");
-  m_budget->setRange(0, 1e12);
-  m_budget->setDecimals(0);
-  m_budget->setSpecialValueText(tr("(no budget)"));
-  f->addRow(tr("budget (USD)"), m_budget);
-  m_objective = named(new QComboBox, "objective");
-  m_objective->addItems({"time", "cost", "gpu_hours"});
-  f->addRow(tr("minimise"), m_objective);
-  bind("/plan/deadline_hours", m_deadline);
-  bind("/plan/budget_usd", m_budget);
-  bind("/plan/objective", m_objective);
-  outer->addWidget(planBox);
-
-  // Failures and checkpoints: job MTBF, checkpoint and restart costs, ETTR (Time & cost).
-  auto* relBox = group(tr("Failures and checkpoints"), f);
-  m_reliability = named(new QCheckBox(tr("count failures and checkpoints (ETTR)")), "reliability");
-  f->addRow(m_reliability);
-  m_nodeMtbf = named(new QDoubleSpinBox, "nodeMtbfHours");
-  m_nodeMtbf->setRange(0, 1e9);
-  m_nodeMtbf->setDecimals(0);
-  m_nodeMtbf->setSpecialValueText(tr("(Llama 3: 6,335)"));
-  f->addRow(tr("node MTBF (hours)"), m_nodeMtbf);
-  m_restart = named(new QDoubleSpinBox, "restartMinutes");
-  m_restart->setRange(0, 1e6);
-  m_restart->setDecimals(1);
-  f->addRow(tr("restart (minutes)"), m_restart);
-  m_ckptWrite = named(new QDoubleSpinBox, "checkpointWrite");
-  m_ckptWrite->setRange(0.001, 1e6);
-  m_ckptWrite->setDecimals(3);
-  f->addRow(tr("checkpoint write (GB/s per node)"), m_ckptWrite);
-  m_ckptAggregate = named(new QDoubleSpinBox, "checkpointAggregate");
-  m_ckptAggregate->setRange(0, 1e9);
-  m_ckptAggregate->setDecimals(1);
-  m_ckptAggregate->setSpecialValueText(tr("(no shared limit)"));
-  f->addRow(tr("storage total (GB/s)"), m_ckptAggregate);
-  m_ckptFormat = named(new QComboBox, "checkpointFormat");
-  m_ckptFormat->addItems({"dcp", "rank0"});
-  f->addRow(tr("checkpoint format"), m_ckptFormat);
-  bind("/reliability", m_reliability);
-  bind("/reliability/node_mtbf_hours", m_nodeMtbf);
-  bind("/reliability/restart_minutes", m_restart);
-  bind("/reliability/checkpoint/write_gbytes_per_s_per_node", m_ckptWrite);
-  bind("/reliability/checkpoint/aggregate_write_gbytes_per_s", m_ckptAggregate);
-  bind("/reliability/checkpoint/format", m_ckptFormat);
-  outer->addWidget(relBox);
-
-  m_issue = named(new QLabel, "issueLabel");
-  m_issue->setWordWrap(true);
-  m_issue->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_issue->setStyleSheet(QStringLiteral("color: #c0392b;"));
-  outer->addWidget(m_issue);
-  outer->addStretch(1);
-
-  // Edits write into the document; refresh() (on changed) re-reads every field.
-  connect(m_modelPreset, &QComboBox::textActivated, this, &ScenarioPanel::setModelPreset);
-  connect(hfButton, &QPushButton::clicked, this, &ScenarioPanel::chooseHfConfig);
-  connect(m_mlpWidths, &QLineEdit::editingFinished, this, &ScenarioPanel::setMlpWidths);
-  connect(m_hardwarePreset, &QComboBox::textActivated, this, &ScenarioPanel::setHardwarePreset);
-  connect(profButton, &QPushButton::clicked, this, &ScenarioPanel::chooseProfile);
-  connect(m_gpus, &QSpinBox::valueChanged, this,
-          [this](int v) { setNumber("/cluster/gpus", v, true); });
-  connect(m_gpusPerNode, &QSpinBox::valueChanged, this, [this](int v) {
-    if (m_refreshing) return;
-    if (v == 0) {
-      m_doc->removeValue("/cluster/gpus_per_node");
-    } else {
-      setNumber("/cluster/gpus_per_node", v, true);
-    }
-  });
-  connect(m_maxGpus, &QSlider::valueChanged, this, [this](int e) {
-    m_maxGpusLabel->setText(QString::number(1 << e));
-    if (m_refreshing) return;
-    emit maxGpusChanged(1 << e);
-    if (!m_settingMaxGpus) emit maxGpusEdited(1 << e);
-  });
-  connect(m_strategy, &QComboBox::textActivated, this,
-          [this](const QString& s) { m_doc->setValue("/parallelism/strategy", s.toStdString()); });
-  connect(m_bucketCap, &QSlider::valueChanged, this, [this](int v) {
-    m_bucketLabel->setText(QStringLiteral("%1 MiB").arg(v));
-    setNumber("/parallelism/bucket_cap_mb", v, true);
-  });
-  connect(m_accumulation, &QSpinBox::valueChanged, this,
-          [this](int v) { setNumber("/training/grad_accumulation", v, true); });
-  connect(m_commHook, &QComboBox::textActivated, this, [this](const QString& s) {
-    if (!m_refreshing) m_doc->setValue("/parallelism/comm_hook", s.trimmed().toStdString());
-  });
-  connect(m_precision, &QComboBox::textActivated, this,
-          [this](const QString& s) { m_doc->setValue("/training/precision", s.toStdString()); });
-  connect(m_optimizer, &QComboBox::textActivated, this,
-          [this](const QString& s) { m_doc->setValue("/training/optimizer", s.toStdString()); });
-  connect(m_perGpuBatch, &QSpinBox::valueChanged, this,
-          [this](int v) { setNumber("/training/per_gpu_batch", v, true); });
-  connect(m_lrRule, &QComboBox::activated, this, &ScenarioPanel::setLrRule);
-  connect(m_lrBase, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    if (m_lrRule->currentIndex() > 0) setNumber("/training/lr/base", v, false);
-  });
-  connect(m_lrBaseBatch, &QSpinBox::valueChanged, this, [this](int v) {
-    if (m_lrRule->currentIndex() > 0) setNumber("/training/lr/base_batch", v, true);
-  });
-  connect(m_target, &QCheckBox::toggled, this, &ScenarioPanel::setTarget);
-  connect(m_bNoise, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    if (m_target->isChecked()) setNumber("/training/target/critical_batch/b_noise", v, false);
-  });
-  connect(m_sMin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    if (m_target->isChecked()) setNumber("/training/target/critical_batch/s_min", v, false);
-  });
-  connect(m_price, &QDoubleSpinBox::valueChanged, this,
-          [this](double v) { setOrRemove("/pricing/gpu_hour_usd", v); });
-  connect(m_overlap, &QCheckBox::stateChanged, this, [this](int state) {
-    if (m_refreshing) return;
-    const auto st = static_cast<Qt::CheckState>(state);
-    if (st == Qt::PartiallyChecked) {
-      removeWithEmptyParent("/parallelism/overlap");  // the strategy's default
-    } else {
-      m_doc->setValue("/parallelism/overlap", st == Qt::Checked);
-    }
-  });
-  connect(m_checkpointing, &QCheckBox::toggled, this, [this](bool on) {
-    if (m_refreshing) return;
-    if (on) {
-      m_doc->setValue("/training/activation_checkpointing", true);
-    } else {
-      removeWithEmptyParent("/training/activation_checkpointing");  // false is the default
-    }
-  });
-  connect(m_deadline, &QDoubleSpinBox::valueChanged, this,
-          [this](double v) { setOrRemove("/plan/deadline_hours", v); });
-  connect(m_budget, &QDoubleSpinBox::valueChanged, this,
-          [this](double v) { setOrRemove("/plan/budget_usd", v); });
-  connect(m_objective, &QComboBox::textActivated, this, [this](const QString& s) {
-    if (m_refreshing) return;
-    if (s == QLatin1String("time") && !m_doc->value("/plan/objective").is_string()) return;
-    m_doc->setValue("/plan/objective", s.toStdString());
-  });
   connect(m_fsdp2Shard, &QSpinBox::valueChanged, this, [this](int v) {
     if (m_refreshing) return;
     if (v == 0) {
@@ -494,6 +369,140 @@ void ScenarioPanel::build() {
       m_doc->setValue("/parallelism/fsdp2/requires_gradient_sync", false);
     }
   });
+  return fsdp2Box;
+}
+
+// Training.
+QGroupBox* ScenarioPanel::buildTraining() {
+  QFormLayout* f = nullptr;
+  auto* trainBox = group(tr("Training"), f);
+  m_perGpuBatch = named(new QSpinBox, "perGpuBatch");
+  m_perGpuBatch->setRange(0, 1 << 20);
+  f->addRow(tr("per-GPU batch"), m_perGpuBatch);
+  m_lrRule = named(new QComboBox, "lrRule");
+  m_lrRule->addItems({tr("(no LR rule)"), "linear", "sqrt", "none"});
+  f->addRow(tr("LR rule"), m_lrRule);
+  m_lrBase = named(new QDoubleSpinBox, "lrBase");
+  m_lrBase->setDecimals(6);
+  m_lrBase->setRange(0, 100);
+  m_lrBase->setValue(kDefaultLrBase);
+  f->addRow(tr("base LR"), m_lrBase);
+  m_lrBaseBatch = named(new QSpinBox, "lrBaseBatch");
+  m_lrBaseBatch->setRange(0, 1 << 30);
+  m_lrBaseBatch->setValue(kDefaultLrBaseBatch);
+  f->addRow(tr("at global batch"), m_lrBaseBatch);
+  m_target = named(new QCheckBox(tr("train to a target (critical batch)")), "targetEnabled");
+  f->addRow(m_target);
+  m_bNoise = named(new QDoubleSpinBox, "bNoise");
+  m_bNoise->setRange(0, 1e9);
+  m_bNoise->setDecimals(2);
+  m_bNoise->setValue(kDefaultBNoise);
+  f->addRow(tr("B_noise (samples)"), m_bNoise);
+  m_sMin = named(new QDoubleSpinBox, "sMin");
+  m_sMin->setRange(0, 1e12);
+  m_sMin->setDecimals(0);
+  m_sMin->setValue(kDefaultSMin);
+  f->addRow(tr("S_min (steps)"), m_sMin);
+  m_price = named(new QDoubleSpinBox, "gpuHourUsd");
+  m_price->setRange(0, 1000);
+  m_price->setDecimals(2);
+  m_price->setSpecialValueText(tr("(no price)"));
+  f->addRow(tr("USD per GPU-hour"), m_price);
+  bind("/training/per_gpu_batch", m_perGpuBatch);
+  bind("/training/lr", m_lrRule);
+  bind("/training/lr/scaling", m_lrRule);
+  bind("/training/lr/base", m_lrBase);
+  bind("/training/lr/base_batch", m_lrBaseBatch);
+  bind("/training/target", m_target);
+  bind("/training/target/critical_batch/b_noise", m_bNoise);
+  bind("/training/target/critical_batch/s_min", m_sMin);
+  bind("/pricing/gpu_hour_usd", m_price);
+  connect(m_perGpuBatch, &QSpinBox::valueChanged, this,
+          [this](int v) { setNumber("/training/per_gpu_batch", v, true); });
+  connect(m_lrRule, &QComboBox::activated, this, &ScenarioPanel::setLrRule);
+  connect(m_lrBase, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    if (m_lrRule->currentIndex() > 0) setNumber("/training/lr/base", v, false);
+  });
+  connect(m_lrBaseBatch, &QSpinBox::valueChanged, this, [this](int v) {
+    if (m_lrRule->currentIndex() > 0) setNumber("/training/lr/base_batch", v, true);
+  });
+  connect(m_target, &QCheckBox::toggled, this, &ScenarioPanel::setTarget);
+  connect(m_bNoise, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    if (m_target->isChecked()) setNumber("/training/target/critical_batch/b_noise", v, false);
+  });
+  connect(m_sMin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    if (m_target->isChecked()) setNumber("/training/target/critical_batch/s_min", v, false);
+  });
+  connect(m_price, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { setOrRemove("/pricing/gpu_hour_usd", v); });
+  return trainBox;
+}
+
+// The planner's constraints and objective (the Recommendation tab and Time & cost).
+QGroupBox* ScenarioPanel::buildPlan() {
+  QFormLayout* f = nullptr;
+  auto* planBox = group(tr("Plan: deadline, budget, objective"), f);
+  m_deadline = named(new QDoubleSpinBox, "deadlineHours");
+  m_deadline->setRange(0, 1e7);
+  m_deadline->setDecimals(1);
+  m_deadline->setSpecialValueText(tr("(no deadline)"));
+  f->addRow(tr("deadline (hours)"), m_deadline);
+  m_budget = named(new QDoubleSpinBox, "budgetUsd");
+  m_budget->setRange(0, 1e12);
+  m_budget->setDecimals(0);
+  m_budget->setSpecialValueText(tr("(no budget)"));
+  f->addRow(tr("budget (USD)"), m_budget);
+  m_objective = named(new QComboBox, "objective");
+  m_objective->addItems({"time", "cost", "gpu_hours"});
+  f->addRow(tr("minimise"), m_objective);
+  bind("/plan/deadline_hours", m_deadline);
+  bind("/plan/budget_usd", m_budget);
+  bind("/plan/objective", m_objective);
+  connect(m_deadline, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { setOrRemove("/plan/deadline_hours", v); });
+  connect(m_budget, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { setOrRemove("/plan/budget_usd", v); });
+  connect(m_objective, &QComboBox::textActivated, this, [this](const QString& s) {
+    if (m_refreshing) return;
+    if (s == QLatin1String("time") && !m_doc->value("/plan/objective").is_string()) return;
+    m_doc->setValue("/plan/objective", s.toStdString());
+  });
+  return planBox;
+}
+
+// Failures and checkpoints: job MTBF, checkpoint and restart costs, ETTR (Time & cost).
+QGroupBox* ScenarioPanel::buildReliability() {
+  QFormLayout* f = nullptr;
+  auto* relBox = group(tr("Failures and checkpoints"), f);
+  m_reliability = named(new QCheckBox(tr("count failures and checkpoints (ETTR)")), "reliability");
+  f->addRow(m_reliability);
+  m_nodeMtbf = named(new QDoubleSpinBox, "nodeMtbfHours");
+  m_nodeMtbf->setRange(0, 1e9);
+  m_nodeMtbf->setDecimals(0);
+  m_nodeMtbf->setSpecialValueText(tr("(Llama 3: 6,335)"));
+  f->addRow(tr("node MTBF (hours)"), m_nodeMtbf);
+  m_restart = named(new QDoubleSpinBox, "restartMinutes");
+  m_restart->setRange(0, 1e6);
+  m_restart->setDecimals(1);
+  f->addRow(tr("restart (minutes)"), m_restart);
+  m_ckptWrite = named(new QDoubleSpinBox, "checkpointWrite");
+  m_ckptWrite->setRange(0.001, 1e6);
+  m_ckptWrite->setDecimals(3);
+  f->addRow(tr("checkpoint write (GB/s per node)"), m_ckptWrite);
+  m_ckptAggregate = named(new QDoubleSpinBox, "checkpointAggregate");
+  m_ckptAggregate->setRange(0, 1e9);
+  m_ckptAggregate->setDecimals(1);
+  m_ckptAggregate->setSpecialValueText(tr("(no shared limit)"));
+  f->addRow(tr("storage total (GB/s)"), m_ckptAggregate);
+  m_ckptFormat = named(new QComboBox, "checkpointFormat");
+  m_ckptFormat->addItems({"dcp", "rank0"});
+  f->addRow(tr("checkpoint format"), m_ckptFormat);
+  bind("/reliability", m_reliability);
+  bind("/reliability/node_mtbf_hours", m_nodeMtbf);
+  bind("/reliability/restart_minutes", m_restart);
+  bind("/reliability/checkpoint/write_gbytes_per_s_per_node", m_ckptWrite);
+  bind("/reliability/checkpoint/aggregate_write_gbytes_per_s", m_ckptAggregate);
+  bind("/reliability/checkpoint/format", m_ckptFormat);
   connect(m_reliability, &QCheckBox::toggled, this, [this](bool on) {
     if (m_refreshing) return;
     if (!on) {
@@ -521,6 +530,23 @@ void ScenarioPanel::build() {
       return;
     m_doc->setValue("/reliability/checkpoint/format", s.toStdString());
   });
+  return relBox;
+}
+
+void ScenarioPanel::build() {
+  auto* outer = new QVBoxLayout(this);
+  // Each group's fields, bound to their scenario keys; edits write into the document and
+  // refresh() (on changed) re-reads every field.
+  for (QGroupBox* box : {buildModel(), buildHardware(), buildCluster(), buildParallelism(),
+                         buildFsdp2(), buildTraining(), buildPlan(), buildReliability()}) {
+    outer->addWidget(box);
+  }
+  m_issue = named(new QLabel, "issueLabel");
+  m_issue->setWordWrap(true);
+  m_issue->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_issue->setStyleSheet(QStringLiteral("color: #c0392b;"));
+  outer->addWidget(m_issue);
+  outer->addStretch(1);
   m_maxGpus->setValue(6);
   // Numbers commit when the user has finished typing (Enter, leaving the field, the arrows or
   // the wheel), not on every keystroke: each keystroke's commit re-read the field from the

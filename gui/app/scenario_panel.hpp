@@ -20,6 +20,7 @@ class QSlider;
 class QLineEdit;
 class QLabel;
 class QCheckBox;
+class QGroupBox;
 
 namespace ddpsim::gui {
 
@@ -67,6 +68,14 @@ class ScenarioPanel : public QWidget {
   static constexpr double kDefaultSMin = 20000;
 
   void build();
+  QGroupBox* buildModel();
+  QGroupBox* buildHardware();
+  QGroupBox* buildCluster();
+  QGroupBox* buildParallelism();
+  QGroupBox* buildFsdp2();
+  QGroupBox* buildTraining();
+  QGroupBox* buildPlan();
+  QGroupBox* buildReliability();
   void bind(const QString& pointer, QWidget* w);
   void markIssue();
   void setNumber(const QString& pointer, double v, bool integer);
