@@ -49,11 +49,15 @@
 // competing traffic (other jobs in lockstep, background traffic; simulator/contention.hpp), and
 // each bucket reports it as contention_slowdown. Without competing traffic the slowdown is 1 and
 // the run is the closed-form one exactly.
-// Interference (StepPlan::interference, >= 1; the Predictor sets it from the scenario or its
-// profile: resolve_interference): DDP plans run a compute kernel (one layer's forward or
-// backward, or the optimizer) this factor slower for as long as the communication stream stays
-// busy after it starts (interfered_s in analytic.hpp, the analytic timeline's rule too); sharded
-// and relaxed plans slow a kernel that starts while a collective is in flight by the whole factor.
+// Contention: DDP plans share the machine between compute and collectives by processor
+// sharing (ddp_timeline.hpp, the analytic timeline's rule too): a compute kernel (one layer's
+// forward or backward, or the optimizer; not the Reducer's copies) runs the largest
+// compute_slowdown of the collectives in flight slower (StepPlan::interference unless a bucket
+// has its own), each collective runs at collective_rate (its collective_slowdown while any rank
+// computes, the pair rate while StepPlan::comm_lanes let two run at once); when a rate changes
+// the work done is settled and the end rescheduled. Sharded plans slow a kernel for as long as
+// their stream stays busy after it starts (interfered_s) and relaxed plans one that starts while
+// a collective is in flight by the whole factor; their collectives are not slowed.
 // Jitter: one std::mt19937_64 per rank seeded from (seed, rank), so a rank's samples do not
 // depend on the rank count or the event order; the same options give bit-identical results
 // (with the same standard library). Each layer duration is rounded to integer nanoseconds, so
