@@ -54,11 +54,11 @@ namespace {
 using namespace ddpsim;
 using nlohmann::json;
 
-int run_predict(const std::string& path, const std::string& engine, const std::string& format,
-                const std::string& out, const std::string& trace) {
-  model::check_output_path("--out", out, {path, trace});
-  model::check_output_path("--trace", trace, {path});
-  const model::Scenario s = model::load_scenario(path);
+int run_predict(const std::string& path, const std::string& profile, const std::string& engine,
+                const std::string& format, const std::string& out, const std::string& trace) {
+  model::check_output_path("--out", out, {path, trace, profile});
+  model::check_output_path("--trace", trace, {path, profile});
+  const model::Scenario s = model::load_scenario(path, profile);
   sim::RunOptions o;
   if (!engine.empty())
     o.engine = engine == "event" ? model::Engine::kEvent : model::Engine::kAnalytic;
@@ -85,9 +85,10 @@ int run_predict(const std::string& path, const std::string& engine, const std::s
 }
 
 // Exit 0 also when nothing is feasible: "feasible": 0 with the counts per reason is an answer.
-int run_plan(const std::string& path, const std::string& format, const std::string& out) {
-  model::check_output_path("--out", out, {path});
-  const model::Scenario s = model::load_scenario(path);
+int run_plan(const std::string& path, const std::string& profile, const std::string& format,
+             const std::string& out) {
+  model::check_output_path("--out", out, {path, profile});
+  const model::Scenario s = model::load_scenario(path, profile);
   const sim::PlanResult r = sim::plan(s);
   const json doc = sim::plan_json(s, r);
   if (!out.empty()) model::write_file_atomic(out, doc.dump(2) + "\n");
@@ -497,9 +498,12 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("ddpsim ") + DDPSIM_VERSION);
   app.require_subcommand(1);
 
-  std::string path, engine, format = "table", out, trace;
+  std::string path, profile, engine, format = "table", out, trace;
   auto* predict = app.add_subcommand("predict", "predict a scenario (and its sweep)");
   predict->add_option("scenario", path, "scenario JSON file")->required();
+  predict->add_option("--profile", profile,
+                      "a calibration profile (ddpsim calibrate) as the hardware: every section "
+                      "it measured (GEMMs, collectives, interference, torch) replaces the model's");
   predict->add_option("--engine", engine, "analytic | event (overrides simulation.engine)")
       ->check(CLI::IsMember({"analytic", "event"}));
   predict->add_option("--format", format, "table | json | csv")
@@ -509,7 +513,7 @@ int main(int argc, char** argv) {
                       "write a Chrome trace (Perfetto) of the simulated steps: needs --engine "
                       "event; ranks 0-63 and the slowest; sweeps write OUT.1.json, OUT.2.json...");
 
-  std::string plan_path, plan_format = "table", plan_out;
+  std::string plan_path, plan_profile, plan_format = "table", plan_out;
   auto* plan = app.add_subcommand(
       "plan",
       "best N and knobs under memory, deadline and budget; Pareto front of time vs GPU-hours");
@@ -518,6 +522,7 @@ int main(int argc, char** argv) {
   plan->add_option("--format", plan_format, "table | json")
       ->check(CLI::IsMember({"table", "json"}));
   plan->add_option("--out", plan_out, "also write the JSON plan to this file (atomically)");
+  plan->add_option("--profile", plan_profile, "a calibration profile as the hardware (as predict)");
 
   std::string schema_format = "json";
   auto* schema = app.add_subcommand("schema", "print the scenario JSON Schema or key reference");
@@ -609,8 +614,11 @@ int main(int argc, char** argv) {
   }
   try {
     if (*predict)
-      return model::stdout_checked("ddpsim", run_predict(path, engine, format, out, trace));
-    if (*plan) return model::stdout_checked("ddpsim", run_plan(plan_path, plan_format, plan_out));
+      return model::stdout_checked("ddpsim",
+                                   run_predict(path, profile, engine, format, out, trace));
+    if (*plan)
+      return model::stdout_checked("ddpsim",
+                                   run_plan(plan_path, plan_profile, plan_format, plan_out));
     if (*schema) return model::stdout_checked("ddpsim", run_schema(schema_format));
     if (*coll)
       return model::stdout_checked("ddpsim", run_collective(hw, gpus, op, min_b, max_b, algo));
