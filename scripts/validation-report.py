@@ -263,11 +263,13 @@ def efficiency_section(kind, runs, w):
 
 def trace_result(doc):
     p = doc["points"][0]
-    text = f"analytic step {pct(rows_by_quantity(p)['step']['error_analytic'])}"
+    step = rows_by_quantity(p)["step"]
+    text = ""
     if p.get("replay_exposed_error_of_step") is not None:
-        text += (f"; replay's exposed comm {pct(p['replay_exposed_error_of_step'])} of the "
-                 f"traced step")
-    return text
+        text = (f"replay: step {pct(step['error_replay'])}, exposed comm "
+                f"{pct(p['replay_exposed_error_of_step'])} of the traced step; ")
+    return text + (f"prediction on preset {doc['scenario'].get('hardware')}: step "
+                   f"{pct(step['error_analytic'])}")
 
 
 def trace_met(doc, goal):
@@ -288,7 +290,8 @@ def trace_section(kind, runs, w):
         t = doc["traced"]
         same = " (byte for byte the same)" if b["predicted_bytes"] == b["measured_bytes"] else ""
         w(f"**{run['label']}** (`{run['file']}`; {t.get('steps')} traced steps averaged, "
-          f"{t.get('backend')}, world size {t.get('world_size')}): buckets predicted "
+          f"{t.get('backend')}; predicted on preset {doc['scenario'].get('hardware')}): buckets "
+          f"predicted "
           f"{len(b['predicted_bytes'])}, traced all-reduces per step "
           f"{len(b['measured_bytes'])}{same}. Milliseconds per step:")
         w("")
