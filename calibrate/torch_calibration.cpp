@@ -126,8 +126,7 @@ int run_torch_calibration(const RunOptions& o) {
     argv.push_back(a);
   }
   if (o.quick) {
-    for (const char* a : {"--warmup-steps", "2", "--steps", "5", "--iters", "5", "--job-processes",
-                          "2", "--job-steps", "10"}) {
+    for (const char* a : {"--warmup-steps", "2", "--steps", "5", "--iters", "5"}) {
       argv.push_back(a);
     }
   }

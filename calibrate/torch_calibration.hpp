@@ -1,8 +1,9 @@
 // torch_calibration.hpp: `ddpsim-calibrate --backend torch --scenario S` — the scenario's layers,
 // optimizer step and torch's own gloo all-reduce timed through PyTorch
 // (calibrate/torch/torch_calibrate.py under the python that imports torch), written into the
-// profile's "torch" section, so that `ddpsim validate --runner torch` predicts what the user's
-// PyTorch job pays (simulator/measured/torch_costs.hpp).
+// profile's "torch" section, so that every prediction on the profile (`ddpsim predict
+// --profile`, validate, the GUI, Python) is of what the user's PyTorch job pays
+// (simulator/analytic/torch_profile.hpp).
 //
 // The profile (--out, default results/profile-<host>.json) must already hold this machine's CPU
 // calibration (ddpsim-calibrate --backend cpu): the torch section completes it and replaces an

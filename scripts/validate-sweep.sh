@@ -30,10 +30,12 @@
 #     buckets (7/4/3/2 at 1/5/10/25 MB) x 2 batch sizes x overlap (16 points), S x R;
 #  into ...-torch.json, ...-torch-gpt2.json and ...-torch-deep.json, section tag torch-loopback.
 # Output: results/validation-<host>-<YYYYMMDD>[-netns-RATE].json and
-# ...-efficiency.json (plus the calibrated profiles beside them), and the markdown tables
-# spliced into results/VALIDATION.md between "<!-- validate-sweep BEGIN/END TAG -->" markers
-# (TAG = loopback or netns-RATE; rerunning replaces that section). With --out-dir the files go
-# there and VALIDATION.md is left alone (the tables are written to OUT_DIR/VALIDATION-TAG.md).
+# ...-efficiency.json (plus the calibrated profiles beside them, which each run also embeds);
+# then results/VALIDATION.manifest.json points its runs at them (ids mlp-loopback,
+# efficiency-loopback, gpt2-exec; mlp-netns-RATE; torch-mlp, torch-gpt2, torch-deep) and
+# results/VALIDATION.md is regenerated (scripts/validation-report.py, which names the files that
+# are no longer cited). With --out-dir the files go there and results/ is left alone (the
+# tables are written to OUT_DIR/VALIDATION-TAG.md, TAG = loopback, netns-RATE or torch-loopback).
 # --netns RATE needs root: it brings the lab up for 2 ranks (scripts/netns-lab.sh up 2 RATE),
 # runs every 2-rank child under calibrate/netns/netns-launch.sh, and always tears it down.
 set -uo pipefail
@@ -189,18 +191,18 @@ if [[ -n $out_dir ]]; then
   cp "$work/section.md" "$out_dir/VALIDATION-$tag.md"
   echo "validate-sweep: tables in $out_dir/VALIDATION-$tag.md"
 else
-  doc=$root/results/VALIDATION.md
-  begin="<!-- validate-sweep BEGIN $tag -->" end="<!-- validate-sweep END $tag -->"
-  if grep -qF "$begin" "$doc"; then
-    # Replace the section in place.
-    awk -v b="$begin" -v e="$end" -v f="$work/section.md" '
-      $0 == b { while ((getline line < f) > 0) print line; skip = 1; next }
-      $0 == e { skip = 0; next }
-      !skip { print }' "$doc" > "$work/VALIDATION.md"
+  # The manifest's run ids for what this run wrote (a run without an id keeps its file only).
+  runs=()
+  if [[ $runner == torch ]]; then
+    runs=(--run "torch-mlp=$main_json" --run "torch-deep=$third_json")
+    ((efficiency)) && runs+=(--run "torch-gpt2=$eff_json")
+  elif [[ -n $netns ]]; then
+    runs=(--run "mlp-netns-$netns=$main_json")
   else
-    { cat "$doc"; echo; cat "$work/section.md"; } > "$work/VALIDATION.md"
+    runs=(--run "mlp-loopback=$main_json" --run "gpt2-exec=$third_json")
+    ((efficiency)) && runs+=(--run "efficiency-loopback=$eff_json")
   fi
-  mv "$work/VALIDATION.md" "$doc.tmp" && mv "$doc.tmp" "$doc"
-  echo "validate-sweep: tables in results/VALIDATION.md ($tag section)"
+  python3 "$root/scripts/validation-report.py" "${runs[@]}" ||
+    echo "validate-sweep: results/VALIDATION.md not regenerated (above); the runs are in results/" >&2
 fi
 echo "validate-sweep: done in $((t3 - t0)) s (sweep $((t1 - t0)) s, $second_name $((t2 - t1)) s$( [[ -n $third_json ]] && echo ", third $((t3 - t2)) s"))"

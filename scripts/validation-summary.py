@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The goal-level summary of ddpsim-validate documents, as results/VALIDATION.md quotes it.
+"""The goal-level summary of ddpsim-validate documents (scripts/validation-report.py, which
+writes results/VALIDATION.md, uses its helpers).
 
-    python3 scripts/validation-summary.py results/validation-vm-20261204-torch.json [more.json]
+    python3 scripts/validation-summary.py results/validation-vm-20261206-torch-mlp.json [more.json]
 
 Per document (and pooled over all of them): points and runner; median and max |step-time error|
 (analytic; event in brackets) and how many points exceed 5% and 10%; per component (forward,
@@ -57,45 +58,98 @@ def noise_floor(points, limit=0.10):
     return total, counted
 
 
-def summarize(name, points, choice):
-    out = []
-    w = out.append
+def step_stats(points):
+    """|step error| of the analytic (and event) prediction over `points`: n, median, max, how
+    many over 5% and 10%, and the signed range."""
     step = [rows_by_quantity(p)["step_time_s"] for p in points]
     ea = [abs(r["error_analytic"]) for r in step]
     ee = [abs(r["error_event"]) for r in step]
-    w(f"**{name}**: {len(points)} points. |step error| median {100 * statistics.median(ea):.1f}%"
-      f" ({100 * statistics.median(ee):.1f}%), max {100 * max(ea):.1f}% ({100 * max(ee):.1f}%);"
-      f" over 5%: {sum(e > 0.05 for e in ea)}, over 10%: {sum(e > 0.10 for e in ea)}"
-      f" (analytic; event in brackets). Signed step errors {pct(min(r['error_analytic'] for r in step))}"
-      f"..{pct(max(r['error_analytic'] for r in step))}.")
+    signed = [r["error_analytic"] for r in step]
+    return {"n": len(points), "median": statistics.median(ea), "max": max(ea),
+            "median_event": statistics.median(ee), "max_event": max(ee),
+            "over5": sum(e > 0.05 for e in ea), "over10": sum(e > 0.10 for e in ea),
+            "lo": min(signed), "hi": max(signed)}
+
+
+COMPONENTS = ("forward_time_s", "backward_time_s", "optimizer_time_s", "comm_time_s",
+              "exposed_comm_s", "step_time_s")
+
+
+def component_stats(points, quantity):
+    """Median signed error (analytic), its range, and the median predicted and measured
+    seconds of one row over `points`; None when no point measured it."""
+    rs = [rows_by_quantity(p)[quantity] for p in points]
+    errs = [r["error_analytic"] for r in rs if r["error_analytic"] is not None]
+    if not errs:
+        return None
+    return {"median": statistics.median(errs), "lo": min(errs), "hi": max(errs),
+            "predicted_s": statistics.median(r["analytic"] for r in rs),
+            "measured_s": statistics.median(r["measured"] for r in rs)}
+
+
+def exposed_errors(points):
+    """Per point, exposed communication |predicted - measured| / the measured step."""
+    out = []
+    for p in points:
+        r = rows_by_quantity(p)
+        out.append(abs(r["exposed_comm_s"]["analytic"] - r["exposed_comm_s"]["measured"]) /
+                   r["step_time_s"]["measured"])
+    return out
+
+
+def bucket_count_matches(points):
+    """(points whose measured bucket count is the predicted one, points with 2+ ranks)."""
+    multi = [p for p in points if p["gpus"] > 1]  # one rank runs no Reducer: no buckets
+    return sum(p["bucket_count"]["predicted"] == p["bucket_count"]["measured"]
+               for p in multi), len(multi)
+
+
+def choice_stats(choice):
+    """(groups whose predicted best cap is in the measured 95% set, groups with at least one
+    tied predicted best in it, groups)."""
+    return (sum(g["predicted_best_in_set_analytic"] for g in choice),
+            sum(g["some_predicted_best_in_set_analytic"] for g in choice), len(choice))
+
+
+def measurement_spread(points):
+    """Per point, the 95% CI width of the measured median step relative to it."""
+    return [(p["measured_step_time"]["ci_hi_s"] - p["measured_step_time"]["ci_lo_s"]) /
+            p["measured_step_time"]["median_s"] for p in points]
+
+
+def drift(points):
+    """Measured step / the calibration's own job pass, for the points that are that job."""
+    return [p["calibration_job"]["measured_over_calibration"] for p in points
+            if "calibration_job" in p]
+
+
+def summarize(name, points, choice):
+    out = []
+    w = out.append
+    s = step_stats(points)
+    w(f"**{name}**: {s['n']} points. |step error| median {100 * s['median']:.1f}%"
+      f" ({100 * s['median_event']:.1f}%), max {100 * s['max']:.1f}% ({100 * s['max_event']:.1f}%);"
+      f" over 5%: {s['over5']}, over 10%: {s['over10']}"
+      f" (analytic; event in brackets). Signed step errors {pct(s['lo'])}..{pct(s['hi'])}.")
     w("")
     w("| component | median error | range | median predicted ms | median measured ms |")
     w("|---|---|---|---|---|")
-    for q in ("forward_time_s", "backward_time_s", "optimizer_time_s", "comm_time_s",
-              "exposed_comm_s", "step_time_s"):
-        rs = [rows_by_quantity(p)[q] for p in points]
-        errs = [r["error_analytic"] for r in rs if r["error_analytic"] is not None]
-        if not errs:
+    for q in COMPONENTS:
+        c = component_stats(points, q)
+        if c is None:
             continue
-        w(f"| {q} | {pct(statistics.median(errs))} | {pct(min(errs))}..{pct(max(errs))} | "
-          f"{1e3 * statistics.median(r['analytic'] for r in rs):.2f} | "
-          f"{1e3 * statistics.median(r['measured'] for r in rs):.2f} |")
-    exposed = []
-    for p in points:
-        r = rows_by_quantity(p)
-        exposed.append(abs(r["exposed_comm_s"]["analytic"] - r["exposed_comm_s"]["measured"]) /
-                       r["step_time_s"]["measured"])
+        w(f"| {q} | {pct(c['median'])} | {pct(c['lo'])}..{pct(c['hi'])} | "
+          f"{1e3 * c['predicted_s']:.2f} | {1e3 * c['measured_s']:.2f} |")
+    exposed = exposed_errors(points)
     w("")
     w(f"Exposed communication |predicted - measured| / measured step: median "
       f"{100 * statistics.median(exposed):.1f}%, max {100 * max(exposed):.1f}%, over 10%: "
       f"{sum(e > 0.10 for e in exposed)} of {len(exposed)}.")
-    multi = [p for p in points if p["gpus"] > 1]  # one rank runs no Reducer: no buckets
-    same = sum(p["bucket_count"]["predicted"] == p["bucket_count"]["measured"] for p in multi)
-    w(f"Bucket counts (2+ ranks): measured = predicted at {same} of {len(multi)} points.")
+    same, multi = bucket_count_matches(points)
+    w(f"Bucket counts (2+ ranks): measured = predicted at {same} of {multi} points.")
     if choice:
-        ins = sum(g["predicted_best_in_set_analytic"] for g in choice)
-        some = sum(g["some_predicted_best_in_set_analytic"] for g in choice)
-        w(f"Bucket-cap choice: predicted best in the measured 95% set in {ins} of {len(choice)} "
+        ins, some, groups = choice_stats(choice)
+        w(f"Bucket-cap choice: predicted best in the measured 95% set in {ins} of {groups} "
           f"groups ({some} with at least one tied predicted best).")
     without = [p for p in points if "without_torch_calibration" in p]
     if without:
@@ -103,12 +157,10 @@ def summarize(name, points, choice):
     recal = recalibrated(points)
     if recal:
         w(recal)
-    spread = [(p["measured_step_time"]["ci_hi_s"] - p["measured_step_time"]["ci_lo_s"]) /
-              p["measured_step_time"]["median_s"] for p in points]
+    spread = measurement_spread(points)
     w(f"Measurement spread: 95% CI of the median step / median: median "
       f"{100 * statistics.median(spread):.1f}%, max {100 * max(spread):.1f}%.")
-    jobs = [p["calibration_job"]["measured_over_calibration"] for p in points
-            if "calibration_job" in p]
+    jobs = drift(points)
     if jobs:
         w(f"Drift: {len(jobs)} point(s) are the calibration's own DDP job (cap 25, its overlap), "
           f"measured at {statistics.median(jobs):.2f}x the job pass's step (median; "
@@ -122,55 +174,79 @@ def summarize(name, points, choice):
     return "\n".join(out)
 
 
-def without_torch(points, choice):
+def without_torch_stats(points, choice):
     """The same measurements against the prediction without the torch calibration (ddpsim-
-    validate --runner torch keeps it per point as "without_torch_calibration")."""
+    validate --runner torch keeps it per point as "without_torch_calibration"): per point the
+    |step error| and the exposed communication's |error| / measured step; and, over the bucket-
+    choice groups these points belong to, (groups whose every tied predicted best cap is in the
+    measured 95% set, groups)."""
     step, exposed = [], []
     for p in points:
         r, wo = rows_by_quantity(p), p["without_torch_calibration"]
         meas = r["step_time_s"]["measured"]
         step.append(abs(wo["step_time_s"] - meas) / meas)
         exposed.append(abs(wo["exposed_comm_s"] - r["exposed_comm_s"]["measured"]) / meas)
+    ins = groups = 0
+    for g in choice or []:
+        pred = {}
+        for p in points:
+            label = {k: v for k, v in p["point"].items() if k != "parallelism.bucket_cap_mb"}
+            label.setdefault("gpus", p["gpus"])
+            if all(label.get(k) == v for k, v in g["group"].items()):
+                pred[float(p["point"]["parallelism.bucket_cap_mb"])] = (
+                    p["without_torch_calibration"]["step_time_s"])
+        if not pred:  # a group of another document (pooled)
+            continue
+        best = min(pred.values())
+        groups += 1
+        ins += all(c in g["measured_best_set_mb"] for c, t in pred.items()
+                   if t <= best * (1 + 1e-9))
+    return {"step": step, "exposed": exposed, "choice": (ins, groups)}
+
+
+def without_torch(points, choice):
+    s = without_torch_stats(points, choice)
+    step, exposed = s["step"], s["exposed"]
     line = (f"Without the torch calibration (same measurements, the model and CPU profile's "
             f"costs): |step error| median {100 * statistics.median(step):.1f}%, max "
             f"{100 * max(step):.1f}%, over 10%: {sum(e > 0.10 for e in step)} of {len(step)}; "
             f"exposed communication / step median {100 * statistics.median(exposed):.1f}%, max "
             f"{100 * max(exposed):.1f}%, over 10%: {sum(e > 0.10 for e in exposed)}")
     if choice:
-        ins = 0
-        for g in choice:
-            pred = {}
-            for p in points:
-                label = {k: v for k, v in p["point"].items() if k != "parallelism.bucket_cap_mb"}
-                label.setdefault("gpus", p["gpus"])
-                if all(label.get(k) == v for k, v in g["group"].items()):
-                    pred[float(p["point"]["parallelism.bucket_cap_mb"])] = (
-                        p["without_torch_calibration"]["step_time_s"])
-            best = min(pred.values())
-            ins += all(c in g["measured_best_set_mb"] for c, t in pred.items()
-                       if t <= best * (1 + 1e-9))
-        line += f"; predicted best cap (all tied) in the measured 95% set in {ins} of {len(choice)}"
+        ins, groups = s["choice"]
+        line += f"; predicted best cap (all tied) in the measured 95% set in {ins} of {groups}"
     return line + "."
 
 
-def recalibrated(points):
-    """With --recalibrate-each every repetition predicted on its own calibration: the step error
-    of the median prediction over the calibrations, and how far the calibrations' predictions
-    spread (their half-range relative to their median), against the same measurements."""
+def recalibrated_stats(points):
+    """With --recalibrate-each every repetition predicted on its own calibration: per point the
+    |step error| of the median prediction over the calibrations and the predictions' half-range
+    relative to their median; the number of calibrations; and, when every point has them, each
+    point's median over the repetitions of its paired |error| (a repetition against its own
+    calibration), else None. None without --recalibrate-each."""
     rs = [rows_by_quantity(p)["step_time_s"] for p in points]
     if not all("predicted_spread" in r for r in rs):
+        return None
+    paired = [statistics.median(e for e in r["paired_errors_analytic"] if e is not None)
+              for r in rs if any(e is not None for e in r.get("paired_errors_analytic", []))]
+    return {"median": [abs(r["predicted_spread"]["analytic"]["median"] / r["measured"] - 1)
+                       for r in rs],
+            "half": [r["predicted_spread"]["analytic"]["half_range_relative"] for r in rs],
+            "runs": rs[0]["predicted_spread"]["analytic"]["runs"],
+            "paired": [abs(e) for e in paired] if len(paired) == len(rs) else None}
+
+
+def recalibrated(points):
+    s = recalibrated_stats(points)
+    if s is None:
         return ""
-    med = [abs(r["predicted_spread"]["analytic"]["median"] / r["measured"] - 1) for r in rs]
-    half = [r["predicted_spread"]["analytic"]["half_range_relative"] for r in rs]
-    n = rs[0]["predicted_spread"]["analytic"]["runs"]
-    line = (f"Over the {n} calibrations (--recalibrate-each): the median prediction's |step "
+    med, half = s["median"], s["half"]
+    line = (f"Over the {s['runs']} calibrations (--recalibrate-each): the median prediction's |step "
             f"error| median {100 * statistics.median(med):.1f}%, max {100 * max(med):.1f}%, over "
             f"10%: {sum(e > 0.10 for e in med)} of {len(med)}; the predictions' half-range / "
             f"median: median {100 * statistics.median(half):.1f}%, max {100 * max(half):.1f}%.")
-    paired = [statistics.median(e for e in r["paired_errors_analytic"] if e is not None)
-              for r in rs if any(e is not None for e in r.get("paired_errors_analytic", []))]
-    if len(paired) == len(rs):
-        a = [abs(e) for e in paired]
+    a = s["paired"]
+    if a is not None:
         line += (f" Each repetition against its own calibration (the median over the "
                  f"repetitions of prediction / that repetition's median - 1): |step error| median "
                  f"{100 * statistics.median(a):.1f}%, max {100 * max(a):.1f}%, over 10%: "

@@ -4,7 +4,7 @@ all-reduce through PyTorch, so that a prediction for a PyTorch user is one of th
 
   python3 calibrate/torch/torch_calibrate.py P1.json --workload W1.json [P2 --workload W2]... \
       --nproc 2 [--warmup-steps 3] [--steps 10] [--max-bytes N] [--iters 11] [--contention-reps 7] \
-      [--job-processes 6] [--job-steps 10] --out section.json
+      --out section.json
 
 Each POINT.json / W.json pair is one plain scenario and ddpsim's workload for it, as ddpsim-
 validate writes them for ddp_runner.py (the module comes from workload_model.py, the optimizer
@@ -24,22 +24,6 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
     gradient (a layer's backward runs from the previous layer's last gradient, the first from
     loss.backward(), the rest of loss.backward() goes to the last layer to finish). Medians per
     layer over --steps steps.
-  - the job (issue 16: the optimizer and the all-reduces timed alone missed what they take in
-    the DDP job by up to 2x): the workload as the user's job runs it at DistributedDataParallel's
-    default bucket_cap_mb 25 (the point's other arguments), real gloo all-reduces timed by the
-    runner's own comm hook (step_loop.run_rank): the optimizer step there, whose page faults
-    follow the job's allocation history, and the buckets' communication occupancy (the union of
-    their launch-to-completion spans) per step, once with the all-reduces launched as buckets
-    fill ("job") and once after the backward ("job_overlap_off": gloo in the job with no
-    backward beside it); --job-steps steps in each of --job-processes fresh process groups
-    per workload and overlap setting (the same job's optimizer and communication differ by
-    +-20% from one set of processes to the next here; and each pass in processes of its own, as
-    the user's job and every validation point run: glibc's malloc raises its mmap threshold to
-    the largest chunk freed so far, so a pass run after another workload's inherits a heap
-    that decides its page faults differently), 10%-trimmed means of them all. ddpsim divides
-    the overlap-off pass's occupancy by the all-reduce table's one-at-a-time times of the same
-    buckets to get how much slower gloo runs inside the job than alone
-    (simulator/measured/torch_costs.hpp).
   - optimizer: opt.step(); opt.zero_grad(set_to_none=True), exactly as the runner's step runs it
     (torch.optim with the point's optimizer; torch 1.13's CPU default is the for-loop
     implementation), minor page faults counted (getrusage): the user's job pays them too.
@@ -48,15 +32,20 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
     a time and "pair" two in flight at once (async_op=True), the latter per all-reduce
     (gloo_probe.py's method: ProcessGroupGloo runs collectives on its worker threads, 2 by
     default in torch 1.13, so two buckets' all-reduces proceed at once).
-  - contention (issue 16: in the DDP job, backward and the buckets' all-reduces share the cores;
-    the tables above are each measured alone): the first workload's forward + backward (plain
-    module, no DDP) alone, then while a helper thread runs --max-bytes all-reduces back to back
-    (one in flight: the thread waits in C++, gloo's worker does the work), long enough to cover
-    the whole compute (repeated so that it holds about eight all-reduces); and the all-reduces'
-    own durations alone and those that started and ended inside the compute. compute_slowdown
-    and all_reduce_slowdown are the ratios of the medians. Measured at 1 MiB, x4 up to and at
-    --max-bytes ("by_size" rows; the top-level keys are the largest's): the slowdowns depend on
-    the size in flight, and ddpsim looks them up per bucket (simulator/measured/torch_costs.hpp).
+  - contention: how compute and gloo's all-reduces slow each other when they share the cores,
+    measured with a synthetic compute, never the workload's job (the machine's property, the
+    same for every workload): a fixed MLP's forward + backward (SYNTHETIC_WIDTHS, batch
+    SYNTHETIC_BATCH, the autograd engine with the GIL released, as DDP's backward runs) alone,
+    then while a helper thread runs all-reduces of one size back to back (one in flight: the
+    thread waits in C++, gloo's worker does the work), long enough to cover the whole compute;
+    and the all-reduces alone and those that started and ended inside the compute.
+    compute_slowdown and all_reduce_slowdown are the ratios of the medians, at 1 MiB, x4 up to
+    and at --max-bytes ("by_size" rows): ddpsim's engines run a bucket's all-reduce and the
+    backward beside it at those rates (processor sharing, simulator/analytic/ddp_timeline.hpp).
+  Each workload is timed in a process group of its own (fresh processes, as the user's job
+  starts: glibc's malloc raises its mmap threshold to the largest chunk freed so far, so a
+  workload timed after another would inherit a heap that decides its page faults differently);
+  the all-reduces and the contention in one more.
 
 Output: the profile's "torch" section (model/profile/profile_keys.cpp), written atomically; progress on
 stderr. Exit 0; 2 with one line for a point PyTorch cannot run here; 1 when a rank fails.
@@ -92,7 +81,7 @@ except ImportError as e:  # the C++ caller names the python it ran
 
 import run_config  # noqa: E402
 from run_results import write_atomic  # noqa: E402
-from step_loop import _optimizer, build, run_rank  # noqa: E402
+from step_loop import _optimizer, build  # noqa: E402
 from workload_model import Unsupported  # noqa: E402
 
 
@@ -242,73 +231,6 @@ def time_compute(cfg, rank, world, warmup, steps):
     }
 
 
-JOB_BUCKET_CAP_MB = 25.0  # DistributedDataParallel's default (torch/nn/parallel/distributed.py:540)
-
-
-def _union_s(spans):
-    """Length of the union of [start, end] intervals (seconds)."""
-    total, reach = 0.0, None
-    for a, b in sorted(spans):
-        if reach is None or a > reach:
-            total += b - a
-            reach = b
-        elif b > reach:
-            total += b - reach
-            reach = b
-    return total
-
-
-def job_steps(cfg, rank, world, warmup, steps, overlap=True):
-    """The workload as the user's DDP job runs it with PyTorch's default bucket_cap_mb 25, the
-    all-reduces launched as buckets fill (overlap, PyTorch's way) or once the backward is done
-    (the runner's overlap off), the point's other DDP arguments, real gloo all-reduces timed by
-    the runner's own hook (step_loop.run_rank, timed_hooks.BucketRecorder): per step after
-    max(2, warmup) (DDP rebuilds its buckets in the second step), the step, the optimizer as it
-    runs there (its
-    page faults follow the job's allocation history: the gradients freed by zero_grad, the
-    buckets, gloo's buffers), the exposed communication and the buckets' communication
-    occupancy (the union of their launch-to-completion spans: gloo's two workers run two at
-    once), the backward's compute (loss.backward() less the communication it waited for: the
-    gradients re-faulted as the job's allocator state decides); and the buckets' sizes."""
-    warm = max(2, warmup)
-    jcfg = dataclasses.replace(cfg, bucket_cap_mb=JOB_BUCKET_CAP_MB, overlap=overlap,
-                               timing_hook=True, grad_accumulation=1, steps=steps,
-                               warmup_steps=warm)
-    rows = run_rank(jcfg, rank, world)["steps"][warm:]
-    return {
-        "steps": [{"step_s": r["step_time_s"], "optimizer_s": r["optimizer_time_s"],
-                   "optimizer_minor_faults": r["minor_faults"]["optimizer"],
-                   "exposed_comm_s": r["exposed_comm_s"],
-                   "comm_occupancy_s": _union_s([(b["start_s"], b["end_s"])
-                                                 for b in r["buckets"]]),
-                   "backward_s": r["backward_time_s"]} for r in rows],
-        "bucket_bytes": [b["bytes"] for b in rows[-1]["buckets"]] if rows else [],
-        "overlap": overlap,
-    }
-
-
-def job_summary(runs):
-    """One workload's job runs (job_steps of rank 0, one per process group) pooled: 10%-trimmed
-    means over every step of every run (the same job's optimizer and communication differ by
-    +-20% from one set of processes to the next here, so one run cannot say their mean)."""
-    rows = [r for run in runs for r in run["steps"]]
-    mean = lambda k: _trimmed_mean([r[k] for r in rows])  # noqa: E731
-    return {
-        "bucket_cap_mb": JOB_BUCKET_CAP_MB,
-        "overlap": runs[-1].get("overlap", True) if runs else True,
-        "processes": len(runs),
-        "steps": len(rows),
-        "step_s": mean("step_s"),
-        "optimizer_s": mean("optimizer_s"),
-        "optimizer_minor_faults": statistics.mean([r["optimizer_minor_faults"] for r in rows])
-        if rows else 0,
-        "exposed_comm_s": mean("exposed_comm_s"),
-        "comm_occupancy_s": mean("comm_occupancy_s"),
-        "backward_s": mean("backward_s"),
-        "bucket_bytes": runs[-1]["bucket_bytes"] if runs else [],
-    }
-
-
 def time_all_reduce(sizes, iters):
     """Per size, one all-reduce alone ("sync") and two in flight ("pair", per all-reduce),
     10%-trimmed means of `iters` each; the sizes round-robin (every pass times each size once),
@@ -336,18 +258,33 @@ def time_all_reduce(sizes, iters):
              "pair_s": _trimmed_mean(pair[size])} for size in sizes]
 
 
-def time_contention(cfg, rank, size, reps):
-    """Forward + backward of `cfg`'s module alone and with gloo all-reduces of `size` bytes
-    running back to back on a helper thread; the all-reduce durations alone and inside the
-    compute (see the module docstring). Every rank runs the same collectives in the same order."""
-    import threading
-    model, inputs, loss_fn = build(cfg, rank)
-    gen = torch.Generator().manual_seed(cfg.seed * 7919 + rank + 17)
-    x, y = inputs(cfg.per_gpu_batch, gen)
+SYNTHETIC_WIDTHS = (1024, 2048, 2048, 1024)  # a fixed MLP: the contention is the machine's
+SYNTHETIC_BATCH = 64
+
+
+def synthetic_compute(seed):
+    """A fixed forward + backward that is nobody's workload: Linear layers of SYNTHETIC_WIDTHS
+    with GELU between them, batch SYNTHETIC_BATCH, fp32, loss = mean of the output."""
+    gen = torch.Generator().manual_seed(seed)
+    layers = []
+    for a, b in zip(SYNTHETIC_WIDTHS, SYNTHETIC_WIDTHS[1:]):
+        layers += [torch.nn.Linear(a, b), torch.nn.GELU()]
+    model = torch.nn.Sequential(*layers[:-1])
+    x = torch.randn(SYNTHETIC_BATCH, SYNTHETIC_WIDTHS[0], generator=gen)
 
     def compute():
         model.zero_grad(set_to_none=True)
-        loss_fn(model(x), y).backward()
+        model(x).mean().backward()
+
+    return compute
+
+
+def time_contention(rank, size, reps):
+    """The synthetic forward + backward alone and with gloo all-reduces of `size` bytes running
+    back to back on a helper thread; the all-reduce durations alone and inside the compute (see
+    the module docstring). Every rank runs the same collectives in the same order."""
+    import threading
+    compute = synthetic_compute(17 + rank)
 
     for _ in range(2):  # warm-up: allocations, first-call paths
         compute()
@@ -398,7 +335,8 @@ def time_contention(cfg, rank, size, reps):
     c_alone, c_over = _median(alone), _median(over)
     a_alone, a_over = _median(ar_alone), _median(ar_over)
     return {
-        "workload": cfg.workload.get("name", ""),
+        "compute": f"synthetic MLP {'-'.join(map(str, SYNTHETIC_WIDTHS))}, batch "
+                   f"{SYNTHETIC_BATCH}, forward + backward",
         "size_bytes": size,
         "all_reduces_in_flight": 1,
         "reps": reps,
@@ -414,53 +352,49 @@ def time_contention(cfg, rank, size, reps):
     }
 
 
-def _rank(rank, world, cfgs, a, sizes, queue):
+def _workload_rank(rank, world, cfg, a, queue):
+    """One process group: one workload's layers and optimizer (time_compute); rank 0's to
+    `queue`."""
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=world, timeout=run_config.TIMEOUT)
-    out = {"workloads": []}
-    for cfg in cfgs:
-        if rank == 0:
-            print(f"{PROG}: timing {cfg.workload.get('name', '')}, batch {cfg.per_gpu_batch}, "
-                  f"{cfg.optimizer} ({a.warmup_steps} + {a.steps} steps)", file=sys.stderr)
-        out["workloads"].append(time_compute(cfg, rank, world, a.warmup_steps, a.steps))
-    if world > 1:
-        if rank == 0:
-            print(f"{PROG}: timing gloo all_reduce, {len(sizes)} sizes x {a.iters}",
-                  file=sys.stderr)
-        out["all_reduce"] = time_all_reduce(sizes, a.iters)
-        # The contention depends on the all-reduce's size (issue 16): 1 MiB, then x4, up to
-        # --max-bytes; the largest keeps the section's top-level keys, every size a "by_size" row.
-        csizes, cs = [], 1 << 20
-        while cs < a.max_bytes:
-            csizes.append(cs)
-            cs *= 4
-        csizes.append(a.max_bytes)
-        rows = []
-        for cs in csizes:
-            if rank == 0:
-                print(f"{PROG}: timing contention: {cfgs[0].workload.get('name', '')} forward + "
-                      f"backward with {cs}-byte all-reduces in flight", file=sys.stderr)
-            rows.append(time_contention(cfgs[0], rank, cs, a.contention_reps))
-        out["contention"] = dict(rows[-1])
-        out["contention"]["by_size"] = [
-            {k: r[k] for k in ("size_bytes", "compute_slowdown", "all_reduce_slowdown",
-                               "compute_alone_s", "compute_overlapped_s", "all_reduce_alone_s",
-                               "all_reduce_overlapped_s", "all_reduces_inside_compute")}
-            for r in rows]
     if rank == 0:
-        queue.put(out)
+        print(f"{PROG}: timing {cfg.workload.get('name', '')}, batch {cfg.per_gpu_batch}, "
+              f"{cfg.optimizer} ({a.warmup_steps} + {a.steps} steps)", file=sys.stderr)
+    entry = time_compute(cfg, rank, world, a.warmup_steps, a.steps)
+    if rank == 0:
+        queue.put(entry)
     dist.barrier()
     dist.destroy_process_group()
 
 
-def _job_rank(rank, world, cfg, overlap, a, queue):
-    """One process group of the job pass: one workload's job_steps at one overlap setting;
-    rank 0's to `queue`."""
+def _gloo_rank(rank, world, a, sizes, queue):
+    """One process group: gloo's all-reduce per size, then the contention at 1 MiB, x4 up to
+    --max-bytes (every size a "by_size" row; the largest also keeps the section's top-level
+    keys); rank 0's to `queue`."""
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=world, timeout=run_config.TIMEOUT)
-    run = job_steps(cfg, rank, world, a.warmup_steps, a.job_steps, overlap)
     if rank == 0:
-        queue.put(run)
+        print(f"{PROG}: timing gloo all_reduce, {len(sizes)} sizes x {a.iters}", file=sys.stderr)
+    out = {"all_reduce": time_all_reduce(sizes, a.iters)}
+    csizes, cs = [], 1 << 20
+    while cs < a.max_bytes:
+        csizes.append(cs)
+        cs *= 4
+    csizes.append(a.max_bytes)
+    rows = []
+    for cs in csizes:
+        if rank == 0:
+            print(f"{PROG}: timing contention: a synthetic forward + backward with {cs}-byte "
+                  f"all-reduces in flight", file=sys.stderr)
+        rows.append(time_contention(rank, cs, a.contention_reps))
+    out["contention"] = dict(rows[-1])
+    out["contention"]["by_size"] = [
+        {k: r[k] for k in ("size_bytes", "compute_slowdown", "all_reduce_slowdown",
+                           "compute_alone_s", "compute_overlapped_s", "all_reduce_alone_s",
+                           "all_reduce_overlapped_s", "all_reduces_inside_compute")}
+        for r in rows]
+    if rank == 0:
+        queue.put(out)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -486,20 +420,11 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--iters", type=int, default=11)
     ap.add_argument("--contention-reps", type=int, default=7)
-    # Six process groups of 10 steps rather than three of 20 (the same steps): the job's mean
-    # differs more between process groups than its steps within one do (1024-2048-1024 MLP at
-    # cap 25, overlap off, six groups of 40 steps: step sd 3.3 ms between the groups' means,
-    # 6.6 ms within a group), so the standard error of the mean goes from
-    # sqrt(3.3^2/3 + 6.6^2/60) = 2.1 ms to sqrt(3.3^2/6 + 6.6^2/60) = 1.6 ms.
-    ap.add_argument("--job-processes", type=int, default=6)
-    ap.add_argument("--job-steps", type=int, default=10)
     ap.add_argument("--max-bytes", type=int, default=4 << 20)
     ap.add_argument("--out", required=True)
     a = ap.parse_intermixed_args()
     if len(a.points) != len(a.workload):
         fail(2, f"{len(a.points)} point(s) but {len(a.workload)} --workload file(s)")
-    if a.job_processes < 1 or a.job_steps < 1:
-        fail(2, "--job-processes and --job-steps: at least 1")
     if a.nproc < 2:
         fail(2, "--nproc: the torch calibration times DDP and gloo with at least 2 ranks")
     try:
@@ -518,41 +443,29 @@ def main():
     ctx = mp.get_context("spawn")
     queue = ctx.SimpleQueue()
     load_before = open("/proc/loadavg").read().split()[:3]
-    _spawn(_rank, (a.nproc, cfgs, a, sizes, queue), a.nproc)
+    workloads = []
+    for cfg in cfgs:
+        _spawn(_workload_rank, (a.nproc, cfg, a, queue), a.nproc)
+        workloads.append(queue.get())
+    _spawn(_gloo_rank, (a.nproc, a, sizes, queue), a.nproc)
     got = queue.get()
-    # The job pass: per workload and overlap setting, --job-processes fresh process groups
-    # (each its own allocation history, none inheriting another pass's heap), round-robin.
-    job_runs = [[] for _ in range(2 * len(cfgs))]  # per workload: overlap on, then off
-    for p in range(a.job_processes):
-        print(f"{PROG}: timing the DDP job at bucket_cap_mb {JOB_BUCKET_CAP_MB:g}, overlap on "
-              f"and off ({p + 1}/{a.job_processes}, {a.job_steps} steps, {2 * len(cfgs)} "
-              f"process groups)", file=sys.stderr)
-        for i, cfg in enumerate(cfgs):
-            for k, overlap in enumerate((True, False)):
-                _spawn(_job_rank, (a.nproc, cfg, overlap, a, queue), a.nproc)
-                job_runs[2 * i + k].append(queue.get())
-    for i, entry in enumerate(got["workloads"]):
-        entry["job"] = job_summary(job_runs[2 * i])
-        entry["job_overlap_off"] = job_summary(job_runs[2 * i + 1])
     doc = {
         "torch_version": torch.__version__.split("+")[0],
         "ranks": a.nproc,
         "threads_per_rank": 1,
         "gloo_threads": dist.ProcessGroupGloo._Options()._threads,
-        "method": "torch_calibrate.py: DDP with a no-communication comm hook, per-layer hooks, "
-                  "opt.step()+zero_grad(set_to_none=True); the DDP job at bucket_cap_mb 25 with "
-                  "timed real all-reduces (optimizer, occupancy); gloo all_reduce sync and two in "
-                  "flight; forward+backward with all-reduces in flight (contention); rank 0's "
-                  "medians, every rank running",
+        "method": "torch_calibrate.py: per workload in its own process group, DDP with a "
+                  "no-communication comm hook, per-layer hooks, opt.step()+zero_grad(set_to_none="
+                  "True); gloo all_reduce sync and two in flight; a synthetic forward+backward "
+                  "with all-reduces in flight (contention); rank 0's medians, every rank running",
         "utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "load_average": [float(x) for x in load_before],
         "warmup_steps": a.warmup_steps,
         "iters": a.iters,
-        "workloads": got["workloads"],
-        "all_reduce": got.get("all_reduce", []),
+        "workloads": workloads,
+        "all_reduce": got["all_reduce"],
+        "contention": got["contention"],
     }
-    if "contention" in got:
-        doc["contention"] = got["contention"]
     write_atomic(a.out, doc)
     print(f"{PROG}: wrote {a.out}", file=sys.stderr)
 

@@ -269,8 +269,8 @@ std::vector<KeySpec> build_profile_keys() {
                       "phase"));
 
   // Written by ddpsim-calibrate --backend torch (calibrate/torch/torch_calibrate.py): the
-  // scenario's layers, optimizer and gloo all-reduce timed through PyTorch itself
-  // (simulator/measured/torch_costs.hpp reads it).
+  // scenario's layers, optimizer and gloo all-reduce timed through PyTorch itself, and their
+  // contention with a synthetic compute (simulator/analytic/torch_profile.hpp reads it).
   const std::string tc = "/torch";
   t.push_back(key(tc, KeyType::kObject, "costs measured through PyTorch (--backend torch)"));
   t.push_back(key(tc + "/torch_version", KeyType::kString, "torch.__version__", true));
@@ -301,30 +301,6 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key(tw + "/layers/*/name", KeyType::kString, "the workload layer's name", true));
   t.push_back(num(tw + "/layers/*/forward_s", "s", 0, false, "median forward", true));
   t.push_back(num(tw + "/layers/*/backward_s", "s", 0, false, "median backward", true));
-  // The job pass, with the all-reduces launched as buckets fill ("job") and after the backward
-  // ("job_overlap_off"); the same keys.
-  for (const char* pass : {"/job", "/job_overlap_off"}) {
-    const std::string tj = tw + pass;
-    t.push_back(key(tj, KeyType::kObject,
-                    "the workload as the DDP job runs it at cap 25, real gloo all-reduces"));
-    t.push_back(
-        num(tj + "/bucket_cap_mb", "MB", 0, true, "DistributedDataParallel bucket_cap_mb", true));
-    t.push_back(key(tj + "/overlap", KeyType::kBoolean, "all-reduces launched as buckets fill"));
-    t.push_back(integer(tj + "/processes", "", 1, "fresh process groups the steps come from"));
-    t.push_back(integer(tj + "/steps", "", 1, "timed steps, all processes"));
-    t.push_back(num(tj + "/step_s", "s", 0, false, "10%-trimmed mean step"));
-    t.push_back(num(tj + "/optimizer_s", "s", 0, false,
-                    "10%-trimmed mean opt.step() + zero_grad(set_to_none=True) in the job", true));
-    t.push_back(num(tj + "/optimizer_minor_faults", "", 0, false, "mean minor page faults in it"));
-    t.push_back(num(tj + "/exposed_comm_s", "s", 0, false, "10%-trimmed mean exposed all-reduce"));
-    t.push_back(num(tj + "/comm_occupancy_s", "s", 0, false,
-                    "10%-trimmed mean union of the buckets' all-reduce spans per step", true));
-    t.push_back(num(tj + "/backward_s", "s", 0, false,
-                    "10%-trimmed mean backward compute (loss.backward() less what it waited for)"));
-    t.push_back(
-        key(tj + "/bucket_bytes", KeyType::kArray, "the job's buckets in launch order", true));
-    t.push_back(byte_count(tj + "/bucket_bytes/*", "bytes", 1, "one bucket"));
-  }
   t.push_back(key(tc + "/all_reduce", KeyType::kArray, "torch's gloo all_reduce per size", true));
   t.push_back(key(tc + "/all_reduce/*", KeyType::kObject, "one size"));
   t.push_back(byte_count(tc + "/all_reduce/*/size_bytes", "bytes", 1, "fp32 message size", true));
@@ -334,8 +310,8 @@ std::vector<KeySpec> build_profile_keys() {
                   "10%-trimmed mean per all-reduce, two in flight", true));
   const std::string tn = tc + "/contention";
   t.push_back(key(tn, KeyType::kObject,
-                  "forward + backward and gloo all-reduces sharing the cores (issue 16)"));
-  t.push_back(key(tn + "/workload", KeyType::kString, "the workload whose compute was timed"));
+                  "a synthetic forward + backward and gloo all-reduces sharing the cores"));
+  t.push_back(key(tn + "/compute", KeyType::kString, "the synthetic compute that was timed"));
   t.push_back(byte_count(tn + "/size_bytes", "bytes", 1, "each all-reduce's fp32 size", true));
   t.push_back(integer(tn + "/all_reduces_in_flight", "", 1, "all-reduces running at once"));
   t.push_back(integer(tn + "/reps", "", 1, "overlapped runs behind the medians"));
@@ -352,11 +328,11 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(
       integer(tn + "/compute_covered_reps", "", 0, "runs whose compute the all-reduces outlasted"));
   t.push_back(num(tn + "/compute_slowdown", "", 0, true,
-                  "compute overlapped / alone: the interference factor torch's DDP sees", true));
+                  "compute overlapped / alone, the largest size's", true));
   t.push_back(
       num(tn + "/all_reduce_slowdown", "", 0, true, "all-reduce inside the compute / alone", true));
   t.push_back(key(tn + "/by_size", KeyType::kArray,
-                  "the same at 1 MiB, x4 up to the largest size (looked up per bucket)"));
+                  "the same at 1 MiB, x4 up to the largest size (looked up per bucket)", true));
   const std::string tr = tn + "/by_size/*";
   t.push_back(key(tr, KeyType::kObject, "one all-reduce size"));
   t.push_back(byte_count(tr + "/size_bytes", "bytes", 1, "each all-reduce's fp32 size", true));
@@ -383,8 +359,8 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num("/layer_times/layers/*/backward_s", "s", 0, false, "backward time", true));
   t.push_back(integer("/layer_times/layers/*/forward_events", "", 0, "events summed"));
   t.push_back(integer("/layer_times/layers/*/backward_events", "", 0, "events summed"));
-  // Added by the Kineto importer (model/imports/kineto_import.hpp): steps, phases, what was left
-  // out of the layers, and the collectives of the traced step (model/imports/trace_comm.hpp).
+  // Added by the Kineto importer (model/imports/kineto_import.hpp): steps, phases, what was left out of
+  // the layers, and the collectives of the traced step (model/imports/trace_comm.hpp).
   const std::string lt = "/layer_times";
   t.push_back(integer(lt + "/steps", "", 1, "profiled steps the times are means over"));
   t.push_back(num(lt + "/step_min_s", "s", 0, false, "shortest profiled step (CPU span)"));

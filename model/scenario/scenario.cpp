@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "model/scenario/detail/json_io.hpp"
 #include "model/scenario/detail/model_section.hpp"
 #include "model/scenario/detail/scenario_sections.hpp"
+#include "model/profile/profile.hpp"
 #include "model/scenario/hardware_io.hpp"
 #include "model/scenario/scenario_keys.hpp"
 
@@ -229,6 +231,28 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
 
 Scenario load_scenario(const std::string& path) {
   return parse_scenario(read_json_file(path), path);
+}
+
+void use_profile_as_hardware(nlohmann::json& doc, const std::string& profile_path) {
+  const std::string abs = std::filesystem::absolute(profile_path).lexically_normal().string();
+  doc["hardware"] = {{"profile", abs}};
+  if (Profile::load(abs).ranks() < 2) {
+    doc["hardware"]["intra_node"] = {{"name", "none (one-rank profile)"},
+                                     {"kind", "intra_node"},
+                                     {"bandwidth_gbytes_per_s", 1.0},
+                                     {"latency_us", 1.0}};
+    doc["hardware"]["inter_node"] = {{"name", "none (one-rank profile)"},
+                                     {"kind", "nic"},
+                                     {"bandwidth_gbps", 8.0},
+                                     {"latency_us", 1.0}};
+  }
+}
+
+Scenario load_scenario(const std::string& path, const std::string& profile_path) {
+  if (profile_path.empty()) return load_scenario(path);
+  nlohmann::json doc = read_json_file(path);
+  use_profile_as_hardware(doc, profile_path);
+  return parse_scenario(doc, path);
 }
 
 std::vector<Scenario> expand_sweep(const Scenario& s) {

@@ -281,6 +281,14 @@ Scenario load_scenario(const std::string& path);
 /// Same for a document already in memory; `file` is used for errors and relative paths.
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 
+/// Scenario document `doc` with the calibration profile at `profile_path` as its hardware: the
+/// one way a measured profile enters a prediction from the command line (`ddpsim predict
+/// --profile`, `ddpsim plan --profile`, `ddpsim validate`). "hardware" becomes {"profile":
+/// the absolute path}; a one-rank profile, which measured no links, gets stand-in links.
+void use_profile_as_hardware(nlohmann::json& doc, const std::string& profile_path);
+/// load_scenario with use_profile_as_hardware (an empty `profile_path`: load_scenario).
+Scenario load_scenario(const std::string& path, const std::string& profile_path);
+
 /// One Scenario per point of the Cartesian product of the sweep axes (axes in alphabetical
 /// order of their dotted keys, as JSON objects are unordered; the last axis varies fastest); a
 /// scenario without a sweep gives itself. Each point is fully validated (e.g. cluster.gpus = 12

@@ -147,6 +147,18 @@ Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::Har
     layer_bwd_flops_.push_back(l.bwd_flops_per_sample());
     total_flops_per_sample_ += layer_fwd_flops_.back() + layer_bwd_flops_.back();
   }
+  if (hw_.profile) torch_ = TorchCalibration::from_profile(*hw_.profile);
+}
+
+const MeasuredCosts* Predictor::measured_compute(const model::TrainingConfig& t,
+                                                 std::string* why) const {
+  if (measured_) return measured_.get();
+  if (!torch_) return nullptr;
+  std::string reason;
+  const TorchCalibration::Entry* e =
+      torch_->entry(*workload_, t.per_gpu_batch, t.optimizer, &reason);
+  if (e == nullptr && why != nullptr) *why = reason;
+  return e != nullptr ? &e->costs : nullptr;
 }
 
 Predictor::Predictor(const model::Scenario& s) : Predictor(s.workload, s.hardware, s.file) {
@@ -425,10 +437,11 @@ double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
       if (workload_->layers[i].kind == "transformer_block") recompute += lt.fwd[i];
     }
   }
-  if (measured_ && (measured_->has_compute() || measured_->optimizer_s)) {
+  if (const MeasuredCosts* mc = measured_compute(t);
+      mc != nullptr && (mc->has_compute() || mc->optimizer_s)) {
     // One GPU runs the measured compute (whose micro-batch holds any recomputation) and
     // optimizer; parts left unmeasured keep the model's.
-    const MeasuredCosts& m = *measured_;
+    const MeasuredCosts& m = *mc;
     const auto sum = [](const std::vector<double>& v) {
       double x = 0;
       for (double y : v) x += y;
@@ -453,7 +466,36 @@ StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::Train
 StepPlan Predictor::plan(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                          const model::ParallelismConfig& par, Bound bound) const {
   StepPlan sp = plan_profiled(cluster, training, par, bound);
-  if (measured_) apply_measured_costs(sp, *measured_);  // over the model's and the profile's
+  std::string why;
+  const MeasuredCosts* m = measured_compute(training, &why);
+  if (m != nullptr) apply_measured_costs(sp, *m);  // over the model's and the profile's
+  if (!torch_ || measured_) return sp;
+  // A torch calibration (torch_profile.hpp): PyTorch's own layers and optimizer above, and its
+  // gloo all-reduces with their contention for a DDP job on the ranks it timed.
+  if (m == nullptr) {
+    sp.warnings.push_back("profile: " + why + "; the CPU calibration's costs used");
+    return sp;
+  }
+  std::string applied;
+  if (model::is_sharded(sp.strategy) || sp.gpus < 2) {
+    applied = "";
+  } else if (par.comm_hook.kind != model::CommHook::Kind::kNone) {
+    sp.warnings.push_back(
+        "profile: the torch calibration times plain all-reduces, not a "
+        "communication hook's: the hook's collectives from the CPU calibration");
+  } else if (sp.gpus != torch_->ranks()) {
+    sp.warnings.push_back(fmt::format(
+        "profile: the torch calibration timed gloo on {} ranks, not {}: the collectives from "
+        "the CPU calibration",
+        torch_->ranks(), sp.gpus));
+  } else {
+    applied = apply_torch_collectives(sp, *torch_);
+  }
+  if (sp.measured) {
+    sp.measured->notes.push_back(fmt::format("torch calibration: layers and optimizer{}{}",
+                                             applied.empty() ? "" : ", ", applied));
+    if (!applied.empty()) sp.measured->collectives = "profile";
+  }
   return sp;
 }
 

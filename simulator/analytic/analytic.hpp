@@ -47,6 +47,7 @@
 #include "simulator/collectives/collective.hpp"
 #include "simulator/prediction/memory.hpp"
 #include "simulator/prediction/prediction.hpp"
+#include "simulator/analytic/torch_profile.hpp"
 
 namespace ddpsim::sim {
 
@@ -160,6 +161,11 @@ class Predictor {
   /// Step time on one GPU for `micro_batches` micro-batches of `batch` (no communication).
   double single_gpu_time(std::int64_t batch, int micro_batches, const model::TrainingConfig& t,
                          model::Strategy s) const;
+  /// The measured compute and optimizer of a plan for `t`: set_measured's, else the profile's
+  /// torch calibration entry for the workload at t's batch and optimizer (`why` receives why
+  /// there is none when the profile has a torch section), else nullptr.
+  const MeasuredCosts* measured_compute(const model::TrainingConfig& t,
+                                        std::string* why = nullptr) const;
 
   std::shared_ptr<const model::Workload> workload_;
   model::HardwareSpec hw_;
@@ -167,6 +173,8 @@ class Predictor {
   double interference_ = 1.0;  ///< resolve_interference of the scenario (1 without one)
   std::string interference_source_ = "default";
   std::shared_ptr<const MeasuredCosts> measured_;
+  /// The hardware profile's "torch" section, when it has one (torch_profile.hpp).
+  std::optional<TorchCalibration> torch_;
   std::vector<double> layer_fwd_flops_;
   std::vector<double> layer_bwd_flops_;
   double total_flops_per_sample_ = 0;

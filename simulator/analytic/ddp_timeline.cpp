@@ -1,8 +1,104 @@
 #include "simulator/analytic/ddp_timeline.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace ddpsim::sim {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The communication stream of one DDP step: buckets launched in order, up to
+// StepPlan::comm_lanes in flight, each progressing at collective_rate (slowed while the backward
+// computes beside it). Processor sharing: between two events (a compute segment or a collective
+// ending) every rate is constant, so the layout advances from event to event.
+class CommStream {
+ public:
+  CommStream(const StepPlan& sp, const std::vector<PlannedBucket>& buckets, DdpTimeline& tl)
+      : sp_(sp), buckets_(buckets), tl_(tl), lanes_(std::max(1, sp.comm_lanes)) {
+    tl_.buckets.reserve(buckets.size());
+  }
+
+  bool busy() const { return !flight_.empty(); }
+  bool all_launched() const { return launched_ == buckets_.size(); }
+  std::size_t launched() const { return launched_; }
+  double last_end() const { return last_end_; }
+
+  /// Bucket `launched()` is ready at `ready` (<= now): it starts now when a lane is free.
+  void launch(double ready, double now) {
+    const PlannedBucket& pb = buckets_[launched_++];
+    BucketTiming& bt = tl_.buckets.emplace_back(pb.cost);  // in place: one copy per bucket
+    bt.ready_s = ready;
+    fill(now);
+  }
+
+  /// The compute's slowdown now: the largest of the collectives in flight, 1 when none is.
+  double compute_factor() const {
+    double f = 1;
+    for (const Flight& x : flight_) f = std::max(f, compute_slowdown_of(sp_, buckets_[x.bucket]));
+    return f;
+  }
+
+  /// Seconds until the first collective in flight ends at today's rates (infinity when none).
+  double next_end(bool computing) const {
+    double dt = kInf;
+    for (const Flight& x : flight_) dt = std::min(dt, x.left / rate(x, computing));
+    return dt;
+  }
+
+  /// Advances every collective in flight by `dt` seconds ending at `now`; those whose end falls
+  /// there end, and waiting buckets take their lanes.
+  void advance(double dt, bool computing, double now) {
+    bool ended = false;
+    for (Flight& x : flight_) {
+      const double r = rate(x, computing);
+      if (x.left / r <= dt * (1 + 1e-12)) {
+        x.left = 0;
+        BucketTiming& bt = tl_.buckets[x.bucket];
+        bt.end_s = now;
+        tl_.comm_sum += bt.end_s - bt.start_s;
+        last_end_ = std::max(last_end_, now);
+        ended = true;
+      } else {
+        x.left -= dt * r;
+      }
+    }
+    if (!ended) return;
+    std::erase_if(flight_, [](const Flight& x) { return x.left <= 0; });
+    fill(now);
+  }
+
+ private:
+  struct Flight {
+    std::size_t bucket;
+    double left;  ///< seconds of its time alone still to run
+  };
+
+  double rate(const Flight& x, bool computing) const {
+    return collective_rate(buckets_[x.bucket], static_cast<int>(flight_.size()), computing);
+  }
+
+  void fill(double now) {
+    while (flight_.size() < lanes_ && started_ < launched_) {
+      // The collectives in flight keep what they have done; the rates change from now.
+      BucketTiming& bt = tl_.buckets[started_];
+      bt.start_s = now;
+      flight_.push_back({started_, buckets_[started_].duration_s()});
+      ++started_;
+    }
+  }
+
+  const StepPlan& sp_;
+  const std::vector<PlannedBucket>& buckets_;
+  DdpTimeline& tl_;
+  const std::size_t lanes_;
+  std::size_t launched_ = 0, started_ = 0;
+  std::vector<Flight> flight_;
+  double last_end_ = 0;
+};
+
+}  // namespace
 
 DdpTimeline ddp_timeline(const StepPlan& sp, double f, const std::vector<PlannedBucket>& buckets) {
   const int k = sp.grad_accumulation;
@@ -16,47 +112,57 @@ DdpTimeline ddp_timeline(const StepPlan& sp, double f, const std::vector<Planned
   tl.bwd_mb = f * bwd_total;
   // Backward of the last micro-batch starts here and runs from the last layer down; each
   // layer's gradients are copied into their buckets as they are produced (on the compute
-  // stream, not jittered), and a bucket's collective is launched, in bucket order, when its
-  // last gradient is in (ready_layer done) and the previous collective has ended. A layer runs
-  // sp.interference times slower while a collective is in flight (interfered_s, as the event
-  // engine does); the copies do not.
+  // stream, not jittered), and a bucket's collective is launched, in bucket order, once its
+  // last gradient is in (ready_layer done); it starts when one of the stream's lanes is free.
+  // While collectives are in flight the layer's compute runs their compute_slowdown slower and
+  // they run their collective_slowdown slower (processor sharing, as the event engine lays it
+  // out); the copies neither are slowed nor slow the collectives.
   const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
-  tl.comm_free = sp.overlap ? 0.0 : std::numeric_limits<double>::infinity();
-  tl.buckets.reserve(buckets.size());
-  std::size_t next = 0;
-  auto launch = [&](double ready) {
-    const PlannedBucket& pb = buckets[next++];
-    BucketTiming& bt = tl.buckets.emplace_back(pb.cost);  // in place: one copy per bucket
-    bt.ready_s = ready;
-    bt.start_s = std::max(bt.ready_s, tl.comm_free);
-    bt.end_s = bt.start_s + pb.duration_s();
-    tl.comm_free = bt.end_s;
-    tl.comm_sum += pb.duration_s();
+  CommStream comm(sp, buckets, tl);
+  double t = bwd_start;
+  // Runs `work` seconds of compute from t; returns how long it took.
+  const auto compute = [&](double work, bool slowable) {
+    const double begin = t;
+    while (work > 0) {
+      const bool computing = slowable && comm.busy();
+      const double rc = computing ? 1.0 / comm.compute_factor() : 1.0;
+      const double dc = work / rc;
+      const double db = comm.busy() ? comm.next_end(slowable) : kInf;
+      const double dt = dc <= db ? dc : db;
+      work = dc <= db ? 0.0 : work - db * rc;
+      t += dt;
+      if (comm.busy()) comm.advance(dt, slowable, t);
+    }
+    return t - begin;
   };
   std::vector<double> layer_end(nl, bwd_start);  // when each layer's backward (and copy) ends
-  double t = bwd_start, copy_in = 0, slowed = 0;
+  double copy_in = 0, slowed = 0;
   for (std::size_t i = nl; i-- > 0;) {
     const double nominal = f * sp.layer_bwd_s[i];
-    const double d =
-        sp.overlap ? interfered_s(nominal, tl.comm_free - t, sp.interference) : nominal;
-    slowed += d - nominal;
+    slowed += compute(nominal, sp.overlap) - nominal;
     const double c = copies ? sp.layer_grad_copy_s[i] : 0.0;
-    t += d + c;
+    compute(c, false);
     copy_in += c;
     layer_end[i] = t;
     if (sp.overlap) {
-      while (next < buckets.size() && static_cast<std::size_t>(buckets[next].ready_layer) >= i) {
-        launch(layer_end[static_cast<std::size_t>(buckets[next].ready_layer)]);
+      while (!comm.all_launched() &&
+             static_cast<std::size_t>(buckets[comm.launched()].ready_layer) >= i) {
+        comm.launch(layer_end[static_cast<std::size_t>(buckets[comm.launched()].ready_layer)], t);
       }
     }
   }
   tl.bwd_end = t;
   tl.copy_in = copy_in;
   tl.slowed = slowed;
-  if (!sp.overlap) tl.comm_free = tl.bwd_end;
-  while (next < buckets.size()) {
-    launch(layer_end[static_cast<std::size_t>(buckets[next].ready_layer)]);
+  while (!comm.all_launched()) {
+    comm.launch(layer_end[static_cast<std::size_t>(buckets[comm.launched()].ready_layer)], t);
   }
+  while (comm.busy()) {  // the backward is done: nothing computes beside the rest
+    const double dt = comm.next_end(false);
+    t += dt;
+    comm.advance(dt, false, t);
+  }
+  tl.comm_free = buckets.empty() ? (sp.overlap ? 0.0 : tl.bwd_end) : comm.last_end();
   // finalize_backward: bucket by bucket, wait for its collective, then copy it back.
   tl.finalize_end = tl.bwd_end;
   for (std::size_t b = 0; b < buckets.size(); ++b) {

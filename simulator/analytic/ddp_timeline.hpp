@@ -2,11 +2,21 @@
 // step_plan.hpp), the closed-form counterpart of the event engine's DDP model: k - 1 micro-
 // batches of forward and backward without sync, then the last backward layer by layer in
 // reverse, each layer's gradients copied into their buckets as they are produced (on the compute
-// stream), each bucket's collective launched in bucket order on one communication stream once
-// its last gradient is in and the previous collective has ended (with overlap; else all after
-// the backward); a layer runs StepPlan::interference times slower while a collective is in
-// flight (interfered_s); finalize_backward copies every bucket back into .grad after its
-// collective. sharded.hpp's sharded_timeline is the same for ZeRO / FSDP schedules.
+// stream), each bucket's collective launched in bucket order once its last gradient is in
+// (with overlap; else all after the backward) and started when one of the communication
+// stream's StepPlan::comm_lanes is free; finalize_backward copies every bucket back into .grad
+// after its collective. sharded.hpp's sharded_timeline is the same for ZeRO / FSDP schedules.
+//
+// Contention, the one mechanism for compute and communication sharing a machine (a GPU's SMs
+// and HBM with NCCL's kernels, a CPU's cores with gloo's threads): processor sharing. While
+// collectives are in flight the backward computes at 1 / (the largest of their
+// compute_slowdown) of its speed; while the backward computes each collective progresses at
+// collective_rate (its collective_slowdown, and the pair rate when two are in flight). Between
+// two events (a layer or a collective ending) every rate is constant, so the layout steps from
+// event to event; with collective_slowdown 1 and one lane a layer takes
+// interfered_s(work, busy, factor) as before. E.g. one layer of 10 ms and one bucket of 4 ms
+// launched with it, both slowdowns 2: both at half speed until the bucket ends at 8 ms (4 ms
+// of the layer done), the layer's last 6 ms alone: 14 ms.
 //
 //   DdpTimeline t = ddp_timeline(plan, 1.0, plan.buckets);
 //   double step = t.sync_end() + plan.optimizer_s;
@@ -27,7 +37,7 @@ struct DdpTimeline {
   /// backward (inside bwd_end), and back into .grad in finalize_backward, which ends at
   /// finalize_end (>= bwd_end).
   double copy_in = 0, copy_out = 0, finalize_end = 0;
-  /// Extra backward time of the last micro-batch from StepPlan::interference (inside bwd_end).
+  /// Extra backward time of the last micro-batch from the contention (inside bwd_end).
   double slowed = 0;
   /// When the optimizer may start: every collective ended and every copy back done.
   double sync_end() const { return std::max(finalize_end, comm_free); }

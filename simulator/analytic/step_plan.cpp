@@ -54,6 +54,15 @@ void apply_nccl_channel_interference(StepPlan& sp, const model::HardwareSpec& hw
   }
 }
 
+double collective_rate(const PlannedBucket& b, int in_flight, bool computing) {
+  double rate = 1;
+  if (in_flight > 1) {
+    const double each = b.paired_s > 0 ? b.paired_s : b.duration_s();
+    rate = each > 0 ? b.duration_s() / (in_flight * each) : 1.0 / in_flight;
+  }
+  return computing ? rate / b.collective_slowdown : rate;
+}
+
 namespace {
 
 // Adds `amount` to `v` in proportion to `estimate` (the model's own per-layer times); an

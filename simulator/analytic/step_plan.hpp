@@ -36,6 +36,15 @@ struct PlannedBucket {
   /// previous bucket's copy. 0 with gradient_as_bucket_view (the gradients are the bucket) and
   /// on one GPU.
   double copy_out_s = 0;
+  /// Contention (ddp_timeline.hpp): the compute runs this many times slower while this
+  /// collective is in flight; unset: StepPlan::interference (the same for every bucket).
+  std::optional<double> compute_slowdown;
+  /// ... and this collective runs this many times slower while the backward computes (>= 1; 1:
+  /// not slowed, as NCCL's kernels are modelled until their HBM share is measured).
+  double collective_slowdown = 1;
+  /// With StepPlan::comm_lanes > 1: seconds per collective while another one is in flight (two
+  /// at once take 2 x paired_s together); 0: as collective_s (two at once share its rate).
+  double paired_s = 0;
   double duration_s() const { return collective_s + overhead_s; }
 };
 
@@ -130,9 +139,28 @@ struct StepPlan {
   /// simulation.interference, else the profile's measured factor, else (NCCL model, a GPU with
   /// sm_count) the SMs NCCL's channels take: sm_count / (sm_count - channels); else 1.
   double interference = 1.0;
-  /// "scenario", "profile", "nccl_channels" or "default"
+  /// "scenario", "profile", "nccl_channels", "measured", "torch" or "default"
   std::string interference_source = "default";
+  /// DDP: how many bucket collectives run at once. NCCL runs one communicator's kernels in
+  /// order (1); ProcessGroupGloo hands collectives to its worker threads, `threads` of them
+  /// (torch/csrc/distributed/c10d/ProcessGroupGloo.cpp: the constructor starts options->threads
+  /// workers, each running runLoop over one work queue; 2 by default), so with gloo a bucket
+  /// starts as soon as it is ready and a worker is free.
+  int comm_lanes = 1;
 };
+
+/// The compute slowdown while bucket `b` of plan `sp` is in flight (PlannedBucket).
+inline double compute_slowdown_of(const StepPlan& sp, const PlannedBucket& b) {
+  return b.compute_slowdown.value_or(sp.interference);
+}
+
+/// How fast a collective progresses, in seconds of its time alone per second, when `in_flight`
+/// collectives of the stream run at once (StepPlan::comm_lanes) and, with `computing`, while
+/// the compute stream computes beside it: 1 alone; k >= 2 at once share the pair's rate,
+/// duration / (k x paired_s) each (paired_s 0: duration / k); divided by collective_slowdown
+/// while computing. E.g. duration 10 ms, paired 7 ms, two in flight: 10 / 14 = 0.714; with a
+/// collective_slowdown of 2 beside compute: 0.357.
+double collective_rate(const PlannedBucket& b, int in_flight, bool computing);
 
 /// Measured per-step costs that replace the model's in a plan: what a PyTorch profiler trace of
 /// the job measured (`ddpsim validate --trace`'s replay and --extrapolate), handed to the run API

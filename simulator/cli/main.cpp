@@ -54,11 +54,11 @@ namespace {
 using namespace ddpsim;
 using nlohmann::json;
 
-int run_predict(const std::string& path, const std::string& engine, const std::string& format,
-                const std::string& out, const std::string& trace) {
-  model::check_output_path("--out", out, {path, trace});
-  model::check_output_path("--trace", trace, {path});
-  const model::Scenario s = model::load_scenario(path);
+int run_predict(const std::string& path, const std::string& profile, const std::string& engine,
+                const std::string& format, const std::string& out, const std::string& trace) {
+  model::check_output_path("--out", out, {path, trace, profile});
+  model::check_output_path("--trace", trace, {path, profile});
+  const model::Scenario s = model::load_scenario(path, profile);
   sim::RunOptions o;
   if (!engine.empty())
     o.engine = engine == "event" ? model::Engine::kEvent : model::Engine::kAnalytic;
@@ -85,9 +85,10 @@ int run_predict(const std::string& path, const std::string& engine, const std::s
 }
 
 // Exit 0 also when nothing is feasible: "feasible": 0 with the counts per reason is an answer.
-int run_plan(const std::string& path, const std::string& format, const std::string& out) {
-  model::check_output_path("--out", out, {path});
-  const model::Scenario s = model::load_scenario(path);
+int run_plan(const std::string& path, const std::string& profile, const std::string& format,
+             const std::string& out) {
+  model::check_output_path("--out", out, {path, profile});
+  const model::Scenario s = model::load_scenario(path, profile);
   const sim::PlanResult r = sim::plan(s);
   const json doc = sim::plan_json(s, r);
   if (!out.empty()) model::write_file_atomic(out, doc.dump(2) + "\n");
@@ -348,11 +349,14 @@ struct Verb {
 
 Verb add_predict(CLI::App& app) {
   struct Options {
-    std::string path, engine, format = "table", out, trace;
+    std::string path, profile, engine, format = "table", out, trace;
   };
   auto o = std::make_shared<Options>();
   auto* c = app.add_subcommand("predict", "predict a scenario (and its sweep)");
   c->add_option("scenario", o->path, "scenario JSON file")->required();
+  c->add_option("--profile", o->profile,
+                "a calibration profile (ddpsim calibrate) as the hardware: every section it "
+                "measured (GEMMs, collectives, interference, torch) replaces the model's");
   c->add_option("--engine", o->engine, "analytic | event (overrides simulation.engine)")
       ->check(CLI::IsMember({"analytic", "event"}));
   c->add_option("--format", o->format, "table | json | csv")
@@ -361,12 +365,12 @@ Verb add_predict(CLI::App& app) {
   c->add_option("--trace", o->trace,
                 "write a Chrome trace (Perfetto) of the simulated steps: needs --engine "
                 "event; ranks 0-63 and the slowest; sweeps write OUT.1.json, OUT.2.json...");
-  return {c, [o] { return run_predict(o->path, o->engine, o->format, o->out, o->trace); }};
+  return {c, [o] { return run_predict(o->path, o->profile, o->engine, o->format, o->out, o->trace); }};
 }
 
 Verb add_plan(CLI::App& app) {
   struct Options {
-    std::string path, format = "table", out;
+    std::string path, profile, format = "table", out;
   };
   auto o = std::make_shared<Options>();
   auto* c = app.add_subcommand(
@@ -376,7 +380,8 @@ Verb add_plan(CLI::App& app) {
       ->required();
   c->add_option("--format", o->format, "table | json")->check(CLI::IsMember({"table", "json"}));
   c->add_option("--out", o->out, "also write the JSON plan to this file (atomically)");
-  return {c, [o] { return run_plan(o->path, o->format, o->out); }};
+  c->add_option("--profile", o->profile, "a calibration profile as the hardware (as predict)");
+  return {c, [o] { return run_plan(o->path, o->profile, o->format, o->out); }};
 }
 
 Verb add_schema(CLI::App& app) {

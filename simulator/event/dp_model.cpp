@@ -27,7 +27,33 @@ struct PlannedCollective {
   int bucket = -1;      ///< index in plan.buckets, -1 for the others
   std::int64_t bytes = -1;
   SimTime copy_out{0};  ///< the Reducer's copy back into .grad after it (PlannedBucket)
+  /// Its contention (PlannedBucket's compute_slowdown, collective_slowdown, paired_s, and its
+  /// duration as collective_s): what collective_rate and the compute's slowdown read.
+  PlannedBucket rates;
+  double compute_slowdown = 1;
   std::string name;
+};
+
+// One collective in flight: its work left (seconds of its time alone), at `rate` since `since`.
+struct Flight {
+  std::size_t index = 0;
+  double left = 0, rate = 0, since = 0;
+  std::uint64_t generation = 0;
+};
+
+// What a compute kernel does when it ends.
+enum class Phase { kForward, kBackward, kCopyIn, kOptimizer };
+
+// The compute kernel a rank runs: `left` seconds of work at full speed, progressing at `rate`
+// since `since` (seconds); a kernel rescheduled when its rate changes keeps one generation
+// number, so the end events scheduled before are ignored.
+struct Kernel {
+  bool active = false;
+  bool slowable = false;  ///< slowed beside collectives, and slowing them (not the copies)
+  Phase phase = Phase::kForward;
+  double left = 0, slowdown = 1, since = 0;  ///< it progresses 1 / slowdown per second
+  SimTime begin{0};                          ///< the layer's start (the copy continues its span)
+  std::uint64_t generation = 0;
 };
 
 // What the last rank's notifications and the communication stream have done in this step.
@@ -74,6 +100,8 @@ class DpModel {
       c.duration = to_sim_time(plan_.first_iteration_allreduce_s);
       c.bytes = static_cast<std::int64_t>(std::llround(plan_.grad_bytes_total * plan_.wire_scale));
       c.name = "allreduce first-iteration bucket";
+      c.rates.collective_s = plan_.first_iteration_allreduce_s;
+      c.compute_slowdown = plan_.interference;
       double copy_out = 0;
       for (const PlannedBucket& b : plan_.buckets) copy_out += b.copy_out_s;
       c.copy_out = to_sim_time(copy_out);
@@ -90,12 +118,16 @@ class DpModel {
       c.bytes = b.cost.bytes;
       c.name = "allreduce bucket " + std::to_string(i);
       c.copy_out = to_sim_time(b.copy_out_s);
+      c.rates = b;
+      c.compute_slowdown = compute_slowdown_of(plan_, b);
       out.push_back(c);
     }
     if (plan_.used_map_allreduce_s > 0) {
       PlannedCollective c;
       c.duration = to_sim_time(plan_.used_map_allreduce_s);
       c.name = "allreduce local_used_map";
+      c.rates.collective_s = plan_.used_map_allreduce_s;
+      c.compute_slowdown = plan_.interference;
       out.push_back(c);
     }
     return out;
@@ -118,7 +150,8 @@ class DpModel {
       readies_[static_cast<std::size_t>(cs[i].ready_layer)].push_back(static_cast<int>(i));
     }
     next_ = 0;
-    comm_busy_ = false;
+    ended_ = 0;
+    flights_.clear();
     if (cs.empty()) {
       // Nothing to reduce (no gradients): this step and, as every later step has the same
       // plan, all later ones are done with communication.
@@ -128,19 +161,102 @@ class DpModel {
     }
   }
 
-  // A kernel runs plan_.interference times slower while a collective is in flight on the
-  // communication stream (SM and memory-bandwidth sharing with the NCCL kernels; the core and
-  // memory bus with Gloo's thread on a CPU): interfered_s over the time the stream stays busy,
-  // the collective in flight and those already launchable behind it.
-  SimTime compute_time(RankState& rs, double nominal_s) {
-    const double d = nominal_s * rs.factor * jitter_(rs);
-    if (!comm_busy_ || plan_.interference <= 1.0) return to_sim_time(d);
-    const auto& cs = current();
-    SimTime until = state_[next_].start + cs[next_].duration;
-    for (std::size_t i = next_ + 1; i < cs.size() && state_[i].gated >= n_; ++i) {
-      until += cs[i].duration;
+  // Contention as processor sharing (ddp_timeline.hpp): a slowable kernel runs the largest
+  // compute_slowdown of the collectives in flight slower, and each collective in flight runs at
+  // collective_rate (its collective_slowdown while any rank computes a slowable kernel, the pair
+  // rate while two are in flight). When a rate changes, the work done so far is settled and the
+  // end is scheduled anew (the end scheduled before is ignored: its generation is stale).
+  double now_s() const { return to_seconds(engine_.now()); }
+
+  double compute_slowdown() const {
+    double f = 1;
+    for (const Flight& x : flights_) f = std::max(f, current()[x.index].compute_slowdown);
+    return f;
+  }
+
+  // Starts rank r's kernel of `work_s` seconds at full speed.
+  void start_kernel(int r, double work_s, bool slowable, Phase phase, SimTime begin) {
+    Kernel& k = kernels_[static_cast<std::size_t>(r)];
+    k.active = true;
+    k.slowable = slowable;
+    k.phase = phase;
+    k.left = work_s;
+    k.since = now_s();
+    k.begin = begin;
+    k.slowdown = slowable ? compute_slowdown() : 1.0;
+    if (slowable && computing_++ == 0) retime_flights();  // the collectives now run beside it
+    schedule_kernel(r);
+  }
+
+  void schedule_kernel(int r) {
+    Kernel& k = kernels_[static_cast<std::size_t>(r)];
+    const std::uint64_t g = ++k.generation;
+    engine_.schedule_in(
+        to_sim_time(k.left * k.slowdown),
+        [this, r, g] {
+          if (kernels_[static_cast<std::size_t>(r)].generation == g) end_kernel(r);
+        },
+        "compute");
+  }
+
+  // The collectives in flight changed: every slowable kernel takes the new compute rate.
+  void retime_kernels() {
+    const double f = compute_slowdown();
+    for (std::size_t r = 0; r < kernels_.size(); ++r) {
+      Kernel& k = kernels_[r];
+      if (!k.active || !k.slowable || k.slowdown == f) continue;
+      k.left = std::max(0.0, k.left - (now_s() - k.since) / k.slowdown);
+      k.since = now_s();
+      k.slowdown = f;
+      schedule_kernel(static_cast<int>(r));
     }
-    return to_sim_time(interfered_s(d, to_seconds(until - engine_.now()), plan_.interference));
+  }
+
+  // The collectives in flight or the compute beside them changed: each takes its new rate.
+  void retime_flights() {
+    const auto& cs = current();
+    const int in_flight = static_cast<int>(flights_.size());
+    for (Flight& x : flights_) {
+      const double rate = collective_rate(cs[x.index].rates, in_flight, computing_ > 0);
+      if (rate == x.rate) continue;
+      x.left = std::max(0.0, x.left - x.rate * (now_s() - x.since));
+      x.since = now_s();
+      x.rate = rate;
+      const std::uint64_t g = ++x.generation;
+      const std::size_t index = x.index;
+      engine_.schedule_in(
+          to_sim_time(x.left / rate), [this, index, g] { end_collective(index, g); }, "collective");
+    }
+  }
+
+  void end_kernel(int r) {
+    Kernel& k = kernels_[static_cast<std::size_t>(r)];
+    k.active = false;
+    if (k.slowable && --computing_ == 0) retime_flights();
+    RankState& rs = rank(r);
+    switch (k.phase) {
+      case Phase::kForward:
+        end_forward_layer(r);
+        return;
+      case Phase::kBackward: {
+        // The last micro-batch's backward also copies the layer's gradients into their buckets.
+        const auto l = static_cast<std::size_t>(rs.layer);
+        if (rs.micro_batch + 1 == plan_.grad_accumulation && !plan_.layer_grad_copy_s.empty() &&
+            plan_.layer_grad_copy_s[l] > 0) {
+          start_kernel(r, to_seconds(to_sim_time(plan_.layer_grad_copy_s[l])), false,
+                       Phase::kCopyIn, k.begin);
+          return;
+        }
+        end_backward_layer(r);
+        return;
+      }
+      case Phase::kCopyIn:
+        end_backward_layer(r);
+        return;
+      case Phase::kOptimizer:
+        end_optimizer(r);
+        return;
+    }
   }
 
   bool traced(int r) const {
@@ -193,56 +309,55 @@ class DpModel {
     run_forward_layer(r);
   }
 
+  // One kernel's work: its nominal time on this rank (straggler factor, jitter).
+  double kernel_work(RankState& rs, double nominal_s) {
+    return nominal_s * rs.factor * jitter_(rs);
+  }
+
   void run_forward_layer(int r) {
     RankState& rs = rank(r);
     const auto l = static_cast<std::size_t>(rs.layer);
-    const SimTime d = compute_time(rs, plan_.layer_fwd_s[l]);
-    rs.fwd_s += to_seconds(d);
+    start_kernel(r, kernel_work(rs, plan_.layer_fwd_s[l]), true, Phase::kForward, engine_.now());
+  }
+
+  void end_forward_layer(int r) {
+    RankState& s = rank(r);
+    const SimTime begin = kernels_[static_cast<std::size_t>(r)].begin;
+    s.fwd_s += to_seconds(engine_.now() - begin);
     if (traced(r)) {
-      const std::string& name = layer_name(l);
-      span(r, Stream::kCompute, rs.step, "fwd " + name, name, -1, engine_.now(), engine_.now() + d);
+      const std::string& name = layer_name(static_cast<std::size_t>(s.layer));
+      span(r, Stream::kCompute, s.step, "fwd " + name, name, -1, begin, engine_.now());
     }
-    engine_.schedule_in(
-        d,
-        [this, r] {
-          RankState& s = rank(r);
-          if (++s.layer < layers_) {
-            run_forward_layer(r);
-          } else {
-            s.layer = layers_ - 1;
-            run_backward_layer(r);
-          }
-        },
-        "forward");
+    if (++s.layer < layers_) {
+      run_forward_layer(r);
+    } else {
+      s.layer = layers_ - 1;
+      run_backward_layer(r);
+    }
   }
 
   void run_backward_layer(int r) {
     RankState& rs = rank(r);
     const auto l = static_cast<std::size_t>(rs.layer);
-    SimTime d = compute_time(rs, plan_.layer_bwd_s[l]);
-    // The last micro-batch's backward also copies the layer's gradients into their buckets.
-    if (rs.micro_batch + 1 == plan_.grad_accumulation && !plan_.layer_grad_copy_s.empty()) {
-      d += to_sim_time(plan_.layer_grad_copy_s[l]);
-    }
-    rs.bwd_s += to_seconds(d);
+    start_kernel(r, kernel_work(rs, plan_.layer_bwd_s[l]), true, Phase::kBackward, engine_.now());
+  }
+
+  void end_backward_layer(int r) {
+    RankState& s = rank(r);
+    const SimTime begin = kernels_[static_cast<std::size_t>(r)].begin;
+    s.bwd_s += to_seconds(engine_.now() - begin);
     if (traced(r)) {
-      const std::string& name = layer_name(l);
-      span(r, Stream::kCompute, rs.step, "bwd " + name, name, -1, engine_.now(), engine_.now() + d);
+      const std::string& name = layer_name(static_cast<std::size_t>(s.layer));
+      span(r, Stream::kCompute, s.step, "bwd " + name, name, -1, begin, engine_.now());
     }
-    engine_.schedule_in(
-        d,
-        [this, r] {
-          RankState& s = rank(r);
-          const int layer = s.layer;
-          if (s.micro_batch + 1 == plan_.grad_accumulation) backward_done(s.step, layer);
-          if (layer > 0) {
-            --s.layer;
-            run_backward_layer(r);
-          } else {
-            end_backward(r);
-          }
-        },
-        "backward");
+    const int layer = s.layer;
+    if (s.micro_batch + 1 == plan_.grad_accumulation) backward_done(s.step, layer);
+    if (layer > 0) {
+      --s.layer;
+      run_backward_layer(r);
+    } else {
+      end_backward(r);
+    }
   }
 
   const std::string& layer_name(std::size_t l) const {
@@ -268,32 +383,47 @@ class DpModel {
     if (any) try_launch();
   }
 
+  // Starts the next collectives, in order, while a lane is free and every rank has gated them.
   void try_launch() {
     const auto& cs = current();
-    if (comm_busy_ || next_ >= cs.size() || state_[next_].gated < n_) return;
-    comm_busy_ = true;
-    state_[next_].start = engine_.now();
-    engine_.schedule_in(
-        cs[next_].duration, [this] { end_collective(); }, "collective");
+    bool started = false;
+    while (flights_.size() < lanes_ && next_ < cs.size() && state_[next_].gated >= n_) {
+      state_[next_].start = engine_.now();
+      Flight f;
+      f.index = next_;
+      f.left = to_seconds(cs[next_].duration);
+      f.since = now_s();
+      flights_.push_back(f);  // rate 0: retime_flights schedules its end
+      ++next_;
+      started = true;
+    }
+    if (!started) return;
+    retime_flights();
+    retime_kernels();
   }
 
-  void end_collective() {
+  void end_collective(std::size_t index, std::uint64_t generation) {
+    const auto it = std::find_if(flights_.begin(), flights_.end(),
+                                 [&](const Flight& x) { return x.index == index; });
+    if (it == flights_.end() || it->generation != generation) return;  // rescheduled since
+    flights_.erase(it);
     const auto& cs = current();
-    CollectiveState& st = state_[next_];
+    CollectiveState& st = state_[index];
     st.end = engine_.now();
     if (o_.record_timeline) {
       for (int q = 0; q < n_; ++q) {
         if (traced(q)) {
-          span(q, Stream::kComm, comm_step_, cs[next_].name, "", cs[next_].bytes, st.start, st.end);
+          span(q, Stream::kComm, comm_step_, cs[index].name, "", cs[index].bytes, st.start, st.end);
         }
       }
     }
-    comm_busy_ = false;
-    ++next_;
-    if (next_ < cs.size()) {
+    if (++ended_ < cs.size()) {
       try_launch();
+      retime_flights();
+      retime_kernels();
       return;
     }
+    retime_kernels();
     // Every collective of the step has ended: record them, then release the waiting ranks.
     comm_end_ = engine_.now();
     done_states_ = state_;
@@ -358,17 +488,14 @@ class DpModel {
 
   void start_optimizer(int r) {
     RankState& rs = rank(r);
-    const SimTime d = compute_time(rs, plan_.optimizer_s);
-    rs.opt_s = to_seconds(d);
-    if (traced(r)) {
-      span(r, Stream::kCompute, rs.step, "optimizer", "", -1, engine_.now(), engine_.now() + d);
-    }
-    engine_.schedule_in(
-        d, [this, r] { end_optimizer(r); }, "optimizer");
+    start_kernel(r, kernel_work(rs, plan_.optimizer_s), true, Phase::kOptimizer, engine_.now());
   }
 
   void end_optimizer(int r) {
     RankState& rs = rank(r);
+    const SimTime begin = kernels_[static_cast<std::size_t>(r)].begin;
+    rs.opt_s = to_seconds(engine_.now() - begin);
+    if (traced(r)) span(r, Stream::kCompute, rs.step, "optimizer", "", -1, begin, engine_.now());
     const auto s = static_cast<std::size_t>(rs.step);
     step_end_[s] = std::max(step_end_[s], engine_.now());
     if (rs.step + 1 == o_.steps) {
@@ -395,7 +522,7 @@ class DpModel {
     const auto& cs = current();
     for (std::size_t i = 0; i < cs.size(); ++i) {
       const CollectiveState& st = done_states_[i];
-      out.comm_time_s += to_seconds(cs[i].duration);
+      out.comm_time_s += to_seconds(st.end - st.start);
       if (cs[i].bucket < 0) continue;
       BucketTiming bt = plan_.buckets[static_cast<std::size_t>(cs[i].bucket)].cost;
       bt.ready_s = to_seconds(st.ready_max - last_start);
@@ -434,8 +561,12 @@ class DpModel {
   int comm_step_ = 0;
   std::vector<CollectiveState> state_;
   std::vector<std::vector<int>> gates_, readies_;  ///< per layer: collective indices
-  std::size_t next_ = 0;
-  bool comm_busy_ = false;
+  std::size_t next_ = 0;                           ///< the next collective to start
+  std::size_t ended_ = 0;                          ///< collectives of the step that have ended
+  std::vector<Flight> flights_;
+  const std::size_t lanes_ = static_cast<std::size_t>(std::max(1, plan_.comm_lanes));
+  std::vector<Kernel> kernels_ = std::vector<Kernel>(static_cast<std::size_t>(n_));
+  int computing_ = 0;  ///< ranks running a slowable kernel
   SimTime comm_end_{0};
   int comm_done_through_ = -1;  ///< the last step whose collectives have all ended
   std::vector<CollectiveState> done_states_;

@@ -1,14 +1,22 @@
 # torch.calibrate (ctest -L torch): ddpsim-calibrate --backend torch adds a "torch" section to a
-# copy of the tiny profile that the strict reader accepts, and ddpsim-validate --runner torch
-# predicts with it: the point's predicted optimizer time is the torch calibration's own
-# (its DDP job pass's optimizer_s; the tiny profile's model gives another), the job pass timed
-# at least one bucket's all-reduce, and the document keeps the prediction
-# without it. A missing base profile and a bad torch key are one line, exit 2.
-#   cmake -DCALIBRATE=... -DVALIDATE=... -DSCENARIO=... -DTINY=... -DWORK=dir -P this
+# copy of the tiny profile that the strict reader accepts (the workload's layers and optimizer,
+# gloo's all-reduces, the contention with a synthetic compute; no pass over the job itself), and
+# the one path from it to a prediction: `ddpsim validate --runner torch --profile P` predicts
+# every point exactly as `ddpsim predict --profile P` does (six quantities, to the digit), with
+# the calibration's optimizer. The scenario is SCENARIO with what the runner runs spelled out
+# (first_bucket_mb 1, optimizer_impl for_loop) and no comm hook. A missing base profile and a
+# bad torch key are one line, exit 2.
+#   cmake -DCALIBRATE=... -DVALIDATE=... -DPREDICT=... -DSCENARIO=... -DTINY=... -DWORK=dir -P this
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(profile ${WORK}/profile.json)
 file(COPY_FILE ${TINY} ${profile})
+file(READ ${SCENARIO} scen)
+string(JSON scen SET "${scen}" parallelism first_bucket_mb 1)
+string(JSON scen SET "${scen}" parallelism comm_hook "\"none\"")
+string(JSON scen SET "${scen}" training optimizer_impl "\"for_loop\"")
+set(SCENARIO ${WORK}/scenario.json)
+file(WRITE ${SCENARIO} "${scen}")
 
 execute_process(COMMAND ${CALIBRATE} --backend torch --scenario ${SCENARIO} --quick
                         --out ${WORK}/missing.json
@@ -30,17 +38,7 @@ if(NOT n EQUAL 1)
 endif()
 string(JSON layers LENGTH "${doc}" torch workloads 0 layers)
 string(JSON name GET "${doc}" torch workloads 0 layers 1 name)
-# The optimizer the prediction uses is the one timed inside the DDP job pass (issue 16).
-string(JSON opt GET "${doc}" torch workloads 0 job optimizer_s)
-string(JSON opt_off GET "${doc}" torch workloads 0 job_overlap_off optimizer_s)
-string(JSON job_buckets LENGTH "${doc}" torch workloads 0 job bucket_bytes)
-string(JSON job_occ GET "${doc}" torch workloads 0 job comm_occupancy_s)
-# The backward as the job computes it (simulator/measured/torch_costs.hpp torch_job_backward_factor).
-string(JSON job_bwd_off GET "${doc}" torch workloads 0 job_overlap_off backward_s)
-if(job_buckets LESS 1 OR NOT job_occ GREATER 0 OR NOT job_bwd_off GREATER 0)
-  message(FATAL_ERROR "torch job pass: ${job_buckets} buckets, occupancy ${job_occ} s, "
-                      "overlap-off backward ${job_bwd_off} s")
-endif()
+string(JSON opt GET "${doc}" torch workloads 0 optimizer_s)
 string(JSON params GET "${doc}" torch workloads 0 parameters)
 string(JSON sizes LENGTH "${doc}" torch all_reduce)
 string(JSON gemms LENGTH "${doc}" gemms)
@@ -52,13 +50,16 @@ if(NOT layers EQUAL 2 OR NOT name STREQUAL "fc1" OR NOT params EQUAL 262912 OR N
                       "${sizes} all-reduce sizes, optimizer ${opt} s, ${gemms} CPU GEMMs kept")
 endif()
 
-# Contention (issue 16): measured with all-reduces inside the compute window, both factors set.
+# Contention: a synthetic compute with all-reduces inside its window, per size, both factors set.
 string(JSON inside GET "${doc}" torch contention all_reduces_inside_compute)
 string(JSON cslow GET "${doc}" torch contention compute_slowdown)
 string(JSON aslow GET "${doc}" torch contention all_reduce_slowdown)
-if(inside LESS 1 OR NOT cslow GREATER 0 OR NOT aslow GREATER 0)
+string(JSON rows LENGTH "${doc}" torch contention by_size)
+string(JSON what GET "${doc}" torch contention compute)
+if(inside LESS 1 OR NOT cslow GREATER 0 OR NOT aslow GREATER 0 OR rows LESS 1
+   OR NOT what MATCHES "^synthetic")
   message(FATAL_ERROR "torch contention: ${inside} all-reduces inside the compute, slowdowns "
-                      "${cslow} (compute) and ${aslow} (all-reduce)")
+                      "${cslow} (compute) and ${aslow} (all-reduce), ${rows} sizes, ${what}")
 endif()
 
 execute_process(COMMAND ${VALIDATE} ${SCENARIO} --runner torch --profile ${profile} --steps 2
@@ -67,42 +68,46 @@ execute_process(COMMAND ${VALIDATE} ${SCENARIO} --runner torch --profile ${profi
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "ddpsim-validate --runner torch: exit ${rc}\n${out}\n${err}")
 endif()
+execute_process(COMMAND ${PREDICT} predict ${SCENARIO} --profile ${profile} --format json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE predicted ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "ddpsim predict --profile: exit ${rc}\n${err}")
+endif()
 file(READ ${WORK}/validation.json v)
 string(JSON np LENGTH "${v}" points)
+string(JSON npred LENGTH "${predicted}" results)
+if(NOT np EQUAL npred)
+  message(FATAL_ERROR "validate has ${np} points, predict ${npred}")
+endif()
 math(EXPR last "${np} - 1")
+set(compared 0)
 foreach(i RANGE ${last})
   string(JSON nrows LENGTH "${v}" points ${i} rows)
   math(EXPR lastrow "${nrows} - 1")
-  set(pred "")
   foreach(r RANGE ${lastrow})
     string(JSON q GET "${v}" points ${i} rows ${r} quantity)
+    if(NOT q MATCHES "^(step|forward|backward|optimizer)_time_s$|^exposed_comm_s$|^comm_time_s$")
+      continue()
+    endif()
+    string(JSON a GET "${v}" points ${i} rows ${r} analytic)
+    string(JSON p GET "${predicted}" results ${i} ${q})
+    if(NOT a STREQUAL p)
+      message(FATAL_ERROR "point ${i} ${q}: validate predicted ${a}, ddpsim predict ${p}")
+    endif()
+    math(EXPR compared "${compared} + 1")
     if(q STREQUAL "optimizer_time_s")
-      string(JSON pred GET "${v}" points ${i} rows ${r} analytic)
-      string(JSON pred_ev GET "${v}" points ${i} rows ${r} event)
+      # The calibration's optimizer, to the digits the document keeps.
+      string(REGEX REPLACE "^0\\.([0-9][0-9][0-9][0-9][0-9][0-9][0-9]).*" "\\1" x "${a}")
+      string(REGEX REPLACE "^0\\.([0-9][0-9][0-9][0-9][0-9][0-9][0-9]).*" "\\1" y "${opt}")
+      if(NOT x STREQUAL y)
+        message(FATAL_ERROR "point ${i}: predicted optimizer ${a} s, the calibration's ${opt} s")
+      endif()
     endif()
   endforeach()
-  string(JSON without GET "${v}" points ${i} without_torch_calibration optimizer_time_s)
-  # The prediction's optimizer is the calibration's number (to the nanosecond the document
-  # rounds to: the job pass with the point's overlap setting), and the model without it predicts
-  # another.
-  string(JSON overlap ERROR_VARIABLE no_key GET "${v}" points ${i} point parallelism.overlap)
-  set(want "${opt}")
-  if(overlap STREQUAL "OFF" OR overlap STREQUAL "false")
-    set(want "${opt_off}")
-  endif()
-  foreach(x pred pred_ev)
-    string(REGEX REPLACE "^0\\.([0-9][0-9][0-9][0-9][0-9][0-9][0-9]).*" "\\1" a "${${x}}")
-    string(REGEX REPLACE "^0\\.([0-9][0-9][0-9][0-9][0-9][0-9][0-9]).*" "\\1" b "${want}")
-    if(NOT a STREQUAL b)
-      message(FATAL_ERROR "point ${i}: predicted optimizer ${x} ${${x}} s, the torch "
-                          "calibration's ${want} s (overlap ${overlap})")
-    endif()
-  endforeach()
-  if(without STREQUAL pred)
-    message(FATAL_ERROR "point ${i}: the prediction without the torch calibration is the same "
-                        "(${without} s)")
-  endif()
 endforeach()
+if(NOT compared EQUAL 12)
+  message(FATAL_ERROR "compared ${compared} quantities, expected 6 for each of 2 points")
+endif()
 
 # The strict reader: a bad torch key is one line naming the file and its pointer, exit 2.
 string(JSON bad SET "${doc}" torch all_reduce 0 pair_s "-1")
@@ -114,5 +119,5 @@ string(STRIP "${err}" err)
 if(NOT rc EQUAL 2 OR NOT err MATCHES "bad.json: /torch/all_reduce/0/pair_s" OR err MATCHES "\n")
   message(FATAL_ERROR "bad torch key: exit ${rc}, stderr:\n${err}")
 endif()
-message(STATUS "torch calibration: optimizer ${opt} s used by validate (model without it: "
-               "${without} s)")
+message(STATUS "torch calibration: validate predicted what ddpsim predict --profile does "
+               "(${compared} quantities), optimizer ${opt} s")

@@ -83,7 +83,7 @@ int run_cuda_validation(const Options& o) {
 
   // Prediction: the scenario's hardware, or the GPU calibration profile in its place.
   json pdoc = doc;
-  if (!o.profiles.empty()) use_profile_as_hardware(pdoc, fs::absolute(o.profiles.front()).string());
+  if (!o.profiles.empty()) model::use_profile_as_hardware(pdoc, o.profiles.front());
   const model::Scenario ps = model::parse_scenario(pdoc, base.file);
   sim::PredictorCache cache;
   sim::RunOptions run;

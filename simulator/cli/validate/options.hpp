@@ -31,9 +31,10 @@ struct Options {
   /// --torch-trace (with --backend cuda --runner torch): the PyTorch profiler trace of steps
   /// after the measured ones, written there by the runner (ddpsim_runner.py --profile-trace)
   std::string torch_trace;
-  /// --no-torch-calibration: with --runner torch, predict with the model's costs even when the
-  /// profile holds a torch section (and --calibrate does not add one)
+  /// --no-torch-calibration: with --runner torch, --calibrate does not add a torch section
   bool no_torch_calibration = false;
+  /// --predict-only: print the points' predictions on the given --profile, measure nothing
+  bool predict_only = false;
 };
 
 /// --min-seconds' default: ten 50 ms steps are half a second, and one slow half-second of this

@@ -14,7 +14,6 @@
 #include "simulator/cli/validate/report.hpp"
 #include "simulator/cli/validate/stats.hpp"
 #include "simulator/cli/validate/torch_runner.hpp"
-#include "simulator/measured/torch_costs.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
 
@@ -148,100 +147,6 @@ void write_point_files(const Point& p, std::size_t i, const fs::path& tmp) {
   }
 }
 
-namespace {
-
-// --runner torch with a profile that holds a torch calibration (ddpsim-calibrate --backend
-// torch): the point's layers, optimizer and bucket all-reduces as PyTorch measured them
-// (simulator/measured/torch_costs.hpp). The buckets' sizes and ready times come from a first
-// analytic prediction with the measured compute (ready times do not depend on the collectives);
-// each bucket then costs torch's all-reduce of its size, at the two-in-flight rate when gloo's
-// worker threads would run it beside another bucket, times how much slower gloo ran inside the
-// calibration's DDP job pass, and slowed while the backward runs (the contention). `torch` is the
-// section of the profile file `profile`; nullptr (the model's costs), with a warning, when it has
-// no entry for this workload.
-std::shared_ptr<const sim::MeasuredCosts> torch_costs(const model::Scenario& ps, const json& torch,
-                                                      const std::string& profile,
-                                                      sim::PredictorCache& cache) {
-  std::string why;
-  std::optional<sim::MeasuredCosts> m = sim::torch_compute_costs(torch, ps, profile, &why);
-  if (!m) {
-    std::cerr << "validate: warning: " << why << "; predicting with the model's costs\n";
-    return nullptr;
-  }
-  sim::RunOptions first;
-  first.engine = model::Engine::kAnalytic;
-  first.measured = std::make_shared<const sim::MeasuredCosts>(*m);
-  const sim::Prediction p = sim::predict_point(ps, first, cache);
-  const std::vector<sim::TorchAllReduceRow> rows = sim::torch_all_reduce_rows(torch);
-  std::vector<double> ready, sync, pair;
-  double bytes = 0, bytes_sq = 0;  // the buckets' bytes-weighted mean size: bytes_sq / bytes
-  for (const sim::BucketTiming& b : p.buckets) {
-    if (b.kind != model::CollectiveOp::kAllReduce || b.layer >= 0) continue;
-    bytes += static_cast<double>(b.bytes);
-    bytes_sq += static_cast<double>(b.bytes) * static_cast<double>(b.bytes);
-    ready.push_back(b.ready_s);
-    sync.push_back(sim::torch_all_reduce_s(rows, static_cast<double>(b.bytes), false));
-    pair.push_back(sim::torch_all_reduce_s(rows, static_cast<double>(b.bytes), true));
-  }
-  if (!rows.empty()) m->bucket_collective_s = sim::gloo_bucket_costs(ready, sync, pair);
-  // The calibration's job pass (issue 16): inside the DDP job gloo ran its buckets slower than
-  // the table's all-reduces alone (the job's memory state, the Reducer's hooks and copies, gloo's
-  // two workers on the same cores); every bucket is that many times slower, as the pass with the
-  // all-reduces launched after the backward measured it, whatever the point's overlap: there
-  // nothing computed beside them, so the factor holds no contention with the backward, which the
-  // contention below adds where the prediction puts a bucket beside it (the overlap-on pass's
-  // occupancy holds that contention already: applied to every bucket and contended again, it
-  // counted it twice, 8.8 ms per 4 MiB bucket predicted after a deep MLP's backward, 4-5 ms
-  // measured).
-  const std::optional<sim::TorchJob> job = sim::torch_job_comm_pass(torch, ps);
-  if (const std::optional<double> f = job ? sim::torch_job_comm_factor(*job, rows) : std::nullopt) {
-    for (double& c : m->bucket_collective_s) c *= *f;
-    char said[96];
-    std::snprintf(said, sizeof said, " (gloo %.2fx slower inside its DDP job pass than alone)", *f);
-    m->source += said;
-  }
-  // Contention (issue 16): the compute was timed with no communication and the all-reduces with
-  // no compute; in the job they share the cores. The compute runs slower while a bucket is in
-  // flight (the plan's interference: the slowdown at the buckets' bytes-weighted mean size, the
-  // size in flight for most of the time), and each bucket's all-reduce is slowed, at its own
-  // size's slowdown, while the backward runs, from where a prediction with the above puts it.
-  if (const std::optional<sim::TorchContention> c = sim::torch_contention(torch);
-      c && !rows.empty()) {
-    m->interference = c->at(bytes > 0 ? bytes_sq / bytes : 0).compute_slowdown;
-    // Settled: each bucket slowed only as far as the prediction with the slowed costs puts it
-    // beside the backward (sim::settled_contended_costs).
-    std::vector<double> slowdown;
-    for (const sim::BucketTiming& b : p.buckets) {
-      if (b.kind != model::CollectiveOp::kAllReduce || b.layer >= 0) continue;
-      slowdown.push_back(c->at(static_cast<double>(b.bytes)).all_reduce_slowdown);
-    }
-    const std::vector<double> alone = m->bucket_collective_s;
-    bool placed = true;
-    const auto schedule = [&](const std::vector<double>& costs) {
-      sim::RunOptions second = first;
-      sim::MeasuredCosts with = *m;
-      with.bucket_collective_s = costs;
-      second.measured = std::make_shared<const sim::MeasuredCosts>(std::move(with));
-      const sim::Prediction q = sim::predict_point(ps, second, cache);
-      sim::BucketSchedule sch;
-      for (const sim::BucketTiming& b : q.buckets) {
-        if (b.kind == model::CollectiveOp::kAllReduce && b.layer < 0)
-          sch.start_s.push_back(b.start_s);
-      }
-      sch.compute_end_s = q.forward_time_s + q.backward_time_s;
-      placed = placed && sch.start_s.size() == alone.size();
-      return sch;
-    };
-    if (slowdown.size() == alone.size()) {
-      std::vector<double> settled = sim::settled_contended_costs(alone, slowdown, schedule);
-      if (placed) m->bucket_collective_s = std::move(settled);
-    }
-  }
-  return std::make_shared<const sim::MeasuredCosts>(std::move(*m));
-}
-
-}  // namespace
-
 Point predict_validation_point(const Options& o, const model::Scenario& base,
                                const model::Scenario& s, const std::string& profile, int steps,
                                const json& torch_facts) {
@@ -250,40 +155,21 @@ Point predict_validation_point(const Options& o, const model::Scenario& base,
   pt.ranks = o.nproc > 0 ? o.nproc : s.cluster.gpus;
   pt.cap_mb = s.parallelism.bucket_cap_mb;
   pt.overlap = s.parallelism.overlap;
-  // The point as a plain scenario, and (for the prediction) the profile as its hardware.
+  // The point as a plain scenario, completed by what its runner runs where it leaves a key
+  // unset (runner_defaults), and (for the prediction) the profile as its hardware, exactly as
+  // `ddpsim predict POINT --profile PROFILE` reads it: the run API applies every section of the
+  // profile (its torch calibration included), nothing is composed here.
   pt.doc = point_scenario(o, base, s);
-  if (o.runner == "torch") {
-    pt.workload = workload_json(s);
-    apply_torch_facts(pt.doc, torch_facts);
-  }
+  if (o.runner == "torch") pt.workload = workload_json(s);
+  apply_runner_defaults(pt.doc, o.runner, torch_facts);
   json pdoc = pt.doc;
-  use_profile_as_hardware(pdoc, profile);
-  // ddpsim-exec steps every tensor in one fused pass (calibrate/exec/mlp.cpp Optimizer::step);
-  // torch 1.13's optimizers default to one tensor at a time on CPU (foreach=None -> False,
-  // torch/optim/adam.py:286-288, sgd.py:190-192, adamw.py:207-209). The prediction compared
-  // with either runs the optimizer its runner runs.
-  pdoc["training"]["optimizer_impl"] = o.runner == "torch" ? "for_loop" : "fused";
+  model::use_profile_as_hardware(pdoc, profile);
   const model::Scenario ps = model::parse_scenario(pdoc, base.file);
   sim::PredictorCache cache;
   sim::RunOptions run;
   run.engine = model::Engine::kAnalytic;
-  if (o.runner == "torch" && !o.no_torch_calibration) {
-    const model::Profile prof = model::Profile::load(profile);
-    if (prof.document().contains("torch")) {
-      const json& torch = prof.document().at("torch");
-      run.measured = torch_costs(ps, torch, profile, cache);
-      if (run.measured) pt.calibration_job_step_s = sim::torch_job_step_s(torch, ps);
-    }
-  }
-  if (run.measured) {
-    sim::RunOptions model_only;
-    model_only.engine = model::Engine::kAnalytic;
-    pt.analytic_without_torch_json =
-        sim::prediction_json(ps, sim::predict_point(ps, model_only, cache));
-  }
   pt.analytic = sim::predict_point(ps, run, cache);
-  // The event engine with every knob of the scenario (the profile's measured interference
-  // among them, as `ddpsim predict --engine event` applies it), over the measured steps.
+  // The event engine with every knob of the scenario, over the measured steps.
   run.engine = model::Engine::kEvent;
   run.steps = std::max(steps, 2);
   pt.event = sim::predict_point(ps, run, cache);
@@ -438,21 +324,6 @@ json point_json(const Point& pt, const std::string& profile_kept, bool efficienc
       {"error_within_noise", noise}};
   if (pj["measured_sources"].is_object()) pj["measured_sources"]["profile"] = profile_kept;
   if (efficiency) pj["efficiency"] = efficiency_json(pt, repeat, steps);
-  if (!pt.analytic_without_torch_json.is_null()) {
-    json w;
-    for (const char* q : kQuantities) w[q] = pt.analytic_without_torch_json.at(q);
-    pj["without_torch_calibration"] = w;
-  }
-  if (pt.calibration_job_step_s && *pt.calibration_job_step_s > 0 && !pt.ddp_steps.empty()) {
-    // The calibration's own job measured again by the sweep: how far the machine moved between
-    // the two (the prediction is not changed by it).
-    double measured = 0;
-    for (const json& r : rows) {
-      if (r.at("quantity") == "step_time_s") measured = r.at("measured").get<double>();
-    }
-    pj["calibration_job"] = {{"step_s", *pt.calibration_job_step_s},
-                             {"measured_over_calibration", measured / *pt.calibration_job_step_s}};
-  }
   return pj;
 }
 

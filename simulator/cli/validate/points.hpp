@@ -39,12 +39,6 @@ struct Point {
   sim::Prediction analytic, event;
   nlohmann::json analytic_json, event_json;
   nlohmann::json workload;  ///< --runner torch: ddpsim's workload for the runner (torch_runner.hpp)
-  /// --runner torch predicted with the profile's torch calibration: the analytic prediction
-  /// without it (the model's and the CPU profile's costs), to set both beside one measurement
-  nlohmann::json analytic_without_torch_json;
-  /// --runner torch: the step the calibration's job pass measured when this point is that job
-  /// (sim::torch_job_step_s); the measured median against it is the machine's drift.
-  std::optional<double> calibration_job_step_s;
   // Measured rows (rank 0's non-warm-up steps of every repetition), per mode.
   std::vector<nlohmann::json> ddp_steps, indep_steps;
   std::vector<double> rep_ddp_median, rep_indep_median;
@@ -69,8 +63,10 @@ std::filesystem::path workload_file(const std::filesystem::path& tmp, std::size_
 void write_point_files(const Point& p, std::size_t i, const std::filesystem::path& tmp);
 
 /// Sweep point `s` of `base` as a plain scenario (the sweep applied, o.nproc or its cluster.gpus
-/// ranks) predicted on `profile` with both engines (the event engine over max(steps, 2) steps).
-/// `torch_facts` (--runner torch: torch_check_points' answer) completes the scenario.
+/// ranks, apply_runner_defaults) predicted on `profile` with both engines (the event engine over
+/// max(steps, 2) steps) through the run API alone: what `ddpsim predict POINT --profile
+/// PROFILE` gives. `torch_facts` (--runner torch: torch_check_points' answer) says what the
+/// runner's torch does.
 Point predict_validation_point(const Options& o, const model::Scenario& base,
                                const model::Scenario& s, const std::string& profile, int steps,
                                const nlohmann::json& torch_facts = nullptr);
@@ -90,9 +86,7 @@ void measure(const Options& o, Point& p, std::size_t i, bool independent, int st
 /// step's median and 95% CI, per step quantity the run-to-run "spread" (stats.hpp; with
 /// --recalibrate-each also "predicted_spread" over the calibrations) and "error_within_noise"
 /// (the quantities whose spread exceeds their |error|), the predicted interval and sources,
-/// "profile" (`profile_kept`), "warnings", with `efficiency` the DDP-overhead block, and when the
-/// torch calibration was used "without_torch_calibration": every quantity the analytic engine
-/// predicts without it.
+/// "profile" (`profile_kept`), "warnings", and with `efficiency` the DDP-overhead block.
 nlohmann::json point_json(const Point& p, const std::string& profile_kept, bool efficiency,
                           int repeat, int steps);
 

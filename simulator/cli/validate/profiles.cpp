@@ -169,18 +169,4 @@ std::map<int, ProfileChoice> choose_profiles(const Options& o, const model::Scen
   return profiles;
 }
 
-void use_profile_as_hardware(json& doc, const std::string& profile) {
-  doc["hardware"] = {{"profile", profile}};
-  if (model::Profile::load(profile).ranks() < 2) {
-    doc["hardware"]["intra_node"] = {{"name", "none (one-rank profile)"},
-                                     {"kind", "intra_node"},
-                                     {"bandwidth_gbytes_per_s", 1.0},
-                                     {"latency_us", 1.0}};
-    doc["hardware"]["inter_node"] = {{"name", "none (one-rank profile)"},
-                                     {"kind", "nic"},
-                                     {"bandwidth_gbps", 8.0},
-                                     {"latency_us", 1.0}};
-  }
-}
-
 }  // namespace ddpsim::validate

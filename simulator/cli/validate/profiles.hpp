@@ -43,9 +43,4 @@ nlohmann::json machine_json(const std::string& profile_path);
 /// scenario file).
 void absolutize_paths(nlohmann::json& doc, const std::string& scenario_file);
 
-/// Sets `doc`'s hardware to the calibration profile at `profile` (absolute). A one-rank profile
-/// measured no collective, so it has no links; a one-rank point runs none either: placeholder
-/// links complete the hardware and are never used.
-void use_profile_as_hardware(nlohmann::json& doc, const std::string& profile);
-
 }  // namespace ddpsim::validate

@@ -73,10 +73,15 @@ json torch_check_points(const std::vector<TorchPointFiles>& points, const fs::pa
   throw ChildError(line.empty() ? argv[0] + " failed (exit " + std::to_string(rc) + ")" : line);
 }
 
-void apply_torch_facts(json& doc, const json& facts) {
+void apply_runner_defaults(json& doc, const std::string& runner, const json& torch_facts) {
+  json& training = doc["training"];
+  if (!training.contains("optimizer_impl")) {
+    training["optimizer_impl"] = runner == "torch" ? "for_loop" : "fused";
+  }
   json& par = doc["parallelism"];
-  if (facts.value("first_bucket_always", false) && !par.contains("first_bucket_mb")) {
-    par["first_bucket_mb"] = facts.at("first_bucket_bytes").get<double>() / (1024.0 * 1024.0);
+  if (runner == "torch" && torch_facts.is_object() &&
+      torch_facts.value("first_bucket_always", false) && !par.contains("first_bucket_mb")) {
+    par["first_bucket_mb"] = torch_facts.at("first_bucket_bytes").get<double>() / (1024.0 * 1024.0);
   }
 }
 

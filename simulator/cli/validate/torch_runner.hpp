@@ -57,9 +57,16 @@ std::string runner_line_naming_points(const std::filesystem::path& log,
 nlohmann::json torch_check_points(const std::vector<TorchPointFiles>& points,
                                   const std::filesystem::path& log);
 
-/// Scenario `doc` with what torch does that the scenario does not say, from the facts: torch
-/// 1.13 rebuilds with a 1 MiB first bucket whatever bucket_cap_mb is, so unless the scenario
-/// sets parallelism.first_bucket_mb it becomes dist._DEFAULT_FIRST_BUCKET_BYTES in MiB.
-void apply_torch_facts(nlohmann::json& doc, const nlohmann::json& facts);
+/// Scenario `doc` completed with what its runner runs where the scenario leaves a key unset
+/// (a key it sets is kept: the prediction is then of what the scenario says):
+///  - training.optimizer_impl: ddpsim-exec steps every tensor in one fused pass
+///    (calibrate/exec/mlp.cpp Optimizer::step), "fused"; torch 1.13's optimizers default to one
+///    tensor at a time on the CPU (foreach=None -> False: torch/optim/adam.py:286-288,
+///    sgd.py:190-192, adamw.py:207-209), "for_loop";
+///  - parallelism.first_bucket_mb (--runner torch, from `torch_facts`): torch 1.13 rebuilds with
+///    a 1 MiB first bucket whatever bucket_cap_mb is, dist._DEFAULT_FIRST_BUCKET_BYTES in MiB.
+/// A sweep that sets both predicts with `ddpsim predict --profile` exactly what validate prints.
+void apply_runner_defaults(nlohmann::json& doc, const std::string& runner,
+                           const nlohmann::json& torch_facts);
 
 }  // namespace ddpsim::validate

@@ -11,10 +11,15 @@
 //                   [--out F]  (its GPT-2 on one GPU, by ddpsim-exec or PyTorch:
 //                   cuda_validation.hpp)
 //   ddpsim-validate SCENARIO.json [--runner torch] --points-dir DIR   (write the points, stop)
+//   ddpsim-validate SCENARIO.json [--runner torch] --profile P --predict-only   (the predictions
+//                   alone: what `ddpsim predict SCENARIO.json --profile P` gives)
 //   ddpsim-validate SCENARIO.json --trace rank0.pt.trace.json.gz [--trace ...] [--extrapolate]
 //                   [--out F]  (the prediction and the replay against the user's own profiler
 //                   traces, --extrapolate: the traced compute over the sweep: trace_compare.hpp)
 //
+// Every point is predicted through the run API alone (predict_validation_point): exactly what
+// `ddpsim predict SCENARIO.json --profile P` gives for it, the profile's sections (a torch
+// calibration included) applied by the Predictor; validate composes no cost of its own.
 // Per sweep point (bucket sizes, widths, batches, cluster.gpus...): step time, forward, backward,
 // exposed communication, optimizer, summed communication and every bucket's end time, each as
 // analytic and event prediction, measurement (the median over every measured step of every
@@ -103,6 +108,24 @@ int run(const Options& o) {
   }
   const fs::path exec = torch ? fs::path() : sibling("ddpsim-exec");
   TempDir tmp;
+  if (o.predict_only) {
+    // What validate would predict, measuring nothing: `ddpsim predict --profile`'s results.
+    if (o.profiles.empty()) {
+      throw UnsupportedError("--predict-only predicts on a given --profile; it calibrates nothing");
+    }
+    const std::map<int, ProfileChoice> profiles =
+        choose_profiles(o, base, expanded, (tmp.path / "v.json").string(), tmp.path);
+    json results = json::array();
+    for (const model::Scenario& s : expanded) {
+      const int ranks = o.nproc > 0 ? o.nproc : s.cluster.gpus;
+      results.push_back(
+          predict_validation_point(o, base, s, profiles.at(ranks).path, steps).analytic_json);
+    }
+    const std::string text = json{{"results", results}}.dump(2) + "\n";
+    if (!o.out.empty()) model::write_file_atomic(o.out, text);
+    std::cout << text;
+    return 0;
+  }
   json torch_facts;
   if (torch) {
     // Before any calibration or measurement: PyTorch must be able to run every point, and the
@@ -127,7 +150,7 @@ int run(const Options& o) {
       p.doc = point_scenario(o, base, expanded[i]);
       if (torch) {
         p.workload = workload_json(expanded[i]);
-        apply_torch_facts(p.doc, torch_facts);
+        apply_runner_defaults(p.doc, o.runner, torch_facts);
       }
       write_point_files(p, i, o.points_dir);
       std::cout << point_file(o.points_dir, i).string()
@@ -323,9 +346,12 @@ int run_main(int argc, char** argv) {
                  "(Kineto: CPU ops, module regions, CUDA kernels) of 2 steps after the measured "
                  "ones into this .json or .json.gz (readable by --trace)");
   app.add_flag("--no-torch-calibration", o.no_torch_calibration,
-               "with --runner torch: predict with the model's costs even when the profile holds "
-               "a torch section (ddpsim-calibrate --backend torch), and do not add one with "
-               "--calibrate");
+               "with --runner torch --calibrate: calibrate the CPU only, without a torch section "
+               "(ddpsim-calibrate --backend torch)");
+  app.add_flag("--predict-only", o.predict_only,
+               "predict every point on the given --profile exactly as a validation would and "
+               "print the results (`ddpsim predict --profile --format json`'s), measuring "
+               "nothing");
   app.add_option("--points-dir", o.points_dir,
                  "write every point's plain scenario (with --runner torch also ddpsim's workload "
                  "for calibrate/torch/ddp_runner.py) into this folder and stop");
