@@ -44,10 +44,10 @@
 #include "model/workload/bucketing.hpp"
 #include "simulator/analytic/comm_hooks.hpp"
 #include "simulator/analytic/step_plan.hpp"
+#include "simulator/analytic/torch_profile.hpp"
 #include "simulator/collectives/collective.hpp"
 #include "simulator/prediction/memory.hpp"
 #include "simulator/prediction/prediction.hpp"
-#include "simulator/analytic/torch_profile.hpp"
 
 namespace ddpsim::sim {
 
@@ -124,9 +124,31 @@ class Predictor {
   /// replacements.
   StepPlan plan_profiled(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                          const model::ParallelismConfig& parallelism, Bound bound) const;
-  /// plan() without the profile's collective and optimizer replacements (GEMMs at `bound`).
+  /// plan() without the profile's collective and optimizer replacements (GEMMs at `bound`):
+  /// the layers, the optimizer, then plan_sharded_model or plan_ddp_model (analytic_plan.cpp).
   StepPlan plan_model(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                       const model::ParallelismConfig& parallelism, Bound bound) const;
+  /// The sharded strategies' schedule of `sp` (simulator/analytic/sharded.hpp).
+  void plan_sharded_model(StepPlan& sp, const model::ClusterConfig& cluster,
+                          const model::TrainingConfig& training,
+                          const model::ParallelismConfig& parallelism) const;
+  /// DDP's buckets with their collectives, hooks, the Reducer's copies and the first iteration.
+  void plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster,
+                      const model::TrainingConfig& training,
+                      const model::ParallelismConfig& parallelism) const;
+  struct CachedPlan;
+  /// The Reducer's copies of the gradients into the buckets and back (more than one GPU).
+  void add_reducer_copies(StepPlan& sp, const CachedPlan& cached, model::DType grad_dtype,
+                          double mem_rate, const model::ParallelismConfig& parallelism) const;
+  /// predict()'s model FLOPs, hardware FLOPs, the peak MFU is quoted against and the scaling
+  /// efficiencies (analytic_predict.cpp).
+  void add_flops_and_scaling(const model::ClusterConfig& cluster,
+                             const model::TrainingConfig& training,
+                             const model::ParallelismConfig& parallelism, Prediction& r) const;
+  /// The memory per GPU of `sp`'s point (cached over the inputs that matter).
+  const MemoryEstimate& memory_estimate(const StepPlan& sp, const model::ClusterConfig& cluster,
+                                        const model::TrainingConfig& training,
+                                        const model::ParallelismConfig& parallelism) const;
   /// The optimizer step from the profile's adam_fp32 kernel (Adam/AdamW in fp32 only).
   std::optional<double> profile_optimizer_s(const model::TrainingConfig& t,
                                             model::OptimizerImpl impl, Bound bound) const;
