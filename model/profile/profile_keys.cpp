@@ -94,8 +94,8 @@ void add_machine_keys(std::vector<KeySpec>& t) {
   t.push_back(key(m + "/libraries/{}", KeyType::kString, "a version"));
 }
 
-std::vector<KeySpec> build_profile_keys() {
-  std::vector<KeySpec> t;
+// The profile's keys: the file's marker, context, machine and what was measured.
+void add_header_keys(std::vector<KeySpec>& t) {
   t.push_back(choice("/format", {"ddpsim-profile"}, "file format marker", true));
   {
     KeySpec v = integer("/format_version", "", 1, "format version", true);
@@ -114,7 +114,10 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key("/scenario", KeyType::kString, "the scenario whose GEMMs were measured"));
   t.push_back(key("/notes", KeyType::kArray, "remarks of the calibration run"));
   t.push_back(key("/notes/*", KeyType::kString, "a remark"));
+}
 
+// The profile's keys: the timed GEMMs.
+void add_gemm_keys(std::vector<KeySpec>& t) {
   const std::vector<std::string> dtypes = {"fp32", "fp16", "bf16", "fp8"};
   t.push_back(key("/gemms", KeyType::kArray, "timed GEMMs"));
   t.push_back(key("/gemms/*", KeyType::kObject, "one GEMM shape x dtype x batch"));
@@ -138,7 +141,10 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(key("/gemms/*/library", KeyType::kString, "openblas, cublas, ..."));
   t.push_back(choice("/gemms/*/operands", {"cold", "warm"},
                      "cold: operands from memory, as in a training step; warm: cache-resident"));
+}
 
+// The profile's keys: memory bandwidth and memory-bound kernels.
+void add_memory_keys(std::vector<KeySpec>& t) {
   t.push_back(key("/memory_bandwidth", KeyType::kArray, "streaming bandwidth kernels"));
   t.push_back(key("/memory_bandwidth/*", KeyType::kObject, "one kernel"));
   t.push_back(key("/memory_bandwidth/*/kernel", KeyType::kString,
@@ -160,7 +166,10 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(byte_count("/kernels/*/bytes", "bytes", 1, "bytes read + written per call"));
   add_spread(t, "/kernels/*");
   t.push_back(num("/kernels/*/gbytes_per_s", "GB/s", 0, true, "bytes / median time / 1e9"));
+}
 
+// The profile's keys: the collective sweeps and their fits.
+void add_collective_keys(std::vector<KeySpec>& t) {
   const std::string c = "/collectives";
   t.push_back(key(c, KeyType::kObject, "collective sweep (nccl-tests vocabulary)"));
   t.push_back(key(c + "/backend", KeyType::kString, "gloo, nccl"));
@@ -223,7 +232,10 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num(f + "/residuals/*/time_us", "us", 0, false, "measured", true));
   t.push_back(num(f + "/residuals/*/fit_us", "us", -1e300, false, "fitted", true));
   t.push_back(num(f + "/residuals/*/relative", "", -1e300, false, "(fit - measured) / measured"));
+}
 
+// The profile's keys: compute beside a collective.
+void add_interference_keys(std::vector<KeySpec>& t) {
   const std::string in = "/interference";
   t.push_back(key(in, KeyType::kObject,
                   "compute slowdown of a GEMM while a collective runs on a communication thread"));
@@ -267,7 +279,10 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(integer(in + "/collectives_completed", "", 0,
                       "collectives the communication thread finished during the concurrent "
                       "phase"));
+}
 
+// The profile's keys: the torch section.
+void add_torch_keys(std::vector<KeySpec>& t) {
   // Written by ddpsim-calibrate --backend torch (calibrate/torch/torch_calibrate.py): the
   // scenario's layers, optimizer and gloo all-reduce timed through PyTorch itself, and their
   // contention with a synthetic compute (simulator/analytic/torch_profile.hpp reads it).
@@ -343,7 +358,10 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num(tr + "/all_reduce_alone_s", "s", 0, true, "median all-reduce alone"));
   t.push_back(num(tr + "/all_reduce_overlapped_s", "s", 0, false, "median inside the compute"));
   t.push_back(integer(tr + "/all_reduces_inside_compute", "", 0, "all-reduces inside it"));
+}
 
+// The profile's keys: per-layer times imported from a profiler trace.
+void add_layer_time_keys(std::vector<KeySpec>& t) {
   t.push_back(key("/layer_times", KeyType::kObject, "per-layer times from a profiler trace"));
   t.push_back(key("/layer_times/source", KeyType::kString, "the trace file"));
   t.push_back(key("/layer_times/device", KeyType::kString, "gpu (kernel times) or cpu (op times)"));
@@ -359,8 +377,8 @@ std::vector<KeySpec> build_profile_keys() {
   t.push_back(num("/layer_times/layers/*/backward_s", "s", 0, false, "backward time", true));
   t.push_back(integer("/layer_times/layers/*/forward_events", "", 0, "events summed"));
   t.push_back(integer("/layer_times/layers/*/backward_events", "", 0, "events summed"));
-  // Added by the Kineto importer (model/imports/kineto_import.hpp): steps, phases, what was left out of
-  // the layers, and the collectives of the traced step (model/imports/trace_comm.hpp).
+  // Added by the Kineto importer (model/imports/kineto_import.hpp): steps, phases, what was left
+  // out of the layers, and the collectives of the traced step (model/imports/trace_comm.hpp).
   const std::string lt = "/layer_times";
   t.push_back(integer(lt + "/steps", "", 1, "profiled steps the times are means over"));
   t.push_back(num(lt + "/step_min_s", "s", 0, false, "shortest profiled step (CPU span)"));
@@ -416,6 +434,17 @@ std::vector<KeySpec> build_profile_keys() {
                   "start, from the step's start"));
   t.push_back(
       key(cm + "/per_step/*/collectives/*/end_s", KeyType::kNumber, "end, from the step's start"));
+}
+
+std::vector<KeySpec> build_profile_keys() {
+  std::vector<KeySpec> t;
+  add_header_keys(t);
+  add_gemm_keys(t);
+  add_memory_keys(t);
+  add_collective_keys(t);
+  add_interference_keys(t);
+  add_torch_keys(t);
+  add_layer_time_keys(t);
   return t;
 }
 
