@@ -87,15 +87,11 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-int run(const Options& o) {
-  const model::Scenario base = model::load_scenario(o.scenario);
-  const std::vector<model::Scenario> expanded = model::expand_sweep(base);
-  const int steps = o.steps > 0 ? o.steps : base.simulation.steps;
-  const int repeat = o.repeat;
+// The run's checks of option combinations, before anything is calibrated or measured.
+void check_run_options(const Options& o, bool torch) {
   if (!o.netns_launch.empty() && access(o.netns_launch.c_str(), R_OK) != 0) {
     throw InputError(o.netns_launch, "", "a readable netns-launch.sh", "missing");
   }
-  const bool torch = o.runner == "torch";
   if (!torch && o.min_seconds >= 0) {
     throw UnsupportedError(
         "--min-seconds lengthens the torch runner's runs (--runner torch); ddpsim-exec "
@@ -106,82 +102,76 @@ int run(const Options& o) {
         "--runner torch runs its ranks on this host; --netns-launch is for "
         "--runner exec");
   }
-  const fs::path exec = torch ? fs::path() : sibling("ddpsim-exec");
-  TempDir tmp;
-  if (o.predict_only) {
-    // What validate would predict, measuring nothing: `ddpsim predict --profile`'s results.
-    if (o.profiles.empty()) {
-      throw UnsupportedError("--predict-only predicts on a given --profile; it calibrates nothing");
-    }
-    const std::map<int, ProfileChoice> profiles =
-        choose_profiles(o, base, expanded, (tmp.path / "v.json").string(), tmp.path);
-    json results = json::array();
-    for (const model::Scenario& s : expanded) {
-      const int ranks = o.nproc > 0 ? o.nproc : s.cluster.gpus;
-      results.push_back(
-          predict_validation_point(o, base, s, profiles.at(ranks).path, steps).analytic_json);
-    }
-    const std::string text = json{{"results", results}}.dump(2) + "\n";
-    if (!o.out.empty()) model::write_file_atomic(o.out, text);
-    std::cout << text;
-    return 0;
-  }
-  json torch_facts;
-  if (torch) {
-    // Before any calibration or measurement: PyTorch must be able to run every point, and the
-    // module it builds must be ddpsim's workload (torch_runner.hpp).
-    std::vector<TorchPointFiles> files;
-    for (std::size_t i = 0; i < expanded.size(); ++i) {
-      Point p;
-      p.doc = point_scenario(o, base, expanded[i]);
-      p.workload = workload_json(expanded[i]);
-      write_point_files(p, i, tmp.path);
-      const std::string name =
-          expanded[i].point.empty() ? base.file : base.file + " point " + expanded[i].point.dump();
-      files.push_back({point_file(tmp.path, i), workload_file(tmp.path, i), name});
-    }
-    torch_facts = torch_check_points(files, tmp.path / "torch-check.log");
-  }
-  if (!o.points_dir.empty()) {
-    // The files the runner would measure, to run it by hand (e.g. under torchrun).
-    fs::create_directories(o.points_dir);
-    for (std::size_t i = 0; i < expanded.size(); ++i) {
-      Point p;
-      p.doc = point_scenario(o, base, expanded[i]);
-      if (torch) {
-        p.workload = workload_json(expanded[i]);
-        apply_runner_defaults(p.doc, o.runner, torch_facts);
-      }
-      write_point_files(p, i, o.points_dir);
-      std::cout << point_file(o.points_dir, i).string()
-                << (torch ? " --workload " + workload_file(o.points_dir, i).string() : "") << "  "
-                << label_text(expanded[i].point, o.nproc > 0 ? o.nproc : expanded[i].cluster.gpus)
-                << "\n";
-    }
-    return 0;
-  }
-  const std::string out = !o.out.empty() ? o.out
-                                         : "results/validation-" + model::host_name() + "-" +
-                                               model::utc_now("%Y%m%d") + ".json";
-  if (o.recalibrate_each && !o.profiles.empty()) {
-    throw UnsupportedError(
-        "--recalibrate-each calibrates every repetition afresh; it does not go with --profile");
-  }
-  Options first = o;
-  first.calibrate = o.calibrate || o.recalibrate_each;
-  const std::map<int, ProfileChoice> profiles =
-      choose_profiles(first, base, expanded, out, tmp.path);
+}
 
-  std::vector<Point> points;
+// --predict-only: what validate would predict, measuring nothing (`ddpsim predict --profile`'s
+// results document).
+int predict_only(const Options& o, const model::Scenario& base,
+                 const std::vector<model::Scenario>& expanded, int steps, const fs::path& tmp) {
+  if (o.profiles.empty()) {
+    throw UnsupportedError("--predict-only predicts on a given --profile; it calibrates nothing");
+  }
+  const std::map<int, ProfileChoice> profiles =
+      choose_profiles(o, base, expanded, (tmp / "v.json").string(), tmp);
+  json results = json::array();
   for (const model::Scenario& s : expanded) {
     const int ranks = o.nproc > 0 ? o.nproc : s.cluster.gpus;
-    points.push_back(
-        predict_validation_point(o, base, s, profiles.at(ranks).path, steps, torch_facts));
+    results.push_back(
+        predict_validation_point(o, base, s, profiles.at(ranks).path, steps).analytic_json);
   }
+  const std::string text = json{{"results", results}}.dump(2) + "\n";
+  if (!o.out.empty()) model::write_file_atomic(o.out, text);
+  std::cout << text;
+  return 0;
+}
 
-  // Measurements: repetitions round-robin over the points; with --efficiency each repetition
-  // runs DDP and independent back to back, the order flipped every repetition.
-  const std::string load_before = load_average();
+// --runner torch, before any calibration or measurement: PyTorch must be able to run every
+// point, and the module it builds must be ddpsim's workload (torch_runner.hpp). Its facts.
+json check_torch_points(const Options& o, const model::Scenario& base,
+                        const std::vector<model::Scenario>& expanded, const fs::path& tmp) {
+  std::vector<TorchPointFiles> files;
+  for (std::size_t i = 0; i < expanded.size(); ++i) {
+    Point p;
+    p.doc = point_scenario(o, base, expanded[i]);
+    p.workload = workload_json(expanded[i]);
+    write_point_files(p, i, tmp);
+    const std::string name =
+        expanded[i].point.empty() ? base.file : base.file + " point " + expanded[i].point.dump();
+    files.push_back({point_file(tmp, i), workload_file(tmp, i), name});
+  }
+  return torch_check_points(files, tmp / "torch-check.log");
+}
+
+// --points-dir: the files the runner would measure, to run it by hand (e.g. under torchrun).
+int write_points_dir(const Options& o, const model::Scenario& base,
+                     const std::vector<model::Scenario>& expanded, const json& torch_facts) {
+  const bool torch = o.runner == "torch";
+  fs::create_directories(o.points_dir);
+  for (std::size_t i = 0; i < expanded.size(); ++i) {
+    Point p;
+    p.doc = point_scenario(o, base, expanded[i]);
+    if (torch) {
+      p.workload = workload_json(expanded[i]);
+      apply_runner_defaults(p.doc, o.runner, torch_facts);
+    }
+    write_point_files(p, i, o.points_dir);
+    std::cout << point_file(o.points_dir, i).string()
+              << (torch ? " --workload " + workload_file(o.points_dir, i).string() : "") << "  "
+              << label_text(expanded[i].point, o.nproc > 0 ? o.nproc : expanded[i].cluster.gpus)
+              << "\n";
+  }
+  return 0;
+}
+
+// The measurements: repetitions round-robin over the points; with --efficiency each repetition
+// runs DDP and independent back to back, the order flipped every repetition. Returns the
+// --recalibrate-each calibrations.
+json measure_points(const Options& o, const Options& first, const model::Scenario& base,
+                    const std::vector<model::Scenario>& expanded,
+                    const std::map<int, ProfileChoice>& profiles, std::vector<Point>& points,
+                    int steps, const json& torch_facts, const fs::path& exec, const fs::path& tmp) {
+  const bool torch = o.runner == "torch";
+  const int repeat = o.repeat;
   json recalibrations = json::array();
   for (int rep = 0; rep < repeat; ++rep) {
     if (o.recalibrate_each) {
@@ -189,7 +179,7 @@ int run(const Options& o) {
       // predictions over the calibrations is the calibration's own noise.
       std::map<int, ProfileChoice> mine = profiles;
       if (rep > 0) {
-        const fs::path dir = tmp.path / ("rep-" + std::to_string(rep + 1));
+        const fs::path dir = tmp / ("rep-" + std::to_string(rep + 1));
         fs::create_directories(dir);
         mine = choose_profiles(first, base, expanded, (dir / "v.json").string(), dir);
       }
@@ -212,13 +202,21 @@ int run(const Options& o) {
                 << (min_seconds(o) > 0 ? ", at least " + json(min_seconds(o)).dump() + " s" : "")
                 << ")" << (o.efficiency ? " x2" : "") << "...\n";
       const bool indep_first = o.efficiency && rep % 2 == 1;
-      if (indep_first) measure(o, points[i], i, true, steps, exec, tmp.path);
-      measure(o, points[i], i, false, steps, exec, tmp.path);
-      if (o.efficiency && !indep_first) measure(o, points[i], i, true, steps, exec, tmp.path);
+      if (indep_first) measure(o, points[i], i, true, steps, exec, tmp);
+      measure(o, points[i], i, false, steps, exec, tmp);
+      if (o.efficiency && !indep_first) measure(o, points[i], i, true, steps, exec, tmp);
     }
   }
-  const std::string load_after = load_average();
+  return recalibrations;
+}
 
+// The validation document, the kept profiles and the tables on standard output.
+int write_validation(const Options& o, const model::Scenario& base, const std::string& out,
+                     const std::map<int, ProfileChoice>& profiles, const std::vector<Point>& points,
+                     int steps, const json& torch_facts, json recalibrations,
+                     const std::string& load_before, const std::string& load_after) {
+  const bool torch = o.runner == "torch";
+  const int repeat = o.repeat;
   json out_points = json::array();
   std::string table;
   for (const Point& pt : points) {
@@ -234,63 +232,41 @@ int run(const Options& o) {
              "\n";
   }
 
-  json doc;
-  doc["context"] =
-      sim::context_json(torch ? "analytic+event vs PyTorch DDP" : "analytic+event vs ddpsim-exec");
-  doc["context"]["device"] =
-      torch ? "this machine's CPUs (PyTorch DDP over gloo, one thread per rank: "
-              "calibrate/torch/ddp_runner.py)"
-            : "this machine's CPUs (ddpsim-exec, Gloo, OpenBLAS)";
-  doc["context"]["runner"] = o.runner;
-  if (torch) doc["context"]["torch"] = torch_facts;
-  doc["context"]["load_average"] = load_before;
-  doc["context"]["load_average_after"] = load_after;
-  doc["context"]["nproc"] = o.nproc > 0 ? json(o.nproc) : json("per point (cluster.gpus)");
-  doc["context"]["steps"] = steps;
-  if (torch) doc["context"]["min_seconds"] = min_seconds(o);
-  doc["context"]["repeat"] = repeat;
-  doc["context"]["recalibrate_each"] = o.recalibrate_each;
-  if (o.recalibrate_each) {
-    // The files are temporary (only the first calibration is kept beside the output); the
-    // predictions on each are in every row's "predicted_spread".
-    for (json& r : recalibrations) r.erase("file");
-    doc["recalibrations"] = recalibrations;
+  int run(const Options& o) {
+    const model::Scenario base = model::load_scenario(o.scenario);
+    const std::vector<model::Scenario> expanded = model::expand_sweep(base);
+    const int steps = o.steps > 0 ? o.steps : base.simulation.steps;
+    const bool torch = o.runner == "torch";
+    check_run_options(o, torch);
+    const fs::path exec = torch ? fs::path() : sibling("ddpsim-exec");
+    TempDir tmp;
+    if (o.predict_only) return predict_only(o, base, expanded, steps, tmp.path);
+    const json torch_facts = torch ? check_torch_points(o, base, expanded, tmp.path) : json();
+    if (!o.points_dir.empty()) return write_points_dir(o, base, expanded, torch_facts);
+    const std::string out = !o.out.empty() ? o.out
+                                           : "results/validation-" + model::host_name() + "-" +
+                                                 model::utc_now("%Y%m%d") + ".json";
+    if (o.recalibrate_each && !o.profiles.empty()) {
+      throw UnsupportedError(
+          "--recalibrate-each calibrates every repetition afresh; it does not go with --profile");
+    }
+    Options first = o;
+    first.calibrate = o.calibrate || o.recalibrate_each;
+    const std::map<int, ProfileChoice> profiles =
+        choose_profiles(first, base, expanded, out, tmp.path);
+    std::vector<Point> points;
+    for (const model::Scenario& s : expanded) {
+      const int ranks = o.nproc > 0 ? o.nproc : s.cluster.gpus;
+      points.push_back(
+          predict_validation_point(o, base, s, profiles.at(ranks).path, steps, torch_facts));
+    }
+    const std::string load_before = load_average();
+    json recalibrations = measure_points(o, first, base, expanded, profiles, points, steps,
+                                         torch_facts, exec, tmp.path);
+    const std::string load_after = load_average();
+    return write_validation(o, base, out, profiles, points, steps, torch_facts,
+                            std::move(recalibrations), load_before, load_after);
   }
-  doc["context"]["network"] = o.netns_launch.empty()
-                                  ? "loopback TCP (local ranks)"
-                                  : "network namespaces (scripts/netns-lab.sh; see its tbf rate)";
-  doc["scenario"] = sim::scenario_json(base);
-  json prof = json::array();
-  for (const auto& [ranks, c] : profiles) {
-    prof.push_back({{"ranks", ranks},
-                    {"file", c.kept},
-                    {"source", c.how},
-                    {"machine", machine_json(c.path)},
-                    {"context", model::Profile::load(c.path).document().value("context", json())}});
-  }
-  // One rank count keeps the former single-object layout.
-  doc["profile"] = prof.size() == 1 ? prof[0] : prof;
-  doc["errors_are"] = "(predicted - measured) / measured; null where nothing was measured";
-  doc["points"] = out_points;
-  doc["bucket_choice"] = choice;
-  sim::check_finite(doc);
-  for (const auto& [ranks, c] : profiles) {
-    if (c.kept == c.path) continue;
-    std::ifstream f(c.path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    model::write_file_atomic(c.kept, ss.str());
-  }
-  model::write_file_atomic(out, doc.dump(2) + "\n");
-  if (!o.markdown.empty()) model::write_file_atomic(o.markdown, markdown(doc));
-  std::cout << table;
-  for (const auto& [ranks, c] : profiles) {
-    std::cout << "profile (" << ranks << " ranks): " << c.kept << " (" << c.how.get<std::string>()
-              << ")\n";
-  }
-  std::cout << "wrote " << out << (o.markdown.empty() ? "" : " and " + o.markdown) << "\n";
-  return 0;
-}
 
 }  // namespace
 
