@@ -115,172 +115,185 @@ void add_collective_fits(json& collectives) {
 
 Profile Profile::load(const std::string& path) { return from_json(read_json_file(path), path); }
 
+namespace {
+
+// The profile's "gemms" rows, each checked: a spread around its median, a batch that divides
+// its batch extent.
+std::vector<ProfileGemm> read_gemms(const json& gs, const std::string& file) {
+  std::vector<ProfileGemm> out;
+  for (std::size_t i = 0; i < gs.size(); ++i) {
+    const json& g = gs[i];
+    ProfileGemm r;
+    for (const json& o : g.value("ops", json::array())) r.ops.push_back(o.get<std::string>());
+    r.layer = get<std::string>(g, "layer", "");
+    r.shape = {g.at("m").get<std::int64_t>(), g.at("n").get<std::int64_t>(),
+               g.at("k").get<std::int64_t>(), get<std::int64_t>(g, "count", 1),
+               g.at("transa").get<bool>(),    g.at("transb").get<bool>()};
+    r.dtype = *parse_dtype(g.at("dtype").get<std::string>());
+    r.batch = g.at("batch").get<std::int64_t>();
+    r.batch_dim = parse_batch_dim(get<std::string>(g, "batch_dim", "none"));
+    r.repeats = get<int>(g, "repeats", 1);
+    r.time_s = g.at("time_s").get<double>();
+    r.low_s = get<double>(g, "time_p10_s", get<double>(g, "time_min_s", r.time_s));
+    r.high_s = get<double>(g, "time_p90_s", get<double>(g, "time_max_s", r.time_s));
+    const std::string ptr = "/gemms/" + std::to_string(i);
+    if (r.low_s > r.time_s * (1 + 1e-9) || r.high_s < r.time_s * (1 - 1e-9)) {
+      throw InputError(file, ptr, "a spread around the median (low <= time_s <= high)",
+                       std::to_string(r.low_s) + " .. " + std::to_string(r.high_s));
+    }
+    if (r.batch_dim && !detail::per_sample_of(r)) {
+      throw InputError(file, ptr + "/batch",
+                       "a batch that divides the batch_dim extent (it is batch x per-sample)",
+                       std::to_string(r.batch));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// One op's table of "collectives/ops": its rows checked (none wrong, two or more distinct sizes,
+// times > 0) and its fit, the stored one after a check or a new one written into `table`.
+CollectiveTable read_collective_table(const std::string& name, json& table, int ranks,
+                                      const std::string& file) {
+  const std::string ptr = "/collectives/ops/" + escape_pointer_token(name);
+  const auto op = parse_collective_op(name);
+  if (!op) {
+    throw InputError(file, ptr, "an op name (all_reduce, reduce_scatter, all_gather, broadcast)",
+                     "\"" + name + "\"");
+  }
+  // A row whose result was checked and found wrong timed a broken collective: such a
+  // table is refused, never fitted around (calibration fails before writing one).
+  const json& all_rows = table.at("rows");
+  for (std::size_t i = 0; i < all_rows.size(); ++i) {
+    const std::int64_t w = get<std::int64_t>(all_rows[i], "wrong", 0);
+    if (w > 0) {
+      throw InputError(file, ptr + "/rows/" + std::to_string(i) + "/wrong",
+                       "0 (a collective that returned wrong elements is not a measurement)",
+                       std::to_string(w));
+    }
+  }
+  auto [rows, in_place] = fitted_rows(table.at("rows"));
+  std::vector<double> sizes;
+  for (const json* r : rows) sizes.push_back(r->at("size_bytes").get<double>());
+  std::vector<double> distinct = sizes;
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.size() < 2) {
+    throw InputError(file, ptr + "/rows", "rows at two or more distinct sizes > 0 to fit",
+                     std::to_string(distinct.size()));
+  }
+  if (distinct.size() != sizes.size()) {
+    throw InputError(file, ptr + "/rows", "one row per size and placement (in_place false/true)",
+                     "a repeated size");
+  }
+  for (const json* r : rows) {
+    if (r->at("time_us").get<double>() <= 0) {
+      throw InputError(file, ptr + "/rows", "times > 0 for sizes > 0", "a time of 0");
+    }
+  }
+  CollectiveTable t;
+  t.op = *op;
+  t.ranks = ranks;
+  for (const json* r : rows) {
+    CollectiveRow row;
+    row.size_bytes = r->at("size_bytes").get<double>();
+    row.in_place = r->at("in_place").get<bool>();
+    row.time_s = r->at("time_us").get<double>() * 1e-6;
+    row.min_s = get<double>(*r, "time_us_min", row.time_s * 1e6) * 1e-6;
+    row.max_s = get<double>(*r, "time_us_max", row.time_s * 1e6) * 1e-6;
+    t.rows.push_back(row);
+  }
+  if (table.contains("fit")) {
+    // A stored fit is data like the rows: it is used as written (so that a profile can be
+    // edited or produced elsewhere), after a check that its segments are usable.
+    const json& f = table.at("fit");
+    const json& segs = f.at("segments");
+    if (segs.empty()) throw InputError(file, ptr + "/fit/segments", "at least one segment");
+    if (f.value("breakpoints_bytes", json::array()).size() + 1 != segs.size()) {
+      throw InputError(file, ptr + "/fit/breakpoints_bytes", "one breakpoint fewer than segments",
+                       std::to_string(f.value("breakpoints_bytes", json::array()).size()));
+    }
+    for (const json& s : segs) {
+      FitSegment seg;
+      seg.min_bytes = s.at("min_bytes").get<double>();
+      seg.max_bytes = s.at("max_bytes").get<double>();
+      seg.point_count = get<std::size_t>(s, "points", 0);
+      seg.fit.a = s.at("alpha_s").get<double>();
+      seg.fit.b = s.at("beta_s_per_byte").get<double>();
+      seg.fit.r_squared = get<double>(s, "r_squared", 0);
+      t.fit.segments.push_back(seg);
+    }
+    for (const json& b : f.value("breakpoints_bytes", json::array())) {
+      t.fit.breakpoints_bytes.push_back(b.get<double>());
+    }
+    t.fit.r_squared = get<double>(f, "r_squared", 0);
+    for (const json& r : f.value("residuals", json::array())) {
+      t.fit.relative_residuals.push_back(get<double>(r, "relative", 0));
+    }
+    // Per-segment rms for intervals when the stored residuals cannot be mapped: use the
+    // stored value.
+    for (std::size_t i = 0; i < segs.size(); ++i) {
+      const double rms = get<double>(segs[i], "rms_relative_error", 0);
+      t.fit.segments[i].fit.relative_residuals.assign(1, rms);
+    }
+  } else {
+    t.fit = fit_rows(rows);
+    table["fit"] = fit_json(*op, ranks, t.fit, rows, in_place);
+  }
+  return t;
+}
+
+// "interference": the measured factor, checked against the ratio and the spreads it came from.
+double read_interference(const json& in, const std::string& file) {
+  const double alone = in.at("alone").at("time_s").get<double>();
+  const double conc = in.at("concurrent").at("time_s").get<double>();
+  const double factor = in.at("factor").get<double>();
+  // The factor is data (it may be edited), but it must agree with the measured ratio it came
+  // from when that is given, and the ratio with the two means (the two medians in profiles
+  // written before means were kept).
+  const bool means =
+      in.at("alone").contains("time_mean_s") && in.at("concurrent").contains("time_mean_s");
+  const double alone_c = means ? in.at("alone").at("time_mean_s").get<double>() : alone;
+  const double conc_c = means ? in.at("concurrent").at("time_mean_s").get<double>() : conc;
+  if (in.contains("ratio")) {
+    const double ratio = in.at("ratio").get<double>();
+    if (std::abs(ratio - conc_c / alone_c) > 1e-3 * (conc_c / alone_c)) {
+      const char* what = means ? "concurrent/time_mean_s / alone/time_mean_s = "
+                               : "concurrent/time_s / alone/time_s = ";
+      throw InputError(file, "/interference/ratio", what + std::to_string(conc_c / alone_c),
+                       std::to_string(ratio));
+    }
+  }
+  for (const char* part : {"alone", "concurrent"}) {
+    const json& s = in.at(part);
+    const double t = s.at("time_s").get<double>();
+    const double lo = get<double>(s, "time_p10_s", get<double>(s, "time_min_s", t));
+    const double hi = get<double>(s, "time_p90_s", get<double>(s, "time_max_s", t));
+    if (lo > t * (1 + 1e-9) || hi < t * (1 - 1e-9)) {
+      throw InputError(file, std::string("/interference/") + part,
+                       "a spread around the median (low <= time_s <= high)",
+                       std::to_string(lo) + " .. " + std::to_string(hi));
+    }
+  }
+  return factor;
+}
+
+}  // namespace
+
 Profile Profile::from_json(json doc, const std::string& file) {
   validate(doc, profile_keys(), file);
   Profile p;
   p.file_ = file;
   p.ranks_ = get<int>(doc, "ranks", 1);
-
-  if (doc.contains("gemms")) {
-    const json& gs = doc.at("gemms");
-    for (std::size_t i = 0; i < gs.size(); ++i) {
-      const json& g = gs[i];
-      ProfileGemm r;
-      for (const json& o : g.value("ops", json::array())) r.ops.push_back(o.get<std::string>());
-      r.layer = get<std::string>(g, "layer", "");
-      r.shape = {g.at("m").get<std::int64_t>(), g.at("n").get<std::int64_t>(),
-                 g.at("k").get<std::int64_t>(), get<std::int64_t>(g, "count", 1),
-                 g.at("transa").get<bool>(),    g.at("transb").get<bool>()};
-      r.dtype = *parse_dtype(g.at("dtype").get<std::string>());
-      r.batch = g.at("batch").get<std::int64_t>();
-      r.batch_dim = parse_batch_dim(get<std::string>(g, "batch_dim", "none"));
-      r.repeats = get<int>(g, "repeats", 1);
-      r.time_s = g.at("time_s").get<double>();
-      r.low_s = get<double>(g, "time_p10_s", get<double>(g, "time_min_s", r.time_s));
-      r.high_s = get<double>(g, "time_p90_s", get<double>(g, "time_max_s", r.time_s));
-      const std::string ptr = "/gemms/" + std::to_string(i);
-      if (r.low_s > r.time_s * (1 + 1e-9) || r.high_s < r.time_s * (1 - 1e-9)) {
-        throw InputError(file, ptr, "a spread around the median (low <= time_s <= high)",
-                         std::to_string(r.low_s) + " .. " + std::to_string(r.high_s));
-      }
-      if (r.batch_dim && !detail::per_sample_of(r)) {
-        throw InputError(file, ptr + "/batch",
-                         "a batch that divides the batch_dim extent (it is batch x per-sample)",
-                         std::to_string(r.batch));
-      }
-      p.gemms_.push_back(std::move(r));
-    }
-  }
-
+  if (doc.contains("gemms")) p.gemms_ = read_gemms(doc.at("gemms"), file);
   if (doc.contains("collectives")) {
     json& c = doc["collectives"];
     const int ranks = c.at("ranks").get<int>();
     for (auto& [name, table] : c.at("ops").items()) {
-      const std::string ptr = "/collectives/ops/" + escape_pointer_token(name);
-      const auto op = parse_collective_op(name);
-      if (!op) {
-        throw InputError(file, ptr,
-                         "an op name (all_reduce, reduce_scatter, all_gather, broadcast)",
-                         "\"" + name + "\"");
-      }
-      // A row whose result was checked and found wrong timed a broken collective: such a
-      // table is refused, never fitted around (calibration fails before writing one).
-      const json& all_rows = table.at("rows");
-      for (std::size_t i = 0; i < all_rows.size(); ++i) {
-        const std::int64_t w = get<std::int64_t>(all_rows[i], "wrong", 0);
-        if (w > 0) {
-          throw InputError(file, ptr + "/rows/" + std::to_string(i) + "/wrong",
-                           "0 (a collective that returned wrong elements is not a measurement)",
-                           std::to_string(w));
-        }
-      }
-      auto [rows, in_place] = fitted_rows(table.at("rows"));
-      std::vector<double> sizes;
-      for (const json* r : rows) sizes.push_back(r->at("size_bytes").get<double>());
-      std::vector<double> distinct = sizes;
-      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-      if (distinct.size() < 2) {
-        throw InputError(file, ptr + "/rows", "rows at two or more distinct sizes > 0 to fit",
-                         std::to_string(distinct.size()));
-      }
-      if (distinct.size() != sizes.size()) {
-        throw InputError(file, ptr + "/rows",
-                         "one row per size and placement (in_place false/true)", "a repeated size");
-      }
-      for (const json* r : rows) {
-        if (r->at("time_us").get<double>() <= 0) {
-          throw InputError(file, ptr + "/rows", "times > 0 for sizes > 0", "a time of 0");
-        }
-      }
-      CollectiveTable t;
-      t.op = *op;
-      t.ranks = ranks;
-      for (const json* r : rows) {
-        CollectiveRow row;
-        row.size_bytes = r->at("size_bytes").get<double>();
-        row.in_place = r->at("in_place").get<bool>();
-        row.time_s = r->at("time_us").get<double>() * 1e-6;
-        row.min_s = get<double>(*r, "time_us_min", row.time_s * 1e6) * 1e-6;
-        row.max_s = get<double>(*r, "time_us_max", row.time_s * 1e6) * 1e-6;
-        t.rows.push_back(row);
-      }
-      if (table.contains("fit")) {
-        // A stored fit is data like the rows: it is used as written (so that a profile can be
-        // edited or produced elsewhere), after a check that its segments are usable.
-        const json& f = table.at("fit");
-        const json& segs = f.at("segments");
-        if (segs.empty()) throw InputError(file, ptr + "/fit/segments", "at least one segment");
-        if (f.value("breakpoints_bytes", json::array()).size() + 1 != segs.size()) {
-          throw InputError(file, ptr + "/fit/breakpoints_bytes",
-                           "one breakpoint fewer than segments",
-                           std::to_string(f.value("breakpoints_bytes", json::array()).size()));
-        }
-        for (const json& s : segs) {
-          FitSegment seg;
-          seg.min_bytes = s.at("min_bytes").get<double>();
-          seg.max_bytes = s.at("max_bytes").get<double>();
-          seg.point_count = get<std::size_t>(s, "points", 0);
-          seg.fit.a = s.at("alpha_s").get<double>();
-          seg.fit.b = s.at("beta_s_per_byte").get<double>();
-          seg.fit.r_squared = get<double>(s, "r_squared", 0);
-          t.fit.segments.push_back(seg);
-        }
-        for (const json& b : f.value("breakpoints_bytes", json::array())) {
-          t.fit.breakpoints_bytes.push_back(b.get<double>());
-        }
-        t.fit.r_squared = get<double>(f, "r_squared", 0);
-        for (const json& r : f.value("residuals", json::array())) {
-          t.fit.relative_residuals.push_back(get<double>(r, "relative", 0));
-        }
-        // Per-segment rms for intervals when the stored residuals cannot be mapped: use the
-        // stored value.
-        for (std::size_t i = 0; i < segs.size(); ++i) {
-          const double rms = get<double>(segs[i], "rms_relative_error", 0);
-          t.fit.segments[i].fit.relative_residuals.assign(1, rms);
-        }
-      } else {
-        t.fit = fit_rows(rows);
-        table["fit"] = fit_json(*op, ranks, t.fit, rows, in_place);
-      }
-      p.collectives_.push_back(std::move(t));
+      p.collectives_.push_back(read_collective_table(name, table, ranks, file));
     }
   }
-
-  if (doc.contains("interference")) {
-    const json& in = doc.at("interference");
-    const double alone = in.at("alone").at("time_s").get<double>();
-    const double conc = in.at("concurrent").at("time_s").get<double>();
-    const double factor = in.at("factor").get<double>();
-    // The factor is data (it may be edited), but it must agree with the measured ratio it came
-    // from when that is given, and the ratio with the two means (the two medians in profiles
-    // written before means were kept).
-    const bool means =
-        in.at("alone").contains("time_mean_s") && in.at("concurrent").contains("time_mean_s");
-    const double alone_c = means ? in.at("alone").at("time_mean_s").get<double>() : alone;
-    const double conc_c = means ? in.at("concurrent").at("time_mean_s").get<double>() : conc;
-    if (in.contains("ratio")) {
-      const double ratio = in.at("ratio").get<double>();
-      if (std::abs(ratio - conc_c / alone_c) > 1e-3 * (conc_c / alone_c)) {
-        const char* what = means ? "concurrent/time_mean_s / alone/time_mean_s = "
-                                 : "concurrent/time_s / alone/time_s = ";
-        throw InputError(file, "/interference/ratio", what + std::to_string(conc_c / alone_c),
-                         std::to_string(ratio));
-      }
-    }
-    for (const char* part : {"alone", "concurrent"}) {
-      const json& s = in.at(part);
-      const double t = s.at("time_s").get<double>();
-      const double lo = get<double>(s, "time_p10_s", get<double>(s, "time_min_s", t));
-      const double hi = get<double>(s, "time_p90_s", get<double>(s, "time_max_s", t));
-      if (lo > t * (1 + 1e-9) || hi < t * (1 - 1e-9)) {
-        throw InputError(file, std::string("/interference/") + part,
-                         "a spread around the median (low <= time_s <= high)",
-                         std::to_string(lo) + " .. " + std::to_string(hi));
-      }
-    }
-    p.interference_ = factor;
-  }
-
+  if (doc.contains("interference"))
+    p.interference_ = read_interference(doc.at("interference"), file);
   if (doc.contains("layer_times")) {
     for (const json& l : doc.at("layer_times").at("layers")) {
       p.layer_times_.push_back({l.at("name").get<std::string>(), l.at("forward_s").get<double>(),
