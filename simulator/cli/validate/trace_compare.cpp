@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -53,14 +54,101 @@ void check_extrapolation(const model::Scenario& base, const model::Scenario& p) 
   differs("training.precision", p.training.precision != base.training.precision);
 }
 
+// The traced job's own compute, optimizer and bucket all-reduces laid out at point `s` (its
+// analytic prediction `a`), when `s` is DDP at the traced world size; else nullopt with a note.
+std::optional<sim::Prediction> replay(const sim::TracedJob& job, const model::Scenario& s,
+                                      const sim::Prediction& a, const model::Workload& workload,
+                                      sim::PredictorCache& cache,
+                                      const std::function<void(const std::string&)>& note) {
+  if (job.world_size && *job.world_size != s.cluster.gpus) {
+    note(
+        fmt::format("replay: only at the traced world size ({} ranks); other points: "
+                    "--extrapolate",
+                    *job.world_size));
+  } else if (s.parallelism.strategy != model::Strategy::kDdp) {
+    note("replay: DDP only (the trace's all-reduces are its buckets)");
+  } else {
+    const bool buckets = !job.allreduce_s.empty() && job.allreduce_s.size() == a.buckets.size();
+    if (!buckets && !job.allreduce_s.empty()) {
+      note(fmt::format(
+          "replay at {}: the trace has {} all-reduces per step, the point {} "
+          "buckets: the model costs the collectives",
+          label_text(s.point, s.cluster.gpus), job.allreduce_s.size(), a.buckets.size()));
+    }
+    std::vector<std::string> how;
+    sim::RunOptions rr;
+    rr.engine = model::Engine::kAnalytic;
+    rr.measured = std::make_shared<sim::MeasuredCosts>(
+        sim::measured_costs(job, workload, s.training.grad_accumulation, buckets, &how));
+    for (const std::string& h : how) note("replay " + h);
+    return sim::predict_point(s, rr, cache);
+  }
+  return std::nullopt;
+}
+
+// --extrapolate at point `s`: the traced compute and optimizer in place, the collectives from
+// the model for this N, cap and network; its row is added to `table`.
+json extrapolated(const sim::TracedJob& job, const model::Scenario& s,
+                  const model::Workload& workload, sim::PredictorCache& cache, std::string& table) {
+  sim::RunOptions x;
+  x.engine = model::Engine::kAnalytic;
+  x.measured = std::make_shared<sim::MeasuredCosts>(
+      sim::measured_costs(job, workload, s.training.grad_accumulation, false));
+  const sim::Prediction p = sim::predict_point(s, x, cache);
+  if (table.empty()) {
+    table = fmt::format("  {:<40} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>12}\n", "point",
+                        "step_ms", "fwd_ms", "bwd_ms", "comm_ms", "exposed", "opt_ms", "buckets",
+                        "samples/s");
+  }
+  table += fmt::format(
+      "  {:<40} {:>10.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.3f} {:>8} {:>12.1f}\n",
+      label_text(s.point, s.cluster.gpus), 1e3 * p.step_time_s, 1e3 * p.forward_time_s,
+      1e3 * p.backward_time_s, 1e3 * p.comm_time_s, 1e3 * p.exposed_comm_s,
+      1e3 * p.optimizer_time_s, p.buckets.size(), p.throughput_samples_per_s);
+  return {{"step_time_s", p.step_time_s},
+          {"forward_time_s", p.forward_time_s},
+          {"backward_time_s", p.backward_time_s},
+          {"comm_time_s", p.comm_time_s},
+          {"exposed_comm_s", p.exposed_comm_s},
+          {"optimizer_time_s", p.optimizer_time_s},
+          {"bucket_count", p.buckets.size()},
+          {"throughput_samples_per_s", p.throughput_samples_per_s}};
+}
+
+// The --out document: the context, the scenario, the traces and what they measured, the points.
+json trace_document(const model::Scenario& base, const sim::TracedJob& job,
+                    const std::vector<std::string>& traces, const std::vector<std::string>& notes,
+                    json points) {
+  json doc;
+  doc["context"] = sim::context_json("analytic+event+replay vs PyTorch profiler traces");
+  doc["scenario"] = sim::scenario_json(base);
+  json traced = json::array();
+  for (const std::string& f : traces) traced.push_back({{"file", f}});
+  doc["traces"] = std::move(traced);
+  doc["traced"] = {{"world_size", job.world_size ? json(*job.world_size) : json()},
+                   {"backend", job.backend},
+                   {"steps", job.steps},
+                   {"whole_model", job.whole_model},
+                   {"step_s", job.step_s},
+                   {"forward_s", job.forward_s},
+                   {"backward_s", job.backward_s},
+                   {"optimizer_s", job.optimizer_s},
+                   {"comm_s", job.comm_s},
+                   {"exposed_s", job.exposed_s}};
+  doc["errors_are"] =
+      "(predicted - traced) / traced; error_replay_of_step: (replay - traced) / traced step; "
+      "null where nothing was traced or replayed";
+  doc["notes"] = notes;
+  doc["points"] = std::move(points);
+  return doc;
+}
+
 }  // namespace
 
 int run_trace_comparison(const std::string& scenario, const std::vector<std::string>& traces,
                          const std::string& out, bool extrapolate) {
   const model::Scenario base = model::load_scenario(scenario);
   const sim::TracedJob job = sim::load_traced_job(traces);
-  json traced = json::array();
-  for (const std::string& f : traces) traced.push_back({{"file", f}});
   json measured_buckets = json::array();
   for (double b : job.allreduce_bytes)
     measured_buckets.push_back(b >= 0 ? json(static_cast<std::int64_t>(b)) : json());
@@ -87,30 +175,7 @@ int run_trace_comparison(const std::string& scenario, const std::vector<std::str
     const model::Workload& workload = cache.get(s)->workload();
 
     // The replay: the traced job's own costs at the traced world size.
-    std::optional<sim::Prediction> r;
-    if (job.world_size && *job.world_size != s.cluster.gpus) {
-      note(
-          fmt::format("replay: only at the traced world size ({} ranks); other points: "
-                      "--extrapolate",
-                      *job.world_size));
-    } else if (s.parallelism.strategy != model::Strategy::kDdp) {
-      note("replay: DDP only (the trace's all-reduces are its buckets)");
-    } else {
-      const bool buckets = !job.allreduce_s.empty() && job.allreduce_s.size() == a.buckets.size();
-      if (!buckets && !job.allreduce_s.empty()) {
-        note(fmt::format(
-            "replay at {}: the trace has {} all-reduces per step, the point {} "
-            "buckets: the model costs the collectives",
-            label_text(s.point, s.cluster.gpus), job.allreduce_s.size(), a.buckets.size()));
-      }
-      std::vector<std::string> how;
-      sim::RunOptions rr;
-      rr.engine = model::Engine::kAnalytic;
-      rr.measured = std::make_shared<sim::MeasuredCosts>(
-          sim::measured_costs(job, workload, s.training.grad_accumulation, buckets, &how));
-      for (const std::string& h : how) note("replay " + h);
-      r = sim::predict_point(s, rr, cache);
-    }
+    const std::optional<sim::Prediction> r = replay(job, s, a, workload, cache, note);
     const auto rv = [&](double sim::Prediction::*f) {
       return r ? std::optional<double>((*r).*f) : std::nullopt;
     };
@@ -160,31 +225,7 @@ int run_trace_comparison(const std::string& scenario, const std::vector<std::str
       point["replay_exposed_error_of_step"] = err;
     }
     if (extrapolate) {
-      // The traced compute and optimizer in place; the collectives from the model for this N,
-      // cap and network.
-      sim::RunOptions x;
-      x.engine = model::Engine::kAnalytic;
-      x.measured = std::make_shared<sim::MeasuredCosts>(
-          sim::measured_costs(job, workload, s.training.grad_accumulation, false));
-      const sim::Prediction p = sim::predict_point(s, x, cache);
-      if (extrapolated_table.empty()) {
-        extrapolated_table = fmt::format(
-            "  {:<40} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>12}\n", "point", "step_ms",
-            "fwd_ms", "bwd_ms", "comm_ms", "exposed", "opt_ms", "buckets", "samples/s");
-      }
-      extrapolated_table += fmt::format(
-          "  {:<40} {:>10.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.3f} {:>8} {:>12.1f}\n",
-          label_text(s.point, s.cluster.gpus), 1e3 * p.step_time_s, 1e3 * p.forward_time_s,
-          1e3 * p.backward_time_s, 1e3 * p.comm_time_s, 1e3 * p.exposed_comm_s,
-          1e3 * p.optimizer_time_s, p.buckets.size(), p.throughput_samples_per_s);
-      point["extrapolated"] = {{"step_time_s", p.step_time_s},
-                               {"forward_time_s", p.forward_time_s},
-                               {"backward_time_s", p.backward_time_s},
-                               {"comm_time_s", p.comm_time_s},
-                               {"exposed_comm_s", p.exposed_comm_s},
-                               {"optimizer_time_s", p.optimizer_time_s},
-                               {"bucket_count", p.buckets.size()},
-                               {"throughput_samples_per_s", p.throughput_samples_per_s}};
+      point["extrapolated"] = extrapolated(job, s, workload, cache, extrapolated_table);
     }
     points.push_back(std::move(point));
   }
@@ -198,26 +239,8 @@ int run_trace_comparison(const std::string& scenario, const std::vector<std::str
   }
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   if (!out.empty()) {
-    json doc;
-    doc["context"] = sim::context_json("analytic+event+replay vs PyTorch profiler traces");
-    doc["scenario"] = sim::scenario_json(base);
-    doc["traces"] = std::move(traced);
-    doc["traced"] = {{"world_size", job.world_size ? json(*job.world_size) : json()},
-                     {"backend", job.backend},
-                     {"steps", job.steps},
-                     {"whole_model", job.whole_model},
-                     {"step_s", job.step_s},
-                     {"forward_s", job.forward_s},
-                     {"backward_s", job.backward_s},
-                     {"optimizer_s", job.optimizer_s},
-                     {"comm_s", job.comm_s},
-                     {"exposed_s", job.exposed_s}};
-    doc["errors_are"] =
-        "(predicted - traced) / traced; error_replay_of_step: (replay - traced) / traced step; "
-        "null where nothing was traced or replayed";
-    doc["notes"] = notes;
-    doc["points"] = std::move(points);
-    model::write_file_atomic(out, doc.dump(2) + "\n");
+    model::write_file_atomic(
+        out, trace_document(base, job, traces, notes, std::move(points)).dump(2) + "\n");
     std::printf("wrote %s\n", out.c_str());
   }
   return 0;
