@@ -65,6 +65,82 @@ void emit(const json& doc, const std::string& out) {
   }
 }
 
+// `import nccl-tests FILE`: the log or -J JSON as a profile, its fits summarised on stderr.
+int run_import_nccl_tests(const std::string& nt_file, const std::string& nt_op,
+                          const std::string& nt_out, const std::string& command) {
+  json doc =
+      model::imported_profile(model::import_nccl_tests_file(nt_file, nt_op), nullptr, command);
+  const model::Profile p = model::Profile::from_json(doc, nt_file);
+  for (const auto& [name, table] : p.document().at("collectives").at("ops").items()) {
+    const json& f = table.at("fit");
+    std::fprintf(stderr, "calibrate: %s: %zu rows, %zu fit segment(s), R^2 %.4f\n", name.c_str(),
+                 table.at("rows").size(), f.at("segments").size(), f.at("r_squared").get<double>());
+  }
+  emit(p.document(), nt_out);
+  return 0;
+}
+
+// `check-fit PROFILE SWEEP`: the profile's fit against a second sweep; 1 when a size is off.
+int run_check_fit(const std::string& cf_profile, const std::string& cf_sweep,
+                  const std::string& cf_op, const std::string& cf_above, double cf_tol) {
+  const model::Profile p = model::Profile::load(cf_profile);
+  const calib::FitCheck r = calib::check_fit(
+      p, model::read_json_file(cf_sweep), cf_sweep, *model::parse_collective_op(cf_op),
+      static_cast<double>(calib::parse_size(cf_above, "--above")), cf_tol);
+  std::printf("%s", calib::format_fit_check(r).c_str());
+  // A miss may be the host's, not the fit's: the calibration's own remarks say so (e.g.
+  // more busy Gloo threads than cores).
+  if (r.failures > 0) {
+    for (const json& n : p.document().value("notes", json::array())) {
+      std::printf("profile note: %s\n", n.get<std::string>().c_str());
+    }
+  }
+  return r.judged > 0 && r.failures == 0 ? 0 : 1;
+}
+
+// `gpu-criteria PROFILES...`: a CUDA calibration against its own peaks; 1 when one is below.
+int run_gpu_criteria(const std::vector<std::string>& gc_profiles, double gc_gemm, double gc_copy) {
+  std::vector<std::pair<std::string, json>> docs;
+  for (const std::string& f : gc_profiles) {
+    // The reader checks every key first: a misspelt row is an input error, not a skip.
+    docs.emplace_back(f, model::Profile::load(f).document());
+  }
+  const calib::GpuCriteria r = calib::gpu_criteria(docs, gc_gemm, gc_copy);
+  std::printf("%s", calib::format_gpu_criteria(r).c_str());
+  return calib::passed(r) ? 0 : 1;
+}
+
+// `import kineto FILE`: a profiler trace's layer times as a profile, summarised on stderr.
+int run_import_kineto(const std::string& kt_file, const std::string& kt_out,
+                      const std::string& command) {
+  json doc = model::imported_profile(nullptr, model::import_kineto_file(kt_file), command);
+  const model::Profile p = model::Profile::from_json(doc, kt_file);
+  const json& l = p.document().at("layer_times");
+  double fwd = 0, bwd = 0;
+  for (const json& x : l.at("layers")) {
+    fwd += x.at("forward_s").get<double>();
+    bwd += x.at("backward_s").get<double>();
+  }
+  std::fprintf(stderr,
+               "calibrate: %s trace, %d step(s) of %.3f ms: %zu layer(s)%s, forward %.3f ms, "
+               "backward %.3f ms per step\n",
+               l.at("device").get<std::string>().c_str(), l.at("steps").get<int>(),
+               l.at("step_s").get<double>() * 1e3, l.at("layers").size(),
+               l.at("whole_model").get<bool>() ? " (the whole model)" : "", fwd * 1e3, bwd * 1e3);
+  if (l.contains("communication")) {
+    const json& c = l.at("communication");
+    std::fprintf(stderr, "calibrate: %.1f collective(s) per step (%s): %.3f ms, %.3f ms exposed\n",
+                 c.at("collectives_per_step").get<double>(),
+                 c.at("source").get<std::string>().c_str(), c.at("comm_s").get<double>() * 1e3,
+                 c.at("exposed_s").get<double>() * 1e3);
+  }
+  for (const json& w : l.at("warnings")) {
+    std::fprintf(stderr, "calibrate: warning: %s\n", w.get<std::string>().c_str());
+  }
+  emit(p.document(), kt_out);
+  return 0;
+}
+
 int run_main(int argc, char** argv) {
   CLI::App app{
       "ddpsim-calibrate: measure this machine (GEMMs, memory bandwidth, collectives) "
@@ -145,73 +221,10 @@ int run_main(int argc, char** argv) {
   o.collectives = !no_coll;
 
   try {
-    if (nt->parsed()) {
-      json doc = model::imported_profile(model::import_nccl_tests_file(nt_file, nt_op), nullptr,
-                                         o.command);
-      const model::Profile p = model::Profile::from_json(doc, nt_file);
-      for (const auto& [name, table] : p.document().at("collectives").at("ops").items()) {
-        const json& f = table.at("fit");
-        std::fprintf(stderr, "calibrate: %s: %zu rows, %zu fit segment(s), R^2 %.4f\n",
-                     name.c_str(), table.at("rows").size(), f.at("segments").size(),
-                     f.at("r_squared").get<double>());
-      }
-      emit(p.document(), nt_out);
-      return 0;
-    }
-    if (cf->parsed()) {
-      const model::Profile p = model::Profile::load(cf_profile);
-      const calib::FitCheck r = calib::check_fit(
-          p, model::read_json_file(cf_sweep), cf_sweep, *model::parse_collective_op(cf_op),
-          static_cast<double>(calib::parse_size(cf_above, "--above")), cf_tol);
-      std::printf("%s", calib::format_fit_check(r).c_str());
-      // A miss may be the host's, not the fit's: the calibration's own remarks say so (e.g.
-      // more busy Gloo threads than cores).
-      if (r.failures > 0) {
-        for (const json& n : p.document().value("notes", json::array())) {
-          std::printf("profile note: %s\n", n.get<std::string>().c_str());
-        }
-      }
-      return r.judged > 0 && r.failures == 0 ? 0 : 1;
-    }
-    if (gc->parsed()) {
-      std::vector<std::pair<std::string, json>> docs;
-      for (const std::string& f : gc_profiles) {
-        // The reader checks every key first: a misspelt row is an input error, not a skip.
-        docs.emplace_back(f, model::Profile::load(f).document());
-      }
-      const calib::GpuCriteria r = calib::gpu_criteria(docs, gc_gemm, gc_copy);
-      std::printf("%s", calib::format_gpu_criteria(r).c_str());
-      return calib::passed(r) ? 0 : 1;
-    }
-    if (kt->parsed()) {
-      json doc = model::imported_profile(nullptr, model::import_kineto_file(kt_file), o.command);
-      const model::Profile p = model::Profile::from_json(doc, kt_file);
-      const json& l = p.document().at("layer_times");
-      double fwd = 0, bwd = 0;
-      for (const json& x : l.at("layers")) {
-        fwd += x.at("forward_s").get<double>();
-        bwd += x.at("backward_s").get<double>();
-      }
-      std::fprintf(stderr,
-                   "calibrate: %s trace, %d step(s) of %.3f ms: %zu layer(s)%s, forward %.3f ms, "
-                   "backward %.3f ms per step\n",
-                   l.at("device").get<std::string>().c_str(), l.at("steps").get<int>(),
-                   l.at("step_s").get<double>() * 1e3, l.at("layers").size(),
-                   l.at("whole_model").get<bool>() ? " (the whole model)" : "", fwd * 1e3,
-                   bwd * 1e3);
-      if (l.contains("communication")) {
-        const json& c = l.at("communication");
-        std::fprintf(
-            stderr, "calibrate: %.1f collective(s) per step (%s): %.3f ms, %.3f ms exposed\n",
-            c.at("collectives_per_step").get<double>(), c.at("source").get<std::string>().c_str(),
-            c.at("comm_s").get<double>() * 1e3, c.at("exposed_s").get<double>() * 1e3);
-      }
-      for (const json& w : l.at("warnings")) {
-        std::fprintf(stderr, "calibrate: warning: %s\n", w.get<std::string>().c_str());
-      }
-      emit(p.document(), kt_out);
-      return 0;
-    }
+    if (nt->parsed()) return run_import_nccl_tests(nt_file, nt_op, nt_out, o.command);
+    if (cf->parsed()) return run_check_fit(cf_profile, cf_sweep, cf_op, cf_above, cf_tol);
+    if (gc->parsed()) return run_gpu_criteria(gc_profiles, gc_gemm, gc_copy);
+    if (kt->parsed()) return run_import_kineto(kt_file, kt_out, o.command);
     if (o.backend == "torch") return calib::run_torch_calibration(o);
     return calib::run_calibration(o, argc, argv);
   } catch (const InputError& e) {
