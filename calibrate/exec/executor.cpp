@@ -301,6 +301,61 @@ ExecConfig config_from_scenario(const model::Scenario& s, const ExecOverrides& o
   return c;
 }
 
+namespace {
+
+// One step's forward and backward passes over its k micro-batches (no_sync for all but the
+// last, whose backward hands each layer's gradients to the reducer), with a span per layer.
+struct MicroBatches {
+  Clock::duration fwd{0}, bwd{0}, noise_norm{0};
+  double loss_sum = 0;
+  double local_sq = 0;  // this rank's squared gradient norm (the noise scale's |G_small|^2)
+};
+
+MicroBatches run_micro_batches(const ExecConfig& c, Network& net, Reducer& red, bool reduce,
+                               int step, RankRecord& rec) {
+  const int k = c.grad_accumulation;
+  MicroBatches m;
+  for (int mb = 0; mb < k; ++mb) {
+    const bool sync = mb == k - 1;  // no_sync() for the first k-1 micro-batches
+    if (sync && reduce) red.prepare();
+    auto t_prev = Clock::now();
+    const auto tf0 = t_prev;
+    const float loss = net.forward_loss(
+        static_cast<std::int64_t>(step) * k + mb, 1.0f / static_cast<float>(k), [&](int l) {
+          const auto t = Clock::now();
+          rec.spans.push_back({1, step, "fwd " + net.layer_name(l), net.layer_name(l), -1,
+                               ns_of(t_prev), ns_of(t)});
+          t_prev = t;
+        });
+    m.loss_sum += loss;
+    const auto tb0 = Clock::now();
+    rec.spans.push_back({1, step, "loss", "", -1, ns_of(t_prev), ns_of(tb0)});
+    m.fwd += tb0 - tf0;
+    t_prev = tb0;
+    net.backward(/*accumulate=*/mb > 0, [&](int l) {
+      if (sync && c.noise_scale) {
+        // This rank's (accumulated) gradient of layer l, before layer_ready hands it to the
+        // reducer, whose finalize() copies the average back over it.
+        const auto tn = Clock::now();
+        for (int t : net.grads_final_after(l)) {
+          m.local_sq += squared_norm(net.grads().data() + net.offset(t),
+                                     static_cast<std::size_t>(net.numel(t)));
+        }
+        m.noise_norm += Clock::now() - tn;
+      }
+      if (sync && reduce) red.layer_ready(l);
+      const auto t = Clock::now();
+      rec.spans.push_back(
+          {1, step, "bwd " + net.layer_name(l), net.layer_name(l), -1, ns_of(t_prev), ns_of(t)});
+      t_prev = t;
+    });
+    m.bwd += Clock::now() - tb0;
+  }
+  return m;
+}
+
+}  // namespace
+
 RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
   const int rank = comm.rank(), n = comm.size();
   DDPSIM_ASSERT(n == c.ranks, "communicator size differs from the configured ranks");
@@ -344,44 +399,10 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
     StepRecord sr;
     const auto t_step = Clock::now();
     sr.start_ns = ns_of(t_step);
-    Clock::duration fwd{0}, bwd{0}, noise_norm{0};
-    double loss_sum = 0, local_sq = 0;
-    for (int mb = 0; mb < k; ++mb) {
-      const bool sync = mb == k - 1;  // no_sync() for the first k-1 micro-batches
-      if (sync && reduce) red.prepare();
-      auto t_prev = Clock::now();
-      const auto tf0 = t_prev;
-      const float loss = net.forward_loss(
-          static_cast<std::int64_t>(step) * k + mb, 1.0f / static_cast<float>(k), [&](int l) {
-            const auto t = Clock::now();
-            rec.spans.push_back({1, step, "fwd " + net.layer_name(l), net.layer_name(l), -1,
-                                 ns_of(t_prev), ns_of(t)});
-            t_prev = t;
-          });
-      loss_sum += loss;
-      const auto tb0 = Clock::now();
-      rec.spans.push_back({1, step, "loss", "", -1, ns_of(t_prev), ns_of(tb0)});
-      fwd += tb0 - tf0;
-      t_prev = tb0;
-      net.backward(/*accumulate=*/mb > 0, [&](int l) {
-        if (sync && c.noise_scale) {
-          // This rank's (accumulated) gradient of layer l, before layer_ready hands it to the
-          // reducer, whose finalize() copies the average back over it.
-          const auto tn = Clock::now();
-          for (int t : net.grads_final_after(l)) {
-            local_sq += squared_norm(net.grads().data() + net.offset(t),
-                                     static_cast<std::size_t>(net.numel(t)));
-          }
-          noise_norm += Clock::now() - tn;
-        }
-        if (sync && reduce) red.layer_ready(l);
-        const auto t = Clock::now();
-        rec.spans.push_back(
-            {1, step, "bwd " + net.layer_name(l), net.layer_name(l), -1, ns_of(t_prev), ns_of(t)});
-        t_prev = t;
-      });
-      bwd += Clock::now() - tb0;
-    }
+    const MicroBatches mbs = run_micro_batches(c, net, red, reduce, step, rec);
+    Clock::duration fwd = mbs.fwd, bwd = mbs.bwd;
+    const Clock::duration noise_norm = mbs.noise_norm;
+    const double loss_sum = mbs.loss_sum, local_sq = mbs.local_sq;
     Clock::duration wait{0};
     Clock::time_point rs0, rs1, ag0, ag1;
     if (c.zero1) {
