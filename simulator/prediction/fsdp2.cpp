@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "model/error.hpp"
-#include "simulator/prediction/memory.hpp"
 
 namespace ddpsim::sim {
 
@@ -96,10 +95,10 @@ std::vector<Fsdp2Group> fsdp2_groups(const model::Workload& w, model::Fsdp2Units
 Fsdp2Dtypes fsdp2_dtypes(const std::string& file, const model::TrainingConfig& t,
                          const model::Fsdp2Config& cfg) {
   Fsdp2Dtypes d;
-  const StateBytesPerParam bpp = state_bytes_per_param(t.optimizer, t.precision);
   const DType compute = model::compute_dtype(t.precision);
-  // memory.hpp's table: fp32 and amp keep fp32 parameters; bf16 / fp16 keep 16-bit ones.
-  d.orig = bpp.params == 4 ? DType::kFp32 : compute;
+  // The parameters' own dtype, which autograd gives their gradients (grad_dtype): fp32 and amp
+  // keep fp32 parameters, bf16 / fp16 16-bit ones (memory.hpp's table says the same).
+  d.orig = model::grad_dtype(t.precision);
   if (cfg.param_dtype) {
     if (*cfg.param_dtype != compute) {
       throw InputError(
