@@ -50,7 +50,7 @@
 // the R replicas.
 #pragma once
 
-#include "simulator/analytic/sharded.hpp"
+#include "simulator/analytic/sharded_context.hpp"
 #include "simulator/analytic/step_plan.hpp"
 
 namespace ddpsim::sim {
