@@ -153,7 +153,6 @@ int launch_ranks(const ddpsim::exec::ExecConfig& cfg, const Options& o, int argc
   if (rc != 0) remove_outputs();
   return rc == 0 ? 0 : 1;
 }
-}
 
 // Rank 0's summary of the run on stdout.
 void print_summary(const ddpsim::exec::ExecConfig& cfg, const ddpsim::comm::Communicator& comm,
