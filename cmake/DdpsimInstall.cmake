@@ -47,6 +47,7 @@ set(DDPSIM_PUBLIC_HEADERS
   simulator/prediction/prediction.hpp
   simulator/analytic/comm_hooks.hpp
   simulator/analytic/step_plan.hpp
+  simulator/analytic/torch_profile.hpp
   simulator/analytic/analytic.hpp
   simulator/event/engine.hpp
   simulator/event/contention.hpp
