@@ -116,8 +116,9 @@ int predict_only(const Options& o, const model::Scenario& base,
   json results = json::array();
   for (const model::Scenario& s : expanded) {
     const int ranks = o.nproc > 0 ? o.nproc : s.cluster.gpus;
-    results.push_back(
-        predict_validation_point(o, base, s, profiles.at(ranks).path, steps).analytic_json);
+    json r = predict_validation_point(o, base, s, profiles.at(ranks).path, steps).analytic_json;
+    if (!s.point.empty()) r["sweep_point"] = s.point;  // as ddpsim predict labels its points
+    results.push_back(std::move(r));
   }
   const std::string text = json{{"results", results}}.dump(2) + "\n";
   if (!o.out.empty()) model::write_file_atomic(o.out, text);
