@@ -236,6 +236,7 @@ void add_collective_keys(std::vector<KeySpec>& t) {
 
 // The profile's keys: compute beside a collective.
 void add_interference_keys(std::vector<KeySpec>& t) {
+  const std::vector<std::string> dtypes = {"fp32", "fp16", "bf16", "fp8"};
   const std::string in = "/interference";
   t.push_back(key(in, KeyType::kObject,
                   "compute slowdown of a GEMM while a collective runs on a communication thread"));
