@@ -60,6 +60,9 @@ KeySpec choice(std::string p, std::vector<std::string> allowed, std::string help
   return k;
 }
 
+// The operand dtypes a timed GEMM names.
+const std::vector<std::string> kGemmDtypes = {"fp32", "fp16", "bf16", "fp8"};
+
 void add_spread(std::vector<KeySpec>& t, const std::string& p) {
   t.push_back(integer(p + "/repeats", "", 1, "timed repetitions behind the median"));
   t.push_back(num(p + "/time_s", "s", 0, true, "median time of one call", true));
@@ -118,7 +121,6 @@ void add_header_keys(std::vector<KeySpec>& t) {
 
 // The profile's keys: the timed GEMMs.
 void add_gemm_keys(std::vector<KeySpec>& t) {
-  const std::vector<std::string> dtypes = {"fp32", "fp16", "bf16", "fp8"};
   t.push_back(key("/gemms", KeyType::kArray, "timed GEMMs"));
   t.push_back(key("/gemms/*", KeyType::kObject, "one GEMM shape x dtype x batch"));
   t.push_back(key("/gemms/*/ops", KeyType::kArray, "the workload GEMMs of this shape"));
@@ -131,7 +133,7 @@ void add_gemm_keys(std::vector<KeySpec>& t) {
   t.push_back(integer("/gemms/*/count", "", 1, "independent instances (default 1)"));
   t.push_back(key("/gemms/*/transa", KeyType::kBoolean, "A is stored transposed", true));
   t.push_back(key("/gemms/*/transb", KeyType::kBoolean, "B is stored transposed", true));
-  t.push_back(choice("/gemms/*/dtype", dtypes, "operand dtype", true));
+  t.push_back(choice("/gemms/*/dtype", kGemmDtypes, "operand dtype", true));
   t.push_back(integer("/gemms/*/batch", "samples", 1, "micro-batch the shape was built at", true));
   t.push_back(choice("/gemms/*/batch_dim", {"m", "n", "k", "count", "none"},
                      "extent that grows with the batch (none: a grid shape)"));
@@ -236,7 +238,6 @@ void add_collective_keys(std::vector<KeySpec>& t) {
 
 // The profile's keys: compute beside a collective.
 void add_interference_keys(std::vector<KeySpec>& t) {
-  const std::vector<std::string> dtypes = {"fp32", "fp16", "bf16", "fp8"};
   const std::string in = "/interference";
   t.push_back(key(in, KeyType::kObject,
                   "compute slowdown of a GEMM while a collective runs on a communication thread"));
@@ -264,7 +265,7 @@ void add_interference_keys(std::vector<KeySpec>& t) {
   t.push_back(integer(in + "/gemm/count", "", 1, "independent instances (default 1)"));
   t.push_back(key(in + "/gemm/transa", KeyType::kBoolean, "A is stored transposed"));
   t.push_back(key(in + "/gemm/transb", KeyType::kBoolean, "B is stored transposed"));
-  t.push_back(choice(in + "/gemm/dtype", dtypes, "operand dtype"));
+  t.push_back(choice(in + "/gemm/dtype", kGemmDtypes, "operand dtype"));
   t.push_back(key(in + "/per_rank_ratio", KeyType::kArray, "each rank's own ratio"));
   t.push_back(num(in + "/per_rank_ratio/*", "", 0, true, "that rank's ratio"));
   t.push_back(key(in + "/alone", KeyType::kObject, "GEMM with no collective in flight", true));
