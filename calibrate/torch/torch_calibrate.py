@@ -30,8 +30,8 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
   - all-reduce: dist.all_reduce of fp32 tensors per size (powers of two from 64 KiB up to
     --max-bytes, round-robin over the sizes, 10%-trimmed means of --iters each), "sync" one at
     a time and "pair" two in flight at once (async_op=True), the latter per all-reduce
-    (gloo_probe.py's method: ProcessGroupGloo runs collectives on its worker threads, 2 by
-    default in torch 1.13, so two buckets' all-reduces proceed at once).
+    (ProcessGroupGloo runs collectives on its worker threads, 2 by default in torch 1.13, so
+    two buckets' all-reduces proceed at once).
   - contention: how compute and gloo's all-reduces slow each other when they share the cores,
     measured with a synthetic compute, never the workload's job (the machine's property, the
     same for every workload): a fixed MLP's forward + backward (SYNTHETIC_WIDTHS, batch
