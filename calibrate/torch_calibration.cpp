@@ -16,6 +16,7 @@
 
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
+#include "model/process_env.hpp"
 #include "model/profile.hpp"
 #include "model/run_context.hpp"
 #include "model/scenario.hpp"
@@ -36,11 +37,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
 
 // Runs argv with this process's stdout/stderr; its exit status (127: it could not start).
 int run_status(const std::vector<std::string>& argv) {
@@ -92,11 +88,11 @@ int run_torch_calibration(const RunOptions& o) {
   const model::Scenario scenario = model::load_scenario(o.scenario);
   TempDir tmp;
   const std::string python =
-      env_or("DDPSIM_TORCH_PYTHON", std::string(DDPSIM_TORCH_PYTHON_EXECUTABLE).empty()
-                                        ? "python3"
-                                        : DDPSIM_TORCH_PYTHON_EXECUTABLE);
-  std::vector<std::string> argv = {python,
-                                   env_or("DDPSIM_TORCH_CALIBRATE", DDPSIM_TORCH_CALIBRATE_SCRIPT)};
+      model::env_or("DDPSIM_TORCH_PYTHON", std::string(DDPSIM_TORCH_PYTHON_EXECUTABLE).empty()
+                                               ? "python3"
+                                               : DDPSIM_TORCH_PYTHON_EXECUTABLE);
+  std::vector<std::string> argv = {
+      python, model::env_or("DDPSIM_TORCH_CALIBRATE", DDPSIM_TORCH_CALIBRATE_SCRIPT)};
   std::set<std::tuple<std::string, std::int64_t, std::string>> seen;
   std::int64_t max_bytes = std::int64_t{64} << 10;
   int nproc = o.nproc;

@@ -27,16 +27,11 @@
 #include "calibrate/exec/results.hpp"
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
+#include "model/process_env.hpp"
 #include "model/run_context.hpp"
 #include "model/scenario.hpp"
 
 namespace {
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("ddpsim-exec") : p.string();
-}
 
 std::string part_path(const ddpsim::comm::RankInfo& me, int rank) {
   return (std::filesystem::path(me.store_dir) / fmt::format("exec-rank{}.json.part", rank))
@@ -151,7 +146,7 @@ int main(int argc, char** argv) {
   }
 
   if (!me) {
-    std::vector<std::string> args{self_exe()};
+    std::vector<std::string> args{ddpsim::model::self_exe("ddpsim-exec")};
     for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
     ddpsim::comm::LaunchOptions lo;
     lo.timeout_s = launch_timeout_s;

@@ -35,6 +35,7 @@
 #include "model/atomic_file.hpp"
 #include "model/deepspeed_import.hpp"
 #include "model/error.hpp"
+#include "model/process_env.hpp"
 #include "model/scenario.hpp"
 #include "model/scenario_keys.hpp"
 #include "model/schema.hpp"
@@ -447,10 +448,9 @@ int run_fidelity(const std::string& out_dir) {
 
 // git-style dispatch: `ddpsim calibrate ...` runs ddpsim-calibrate beside this binary.
 int dispatch(const std::string& verb, int argc, char** argv) {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto tool = self.parent_path() / ("ddpsim-" + verb);
-  if (!ec && std::filesystem::exists(tool)) {
+  const std::string self = model::self_exe();
+  const auto tool = std::filesystem::path(self).parent_path() / ("ddpsim-" + verb);
+  if (!self.empty() && std::filesystem::exists(tool)) {
     std::vector<char*> args;
     std::string name = tool.string();
     args.push_back(name.data());
@@ -471,7 +471,7 @@ int dispatch(const std::string& verb, int argc, char** argv) {
     if (k == verb) {
       std::fprintf(stderr,
                    "ddpsim: '%s' is not built (ddpsim-%s not found beside %s); it needs %s\n",
-                   verb.c_str(), verb.c_str(), self.string().c_str(), what.c_str());
+                   verb.c_str(), verb.c_str(), self.c_str(), what.c_str());
       return 2;
     }
   }

@@ -1,9 +1,9 @@
 #include "simulator/cli/validate/torch_runner.hpp"
 
-#include <cstdlib>
 #include <fstream>
 
 #include "model/error.hpp"
+#include "model/process_env.hpp"
 #include "model/scenario.hpp"
 #include "simulator/cli/validate/children.hpp"
 
@@ -19,21 +19,12 @@ namespace ddpsim::validate {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
-}  // namespace
-
 std::vector<std::string> torch_runner_argv() {
   const std::string python =
-      env_or("DDPSIM_TORCH_PYTHON", std::string(DDPSIM_TORCH_PYTHON_EXECUTABLE).empty()
-                                        ? "python3"
-                                        : DDPSIM_TORCH_PYTHON_EXECUTABLE);
-  const std::string script = env_or("DDPSIM_TORCH_RUNNER", DDPSIM_TORCH_RUNNER_SCRIPT);
+      model::env_or("DDPSIM_TORCH_PYTHON", std::string(DDPSIM_TORCH_PYTHON_EXECUTABLE).empty()
+                                               ? "python3"
+                                               : DDPSIM_TORCH_PYTHON_EXECUTABLE);
+  const std::string script = model::env_or("DDPSIM_TORCH_RUNNER", DDPSIM_TORCH_RUNNER_SCRIPT);
   if (!fs::exists(script)) {
     throw ChildError("the torch runner " + script +
                      " is missing (set DDPSIM_TORCH_RUNNER to calibrate/torch/ddp_runner.py)");
