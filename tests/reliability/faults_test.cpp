@@ -250,9 +250,12 @@ TEST_P(ExecKillNoLauncher, EverySurvivorFailsNamingTheKilledRank) {
     rank_procs.push_back(
         &launch({DDPSIM_EXEC_BIN, exec_scenario(), "--nproc", n, "--steps", "1000", "--timeout-s",
                  "10", "--out", (dir_ / "r.json").string()},
+                // torchrun's variables without MASTER_PORT: the ranks meet in the FileStore of
+                // DDPSIM_STORE_DIR (calibrate/comm/rank.hpp), and a fixed port would only name
+                // a store folder that runs at once could share.
                 {"RANK=" + rs, "WORLD_SIZE=" + n, "LOCAL_RANK=" + rs, "LOCAL_WORLD_SIZE=" + n,
-                 "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500", "DDPSIM_STORE_DIR=" + store.string(),
-                 "OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"},
+                 "MASTER_ADDR=127.0.0.1", "DDPSIM_STORE_DIR=" + store.string(), "OMP_NUM_THREADS=1",
+                 "OPENBLAS_NUM_THREADS=1"},
                 "rank" + rs));
   }
   sleep_s(delay);
