@@ -22,6 +22,7 @@
 #include "model/error.hpp"
 #include "model/profile/machine_fingerprint.hpp"
 #include "model/profile/profile.hpp"
+#include "model/process_env.hpp"
 #include "model/run_context.hpp"
 #include "model/scenario/scenario.hpp"
 #ifdef DDPSIM_HAVE_CUDA
@@ -66,12 +67,6 @@ std::int64_t parse_size(const std::string& s, const char* option) {
 }
 
 namespace {
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("ddpsim-calibrate") : p.string();
-}
 
 // The GEMMs a calibration times: the scenario's (loaded into *scenario), else the grid.
 std::vector<calib::PlannedGemm> plan_of(const RunOptions& o,
@@ -170,7 +165,7 @@ void resolve_options(RunOptions& o) {
 #ifdef DDPSIM_HAVE_GLOO
 // Starts o.nproc copies of this binary on this host (argv passed on) and waits for them.
 int launch_ranks(const RunOptions& o, int argc, char** argv) {
-  std::vector<std::string> args{self_exe()};
+  std::vector<std::string> args{model::self_exe("ddpsim-calibrate")};
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   comm::LaunchOptions lo;
   lo.timeout_s = o.quick ? 600 : 7200;

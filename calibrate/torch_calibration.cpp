@@ -17,16 +17,10 @@
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
 #include "model/profile/profile.hpp"
+#include "model/process_env.hpp"
 #include "model/run_context.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/scenario/torch_workload.hpp"
-
-#ifndef DDPSIM_TORCH_PYTHON_EXECUTABLE
-#define DDPSIM_TORCH_PYTHON_EXECUTABLE ""
-#endif
-#ifndef DDPSIM_TORCH_CALIBRATE_SCRIPT
-#define DDPSIM_TORCH_CALIBRATE_SCRIPT "calibrate/torch/torch_calibrate.py"
-#endif
 
 extern char** environ;
 
@@ -36,11 +30,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
 
 // Runs argv with this process's stdout/stderr; its exit status (127: it could not start).
 int run_status(const std::vector<std::string>& argv) {
@@ -91,12 +80,8 @@ int run_torch_calibration(const RunOptions& o) {
   json base = model::Profile::load(out).document();
   const model::Scenario scenario = model::load_scenario(o.scenario);
   TempDir tmp;
-  const std::string python =
-      env_or("DDPSIM_TORCH_PYTHON", std::string(DDPSIM_TORCH_PYTHON_EXECUTABLE).empty()
-                                        ? "python3"
-                                        : DDPSIM_TORCH_PYTHON_EXECUTABLE);
-  std::vector<std::string> argv = {python,
-                                   env_or("DDPSIM_TORCH_CALIBRATE", DDPSIM_TORCH_CALIBRATE_SCRIPT)};
+  std::vector<std::string> argv = model::torch_python_command("calibrate.torch.torch_calibrate");
+  const std::string python = argv[0];
   std::set<std::tuple<std::string, std::int64_t, std::string>> seen;
   std::int64_t max_bytes = std::int64_t{64} << 10;
   int nproc = o.nproc;
@@ -143,7 +128,7 @@ int run_torch_calibration(const RunOptions& o) {
   }
   if (rc != 0) {
     std::fprintf(stderr, "ddpsim-calibrate: --backend torch: %s failed (exit %d)\n",
-                 argv[1].c_str(), rc);
+                 argv[2].c_str(), rc);
     return 1;
   }
   base["torch"] = model::read_json_file(section.string());

@@ -10,7 +10,8 @@
 // earlier one. Every sweep point's distinct (workload, per-GPU batch, optimizer) is calibrated
 // once; the all-reduce sizes reach the largest model's gradient bytes.
 // Which python: $DDPSIM_TORCH_PYTHON, else the one CMake found that imports torch, else
-// "python3"; which script: $DDPSIM_TORCH_CALIBRATE, else this source tree's.
+// "python3"; the module calibrate.torch.torch_calibrate from the package folders
+// model/process_env.hpp finds ($DDPSIM_PYTHONPATH, an install, this source tree).
 //
 //   calib::RunOptions o; o.backend = "torch"; o.scenario = "s.json"; o.out = "p.json";
 //   return calib::run_torch_calibration(o);   // 0 ok, 1 a failed run; throws InputError

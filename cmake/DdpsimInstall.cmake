@@ -9,6 +9,9 @@
 #                                                    dispatch runs ddpsim-<verb> from ddpsim's folder)
 #   P/share/ddpsim/                                  scenarios/: the presets, data and examples, where
 #                                                    model::data_dir() looks from P/bin (model/paths.hpp)
+#   P/share/ddpsim/python/                           the Python packages calibrate.torch (PyTorch's own
+#                                                    runner and calibration) and ddpsim_torch, which
+#                                                    the programs run from there (model/process_env.hpp)
 # The other libraries (calibrate, comm, exec, gui) are the programs' parts and need Gloo,
 # OpenBLAS, CUDA or Qt: they are not installed. tests/install checks all of this (ctest -L install).
 include(CMakePackageConfigHelpers)
@@ -69,6 +72,12 @@ set_target_properties(${DDPSIM_INSTALLED_PROGRAMS} PROPERTIES INSTALL_RPATH_USE_
 install(TARGETS ${DDPSIM_INSTALLED_PROGRAMS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenarios/ DESTINATION ${DDPSIM_INSTALL_DATADIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/calibrate/torch/
+        DESTINATION ${DDPSIM_INSTALL_DATADIR}/python/calibrate/torch
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ddpsim_torch/
+        DESTINATION ${DDPSIM_INSTALL_DATADIR}/python/ddpsim_torch
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 
 install(EXPORT ddpsimTargets NAMESPACE ddpsim:: DESTINATION ${DDPSIM_INSTALL_CMAKEDIR})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/ddpsimConfig.cmake.in

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/error.hpp"
+#include "model/process_env.hpp"
 
 namespace ddpsim::model {
 
@@ -37,10 +38,8 @@ std::filesystem::path data_dir() {
     }
     return env;
   }
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) exe.clear();  // no /proc: only the configured folders
-  for (const auto& dir : data_dir_candidates(exe)) {
+  // Without /proc, self_exe() is empty: only the configured folders.
+  for (const auto& dir : data_dir_candidates(self_exe())) {
     if (is_data_dir(dir)) return dir;
   }
   throw Error(

@@ -54,8 +54,9 @@ export DDPSIM_DATA_DIR="$root/scenarios"
 export OPENBLAS_NUM_THREADS=1
 # The bundled test binaries read their data from this checkout, not the build machine's.
 export DDPSIM_TEST_DATA_DIR="$root/tests/data"
-# The torch runner from this checkout, under the machine's own python3 (the one with CUDA torch).
-export DDPSIM_TORCH_RUNNER="$root/calibrate/torch/ddp_runner.py"
+# The torch runner (calibrate.torch) from this checkout, under the machine's own python3 (the
+# one with CUDA torch): the bundled binaries were built in another folder (model/process_env.hpp).
+export DDPSIM_PYTHONPATH="$root:$root/python"
 export DDPSIM_TORCH_PYTHON="${DDPSIM_TORCH_PYTHON:-python3}"
 
 main() {

@@ -26,6 +26,7 @@
 #include "calibrate/comm/sweep.hpp"
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
+#include "model/process_env.hpp"
 
 namespace {
 
@@ -50,12 +51,6 @@ std::int64_t parse_size(const std::string& s) {
     throw ddpsim::Error("expected a size such as 8, 64K, 4M or 1G, got '" + s + "'");
   if (v < 0) throw ddpsim::Error("expected a positive size, got '" + s + "'");
   return v * mult;
-}
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("ddpsim-collectives") : p.string();
 }
 
 }  // namespace
@@ -122,7 +117,7 @@ int main(int argc, char** argv) {
 
     auto me = ddpsim::comm::rank_from_env();
     if (!me) {
-      std::vector<std::string> args{self_exe()};
+      std::vector<std::string> args{ddpsim::model::self_exe("ddpsim-collectives")};
       for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
       ddpsim::comm::LaunchOptions lo;
       // A full 256 MiB sweep of four ops takes minutes over loopback TCP; the limit only

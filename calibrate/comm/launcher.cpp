@@ -1,10 +1,13 @@
 #include "calibrate/comm/launcher.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,6 +141,23 @@ bool any_running(const std::vector<Child>& children) {
 
 }  // namespace
 
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;  // the kernel picks a free one
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
 LaunchResult launch_local_detailed(int nproc, const std::vector<std::string>& argv,
                                    const LaunchOptions& opts) {
   DDPSIM_ASSERT(nproc >= 1, "launch_local needs at least one rank");
@@ -157,6 +177,15 @@ LaunchResult launch_local_detailed(int nproc, const std::vector<std::string>& ar
     own_store = true;
   } else {
     std::filesystem::create_directories(store_dir);
+  }
+
+  // The user's MASTER_PORT stands (the ranks inherit it); else one port for the whole run, free
+  // on 127.0.0.1 now (29500, torchrun's default, only if the kernel gave none).
+  const char* user_port = std::getenv("MASTER_PORT");
+  std::string master_port;
+  if (user_port == nullptr || *user_port == '\0') {
+    const int port = free_loopback_port();
+    master_port = std::to_string(port > 0 ? port : 29500);
   }
 
   std::vector<char*> cargv;
@@ -196,7 +225,7 @@ LaunchResult launch_local_detailed(int nproc, const std::vector<std::string>& ar
       set("LOCAL_WORLD_SIZE", std::to_string(nproc), true);
       set("GROUP_RANK", "0", true);
       set("MASTER_ADDR", "127.0.0.1", true);
-      set("MASTER_PORT", "29500", true);
+      if (!master_port.empty()) set("MASTER_PORT", master_port, true);
       set("DDPSIM_STORE_DIR", store_dir, true);
       if (nproc > 1) {
         // torchrun sets OMP_NUM_THREADS=1 for several ranks per host; OpenBLAS's pthreads

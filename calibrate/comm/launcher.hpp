@@ -1,7 +1,8 @@
 // launcher.hpp: a minimal torchrun for one host — starts N ranks, watches them, stops them all.
 //
 // Each rank is a fork/exec of argv with RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-// MASTER_ADDR (127.0.0.1), MASTER_PORT (29500), DDPSIM_STORE_DIR (a fresh directory unless
+// MASTER_ADDR (127.0.0.1), MASTER_PORT (the launcher's own unless set: a port free on 127.0.0.1
+// when the run starts, free_loopback_port), DDPSIM_STORE_DIR (a fresh directory unless
 // opts.store_dir is given) and, like torchrun for more than one rank, OMP_NUM_THREADS=1 and
 // OPENBLAS_NUM_THREADS=1 unless already set. opts.extra_env is applied last (it overrides).
 // All ranks share one new process group; each dies with the launcher (PR_SET_PDEATHSIG).
@@ -40,6 +41,10 @@ struct LaunchResult {
 /// looked up in PATH when it has no slash).
 LaunchResult launch_local_detailed(int nproc, const std::vector<std::string>& argv,
                                    const LaunchOptions& opts);
+
+/// A TCP port free on 127.0.0.1 at this moment (bind port 0, read back what the kernel gave);
+/// 0 when no socket could be bound.
+int free_loopback_port();
 
 /// launch_local_detailed, then prints "ddpsim launch: MESSAGE" on stderr on failure.
 /// Returns LaunchResult::exit_code.

@@ -28,16 +28,11 @@
 #include "calibrate/exec/results.hpp"
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
+#include "model/process_env.hpp"
 #include "model/run_context.hpp"
 #include "model/scenario/scenario.hpp"
 
 namespace {
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("ddpsim-exec") : p.string();
-}
 
 std::string part_path(const ddpsim::comm::RankInfo& me, int rank) {
   return (std::filesystem::path(me.store_dir) / fmt::format("exec-rank{}.json.part", rank))
@@ -129,7 +124,7 @@ void add_options(CLI::App& app, Options& o) {
 // an interrupted atomic write: a results file exists only after a run in which every rank
 // succeeded.
 int launch_ranks(const ddpsim::exec::ExecConfig& cfg, const Options& o, int argc, char** argv) {
-  std::vector<std::string> args{self_exe()};
+  std::vector<std::string> args{ddpsim::model::self_exe("ddpsim-exec")};
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   ddpsim::comm::LaunchOptions lo;
   lo.timeout_s = o.launch_timeout_s;

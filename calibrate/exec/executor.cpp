@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -392,6 +393,10 @@ RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm) {
   const model::BucketPlan plan = model::assign_buckets(*c.workload, c.buckets);
 
   comm.barrier();
+  if (rank == 0) {
+    std::fprintf(stderr, "ddpsim-exec: training started: %d ranks, %d warm-up + %d steps\n", n,
+                 c.warmup_steps, c.steps);
+  }
   for (int step = 0; step < c.total_steps(); ++step) {
     maybe_fault(rank, step);
     if (step == 0) red.set_plan(first_plan);  // PyTorch's first iteration: one bucket

@@ -149,8 +149,10 @@ struct RankRecord {
   std::vector<float> final_params;  ///< filled on rank 0 only
 };
 
-/// Trains in this rank (collective: every rank calls it). Throws ddpsim::Error on a
-/// communication failure.
+/// Trains in this rank (collective: every rank calls it). Once every rank has joined (the weights'
+/// broadcast and a barrier behind the rendezvous), rank 0 prints "ddpsim-exec: training started:
+/// ..." on stderr before the first step: tests that fault a rank during training wait for it
+/// (tests/reliability/faults_test.cpp). Throws ddpsim::Error on a communication failure.
 RankRecord run_rank(const ExecConfig& c, comm::Communicator& comm);
 
 }  // namespace ddpsim::exec

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """ddpsim's torch runner: one validation point as a real PyTorch DDP job (CPU ranks or GPUs).
 
-  python3 calibrate/torch/ddp_runner.py POINT.json --workload W.json --nproc 2 --steps 5 \
+  python3 -m calibrate.torch.ddp_runner POINT.json --workload W.json --nproc 2 --steps 5 \
       --out run.json [--warmup-steps 2] [--min-seconds S] [--independent | --no-timing-hook]
       [--device cuda] [--profile-trace rank0.pt.trace.json.gz]
-  python3 calibrate/torch/ddp_runner.py --check P1.json --workload W1.json [P2 --workload W2]... \
+  python3 -m calibrate.torch.ddp_runner --check P1.json --workload W1.json [P2 --workload W2]... \
       [--facts F.json]
+(PYTHONPATH=$SRC:$SRC/python in a checkout: calibrate/torch/__init__.py.)
 
 POINT.json is one plain scenario (ddpsim-validate writes it), W.json ddpsim's workload for it
-(workload_model.py). Launch: torch.multiprocessing.spawn of --nproc ranks (MASTER_ADDR
+(workload_model.py). Launch: --nproc ranks through program.spawn_ranks (MASTER_ADDR
 127.0.0.1 and a free port; env:// rendezvous), or, under torchrun (RANK, WORLD_SIZE,
 MASTER_ADDR and MASTER_PORT set), this process is one rank. Gloo backend, one thread per rank
 (torch.set_num_threads(1)). The scenario's knobs map to PyTorch's own arguments:
@@ -48,48 +49,23 @@ rank finished. Exit 0; 2 with one line for a scenario PyTorch DDP cannot be aske
 """
 
 import argparse
-import json
+import functools
 import os
-import re
-import socket
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from calibrate.torch import program
 
 PROG = "ddpsim-torch-runner"
+fail = functools.partial(program.fail, PROG)
+program.require_torch(PROG)
 
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
 
-def fail(code, message):
-    print(f"{PROG}: {message}", file=sys.stderr)
-    sys.exit(code)
-
-
-try:
-    import torch
-    import torch.distributed as dist
-    import torch.multiprocessing as mp
-except ImportError as e:  # noqa: F841
-    fail(1, f"PyTorch is not importable by {sys.executable} ({e}); install python3-torch "
-            "(scripts/setup.sh) or set DDPSIM_TORCH_PYTHON to a python3 that imports torch")
-
-import run_config  # noqa: E402
-import step_loop  # noqa: E402
-from run_results import results_document, write_atomic  # noqa: E402
-from workload_model import Unsupported  # noqa: E402
-
-
-def error_line(e):
-    """The exception line of a rank's traceback (mp.spawn's ProcessRaisedException carries the
-    child's whole traceback, and torch appends C++ frames after the message)."""
-    found = re.findall(r"^(?:[\w.]+(?:Error|Exception|Interrupt)|ProcessExitedException)\b.*$",
-                       str(e), re.M)
-    return found[-1] if found else (str(e).strip().splitlines() or [type(e).__name__])[-1]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from calibrate.torch import run_config, step_loop  # noqa: E402
+from calibrate.torch.run_results import results_document  # noqa: E402
+from calibrate.torch.workload_model import Unsupported  # noqa: E402
+from ddpsim_torch.records import write_json_atomic  # noqa: E402
 
 
 NO_DEVICE = 77  # ddpsim-exec's exit code without a CUDA device (ddpsim-validate reads it)
@@ -106,7 +82,7 @@ def rank_main(rank, world, cfg, out):
         records = [None] * world
         dist.all_gather_object(records, record)
         if rank == 0:
-            write_atomic(out, results_document(cfg, records))
+            write_json_atomic(out, results_document(cfg, records))
         dist.barrier()
     finally:
         dist.destroy_process_group()
@@ -162,7 +138,7 @@ def main():
             fail(2, f"{point}: {e}")
     if a.check:
         if a.facts:
-            write_atomic(a.facts, run_config.facts())
+            write_json_atomic(a.facts, run_config.facts())
         return 0
     if not a.out:
         fail(2, "--out is required (unless --check)")
@@ -174,12 +150,9 @@ def main():
                 fail(2, f"WORLD_SIZE {world} differs from the point's {cfg.ranks} ranks")
             rank_main(int(os.environ["RANK"]), world, cfg, a.out)
         else:
-            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-            os.environ["MASTER_PORT"] = str(free_port())
-            os.environ["OMP_NUM_THREADS"] = "1"
-            mp.spawn(rank_main, args=(cfg.ranks, cfg, a.out), nprocs=cfg.ranks, join=True)
+            program.spawn_ranks(rank_main, (cfg.ranks, cfg, a.out), cfg.ranks)
     except Exception as e:  # a rank failed: one line, no results file (rank 0 writes last)
-        fail(1, f"a rank failed: {error_line(e)}")
+        fail(1, f"a rank failed: {program.error_line(e)}")
     return 0
 
 

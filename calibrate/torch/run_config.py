@@ -15,7 +15,7 @@ import math
 import torch
 import torch.distributed as dist
 
-from workload_model import Unsupported
+from calibrate.torch.workload_model import Unsupported
 
 TIMEOUT = datetime.timedelta(seconds=120)  # a vanished peer ends the run instead of hanging
 

@@ -1,17 +1,15 @@
 """The torch runner's results: the document ddpsim-exec writes (calibrate/exec/results.cpp
-results_json), so that ddpsim-validate reads either the same way, written atomically.
+results_json), so that ddpsim-validate reads either the same way; its context block is
+ddpsim_torch.records.run_context's.
 
-  write_atomic("run.json", results_document(cfg, records))
+  write_json_atomic("run.json", results_document(cfg, records))   # ddpsim_torch.records
 """
 
-import datetime
-import json
-import os
-import platform
 import statistics
-import tempfile
 
 import torch
+
+from ddpsim_torch.records import run_context
 
 _KEYS = ("step_time_s", "forward_time_s", "backward_time_s", "optimizer_time_s", "comm_time_s",
          "exposed_comm_s")
@@ -50,25 +48,8 @@ def results_document(cfg, records):
     res["precision"] = cfg.precision
     res["optimizer_impl"] = cfg.optimizer_impl if cfg.device == "cuda" else "torch default"
     res.update(records[0].get("memory", {}))  # cuda: peak_memory_bytes, device_used_bytes
-    context = {"tool": "ddpsim torch runner (calibrate/torch/ddp_runner.py)",
-               "torch_version": torch.__version__, "python": platform.python_version(),
-               "backend": cfg.backend, "threads_per_rank": torch.get_num_threads(),
-               "device": torch.cuda.get_device_name() if cfg.device == "cuda" else "cpu",
-               "host": platform.node(),
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    context = run_context("ddpsim torch runner (calibrate/torch/ddp_runner.py)")
+    context.update(backend=cfg.backend, threads_per_rank=torch.get_num_threads(),
+                   device=torch.cuda.get_device_name() if cfg.device == "cuda" else "cpu")
     return {"context": context, "scenario": cfg.point_file, "name": cfg.name,
             "model": cfg.model_label, "results": [res]}
-
-
-def write_atomic(path, doc):
-    """Temporary file in the same folder, then rename: the file exists only when complete."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=2, allow_nan=False)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise

@@ -16,18 +16,22 @@ host).
 """
 
 import contextlib
+import gzip
 import math
+import os
 import resource
+import shutil
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from timed_hooks import BucketRecorder, now_ns
-from workload_model import build_model, check_matches, move_to
+from calibrate.torch.timed_hooks import BucketRecorder, now_ns
+from calibrate.torch.workload_model import build_model, check_matches, move_to
+from ddpsim_torch.records import atomic_output
 
 
-def _faults():
+def minor_faults():
     """Minor page faults of this process so far (every thread: compute and gloo's)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
@@ -118,26 +122,20 @@ def _raw_trace_path(path):
 
 
 def _finish_trace(path):
-    """The exported trace moved to `path` (gzip-compressed when it ends in .gz): the file exists
-    only when complete."""
-    import gzip
-    import os
-    import shutil
+    """The exported trace written to `path` (gzip-compressed when it ends in .gz) through
+    ddpsim_torch.records.atomic_output: the file exists only when complete."""
     raw = _raw_trace_path(path)
     if not os.path.exists(raw):
         raise RuntimeError(f"torch.profiler wrote no trace for {path}")
     try:
-        if path.endswith(".gz"):
-            packed = raw + ".gz"
-            with open(raw, "rb") as src, gzip.open(packed, "wb") as dst:
+        with open(raw, "rb") as src, atomic_output(path, "wb") as dst:
+            if path.endswith(".gz"):
+                with gzip.GzipFile(fileobj=dst, mode="wb") as packed:
+                    shutil.copyfileobj(src, packed)
+            else:
                 shutil.copyfileobj(src, dst)
-            os.replace(packed, path)
-        else:
-            os.replace(raw, path)
     finally:
-        for leftover in (raw, raw + ".gz"):
-            if os.path.exists(leftover):
-                os.unlink(leftover)
+        os.unlink(raw)
 
 
 class _Clock:
@@ -221,28 +219,28 @@ def run_rank(cfg, rank, world):
             ctx = model.no_sync() if (cfg.ddp and not sync) else contextlib.nullcontext()
             x, y = batches[(step * k + mb) % len(batches)]
             with ctx:
-                f0 = _faults()
+                f0 = minor_faults()
                 tf = clock.mark()
                 with autocast():
                     loss = loss_fn(model(x), y) / k
                 tb = clock.mark()
-                f1 = _faults()
+                f1 = minor_faults()
                 loss.backward()
                 te = clock.mark()
                 te_host = now_ns()
-                f2 = _faults()
+                f2 = minor_faults()
             faults["forward"] += f1 - f0
             faults["backward"] += f2 - f1
             marks.append((tf, tb, te))
             losses.append(loss.detach())  # read after the step: no sync inside it
         exposed = recorder.exposed_ns(te_host) if recorder else 0
-        f3 = _faults()
+        f3 = minor_faults()
         to = clock.mark()
         opt.step()
         opt.zero_grad(set_to_none=True)
         t_end = clock.mark()
         clock.settle()
-        faults["optimizer"] = _faults() - f3
+        faults["optimizer"] = minor_faults() - f3
         if step >= total:  # a profiled step: recorded by the profiler, not measured here
             if profiler:
                 profiler.step()

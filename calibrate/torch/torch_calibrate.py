@@ -2,7 +2,7 @@
 """`ddpsim calibrate --backend torch`: time a scenario's model, optimizer and torch's own gloo
 all-reduce through PyTorch, so that a prediction for a PyTorch user is one of their framework.
 
-  python3 calibrate/torch/torch_calibrate.py P1.json --workload W1.json [P2 --workload W2]... \
+  python3 -m calibrate.torch.torch_calibrate P1.json --workload W1.json [P2 --workload W2]... \
       --nproc 2 [--warmup-steps 3] [--steps 10] [--max-bytes N] [--iters 11] [--contention-reps 7] \
       --out section.json
 
@@ -30,8 +30,8 @@ memory bus as the job's ranks do; rank 0's numbers are kept, as the runner's are
   - all-reduce: dist.all_reduce of fp32 tensors per size (powers of two from 64 KiB up to
     --max-bytes, round-robin over the sizes, 10%-trimmed means of --iters each), "sync" one at
     a time and "pair" two in flight at once (async_op=True), the latter per all-reduce
-    (gloo_probe.py's method: ProcessGroupGloo runs collectives on its worker threads, 2 by
-    default in torch 1.13, so two buckets' all-reduces proceed at once).
+    (ProcessGroupGloo runs collectives on its worker threads, 2 by default in torch 1.13, so
+    two buckets' all-reduces proceed at once).
   - contention: how compute and gloo's all-reduces slow each other when they share the cores,
     measured with a synthetic compute, never the workload's job (the machine's property, the
     same for every workload): a fixed MLP's forward + backward (SYNTHETIC_WIDTHS, batch
@@ -53,44 +53,27 @@ stderr. Exit 0; 2 with one line for a point PyTorch cannot run here; 1 when a ra
 
 import argparse
 import dataclasses
-import datetime
-import os
-import resource
-import socket
+import functools
 import statistics
 import sys
-import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from calibrate.torch import program
 
 PROG = "ddpsim-torch-calibrate"
+fail = functools.partial(program.fail, PROG)
+program.require_torch(PROG)
 
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 
-def fail(code, message):
-    print(f"{PROG}: {message}", file=sys.stderr)
-    sys.exit(code)
-
-
-try:
-    import torch
-    import torch.distributed as dist
-    import torch.multiprocessing as mp
-    from torch.nn.parallel import DistributedDataParallel
-except ImportError as e:  # the C++ caller names the python it ran
-    fail(1, f"cannot import torch ({e})")
-
-import run_config  # noqa: E402
-from run_results import write_atomic  # noqa: E402
-from step_loop import _optimizer, build  # noqa: E402
-from workload_model import Unsupported  # noqa: E402
-
-
-def _ns():
-    return time.perf_counter_ns()
-
-
-def _faults():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+from calibrate.torch import run_config  # noqa: E402
+from calibrate.torch.step_loop import _optimizer, build  # noqa: E402
+from calibrate.torch.step_loop import minor_faults as _faults  # noqa: E402
+from calibrate.torch.timed_hooks import now_ns as _ns  # noqa: E402
+from calibrate.torch.workload_model import Unsupported  # noqa: E402
+from ddpsim_torch.records import run_context, write_json_atomic  # noqa: E402
 
 
 def _median(v):
@@ -400,15 +383,12 @@ def _gloo_rank(rank, world, a, sizes, queue):
 
 
 def _spawn(fn, args, nproc):
-    """mp.spawn of `nproc` ranks on a fresh loopback port; exit 1 with one line if one fails."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+    """nproc ranks on a fresh loopback port (program.spawn_ranks); exit 1 with one line if one
+    fails."""
     try:
-        mp.spawn(fn, args=args, nprocs=nproc, join=True)
+        program.spawn_ranks(fn, args, nproc)
     except Exception as e:  # a rank's traceback is already on stderr
-        fail(1, f"a rank failed: {str(e).strip().splitlines()[-1] if str(e).strip() else e}")
+        fail(1, f"a rank failed: {program.error_line(e)}")
 
 
 def main():
@@ -449,8 +429,9 @@ def main():
         workloads.append(queue.get())
     _spawn(_gloo_rank, (a.nproc, a, sizes, queue), a.nproc)
     got = queue.get()
+    context = run_context("ddpsim torch calibration (calibrate/torch/torch_calibrate.py)")
     doc = {
-        "torch_version": torch.__version__.split("+")[0],
+        "torch_version": context["torch_version"].split("+")[0],
         "ranks": a.nproc,
         "threads_per_rank": 1,
         "gloo_threads": dist.ProcessGroupGloo._Options()._threads,
@@ -458,7 +439,7 @@ def main():
                   "no-communication comm hook, per-layer hooks, opt.step()+zero_grad(set_to_none="
                   "True); gloo all_reduce sync and two in flight; a synthetic forward+backward "
                   "with all-reduces in flight (contention); rank 0's medians, every rank running",
-        "utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "utc": context["date"],
         "load_average": [float(x) for x in load_before],
         "warmup_steps": a.warmup_steps,
         "iters": a.iters,
@@ -466,7 +447,7 @@ def main():
         "all_reduce": got["all_reduce"],
         "contention": got["contention"],
     }
-    write_atomic(a.out, doc)
+    write_json_atomic(a.out, doc)
     print(f"{PROG}: wrote {a.out}", file=sys.stderr)
 
 

@@ -12,11 +12,10 @@ the forward; extents are per sample: the extent that holds the batch (gemm_shape
 batch_dim) divided by the example batch.
 """
 
-import json
 import os
-import tempfile
 
 from .errors import ExportError
+from .records import write_json_atomic
 
 FORMAT = "ddpsim_torch/1"
 
@@ -162,23 +161,10 @@ def _numel(shape):
 
 
 def write_atomically(doc, path):
-    """Writes `doc` to `path` through a temporary file in the same folder and a rename, so the
-    file is either the whole workload or untouched."""
+    """Writes `doc` to `path` atomically (records.write_json_atomic), so the file is either the
+    whole workload or untouched; ExportError naming the path when it cannot be written."""
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".ddpsim_torch.", suffix=".tmp", dir=folder)
+        write_json_atomic(path, doc, indent=1)
     except OSError as e:
         raise ExportError(f"cannot write {path}: {e.strerror}")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise ExportError(f"cannot write {path}: {e.strerror}")
-        raise

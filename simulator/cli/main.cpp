@@ -38,6 +38,7 @@
 #include "model/error.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/scenario/scenario_keys.hpp"
+#include "model/process_env.hpp"
 #include "model/schema.hpp"
 #include "model/units.hpp"
 #include "simulator/cli/import_verb.hpp"
@@ -306,10 +307,9 @@ int run_fidelity(const std::string& out_dir) {
 
 // git-style dispatch: `ddpsim calibrate ...` runs ddpsim-calibrate beside this binary.
 int dispatch(const std::string& verb, int argc, char** argv) {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto tool = self.parent_path() / ("ddpsim-" + verb);
-  if (!ec && std::filesystem::exists(tool)) {
+  const std::string self = model::self_exe();
+  const auto tool = std::filesystem::path(self).parent_path() / ("ddpsim-" + verb);
+  if (!self.empty() && std::filesystem::exists(tool)) {
     std::vector<char*> args;
     std::string name = tool.string();
     args.push_back(name.data());
@@ -330,7 +330,7 @@ int dispatch(const std::string& verb, int argc, char** argv) {
     if (k == verb) {
       std::fprintf(stderr,
                    "ddpsim: '%s' is not built (ddpsim-%s not found beside %s); it needs %s\n",
-                   verb.c_str(), verb.c_str(), self.string().c_str(), what.c_str());
+                   verb.c_str(), verb.c_str(), self.c_str(), what.c_str());
       return 2;
     }
   }

@@ -16,7 +16,11 @@
 #     a probe scenario: the consumer's step time must be the CLI's step_time_s, and positive;
 #     `ddpsim predict` of the installed default.json works;
 #  7. `ddpsim <verb> --help` dispatches to the installed ddpsim-<verb> (calibrate, exec,
-#     validate: those that need no display).
+#     validate: those that need no display);
+#  8. the Python packages calibrate.torch and ddpsim_torch are in share/ddpsim/python and import
+#     from there (the modules that need no torch), and the installed ddpsim-validate --runner
+#     torch runs that copy, not the source tree's: a line the installed copy alone raises on
+#     import is what it reports.
 # Everything runs without $DDPSIM_DATA_DIR and from WORK, not from the source tree.
 cmake_minimum_required(VERSION 3.25)
 
@@ -195,6 +199,31 @@ foreach(verb calibrate exec validate)
     run(dispatch_${verb} ${prefix}/bin/ddpsim ${verb} --help)
   endif()
 endforeach()
+
+# 8. The Python programs from the prefix.
+set(pydir ${prefix}/share/ddpsim/python)
+expect_exists(share/ddpsim/python/calibrate/torch/__init__.py
+              share/ddpsim/python/calibrate/torch/ddp_runner.py
+              share/ddpsim/python/calibrate/torch/torch_calibrate.py
+              share/ddpsim/python/ddpsim_torch/records.py)
+find_program(python3 python3 REQUIRED)
+run(python_import ${CMAKE_COMMAND} -E env PYTHONPATH=${pydir} ${python3} -c
+    "import calibrate.torch.program, ddpsim_torch.records")
+if("ddpsim-validate" IN_LIST PROGRAMS)
+  set(marker "ddpsim install probe: the installed calibrate.torch ran")
+  file(APPEND ${pydir}/calibrate/torch/__init__.py "raise SystemExit('${marker}')\n")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=DDPSIM_PYTHONPATH --unset=PYTHONPATH
+                          ${prefix}/bin/ddpsim-validate
+                          ${SOURCE_DIR}/tests/data/validate/torch-mlp.json --runner torch
+                          --out ${WORK}/validate-torch.json
+                  WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  string(FIND "${err}" "${marker}" at)
+  if(rc EQUAL 0 OR at EQUAL -1)
+    message(FATAL_ERROR "the installed ddpsim-validate --runner torch did not run the installed "
+                        "calibrate.torch (exit ${rc})\n--- stderr\n${err}")
+  endif()
+endif()
 
 message(STATUS "installed into ${prefix}: ${PROGRAMS}; consumer and ddpsim predict agree on "
                "step_time_s ${cli_step} s from the installed presets")

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """The torch calibration's statistics (calibrate/torch/torch_calibrate.py), hand-computed.
 
-Run by ctest (torch.calibrate_stats, label `torch`) from the source root with a python that
-imports torch (the calibration module imports it at the top); exit 77 (skipped) without one.
+Run by ctest (torch.calibrate_stats, label `torch`) with a python that imports torch (the
+calibration module imports it at the top) and PYTHONPATH=$SRC:$SRC/python (the calibrate.torch
+package); exit 77 (skipped) without torch.
 
   - _trimmed_mean drops the lowest and highest 10% (rounded down) and averages the rest: on
     this machine the optimizer step and gloo's all-reduces are bimodal, and the median of a
     two-mode sample jumps between the modes.
 """
 
-import os
 import sys
 
 try:
@@ -18,9 +18,7 @@ except ImportError as e:
     print(f"skipped: no torch ({e})")
     sys.exit(77)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "calibrate", "torch"))
-import torch_calibrate  # noqa: E402
+from calibrate.torch import torch_calibrate  # noqa: E402
 
 
 def close(a, b):

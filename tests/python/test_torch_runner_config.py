@@ -3,8 +3,8 @@
 step_loop.optimizer_impl_kwargs), checked where it can be on any machine: no GPU is needed to
 decide what a point asks of PyTorch.
 
-Run by ctest (torch.runner_config, label `torch`) from the source root with a python that imports
-torch.
+Run by ctest (torch.runner_config, label `torch`) with a python that imports torch and
+PYTHONPATH=$SRC:$SRC/python (the calibrate.torch package).
   - training.precision: fp32 everywhere; amp_bf16 only with --device cuda (torch.autocast bf16);
     anything else refused (Unsupported, the runner's exit 2) naming the precision.
   - The process group: gloo on the CPU and for one rank on a GPU (no NCCL communicator for the
@@ -21,14 +21,10 @@ import os
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "calibrate", "torch"))
+import torch
 
-import torch  # noqa: E402
-
-import run_config  # noqa: E402
-import step_loop  # noqa: E402
-from workload_model import Unsupported  # noqa: E402
+from calibrate.torch import run_config, step_loop
+from calibrate.torch.workload_model import Unsupported
 
 failures = []
 
@@ -77,7 +73,7 @@ def min_seconds_checks(tmp):
     # A real run: one rank of the tiny MLP in a one-rank gloo group, measuring as many steps as
     # its own last warm-up step asks for (the ranks' agreement is then its own count).
     import torch.distributed as dist
-    from workload_model import build_model
+    from calibrate.torch.workload_model import build_model
     p, w = files(tmp)
     with open(w) as f:
         workload = json.load(f)

@@ -9,6 +9,10 @@
 //  - Stop (SIGSTOP) a random rank: a stalled collective; the others' collective timeout
 //    (--timeout-s) ends the run within the timeout plus a margin, and the message names the
 //    stopped rank.
+// The last two fault a rank that is training: after rank 0's "training started" line (printed
+// once every rank has joined, calibrate/exec/executor.hpp), plus a random delay. A fixed delay
+// from the start landed inside gloo's rendezvous on a busy machine, where a survivor can only
+// name the rendezvous, not the peer it never met.
 //  - ddpsim-calibrate --nproc 2: a rank killed or stopped during the collective sweep fails the
 //    run without a profile.
 // Every case prints what it injected and how long the rest took (the figures in
@@ -184,6 +188,25 @@ class Faults : public testing::Test {
     }
     return {};
   }
+  // Waits until `file` holds ddpsim-exec's "training started" line (rank 0's, see the file
+  // comment) while every process of `procs` runs; false (with why in *why) otherwise.
+  bool wait_for_training(const fs::path& file, const std::vector<Proc*>& procs, std::string* why) {
+    const auto until = Clock::now() + std::chrono::seconds(120);
+    while (read_text(file).find("ddpsim-exec: training started") == std::string::npos) {
+      for (Proc* p : procs) {
+        if (p->poll(t0_)) {
+          *why = "a process ended before training started: " + read_text(file);
+          return false;
+        }
+      }
+      if (Clock::now() >= until) {
+        *why = "no \"training started\" after 120 s: " + read_text(file);
+        return false;
+      }
+      sleep_s(0.01);
+    }
+    return true;
+  }
   std::string exec_scenario() const {
     return (fs::path(DDPSIM_TEST_DATA_DIR) / "exec" / "mlp-small.json").string();
   }
@@ -240,8 +263,8 @@ TEST_P(ExecKillNoLauncher, EverySurvivorFailsNamingTheKilledRank) {
   std::mt19937 rng(static_cast<unsigned>(GetParam()) * 7919u);
   const int nproc = 2 + static_cast<int>(rng() % 2);
   const int victim = static_cast<int>(rng() % static_cast<unsigned>(nproc));
-  // After the rendezvous (each rank learns its peers' pids there), inside training.
-  const double delay = std::uniform_real_distribution<double>(1.0, 3.0)(rng);
+  // Inside training (each rank learned its peers' pids at the rendezvous before it).
+  const double delay = std::uniform_real_distribution<double>(0.0, 2.0)(rng);
   const fs::path store = dir_ / "store";
   fs::create_directories(store);
   std::vector<Proc*> rank_procs;
@@ -250,11 +273,17 @@ TEST_P(ExecKillNoLauncher, EverySurvivorFailsNamingTheKilledRank) {
     rank_procs.push_back(
         &launch({DDPSIM_EXEC_BIN, exec_scenario(), "--nproc", n, "--steps", "1000", "--timeout-s",
                  "10", "--out", (dir_ / "r.json").string()},
+                // torchrun's variables without MASTER_PORT: the ranks meet in the FileStore of
+                // DDPSIM_STORE_DIR (calibrate/comm/rank.hpp), and a fixed port would only name
+                // a store folder that runs at once could share.
                 {"RANK=" + rs, "WORLD_SIZE=" + n, "LOCAL_RANK=" + rs, "LOCAL_WORLD_SIZE=" + n,
-                 "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500", "DDPSIM_STORE_DIR=" + store.string(),
-                 "OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"},
+                 "MASTER_ADDR=127.0.0.1", "DDPSIM_STORE_DIR=" + store.string(), "OMP_NUM_THREADS=1",
+                 "OPENBLAS_NUM_THREADS=1"},
                 "rank" + rs));
   }
+  std::string why;
+  ASSERT_TRUE(wait_for_training(dir_ / "rank0.err", rank_procs, &why)) << why;
+  const double training_at = since(t0_);
   sleep_s(delay);
   for (auto* p : rank_procs) ASSERT_FALSE(p->poll(t0_)) << "a rank ended before the fault";
   Proc& dead = *rank_procs[static_cast<std::size_t>(victim)];
@@ -277,8 +306,8 @@ TEST_P(ExecKillNoLauncher, EverySurvivorFailsNamingTheKilledRank) {
         std::string::npos)
         << "rank " << r << "'s message does not name rank " << victim << ": " << err;
   }
-  std::printf("seed %d: %d ranks, SIGKILL rank %d at %.2f s:%s\n", GetParam(), nproc, victim,
-              killed_at, report.c_str());
+  std::printf("seed %d: %d ranks, training at %.2f s, SIGKILL rank %d at %.2f s:%s\n", GetParam(),
+              nproc, training_at, victim, killed_at, report.c_str());
   EXPECT_TRUE(leftovers(dir_, {"r.json"}).empty());
 }
 
@@ -292,14 +321,18 @@ TEST_P(ExecStall, StoppedRankIsCaughtByTheCollectiveTimeout) {
   std::mt19937 rng(static_cast<unsigned>(GetParam()) * 104729u);
   const int nproc = 2 + static_cast<int>(rng() % 2);
   const int victim = static_cast<int>(rng() % static_cast<unsigned>(nproc));
-  const double delay = std::uniform_real_distribution<double>(0.5, 2.5)(rng);
+  // Inside training: after rank 0's "training started" (see the file comment).
+  const double delay = std::uniform_real_distribution<double>(0.0, 2.0)(rng);
   const double timeout_s = 3;
   const fs::path out = dir_ / "r.json";
   Proc& l = launch({DDPSIM_EXEC_BIN, exec_scenario(), "--nproc", std::to_string(nproc), "--steps",
                     "1000", "--timeout-s", "3", "--out", out.string()});
   const auto ranks = wait_for_ranks(l, nproc);
   ASSERT_EQ(static_cast<int>(ranks.size()), nproc) << read_text(dir_ / "launcher.err");
-  sleep_s(std::max(0.0, delay - since(t0_)));
+  std::string why;
+  ASSERT_TRUE(wait_for_training(dir_ / "launcher.err", {&l}, &why)) << why;
+  const double training_at = since(t0_);
+  sleep_s(delay);
   ASSERT_FALSE(l.poll(t0_)) << "the run ended before the fault";
   ASSERT_EQ(::kill(ranks.at(victim), SIGSTOP), 0);
   const double stopped_at = since(t0_);
@@ -308,9 +341,9 @@ TEST_P(ExecStall, StoppedRankIsCaughtByTheCollectiveTimeout) {
   ASSERT_TRUE(ended) << "a stopped rank hung the run\n" << err;
   const double took = l.exited_at - stopped_at;
   std::printf(
-      "seed %d: %d ranks, SIGSTOP rank %d at %.2f s; launcher exit %d %.2f s later "
-      "(collective timeout %.0f s, launcher grace 3 s)\n",
-      GetParam(), nproc, victim, stopped_at, l.exit_code(), took, timeout_s);
+      "seed %d: %d ranks, training at %.2f s, SIGSTOP rank %d at %.2f s; launcher exit %d %.2f "
+      "s later (collective timeout %.0f s, launcher grace 3 s)\n",
+      GetParam(), nproc, training_at, victim, stopped_at, l.exit_code(), took, timeout_s);
   // The timeout, the launcher's SIGTERM grace (3 s, a stopped rank ignores SIGTERM) and a
   // generous margin for a loaded machine.
   EXPECT_LE(took, timeout_s + 3 + 15);

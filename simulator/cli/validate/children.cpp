@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <fstream>
 
+#include "model/process_env.hpp"
+
 namespace ddpsim::validate {
 
 namespace fs = std::filesystem;
@@ -14,9 +16,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path self_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::current_path() : exe.parent_path();
+  const std::string exe = model::self_exe();
+  return exe.empty() ? fs::current_path() : fs::path(exe).parent_path();
 }
 
 }  // namespace

@@ -1,44 +1,23 @@
 #include "simulator/cli/validate/torch_runner.hpp"
 
-#include <cstdlib>
 #include <fstream>
 
 #include "model/error.hpp"
 #include "model/scenario/scenario.hpp"
+#include "model/process_env.hpp"
 #include "simulator/cli/validate/children.hpp"
-
-#ifndef DDPSIM_TORCH_PYTHON_EXECUTABLE
-#define DDPSIM_TORCH_PYTHON_EXECUTABLE ""
-#endif
-#ifndef DDPSIM_TORCH_RUNNER_SCRIPT
-#define DDPSIM_TORCH_RUNNER_SCRIPT "calibrate/torch/ddp_runner.py"
-#endif
 
 namespace ddpsim::validate {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
-}  // namespace
-
 std::vector<std::string> torch_runner_argv() {
-  const std::string python =
-      env_or("DDPSIM_TORCH_PYTHON", std::string(DDPSIM_TORCH_PYTHON_EXECUTABLE).empty()
-                                        ? "python3"
-                                        : DDPSIM_TORCH_PYTHON_EXECUTABLE);
-  const std::string script = env_or("DDPSIM_TORCH_RUNNER", DDPSIM_TORCH_RUNNER_SCRIPT);
-  if (!fs::exists(script)) {
-    throw ChildError("the torch runner " + script +
-                     " is missing (set DDPSIM_TORCH_RUNNER to calibrate/torch/ddp_runner.py)");
+  try {
+    return model::torch_python_command("calibrate.torch.ddp_runner");
+  } catch (const Error& e) {
+    throw ChildError(std::string("the torch runner: ") + e.what());
   }
-  return {python, script};
 }
 
 std::string runner_line_naming_points(const fs::path& log,

@@ -9,12 +9,13 @@
 // here; torch_check_points asks it about every point before anything is predicted or measured.
 // The runner writes ddpsim-exec's results document, so measure() reads both the same way.
 //
-// Which python: $DDPSIM_TORCH_PYTHON, else the one CMake found that imports torch
-// (DDPSIM_TORCH_PYTHON_EXECUTABLE), else "python3"; which runner: $DDPSIM_TORCH_RUNNER, else
-// calibrate/torch/ddp_runner.py of this source tree.
+// Which python: $DDPSIM_TORCH_PYTHON, else the one CMake found that imports torch, else
+// "python3"; the runner is the module calibrate.torch.ddp_runner from the package folders
+// model/process_env.hpp finds ($DDPSIM_PYTHONPATH, an install's share/ddpsim/python, this source
+// tree).
 //
 //   nlohmann::json w = workload_json(scenario);
-//   std::vector<std::string> argv = torch_runner_argv();   // {python, ddp_runner.py}
+//   std::vector<std::string> argv = torch_runner_argv();   // {python, -m, ...ddp_runner}
 //   torch_check_points({{"p0.json", "w0.json", "s.json"}}, tmp / "check.log");  // exit 2 if bad
 #pragma once
 
@@ -35,7 +36,9 @@ inline nlohmann::json workload_json(const model::Scenario& s) {
   return model::torch_workload_json(s);
 }
 
-/// {python, runner script}: the argv prefix that runs calibrate/torch/ddp_runner.py.
+/// {python, "-m", "calibrate.torch.ddp_runner"}: the argv prefix that runs the runner (and
+/// PYTHONPATH set for it, model::torch_python_command). Throws ChildError when no package folder
+/// holds it.
 std::vector<std::string> torch_runner_argv();
 
 /// A point for torch_check_points: its files and what to call it in messages.

@@ -1,9 +1,13 @@
 // Tests of calibrate/comm: launcher variables, the launcher's failure handling, Gloo collectives
 // across real processes, the nccl-tests vocabulary and the 16-bit float conversions.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -193,6 +197,47 @@ TEST(Launcher, ForwardsOutputWithRankPrefix) {
   EXPECT_NE(out.find("[rank 0] hello from 0\n"), std::string::npos) << out;
   EXPECT_NE(out.find("[rank 1] hello from 1\n"), std::string::npos) << out;
   EXPECT_NE(err.find("[rank 1] partial line from 1\n"), std::string::npos) << err;
+}
+
+// The ranks' MASTER_PORT: one port for the run, free on 127.0.0.1 when it started (not the fixed
+// 29500 two runs at once would share), unless the launcher's own environment names one.
+std::string ports_of_a_run() {
+  testing::internal::CaptureStdout();
+  const LaunchResult r = launch(2, "port");
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+  return out;
+}
+
+TEST(Launcher, RanksShareAFreePortUnlessOneIsSet) {
+  ASSERT_EQ(unsetenv("MASTER_PORT"), 0);
+  const std::string out = ports_of_a_run();
+  const auto at = out.find("[rank 0] rank 0 port ");
+  ASSERT_NE(at, std::string::npos) << out;
+  const int port = std::atoi(out.c_str() + at + std::string("[rank 0] rank 0 port ").size());
+  EXPECT_GT(port, 0) << out;
+  EXPECT_NE(port, 29500) << "the fixed port: " << out;
+  EXPECT_NE(out.find("[rank 1] rank 1 port " + std::to_string(port) + "\n"), std::string::npos)
+      << out;
+
+  ASSERT_EQ(setenv("MASTER_PORT", "40123", 1), 0);
+  const std::string set = ports_of_a_run();
+  unsetenv("MASTER_PORT");
+  EXPECT_NE(set.find("[rank 0] rank 0 port 40123\n"), std::string::npos) << set;
+  EXPECT_NE(set.find("[rank 1] rank 1 port 40123\n"), std::string::npos) << set;
+}
+
+TEST(Launcher, FreeLoopbackPortCanBeBound) {
+  const int port = free_loopback_port();
+  ASSERT_GT(port, 0);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << port;
+  ::close(fd);
 }
 
 TEST(Launcher, FailedRankIsNamedAndTheOthersAreStopped) {

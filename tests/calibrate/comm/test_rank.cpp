@@ -5,6 +5,7 @@
 //   MODE=kill  FAIL_RANK=R  rank R kills itself with SIGKILL, the others sleep
 //   MODE=hang               every rank sleeps (the launcher's timeout must fire)
 //   MODE=print              every rank prints "hello from R" (output forwarding)
+//   MODE=port               every rank prints "rank R port P" (P: its MASTER_PORT)
 //   MODE=collectives OUT=F  quick Gloo sweep of the four ops 8 B..64 KiB, section written to F
 //                           by rank 0; half-precision all-reduces checked; exit 1 on wrong values
 //   MODE=wrong_result       all-reduce sweep 8 B..4 KiB where the checker's test hook changes
@@ -68,6 +69,10 @@ int main() {
   if (mode == "print") {
     std::printf("hello from %d\n", me->rank);
     std::fprintf(stderr, "partial line from %d", me->rank);  // no newline: still forwarded
+    return 0;
+  }
+  if (mode == "port") {
+    std::printf("rank %d port %s\n", me->rank, env("MASTER_PORT").c_str());
     return 0;
   }
   if (mode == "exit") {
