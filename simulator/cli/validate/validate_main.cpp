@@ -233,41 +233,99 @@ int write_validation(const Options& o, const model::Scenario& base, const std::s
              "\n";
   }
 
-  int run(const Options& o) {
-    const model::Scenario base = model::load_scenario(o.scenario);
-    const std::vector<model::Scenario> expanded = model::expand_sweep(base);
-    const int steps = o.steps > 0 ? o.steps : base.simulation.steps;
-    const bool torch = o.runner == "torch";
-    check_run_options(o, torch);
-    const fs::path exec = torch ? fs::path() : sibling("ddpsim-exec");
-    TempDir tmp;
-    if (o.predict_only) return predict_only(o, base, expanded, steps, tmp.path);
-    const json torch_facts = torch ? check_torch_points(o, base, expanded, tmp.path) : json();
-    if (!o.points_dir.empty()) return write_points_dir(o, base, expanded, torch_facts);
-    const std::string out = !o.out.empty() ? o.out
-                                           : "results/validation-" + model::host_name() + "-" +
-                                                 model::utc_now("%Y%m%d") + ".json";
-    if (o.recalibrate_each && !o.profiles.empty()) {
-      throw UnsupportedError(
-          "--recalibrate-each calibrates every repetition afresh; it does not go with --profile");
-    }
-    Options first = o;
-    first.calibrate = o.calibrate || o.recalibrate_each;
-    const std::map<int, ProfileChoice> profiles =
-        choose_profiles(first, base, expanded, out, tmp.path);
-    std::vector<Point> points;
-    for (const model::Scenario& s : expanded) {
-      const int ranks = o.nproc > 0 ? o.nproc : s.cluster.gpus;
-      points.push_back(
-          predict_validation_point(o, base, s, profiles.at(ranks).path, steps, torch_facts));
-    }
-    const std::string load_before = load_average();
-    json recalibrations = measure_points(o, first, base, expanded, profiles, points, steps,
-                                         torch_facts, exec, tmp.path);
-    const std::string load_after = load_average();
-    return write_validation(o, base, out, profiles, points, steps, torch_facts,
-                            std::move(recalibrations), load_before, load_after);
+  json doc;
+  doc["context"] =
+      sim::context_json(torch ? "analytic+event vs PyTorch DDP" : "analytic+event vs ddpsim-exec");
+  doc["context"]["device"] =
+      torch ? "this machine's CPUs (PyTorch DDP over gloo, one thread per rank: "
+              "calibrate/torch/ddp_runner.py)"
+            : "this machine's CPUs (ddpsim-exec, Gloo, OpenBLAS)";
+  doc["context"]["runner"] = o.runner;
+  if (torch) doc["context"]["torch"] = torch_facts;
+  doc["context"]["load_average"] = load_before;
+  doc["context"]["load_average_after"] = load_after;
+  doc["context"]["nproc"] = o.nproc > 0 ? json(o.nproc) : json("per point (cluster.gpus)");
+  doc["context"]["steps"] = steps;
+  if (torch) doc["context"]["min_seconds"] = min_seconds(o);
+  doc["context"]["repeat"] = repeat;
+  doc["context"]["recalibrate_each"] = o.recalibrate_each;
+  if (o.recalibrate_each) {
+    // The files are temporary (only the first calibration is kept beside the output); the
+    // predictions on each are in every row's "predicted_spread".
+    for (json& r : recalibrations) r.erase("file");
+    doc["recalibrations"] = recalibrations;
   }
+  doc["context"]["network"] = o.netns_launch.empty()
+                                  ? "loopback TCP (local ranks)"
+                                  : "network namespaces (scripts/netns-lab.sh; see its tbf rate)";
+  doc["scenario"] = sim::scenario_json(base);
+  json prof = json::array();
+  for (const auto& [ranks, c] : profiles) {
+    prof.push_back({{"ranks", ranks},
+                    {"file", c.kept},
+                    {"source", c.how},
+                    {"machine", machine_json(c.path)},
+                    {"context", model::Profile::load(c.path).document().value("context", json())}});
+  }
+  // One rank count keeps the former single-object layout.
+  doc["profile"] = prof.size() == 1 ? prof[0] : prof;
+  doc["errors_are"] = "(predicted - measured) / measured; null where nothing was measured";
+  doc["points"] = out_points;
+  doc["bucket_choice"] = choice;
+  sim::check_finite(doc);
+  for (const auto& [ranks, c] : profiles) {
+    if (c.kept == c.path) continue;
+    std::ifstream f(c.path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    model::write_file_atomic(c.kept, ss.str());
+  }
+  model::write_file_atomic(out, doc.dump(2) + "\n");
+  if (!o.markdown.empty()) model::write_file_atomic(o.markdown, markdown(doc));
+  std::cout << table;
+  for (const auto& [ranks, c] : profiles) {
+    std::cout << "profile (" << ranks << " ranks): " << c.kept << " (" << c.how.get<std::string>()
+              << ")\n";
+  }
+  std::cout << "wrote " << out << (o.markdown.empty() ? "" : " and " + o.markdown) << "\n";
+  return 0;
+}
+
+int run(const Options& o) {
+  const model::Scenario base = model::load_scenario(o.scenario);
+  const std::vector<model::Scenario> expanded = model::expand_sweep(base);
+  const int steps = o.steps > 0 ? o.steps : base.simulation.steps;
+  const bool torch = o.runner == "torch";
+  check_run_options(o, torch);
+  const fs::path exec = torch ? fs::path() : sibling("ddpsim-exec");
+  TempDir tmp;
+  if (o.predict_only) return predict_only(o, base, expanded, steps, tmp.path);
+  const json torch_facts = torch ? check_torch_points(o, base, expanded, tmp.path) : json();
+  if (!o.points_dir.empty()) return write_points_dir(o, base, expanded, torch_facts);
+  const std::string out = !o.out.empty() ? o.out
+                                         : "results/validation-" + model::host_name() + "-" +
+                                               model::utc_now("%Y%m%d") + ".json";
+  if (o.recalibrate_each && !o.profiles.empty()) {
+    throw UnsupportedError(
+        "--recalibrate-each calibrates every repetition afresh; it does not go with --profile");
+  }
+  Options first = o;
+  first.calibrate = o.calibrate || o.recalibrate_each;
+  const std::map<int, ProfileChoice> profiles =
+      choose_profiles(first, base, expanded, out, tmp.path);
+  std::vector<Point> points;
+  for (const model::Scenario& s : expanded) {
+    const int ranks = o.nproc > 0 ? o.nproc : s.cluster.gpus;
+    points.push_back(
+        predict_validation_point(o, base, s, profiles.at(ranks).path, steps, torch_facts));
+  }
+  const std::string load_before = load_average();
+  json recalibrations = measure_points(o, first, base, expanded, profiles, points, steps,
+                                       torch_facts, exec, tmp.path);
+  const std::string load_after = load_average();
+  return write_validation(o, base, out, profiles, points, steps, torch_facts,
+                          std::move(recalibrations), load_before, load_after);
+}
 
 }  // namespace
 
