@@ -20,9 +20,9 @@
 #include "calibrate/timing.hpp"
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
+#include "model/process_env.hpp"
 #include "model/profile/machine_fingerprint.hpp"
 #include "model/profile/profile.hpp"
-#include "model/process_env.hpp"
 #include "model/run_context.hpp"
 #include "model/scenario/scenario.hpp"
 #ifdef DDPSIM_HAVE_CUDA

@@ -16,8 +16,8 @@
 
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
-#include "model/profile/profile.hpp"
 #include "model/process_env.hpp"
+#include "model/profile/profile.hpp"
 #include "model/run_context.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/scenario/torch_workload.hpp"

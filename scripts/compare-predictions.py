@@ -4,9 +4,10 @@
   python3 scripts/compare-predictions.py PRED.json MEAS.json [PRED2.json MEAS2.json ...] [-v]
 
 For re-predicting measured sweeps with a changed model or profile without measuring again:
-`ddpsim-validate SWEEP.json --runner torch --profile SAVED-profile.json --steps 1 --out PRED.json`
-predicts every point (and measures each once, which is ignored here); MEAS.json is the earlier
-run of the same sweep. Points are matched by their sweep coordinates; per pair and pooled: the
+`ddpsim-validate SWEEP.json --runner torch --profile SAVED-profile.json --predict-only --out
+PRED.json` (or `ddpsim predict SWEEP.json --profile SAVED-profile.json --format json`, the same
+numbers) predicts every point; PRED.json may also be an earlier validation run. MEAS.json is the
+earlier run of the same sweep. Points are matched by their sweep coordinates; per pair and pooled: the
 median and largest |analytic step error| against MEAS's measured step, how many exceed 10%, the
 signed median. -v also lists every point.
 """
@@ -16,8 +17,13 @@ import sys
 
 
 def _points(path):
+    """{sweep coordinates: {quantity: {"analytic": ..., "measured"?: ...}}} of a validation run
+    (points[].rows) or of a prediction document (results[], `ddpsim predict --format json`)."""
     with open(path) as f:
         doc = json.load(f)
+    if "results" in doc:
+        return {json.dumps(r.get("sweep_point", {}), sort_keys=True):
+                {"step_time_s": {"analytic": r["step_time_s"]}} for r in doc["results"]}
     return {json.dumps(p["point"], sort_keys=True): {r["quantity"]: r for r in p["rows"]}
             for p in doc["points"]}
 

@@ -11,10 +11,10 @@
 
 #include "model/error.hpp"
 #include "model/json_file.hpp"
+#include "model/profile/profile.hpp"
 #include "model/scenario/detail/json_io.hpp"
 #include "model/scenario/detail/model_section.hpp"
 #include "model/scenario/detail/scenario_sections.hpp"
-#include "model/profile/profile.hpp"
 #include "model/scenario/hardware_io.hpp"
 #include "model/scenario/scenario_keys.hpp"
 

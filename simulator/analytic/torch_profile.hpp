@@ -52,8 +52,8 @@ class TorchCalibration {
     MeasuredCosts costs;
   };
 
-  /// The profile's section; nullopt without one. The profile's schema (model/profile/profile_keys.cpp)
-  /// has checked its keys and types.
+  /// The profile's section; nullopt without one. The profile's schema
+  /// (model/profile/profile_keys.cpp) has checked its keys and types.
   static std::optional<TorchCalibration> from_profile(const model::Profile& p);
 
   int ranks() const { return ranks_; }

@@ -36,9 +36,9 @@
 
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
+#include "model/process_env.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/scenario/scenario_keys.hpp"
-#include "model/process_env.hpp"
 #include "model/schema.hpp"
 #include "model/units.hpp"
 #include "simulator/cli/import_verb.hpp"
@@ -365,7 +365,8 @@ Verb add_predict(CLI::App& app) {
   c->add_option("--trace", o->trace,
                 "write a Chrome trace (Perfetto) of the simulated steps: needs --engine "
                 "event; ranks 0-63 and the slowest; sweeps write OUT.1.json, OUT.2.json...");
-  return {c, [o] { return run_predict(o->path, o->profile, o->engine, o->format, o->out, o->trace); }};
+  return {c,
+          [o] { return run_predict(o->path, o->profile, o->engine, o->format, o->out, o->trace); }};
 }
 
 Verb add_plan(CLI::App& app) {

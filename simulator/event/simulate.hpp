@@ -1,8 +1,8 @@
 // event/simulate.hpp: data-parallel (DDP, ZeRO, FSDP) training on the discrete-event engine
 // (simulator/event/engine.hpp).
 //
-// Input: the StepPlan of Predictor::plan (simulator/analytic/analytic.hpp), so both engines cost every
-// piece identically and differ only in how they schedule it. Every rank has a compute stream
+// Input: the StepPlan of Predictor::plan (simulator/analytic/analytic.hpp), so both engines cost
+// every piece identically and differ only in how they schedule it. Every rank has a compute stream
 // and a communication stream:
 //  - compute: per micro-batch, forward layer by layer then backward layer by layer in reverse;
 //    each layer takes nominal x (1 + straggler_slowdown on the straggler rank) x a jitter
@@ -16,19 +16,19 @@
 //    PlannedBucket::duration_s(). find_unused_parameters' local_used_map all-reduce follows
 //    the buckets. With include_first_iteration, step 1 reduces one bucket of every gradient
 //    after the backward (plan.first_iteration_allreduce_s), as DDP's first iteration does.
-// Sharded strategies (plan.strategy != ddp; StepPlan::schedule, simulator/analytic/sharded.hpp) run a
-// second model with the same ranks, streams, jitter and straggler rules: per rank the compute
-// ops of the step in order (per micro-batch the forward layers, then the backward layers in
-// reverse; then the optimizer), op g starting once op g-1 has ended on that rank and every
-// collective blocking g (expand_schedule's `block`) has ended; the collectives (every
-// micro-batch's, then the post-optimizer ones) launch FIFO on the communication stream once
-// every rank has arrived at their gate op and the previous one has ended; a rank's step ends
-// when its optimizer and the collectives blocking the step end have ended. EventResult::buckets
-// then lists every collective of the last step, exposed_comm_s is the slowest rank's step time
-// minus its own compute, and the trace shows each collective by its ScheduledCollective::name.
-// Without jitter it reproduces sharded_timeline (the analytic layout) to within 1 ns per event.
-// Relaxed synchronisation (DDP plans; a third model, selected by local_sgd_period > 1 or
-// staleness > 0; the convergence penalty of both is NOT modelled: see target_steps_multiplier):
+// Sharded strategies (plan.strategy != ddp; StepPlan::schedule, simulator/analytic/sharded.hpp) run
+// a second model with the same ranks, streams, jitter and straggler rules: per rank the compute ops
+// of the step in order (per micro-batch the forward layers, then the backward layers in reverse;
+// then the optimizer), op g starting once op g-1 has ended on that rank and every collective
+// blocking g (expand_schedule's `block`) has ended; the collectives (every micro-batch's, then the
+// post-optimizer ones) launch FIFO on the communication stream once every rank has arrived at their
+// gate op and the previous one has ended; a rank's step ends when its optimizer and the collectives
+// blocking the step end have ended. EventResult::buckets then lists every collective of the last
+// step, exposed_comm_s is the slowest rank's step time minus its own compute, and the trace shows
+// each collective by its ScheduledCollective::name. Without jitter it reproduces sharded_timeline
+// (the analytic layout) to within 1 ns per event. Relaxed synchronisation (DDP plans; a third
+// model, selected by local_sgd_period > 1 or staleness > 0; the convergence penalty of both is NOT
+// modelled: see target_steps_multiplier):
 //  - local SGD, period H (Lin et al. 2020, "Don't Use Large Mini-Batches, Use Local SGD", ICLR):
 //    steps without a sync run forward, backward and optimizer with no collective at all; on
 //    every H-th step (steps H-1, 2H-1, ... 0-based) the ranks average their parameters after the
@@ -46,23 +46,22 @@
 //    state). step_time_s[k] = the last rank's end of step k minus that of step k-1.
 // Link contention (simulation.network "flow"): before any model runs, every collective's
 // closed-form time is multiplied by the slowdown its flows meet on the cluster graph against the
-// competing traffic (other jobs in lockstep, background traffic; simulator/event/contention.hpp), and
-// each bucket reports it as contention_slowdown. Without competing traffic the slowdown is 1 and
-// the run is the closed-form one exactly.
-// Contention: DDP plans share the machine between compute and collectives by processor
-// sharing (ddp_timeline.hpp, the analytic timeline's rule too): a compute kernel (one layer's
-// forward or backward, or the optimizer; not the Reducer's copies) runs the largest
-// compute_slowdown of the collectives in flight slower (StepPlan::interference unless a bucket
-// has its own), each collective runs at collective_rate (its collective_slowdown while any rank
-// computes, the pair rate while StepPlan::comm_lanes let two run at once); when a rate changes
-// the work done is settled and the end rescheduled. Sharded plans slow a kernel for as long as
-// their stream stays busy after it starts (interfered_s) and relaxed plans one that starts while
-// a collective is in flight by the whole factor; their collectives are not slowed.
-// Jitter: one std::mt19937_64 per rank seeded from (seed, rank), so a rank's samples do not
-// depend on the rank count or the event order; the same options give bit-identical results
-// (with the same standard library). Each layer duration is rounded to integer nanoseconds, so
-// with jitter 0 the step time equals the analytic one within 1 ns per event on the path.
-// Symmetric runs (no jitter, no straggler) simulate one rank, which stands for all of them
+// competing traffic (other jobs in lockstep, background traffic; simulator/event/contention.hpp),
+// and each bucket reports it as contention_slowdown. Without competing traffic the slowdown is 1
+// and the run is the closed-form one exactly. Contention: DDP plans share the machine between
+// compute and collectives by processor sharing (ddp_timeline.hpp, the analytic timeline's rule
+// too): a compute kernel (one layer's forward or backward, or the optimizer; not the Reducer's
+// copies) runs the largest compute_slowdown of the collectives in flight slower
+// (StepPlan::interference unless a bucket has its own), each collective runs at collective_rate
+// (its collective_slowdown while any rank computes, the pair rate while StepPlan::comm_lanes let
+// two run at once); when a rate changes the work done is settled and the end rescheduled. Sharded
+// plans slow a kernel for as long as their stream stays busy after it starts (interfered_s) and
+// relaxed plans one that starts while a collective is in flight by the whole factor; their
+// collectives are not slowed. Jitter: one std::mt19937_64 per rank seeded from (seed, rank), so a
+// rank's samples do not depend on the rank count or the event order; the same options give
+// bit-identical results (with the same standard library). Each layer duration is rounded to integer
+// nanoseconds, so with jitter 0 the step time equals the analytic one within 1 ns per event on the
+// path. Symmetric runs (no jitter, no straggler) simulate one rank, which stands for all of them
 // (the collectives are costed for plan.gpus ranks), so their cost does not grow with the ranks.
 // Cost: O(1) work per event, events ~ steps x ranks x (2 x layers x k + 1); a 1,024-rank,
 // 5-step gpt2-xl run takes tens of milliseconds. Memory: O(steps x ranks) for compute_end_s,

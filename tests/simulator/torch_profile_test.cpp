@@ -1,6 +1,6 @@
-// A profile's torch section (simulator/analytic/torch_profile.hpp) in a prediction: read once, looked up
-// per size, and applied by the Predictor for every front-end of the run API. The profile is
-// tests/data/profile/tiny-profile.json with a torch section written by hand for tiny-mlp.json
+// A profile's torch section (simulator/analytic/torch_profile.hpp) in a prediction: read once,
+// looked up per size, and applied by the Predictor for every front-end of the run API. The profile
+// is tests/data/profile/tiny-profile.json with a torch section written by hand for tiny-mlp.json
 // (layers fc0 and fc1 of a 64-128-32 MLP, batch 8, Adam, 2 ranks):
 //   layers: fc0 forward 1 ms, backward 3 ms; fc1 forward 2 ms, backward 4 ms; optimizer 5 ms;
 //   all_reduce: 16384 B sync 100 us, pair 80 us; 32768 B sync 150 us, pair 120 us;

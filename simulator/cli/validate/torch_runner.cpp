@@ -3,8 +3,8 @@
 #include <fstream>
 
 #include "model/error.hpp"
-#include "model/scenario/scenario.hpp"
 #include "model/process_env.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/cli/validate/children.hpp"
 
 namespace ddpsim::validate {
