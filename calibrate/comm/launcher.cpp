@@ -139,6 +139,79 @@ bool any_running(const std::vector<Child>& children) {
   return false;
 }
 
+// A forked child: rank r of nproc joins the launcher's process group, dies with the launcher,
+// writes to the pipes `out` and `err`, gets torchrun's environment (RANK, WORLD_SIZE, ...,
+// MASTER_ADDR and, unless the user set one, `master_port`; DDPSIM_STORE_DIR; one thread per
+// rank when there are several) and runs `cargv`. Only async-signal-safe calls until exec.
+[[noreturn]] void exec_rank(int r, int nproc, pid_t group, pid_t parent, int out, int err,
+                            const std::string& master_port, const std::string& store_dir,
+                            const LaunchOptions& opts, std::vector<char*>& cargv) {
+  // Child: only async-signal-safe calls until exec.
+  ::setpgid(0, group);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);
+  ::dup2(out, STDOUT_FILENO);
+  ::dup2(err, STDERR_FILENO);
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+  auto set = [](const char* k, const std::string& v, bool overwrite) {
+    ::setenv(k, v.c_str(), overwrite ? 1 : 0);
+  };
+  set("RANK", std::to_string(r), true);
+  set("WORLD_SIZE", std::to_string(nproc), true);
+  set("LOCAL_RANK", std::to_string(r), true);
+  set("LOCAL_WORLD_SIZE", std::to_string(nproc), true);
+  set("GROUP_RANK", "0", true);
+  set("MASTER_ADDR", "127.0.0.1", true);
+  if (!master_port.empty()) set("MASTER_PORT", master_port, true);
+  set("DDPSIM_STORE_DIR", store_dir, true);
+  if (nproc > 1) {
+    // torchrun sets OMP_NUM_THREADS=1 for several ranks per host; OpenBLAS's pthreads
+    // build reads its own variable.
+    set("OMP_NUM_THREADS", "1", false);
+    set("OPENBLAS_NUM_THREADS", "1", false);
+  }
+  for (const auto& [k, v] : opts.extra_env) set(k.c_str(), v, true);
+  ::execvp(cargv[0], cargv.data());
+  std::fprintf(stderr, "cannot execute %s: %s\n", cargv[0], std::strerror(errno));
+  ::_exit(127);
+}
+
+// A rank failed: collect the others for a short while (a rank that dies takes its peers'
+// connections with it, so they fail a moment later with errors of their own), then blame a rank
+// killed by a signal (the cause) before ranks that exited with an error (usually the effect).
+void blame_failure(std::vector<Child>& children, std::vector<Stream>& streams, bool prefix,
+                   Clock::time_point t0, LaunchResult& result) {
+  const int nproc = static_cast<int>(children.size());
+  auto failed = [&](int r) {
+    const Child& c = children[r];
+    return !c.running && !(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0);
+  };
+  const auto settle_until = Clock::now() + std::chrono::milliseconds(300);
+  while (any_running(children) && Clock::now() < settle_until) {
+    pump(streams, 20, prefix);
+    reap(children);
+  }
+  int blame = -1;
+  for (int r = 0; r < nproc && blame < 0; ++r)
+    if (failed(r) && WIFSIGNALED(children[r].status)) blame = r;
+  for (int r = 0; r < nproc && blame < 0; ++r)
+    if (failed(r)) blame = r;
+  const Child& c = children[blame];
+  result.failed_rank = blame;
+  result.message = describe(blame, c.status);
+  result.exit_code = WIFSIGNALED(c.status) ? 128 + WTERMSIG(c.status) : WEXITSTATUS(c.status);
+  std::string others;
+  for (int r = 0; r < nproc; ++r) {
+    if (r != blame && failed(r))
+      others += (others.empty() ? "" : ", ") + describe(r, children[r].status);
+  }
+  double t = std::chrono::duration<double>(Clock::now() - t0).count();
+  result.message += fmt::format(" after {:.1f} s", t);
+  if (!others.empty()) result.message += "; then " + others;
+  result.message += stopped_note(children) + "; stopped the others";
+}
+
 }  // namespace
 
 int free_loopback_port() {
@@ -208,35 +281,7 @@ LaunchResult launch_local_detailed(int nproc, const std::vector<std::string>& ar
     }
     pid_t pid = ::fork();
     if (pid == 0) {
-      // Child: only async-signal-safe calls until exec.
-      ::setpgid(0, group);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(127);
-      ::dup2(out[1], STDOUT_FILENO);
-      ::dup2(err[1], STDERR_FILENO);
-      int devnull = ::open("/dev/null", O_RDONLY);
-      if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-      auto set = [](const char* k, const std::string& v, bool overwrite) {
-        ::setenv(k, v.c_str(), overwrite ? 1 : 0);
-      };
-      set("RANK", std::to_string(r), true);
-      set("WORLD_SIZE", std::to_string(nproc), true);
-      set("LOCAL_RANK", std::to_string(r), true);
-      set("LOCAL_WORLD_SIZE", std::to_string(nproc), true);
-      set("GROUP_RANK", "0", true);
-      set("MASTER_ADDR", "127.0.0.1", true);
-      if (!master_port.empty()) set("MASTER_PORT", master_port, true);
-      set("DDPSIM_STORE_DIR", store_dir, true);
-      if (nproc > 1) {
-        // torchrun sets OMP_NUM_THREADS=1 for several ranks per host; OpenBLAS's pthreads
-        // build reads its own variable.
-        set("OMP_NUM_THREADS", "1", false);
-        set("OPENBLAS_NUM_THREADS", "1", false);
-      }
-      for (const auto& [k, v] : opts.extra_env) set(k.c_str(), v, true);
-      ::execvp(cargv[0], cargv.data());
-      std::fprintf(stderr, "cannot execute %s: %s\n", cargv[0], std::strerror(errno));
-      ::_exit(127);
+      exec_rank(r, nproc, group, parent, out[1], err[1], master_port, store_dir, opts, cargv);
     }
     ::close(out[1]);
     ::close(err[1]);
@@ -285,32 +330,7 @@ LaunchResult launch_local_detailed(int nproc, const std::vector<std::string>& ar
       bool any_failed = false;
       for (int r = 0; r < nproc; ++r) any_failed = any_failed || failed(r);
       if (any_failed) {
-        // A rank that dies takes its peers' connections with it, so they fail a moment later
-        // with errors of their own: collect for a short while, then blame a rank killed by a
-        // signal (the cause) before ranks that exited with an error (usually the effect).
-        const auto settle_until = Clock::now() + std::chrono::milliseconds(300);
-        while (any_running(children) && Clock::now() < settle_until) {
-          pump(streams, 20, opts.prefix_output);
-          reap(children);
-        }
-        int blame = -1;
-        for (int r = 0; r < nproc && blame < 0; ++r)
-          if (failed(r) && WIFSIGNALED(children[r].status)) blame = r;
-        for (int r = 0; r < nproc && blame < 0; ++r)
-          if (failed(r)) blame = r;
-        const Child& c = children[blame];
-        result.failed_rank = blame;
-        result.message = describe(blame, c.status);
-        result.exit_code = WIFSIGNALED(c.status) ? 128 + WTERMSIG(c.status) : WEXITSTATUS(c.status);
-        std::string others;
-        for (int r = 0; r < nproc; ++r) {
-          if (r != blame && failed(r))
-            others += (others.empty() ? "" : ", ") + describe(r, children[r].status);
-        }
-        double t = std::chrono::duration<double>(Clock::now() - t0).count();
-        result.message += fmt::format(" after {:.1f} s", t);
-        if (!others.empty()) result.message += "; then " + others;
-        result.message += stopped_note(children) + "; stopped the others";
+        blame_failure(children, streams, opts.prefix_output, t0, result);
         stop_all();
         break;
       }
