@@ -48,6 +48,16 @@ struct GpuSpec {
     std::vector<double> flops_per_s;  ///< forward+backward executed FLOP/s at each seq_len
   };
   std::vector<AttentionBenchmark> attention_benchmarks;
+  /// One GEMM shape a sustained matmul sweep timed (cuBLAS/cuBLASLt, random operands).
+  struct GemmMeasurement {
+    double m = 0, n = 0, k = 0;
+    double flops_per_s = 0;  ///< as measured
+  };
+  /// Measured GEMM rates by shape, per compute dtype (the preset's gemm_table): the shape
+  /// dependence of cuBLAS beyond tile and wave quantization (kernel_rates.hpp
+  /// gemm_shape_factor). Empty: the tile model alone.
+  std::map<DType, std::vector<GemmMeasurement>> gemm_table;
+  std::string gemm_table_source;
   double memory_bytes = 0;         ///< HBM capacity
   double memory_bandwidth = 0;     ///< HBM bytes/s
   double memory_efficiency = 0.8;  ///< achievable fraction of memory_bandwidth for streaming ops

@@ -257,6 +257,27 @@ std::vector<GpuSpec::AttentionBenchmark> parse_attention_kernels(const json& k,
   return out;
 }
 
+// gpu.gemm_table: measured GEMM rates by shape, one list per compute dtype.
+void parse_gemm_table(const json& t, const std::string& file, const std::string& gp,
+                      GpuSpec& gpu) {
+  gpu.gemm_table_source = get_or<std::string>(t, "source", "");
+  for (const auto& [key, list] : t.items()) {
+    if (key == "source") continue;
+    const DType d = *parse_dtype(key);  // the key table admits fp32/fp16/bf16 only
+    std::vector<GpuSpec::GemmMeasurement>& out = gpu.gemm_table[d];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const json& e = list.at(i);
+      const std::string ep = gp + "/gemm_table/" + key + "/" + std::to_string(i);
+      GpuSpec::GemmMeasurement g;
+      g.m = need_number(e, "m", file, ep);
+      g.n = need_number(e, "n", file, ep);
+      g.k = need_number(e, "k", file, ep);
+      g.flops_per_s = tflops_to_flops(need_number(e, "tflops", file, ep));
+      out.push_back(g);
+    }
+  }
+}
+
 // The "gpu" part of a merged hardware document (at `gp`, for errors).
 GpuSpec parse_gpu(const json& g, const std::string& file, const std::string& gp) {
   GpuSpec gpu;
@@ -295,6 +316,7 @@ GpuSpec parse_gpu(const json& g, const std::string& file, const std::string& gp)
   if (g.contains("attention_kernels")) {
     gpu.attention_benchmarks = parse_attention_kernels(g.at("attention_kernels"), file, gp);
   }
+  if (g.contains("gemm_table")) parse_gemm_table(g.at("gemm_table"), file, gp, gpu);
   return gpu;
 }
 

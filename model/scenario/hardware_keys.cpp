@@ -130,6 +130,22 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
     t.push_back(
         number(base + "/*/fwd_bwd_tflops/*", "TFLOP/s", nullptr, 0, true, "measured rate", 1e6));
   }
+  t.push_back(obj(h + "/gpu/gemm_table",
+                  "measured GEMM rates by shape (a sustained cuBLAS/cuBLASLt sweep), per compute "
+                  "dtype: the shape dependence beyond tile and wave quantization, relative to the "
+                  "sweep's best shape, which runs at efficiency x peak"));
+  t.push_back(str(h + "/gpu/gemm_table/source", nullptr, {}, "the sweep and how it was run"));
+  for (const char* d : {"fp32", "fp16", "bf16"}) {
+    const std::string base = h + "/gpu/gemm_table/" + d;
+    t.push_back(array(base, 1, std::string(d) + " GEMMs: one entry per measured shape"));
+    t.push_back(obj(base + "/*", "one measured shape"));
+    for (const char* e : {"m", "n", "k"}) {
+      t.push_back(required(integer(base + "/*/" + e, "elements", nullptr, 1,
+                                   std::string("the GEMM's ") + e + " extent", 1LL << 40)));
+    }
+    t.push_back(required(
+        number(base + "/*/tflops", "TFLOP/s", nullptr, 0, true, "the measured rate", 1e6)));
+  }
   for (const char* d : {"fp32", "tf32", "fp16", "bf16", "fp8"}) {
     t.push_back(number(
         h + "/gpu/peak_tflops/" + d, "TFLOP/s", nullptr, 1e-6, false,

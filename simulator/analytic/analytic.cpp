@@ -39,6 +39,11 @@ constexpr const char* kNoAttentionKernelNote =
 // into fp32, reading 2 and writing 4. Matrices (and conv kernels) of layers that run library
 // GEMMs, tied ones included (lm_head casts the shared embedding each time); norms and embedding
 // lookups are on autocast's fp32 list and cast nothing. Bytes per micro-batch, each direction.
+// Not charged where the weights already are 16-bit: FSDP2 with MixedPrecisionPolicy.param_dtype
+// all-gathers them cast (its copy-in casts the shard), and autocast's cached_cast returns a
+// tensor already in the target dtype as it is (aten/src/ATen/autocast_mode.cpp); torchtitan runs
+// no autocast at all under FSDP (torchtitan/distributed/utils.py maybe_enable_amp: "FSDP handles
+// mixed precision internally"). simulator/prediction/memory.cpp holds no copies there either.
 double autocast_weight_cast_bytes(const model::Workload& w, std::size_t layer, Precision p) {
   if (p != Precision::kAmpBf16 && p != Precision::kAmpFp16) return 0.0;
   const model::Layer& l = w.layers[layer];
@@ -260,7 +265,7 @@ Roofline Predictor::roofline(DType dt) const {
 
 const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
                                                     const model::TrainingConfig& t,
-                                                    Bound bound) const {
+                                                    Bound bound, bool weights_cast) const {
   const DType dt = model::compute_dtype(t.precision);
   const double measured = t.single_gpu_step_s.value_or(0.0);
   // A measured single_gpu_step_s is a plain PyTorch step: its optimizer runs as it does for ddp.
@@ -269,7 +274,7 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
                                    static_cast<int>(t.optimizer) * 8 + static_cast<int>(impl),
                                    static_cast<int>(t.precision) * 8 + (t.channels_last ? 4 : 0) +
                                        (t.allow_tf32_matmul ? 2 : 0) + (t.allow_tf32_cudnn ? 1 : 0),
-                                   static_cast<int>(bound));
+                                   static_cast<int>(bound) * 2 + (weights_cast ? 1 : 0));
   if (auto it = layer_cache_.find(key); it != layer_cache_.end()) return it->second;
 
   LayerTimes lt;
@@ -363,7 +368,8 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
                                static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
           Roofline shaped = roof;
           const GemmTiling tiling = gemm_tiling(s, hw_.gpu.sm_count);
-          shaped.flops_per_s *= tiling.utilization;
+          shaped.flops_per_s *=
+              tiling.utilization * (tf32 ? 1.0 : gemm_shape_factor(hw_.gpu, dt, s));
           time = roof.flops_per_s > 0 ? shaped.time_s(s.flops() * g.executed_flop_factor, bytes)
                                       : roof.time_s(0, bytes);
           time += split_k_reduction_bytes(s, tiling.split_k, elem) / mem_rate;
@@ -375,7 +381,8 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         const double time = e.bytes_per_sample * act_scale * static_cast<double>(batch) / mem_rate;
         (e.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
       }
-      const double cast = autocast_weight_cast_bytes(*workload_, i, t.precision) / mem_rate;
+      const double cast =
+          weights_cast ? autocast_weight_cast_bytes(*workload_, i, t.precision) / mem_rate : 0.0;
       lt.fwd[i] += cast;
       lt.bwd[i] += cast;
       const double b = static_cast<double>(batch);

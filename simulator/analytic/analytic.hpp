@@ -113,8 +113,10 @@ class Predictor {
     /// Fraction of the model FLOPs costed as TF32 (runs_tf32); 0 with a measured step.
     double tf32_flop_share = 0;
   };
+  /// `weights_cast` false: the GEMMs' weights arrive in the compute dtype (FSDP2 with a
+  /// param_dtype all-gathers them cast), so autocast casts none of them.
   const LayerTimes& layer_times(std::int64_t batch, const model::TrainingConfig& t,
-                                Bound bound = Bound::kMedian) const;
+                                Bound bound = Bound::kMedian, bool weights_cast = true) const;
   /// The profile's time for collective `op` of nccl-tests size `bytes` on `gpus` ranks at
   /// `bound`; nullopt (and a note in `m`) when there is no profile, no table for `op`, or the
   /// table was measured on another rank count.

@@ -72,7 +72,8 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
   sp.interference = interference_;
   sp.interference_source = interference_source_;
   sp.bandwidths = bandwidths(cluster.gpus);
-  const LayerTimes& lt = layer_times(training.per_gpu_batch, training, bound);
+  const bool weights_cast = !(par.strategy == model::Strategy::kFsdp2 && par.fsdp2.param_dtype);
+  const LayerTimes& lt = layer_times(training.per_gpu_batch, training, bound, weights_cast);
   sp.layer_fwd_s = lt.fwd;
   sp.layer_bwd_s = lt.bwd;
   if (training.activation_checkpointing) {

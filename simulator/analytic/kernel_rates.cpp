@@ -52,6 +52,38 @@ GemmTiling gemm_tiling(const model::GemmShape& shape, int sm_count) {
   return best;
 }
 
+double gemm_shape_factor(const model::GpuSpec& gpu, model::DType dt,
+                         const model::GemmShape& shape) {
+  const auto it = gpu.gemm_table.find(dt);
+  if (it == gpu.gemm_table.end() || it->second.empty() || shape.m <= 0 || shape.n <= 0 ||
+      shape.k <= 0) {
+    return 1.0;
+  }
+  const std::vector<model::GpuSpec::GemmMeasurement>& table = it->second;
+  double best = 0;
+  for (const auto& p : table) best = std::max(best, p.flops_per_s);
+  const double lm = std::log2(static_cast<double>(shape.m));
+  const double ln = std::log2(static_cast<double>(shape.n));
+  const double lk = std::log2(static_cast<double>(shape.k));
+  double weighted = 0, weights = 0, exact = 0;
+  int exact_count = 0;
+  for (const auto& p : table) {
+    const model::GemmShape ps{static_cast<std::int64_t>(p.m), static_cast<std::int64_t>(p.n),
+                              static_cast<std::int64_t>(p.k), 1};
+    const double q = p.flops_per_s / best / gemm_tiling(ps, gpu.sm_count).utilization;
+    const double dm = lm - std::log2(p.m), dn = ln - std::log2(p.n), dk = lk - std::log2(p.k);
+    const double d2 = dm * dm + dn * dn + dk * dk;
+    if (d2 < 1e-18) {  // a measured shape (more than once: transposes): its own rate
+      exact += q;
+      ++exact_count;
+      continue;
+    }
+    weighted += q / d2;
+    weights += 1.0 / d2;
+  }
+  return exact_count > 0 ? exact / exact_count : weighted / weights;
+}
+
 double split_k_reduction_bytes(const model::GemmShape& shape, int split_k, double out_bytes) {
   if (split_k <= 1) return 0.0;
   const double mn = static_cast<double>(shape.m) * static_cast<double>(shape.n) *

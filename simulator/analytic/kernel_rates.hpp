@@ -43,6 +43,17 @@ struct GemmTiling {
 /// convolution's weight gradient (64 x 147 outputs, K = batch x 112 x 112) would run on 3 SMs.
 GemmTiling gemm_tiling(const model::GemmShape& shape, int sm_count);
 
+/// How much slower than its tile model a GEMM runs on `gpu`, from the preset's measured
+/// gemm_table for `dt`: each measured shape p gives q_p = (R_p / R_best) / u_p, its rate over the
+/// sweep's best shape (which runs at efficiency x peak) over its own tile-wave utilization u_p;
+/// a shape s gets the inverse-distance-weighted mean of q_p (weights 1/d^2, d the Euclidean
+/// distance in (log2 m, log2 n, log2 k)), exactly q_p on a measured shape. So the rate of s is
+/// peak x efficiency x u_s x factor, which reproduces every measured shape. 1 without a table
+/// for `dt` (the tile model alone). cuBLAS's shape dependence (heuristic kernel choice, pipeline
+/// fill, clocks at each load) is smooth in log shape over the sweeps held; transposes are not
+/// told apart (the sweeps' own NN/NT/TN spread is 5-10%, results/gpu).
+double gemm_shape_factor(const model::GpuSpec& gpu, model::DType dt, const model::GemmShape& shape);
+
 /// HBM bytes of split-K's reduction: each of the `split_k` slices writes its fp32 partial
 /// output and a reduction kernel reads them back and writes the `out_bytes`-per-element output.
 /// 0 without a split.
