@@ -22,8 +22,9 @@ Attribution (which module an op belongs to):
   `"engine": true` and charged to the module of the node that finished last, whose gradient
   it adds. Limits: a tensor that reaches a module by a keyword argument (torch 1.13's hooks
   see positional ones only; torch 2.x's with_kwargs hooks see both) or by a closure is not a
-  boundary, so the walk can claim nodes its caller made before it; engine ops inside a
-  reentrant checkpoint's nested backward are charged to the checkpoint's node.
+  boundary, so the walk can claim nodes its caller made before it. Inside a reentrant
+  checkpoint's node (which runs a nested backward), every op between the nested nodes counts
+  as the engine's.
 - recompute: a module forward that runs while backward is running (torch.utils.checkpoint
   recomputing its segment) is phase "recompute".
 - optimizer: the module that owns the last parameter (or gradient) an op read: the
@@ -182,7 +183,7 @@ class _Recorder:
         self.ops = []
         self.phase = "forward"
         self.module_stack = []          # names of the modules whose forward is running
-        self.node_stack = []            # modules of the autograd nodes running
+        self.node_stack = []            # [module, ran a nested node] of the nodes running
         self.last_node_module = ""
         self.module_names = module_names
         self.owner_of_param = owner_of_param   # id(parameter or its grad) -> module name
@@ -195,8 +196,10 @@ class _Recorder:
         if self.phase == "backward":
             if self.module_stack:
                 return "recompute", self.module_stack[-1], False
-            if self.node_stack:
-                return "backward", self.node_stack[-1], False
+            if self.node_stack and not self.node_stack[-1][1]:
+                return "backward", self.node_stack[-1][0], False
+            # Between nodes (the top node, if any, runs a nested backward: a reentrant
+            # checkpoint's): the engine's own op.
             return "backward", self.last_node_module, True
         for t in flat_inputs:
             owner = self.owner_of_param.get(id(t))
@@ -298,11 +301,13 @@ def _claim_nodes(torch, recorder, name, outputs, boundary, owner):
 
 def _hook_node(recorder, node, name):
     def pre(grad_outputs):
-        recorder.node_stack.append(name)
+        recorder.node_stack.append([name, False])
 
     def post(grad_inputs, grad_outputs):
         if recorder.node_stack:
             recorder.node_stack.pop()
+        if recorder.node_stack:
+            recorder.node_stack[-1][1] = True
         recorder.last_node_module = name
 
     node.register_prehook(pre)

@@ -2,7 +2,8 @@
 Conv1D linears (x @ W + b through torch.addmm, W stored [in, out]), LayerNorm, the tanh GELU
 ("gelu_new": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))), learned positions, a causal
 mask applied with torch.where, dropout, and the LM head tied to the token embedding. The loss
-is HF's: logits shifted by one token, cross-entropy.
+is HF's: logits shifted by one token, cross-entropy. config(gradient_checkpointing=True) runs
+each block under torch.utils.checkpoint (reentrant, as HF does).
 """
 
 import math
@@ -113,18 +114,28 @@ class GPT2LMHeadModel(nn.Module):
         self.ln_f = nn.LayerNorm(c["n_embd"], eps=1e-5)
         self.lm_head = nn.Linear(c["n_embd"], c["vocab_size"], bias=False)
         self.lm_head.weight = self.wte.weight
+        self.gradient_checkpointing = c.get("gradient_checkpointing", False)
 
     def forward(self, input_ids, labels):
         positions = torch.arange(0, input_ids.size(-1), dtype=torch.long,
                                  device=input_ids.device).unsqueeze(0)
         x = self.drop(self.wte(input_ids) + self.wpe(positions))
         for block in self.h:
-            x = block(x)
+            x = checkpoint(block, x) if self.gradient_checkpointing else block(x)
         logits = self.lm_head(self.ln_f(x))
         shift_logits = logits[..., :-1, :].contiguous()
         shift_labels = labels[..., 1:].contiguous()
         return F.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)),
                                shift_labels.view(-1))
+
+
+def checkpoint(block, x):
+    """torch.utils.checkpoint as HF's gradient checkpointing calls it (reentrant)."""
+    import inspect
+    import torch.utils.checkpoint as cp
+    if "use_reentrant" in inspect.signature(cp.checkpoint).parameters:
+        return cp.checkpoint(block, x, use_reentrant=True)
+    return cp.checkpoint(block, x)
 
 
 def config(name="gpt2-124m", **overrides):
