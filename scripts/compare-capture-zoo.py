@@ -25,12 +25,14 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "python"))
+try:
+    from ddpsim_torch import aten_capture
+    from ddpsim_torch.records import atomic_output, write_json_atomic
+except ImportError as e:
+    raise SystemExit(f"compare-capture-zoo: {e}; run it with PYTHONPATH=python from the "
+                     "source root")
 
-from ddpsim_torch import aten_capture  # noqa: E402
-from ddpsim_torch.records import write_json_atomic, atomic_output  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def zoo_gpt2(b, s, h, a, f, V, L, params, elem=4):
