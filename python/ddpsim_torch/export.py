@@ -13,12 +13,16 @@ def _batch_of(example_inputs):
 
 
 def export_workload(module, example_inputs, path, *, batch_size=None, name=None,
-                    example_kwargs=None):
+                    example_kwargs=None, ops_from=None, optimizer="adamw"):
     """Runs `module` once on `example_inputs` (a tensor or a tuple of positional arguments) and
     writes the ddpsim model file to `path` (use it as {"model": {"file": path}} in a scenario).
 
     batch_size: samples in the example inputs (default: dim 0 of the first input tensor); the
     file holds per-sample work, which ddpsim scales by training.per_gpu_batch.
+    ops_from: None, or (build_model, build_inputs), callables that build the same model and
+    inputs again: they are called under a FakeTensorMode and every aten op of one training
+    step (forward, backward, `optimizer` step: "adamw", "sgd" or None) is added to the file as
+    config["ops"] (format ddpsim_torch/2, aten_capture.py; docs/torch-export.md).
     Returns the written document. Raises ExportError (one line) when torch is missing or too
     old, no parameter requires grad, the forward fails, or a parameter has a dtype ddpsim does
     not model; `path` is then left as it was.
@@ -40,5 +44,11 @@ def export_workload(module, example_inputs, path, *, batch_size=None, name=None,
     captured = capture_module.run_once(torch, module, args, kwargs, batch)
     doc = workload_file.build_document(torch, module, captured, batch,
                                        name or type(module).__name__)
+    if ops_from is not None:
+        from .aten_capture import capture_training_step
+        build_model, build_inputs = ops_from
+        captured = capture_training_step(build_model, build_inputs, optimizer=optimizer,
+                                         input_kwargs=example_kwargs)
+        workload_file.add_ops(doc, captured, optimizer)
     workload_file.write_atomically(doc, path)
     return doc

@@ -18,6 +18,8 @@ from .errors import ExportError
 from .records import write_json_atomic
 
 FORMAT = "ddpsim_torch/1"
+# The same file with the aten ops of one training step (aten_capture.py) in config["ops"].
+FORMAT_WITH_OPS = "ddpsim_torch/2"
 
 _DTYPE_NAMES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int64": "int64"}
 
@@ -158,6 +160,21 @@ def _numel(shape):
     for d in shape:
         n *= d
     return n
+
+
+def add_ops(doc, captured, optimizer):
+    """Adds what aten_capture.capture_training_step returned (`captured`) to `doc`: the op
+    records, their totals per phase, and the format that says they are there."""
+    from .aten_capture import totals
+    config = doc["config"]
+    config["format"] = FORMAT_WITH_OPS
+    doc["source"] = doc["source"].replace(FORMAT, FORMAT_WITH_OPS, 1)
+    config["ops_capture"] = {"optimizer": optimizer or "none",
+                             "parameters": captured["parameters"],
+                             "seconds": round(captured["seconds"], 3),
+                             "totals": totals(captured["ops"])}
+    config["ops"] = captured["ops"]
+    return doc
 
 
 def write_atomically(doc, path):
