@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/builders/detail/torch_ops.hpp"
 #include "model/error.hpp"
 #include "model/schema.hpp"
 
@@ -16,6 +17,8 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kFormat = "ddpsim_torch/1";
+// /2: /1 plus the captured aten ops of one training step (ops, ops_capture).
+constexpr const char* kFormatOps = "ddpsim_torch/2";
 
 // One row per key of the config: pointer, type, required, minimum (numbers: the value; none:
 // -1), allowed strings, help.
@@ -33,7 +36,7 @@ const KeyTable& config_keys() {
     using enum KeyType;
     const std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
     const std::vector<ConfigKey> rows = {
-        {"/format", kString, true, -1, {kFormat}, "the exporter's format"},
+        {"/format", kString, true, -1, {kFormat, kFormatOps}, "the exporter's format"},
         {"/torch_version", kString, false, -1, {}, "the PyTorch that ran the module"},
         {"/example_batch", kInteger, true, 1, {}, "samples in the example inputs"},
         {"/activation_dtype", kString, false, -1, dtypes, "dtype of the saved activations"},
@@ -85,6 +88,49 @@ const KeyTable& config_keys() {
         {"/grad_ready_order/*", kInteger, false, 0, {}, "a tensor index"},
         {"/notes", kArray, false, -1, {}, "what the exporter could not capture"},
         {"/notes/*", kString, false, -1, {}, "one note"},
+        {"/ops", kArray, false, -1, {}, "the aten ops of one training step (format /2)"},
+        {"/ops/*", kObject, false, -1, {}, "one op"},
+        {"/ops/*/op", kString, true, -1, {}, "aten::name"},
+        {"/ops/*/overload", kString, false, -1, {}, "the overload"},
+        {"/ops/*/phase",
+         kString,
+         true,
+         -1,
+         {"forward", "backward", "recompute", "optimizer"},
+         "when it runs"},
+        {"/ops/*/module", kString, true, -1, {}, "the module it is charged to"},
+        {"/ops/*/kind",
+         kString,
+         true,
+         -1,
+         {"gemm", "conv", "attention", "view", "alloc", "fill", "copy", "reduction", "elementwise"},
+         "what kind of kernel"},
+        {"/ops/*/inputs", kArray, false, -1, {}, "its tensor arguments"},
+        {"/ops/*/inputs/*", kObject, false, -1, {}, "one tensor"},
+        {"/ops/*/inputs/*/shape", kArray, false, -1, {}, "its shape"},
+        {"/ops/*/inputs/*/shape/*", kInteger, false, 0, {}, "an extent"},
+        {"/ops/*/inputs/*/stride", kArray, false, -1, {}, "its strides"},
+        {"/ops/*/inputs/*/stride/*", kInteger, false, 0, {}, "a stride"},
+        {"/ops/*/inputs/*/dtype", kString, false, -1, {}, "its dtype"},
+        {"/ops/*/outputs", kArray, false, -1, {}, "its results"},
+        {"/ops/*/outputs/*", kObject, false, -1, {}, "one tensor"},
+        {"/ops/*/outputs/*/shape", kArray, false, -1, {}, "its shape"},
+        {"/ops/*/outputs/*/shape/*", kInteger, false, 0, {}, "an extent"},
+        {"/ops/*/outputs/*/stride", kArray, false, -1, {}, "its strides"},
+        {"/ops/*/outputs/*/stride/*", kInteger, false, 0, {}, "a stride"},
+        {"/ops/*/outputs/*/dtype", kString, false, -1, {}, "its dtype"},
+        {"/ops/*/bytes_read", kNumber, true, 0, {}, "bytes it reads"},
+        {"/ops/*/bytes_written", kNumber, true, 0, {}, "bytes it writes"},
+        {"/ops/*/flops", kNumber, true, 0, {}, "its FLOPs"},
+        {"/ops/*/gemm", kObject, false, -1, {}, "C[m,n] = A[m,k] B[k,n], count times"},
+        {"/ops/*/gemm/m", kInteger, true, 0, {}, "rows of A and C"},
+        {"/ops/*/gemm/n", kInteger, true, 0, {}, "columns of B and C"},
+        {"/ops/*/gemm/k", kInteger, true, 0, {}, "the reduced extent"},
+        {"/ops/*/gemm/count", kInteger, true, 1, {}, "batched instances"},
+        {"/ops/*/gemm/a", kString, true, -1, {"N", "T"}, "A transposed"},
+        {"/ops/*/gemm/b", kString, true, -1, {"N", "T"}, "B transposed"},
+        {"/ops/*/engine", kBoolean, false, -1, {}, "run by the autograd engine"},
+        {"/ops_capture", kObject, false, -1, {}, "the capture's totals (free form)"},
     };
     KeyTable t;
     t.name = "torch_export config";
@@ -100,6 +146,7 @@ const KeyTable& config_keys() {
       if (row.type == KeyType::kInteger) k.maximum = 2147483647.0;
       k.allowed = row.allowed;
       k.help = row.help;
+      if (std::string(row.pointer) == "/ops_capture") k.pattern = "free";
     }
     return t;
   }();
@@ -256,6 +303,14 @@ Workload build_torch_export(const json& config, const std::string& file) {
                            std::to_string(untied.size()) + " of them)",
                        std::to_string(order.size()) + " entries");
     }
+  }
+  if (config.contains("ops")) {
+    if (config.at("format").get<std::string>() != kFormatOps) {
+      throw InputError(file, "/format", std::string("\"") + kFormatOps + "\" with an ops array",
+                       config.at("format").dump());
+    }
+    detail::apply_captured_ops(w, config.at("ops"), config.at("example_batch").get<std::int64_t>(),
+                               file, "/ops");
   }
   w.check();
   return w;

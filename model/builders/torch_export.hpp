@@ -20,7 +20,9 @@
 // saved input read, the input gradient written: builders/mlp.cpp's 8 and 12 bytes per element),
 // with `elementwise_flops_per_sample` each way (builders/mlp.cpp's one per element).
 // Parameters that do not require grad are left out (DDP never buckets them; their memory is
-// not counted). docs/torch-export.md describes the file for people.
+// not counted). Format ddpsim_torch/2 adds `ops`, the captured aten ops of one training step,
+// which replace the layers' products and element-wise estimate (detail/torch_ops.hpp).
+// docs/torch-export.md describes the file for people.
 //
 //   Workload w = build_torch_export(doc.at("config"), "my_model.json");
 //   assign_buckets(w, {...});   // DDP's buckets, in the measured gradient-ready order

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.hpp"
+#include "model/json_file.hpp"
 #include "model/workload/bucketing.hpp"
 
 namespace ddpsim::model {
@@ -162,6 +163,74 @@ TEST(TorchExportTest, IntegersPastInt32AreRefusedNotTruncated) {
   c = two_layer_config();
   c["tensors"][2]["shape"] = {2147483647, 2147483647, 2147483647};
   EXPECT_EQ(build_torch_export(c, "m.json").param_count(), INT64_MAX);
+}
+
+// A real capture (tests/data/torch_export/mlp-ops.json: `python3 -m ddpsim_torch mlp.py
+// mlp-ops.json --ops` on torch 1.13, Linear(256, 1024) - GELU - Linear(1024, 256), example batch
+// 8, AdamW): format /2's ops replace the layers' work, per sample (/ 8), by hand:
+//   layer 0: addmm (8, 1024, 256) forward -> m 1; mm (1024, 256, 8) backward, output [1024, 256]
+//            = fc.weight's shape -> a weight gradient, batch in k -> k 1; the bias gradient's
+//            sum reads 32768 and writes 4096 bytes -> 4608 per sample. (Its input needs no
+//            gradient: no dgrad.)
+//   layer 1: gelu 32768 + 32768 -> 8192 forward; gelu_backward 65536 + 32768 -> 12288.
+//   layer 2: addmm (8, 256, 1024) -> m 1; dgrad mm (8, 1024, 256) -> m 1; wgrad mm (256, 1024, 8)
+//            -> k 1; its bias gradient 8192 + 1024 -> 1152; plus the root module's ops (the
+//            loss: sum 8192 + 4 -> 1024.5, add 4 + 4 -> 1 forward; ones_like 0 + 4 -> 0.5
+//            backward). Views, allocations and the optimizer's ops charge nothing.
+TEST(TorchExportTest, CapturedOpsBecomeTheLayersWork) {
+  const json doc = read_json_file(std::string(DDPSIM_TEST_DATA_DIR) + "/torch_export/mlp-ops.json");
+  const Workload w = build_torch_export(doc.at("config"), "mlp-ops.json");
+  ASSERT_EQ(w.layers.size(), 3u);
+  const Layer& fc1 = w.layers[0];
+  ASSERT_EQ(fc1.gemms.size(), 2u);
+  EXPECT_EQ(fc1.gemms[0].role, GemmRole::kForward);
+  EXPECT_EQ(fc1.gemms[0].per_sample, (GemmShape{1, 1024, 256, 1, false, true}));
+  EXPECT_EQ(fc1.gemms[0].batch_dim, BatchDim::kM);
+  EXPECT_EQ(fc1.gemms[1].role, GemmRole::kWeightGrad);
+  EXPECT_EQ(fc1.gemms[1].per_sample, (GemmShape{1024, 256, 1, 1, true, false}));
+  EXPECT_EQ(fc1.gemms[1].batch_dim, BatchDim::kK);
+  ASSERT_EQ(fc1.elementwise.size(), 1u);
+  EXPECT_EQ(fc1.elementwise[0].role, GemmRole::kInputGrad);
+  EXPECT_DOUBLE_EQ(fc1.elementwise[0].bytes_per_sample, 4608);
+
+  const Layer& gelu = w.layers[1];
+  EXPECT_TRUE(gelu.gemms.empty());
+  ASSERT_EQ(gelu.elementwise.size(), 2u);
+  EXPECT_DOUBLE_EQ(gelu.elementwise[0].bytes_per_sample, 8192);
+  EXPECT_EQ(gelu.elementwise[1].role, GemmRole::kInputGrad);
+  EXPECT_DOUBLE_EQ(gelu.elementwise[1].bytes_per_sample, 12288);
+
+  const Layer& fc2 = w.layers[2];
+  ASSERT_EQ(fc2.gemms.size(), 3u);
+  EXPECT_EQ(fc2.gemms[0].per_sample, (GemmShape{1, 256, 1024, 1, false, true}));
+  EXPECT_EQ(fc2.gemms[1].role, GemmRole::kInputGrad);
+  EXPECT_EQ(fc2.gemms[1].per_sample, (GemmShape{1, 1024, 256, 1, false, false}));
+  EXPECT_EQ(fc2.gemms[2].role, GemmRole::kWeightGrad);
+  EXPECT_EQ(fc2.gemms[2].per_sample, (GemmShape{256, 1024, 1, 1, false, false}));
+  std::vector<double> bytes;
+  for (const ElementwiseOp& e : fc2.elementwise) bytes.push_back(e.bytes_per_sample);
+  EXPECT_EQ(bytes, (std::vector<double>{1024.5, 1.0, 0.5, 1152.0}));
+  // The model FLOPs per sample: 2 x 256 x 1024 forward per Linear, backward twice that but the
+  // first layer's dgrad: 2 x (2 x 262144) + 3 x (2 x 262144) = 2621440.
+  double flops = 0;
+  for (const Layer& l : w.layers) {
+    for (const Gemm& g : l.gemms) flops += g.flops_per_sample();
+  }
+  EXPECT_DOUBLE_EQ(flops, 5 * 2.0 * 262144);
+}
+
+TEST(TorchExportTest, OpsNeedFormatTwo) {
+  json doc = read_json_file(std::string(DDPSIM_TEST_DATA_DIR) + "/torch_export/mlp-ops.json");
+  doc["config"]["format"] = "ddpsim_torch/1";
+  try {
+    build_torch_export(doc.at("config"), "m.json");
+    FAIL() << "a /1 file with ops was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/format"), std::string::npos) << e.what();
+  }
+  doc["config"]["format"] = "ddpsim_torch/2";
+  doc["config"]["ops"][1]["kind"] = "matmul";
+  EXPECT_THROW(build_torch_export(doc.at("config"), "m.json"), InputError);
 }
 
 }  // namespace
