@@ -304,6 +304,10 @@ Workload build_torch_export(const json& config, const std::string& file) {
                        std::to_string(order.size()) + " entries");
     }
   }
+  if (config.at("format").get<std::string>() == kFormatOps && !config.contains("ops")) {
+    throw InputError(file, "/ops", "the captured ops (format " + std::string(kFormatOps) + ")",
+                     "nothing");
+  }
   if (config.contains("ops")) {
     if (config.at("format").get<std::string>() != kFormatOps) {
       throw InputError(file, "/format", std::string("\"") + kFormatOps + "\" with an ops array",

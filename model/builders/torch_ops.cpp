@@ -33,8 +33,8 @@ bool is_parameter_shape(const Workload& w, const Layer& layer,
 Gemm captured_gemm(const Workload& w, const Layer& layer, const json& op, GemmRole role,
                    std::int64_t b) {
   const json& g = op.at("gemm");
-  GemmShape s{g.at("m").get<std::int64_t>(), g.at("n").get<std::int64_t>(),
-              g.at("k").get<std::int64_t>(), g.at("count").get<std::int64_t>(),
+  GemmShape s{g.at("m").get<std::int64_t>(),       g.at("n").get<std::int64_t>(),
+              g.at("k").get<std::int64_t>(),       g.at("count").get<std::int64_t>(),
               g.at("a").get<std::string>() == "T", g.at("b").get<std::string>() == "T"};
   if (role != GemmRole::kForward && is_parameter_shape(w, layer, first_output_shape(op))) {
     role = GemmRole::kWeightGrad;
@@ -107,8 +107,7 @@ int apply_captured_ops(Workload& w, const json& ops, std::int64_t example_batch,
       }
       layer.gemms.push_back(captured_gemm(w, layer, op, role, example_batch));
     } else {
-      const double bytes =
-          op.at("bytes_read").get<double>() + op.at("bytes_written").get<double>();
+      const double bytes = op.at("bytes_read").get<double>() + op.at("bytes_written").get<double>();
       layer.elementwise.push_back({layer.name + "." + op.at("op").get<std::string>(), role,
                                    bytes / b, op.at("flops").get<double>() / b});
     }

@@ -258,8 +258,7 @@ std::vector<GpuSpec::AttentionBenchmark> parse_attention_kernels(const json& k,
 }
 
 // gpu.gemm_table: measured GEMM rates by shape, one list per compute dtype.
-void parse_gemm_table(const json& t, const std::string& file, const std::string& gp,
-                      GpuSpec& gpu) {
+void parse_gemm_table(const json& t, const std::string& file, const std::string& gp, GpuSpec& gpu) {
   gpu.gemm_table_source = get_or<std::string>(t, "source", "");
   for (const auto& [key, list] : t.items()) {
     if (key == "source") continue;

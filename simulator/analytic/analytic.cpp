@@ -264,8 +264,8 @@ Roofline Predictor::roofline(DType dt) const {
 }
 
 const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
-                                                    const model::TrainingConfig& t,
-                                                    Bound bound, bool weights_cast) const {
+                                                    const model::TrainingConfig& t, Bound bound,
+                                                    bool weights_cast) const {
   const DType dt = model::compute_dtype(t.precision);
   const double measured = t.single_gpu_step_s.value_or(0.0);
   // A measured single_gpu_step_s is a plain PyTorch step: its optimizer runs as it does for ddp.

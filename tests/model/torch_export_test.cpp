@@ -129,8 +129,11 @@ TEST(TorchExportTest, BadFilesNameThePointer) {
   c["tensors"][4]["tied_to"] = 4;
   EXPECT_EQ(pointer_of(c), "/tensors/4/tied_to");
   c = two_layer_config();
-  c["format"] = "ddpsim_torch/2";
+  c["format"] = "ddpsim_torch/3";
   EXPECT_EQ(pointer_of(c), "/format");
+  c = two_layer_config();
+  c["format"] = "ddpsim_torch/2";  // /2 is /1 with the captured ops: without them, refused
+  EXPECT_EQ(pointer_of(c), "/ops");
   c = two_layer_config();
   c["layers"][0]["gemms"][0]["batch_dim"] = "rows";
   EXPECT_EQ(pointer_of(c), "/layers/0/gemms/0/batch_dim");
@@ -174,7 +177,9 @@ TEST(TorchExportTest, IntegersPastInt32AreRefusedNotTruncated) {
 //            gradient: no dgrad.)
 //   layer 1: gelu 32768 + 32768 -> 8192 forward; gelu_backward 65536 + 32768 -> 12288.
 //   layer 2: addmm (8, 256, 1024) -> m 1; dgrad mm (8, 1024, 256) -> m 1; wgrad mm (256, 1024, 8)
-//            -> k 1; its bias gradient 8192 + 1024 -> 1152; plus the root module's ops (the
+//            -> k 1; its bias gradient reads the loss's gradient, ones expanded from one
+//            element (a broadcast reads its element once: 4 bytes) and writes 1024 -> 128.5;
+//            plus the root module's ops (the
 //            loss: sum 8192 + 4 -> 1024.5, add 4 + 4 -> 1 forward; ones_like 0 + 4 -> 0.5
 //            backward). Views, allocations and the optimizer's ops charge nothing.
 TEST(TorchExportTest, CapturedOpsBecomeTheLayersWork) {
@@ -209,7 +214,7 @@ TEST(TorchExportTest, CapturedOpsBecomeTheLayersWork) {
   EXPECT_EQ(fc2.gemms[2].per_sample, (GemmShape{256, 1024, 1, 1, false, false}));
   std::vector<double> bytes;
   for (const ElementwiseOp& e : fc2.elementwise) bytes.push_back(e.bytes_per_sample);
-  EXPECT_EQ(bytes, (std::vector<double>{1024.5, 1.0, 0.5, 1152.0}));
+  EXPECT_EQ(bytes, (std::vector<double>{1024.5, 1.0, 0.5, 128.5}));
   // The model FLOPs per sample: 2 x 256 x 1024 forward per Linear, backward twice that but the
   // first layer's dgrad: 2 x (2 x 262144) + 3 x (2 x 262144) = 2621440.
   double flops = 0;

@@ -295,9 +295,9 @@ TEST(KernelRates, FusedAttentionRateFollowsTheMeasuredShape) {
 // 100 and 4096^3 at 200 TFLOP/s, so q = 0.5 and 1.0 (rate over the best shape's).
 //   on a measured shape: its own q;
 //   2048^3: log2 distance^2 3 to both -> the mean, 0.75;
-//   1024 x 1024 x 4096: distance^2 4 to 1024^3 and 8 to 4096^3 -> (0.5/4 + 1/8) / (1/4 + 1/8) = 2/3;
-//   a second entry of 4096^3 (another transpose) at 180: the shape's entries average, (1 + 0.9)/2;
-//   a dtype without a table: 1 (the tile model alone).
+//   1024 x 1024 x 4096: distance^2 4 to 1024^3 and 8 to 4096^3 -> (0.5/4 + 1/8) / (1/4 + 1/8) =
+//   2/3; a second entry of 4096^3 (another transpose) at 180: the shape's entries average, (1 +
+//   0.9)/2; a dtype without a table: 1 (the tile model alone).
 TEST(GemmShapeFactorTest, InverseDistanceInLogShapeByHand) {
   model::GpuSpec gpu;
   gpu.sm_count = 0;
