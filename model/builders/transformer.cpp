@@ -104,8 +104,11 @@ Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len,
     // Unfused element-wise traffic, 2-byte elements, 1-byte masks: a norm reads and writes sh
     // (backward reads dY and X, writes dX); softmax reads and writes as^2; a dropout reads and
     // writes its tensor and writes its mask; a residual add reads two and writes one.
-    add_ew(l, p + ".ln_1", 4.0 * sh, 6.0 * sh);
+    add_layer_norm(l, p + ".ln_1", sh);
+    // The block's input feeds ln_1 and the residual; x + attn feeds ln_2 and the residual.
+    add_grad_accumulation(l, p + ".residual_grads", sh, 2);
     add_conv1d_gemms(l, p + ".attn.c_attn", m.s, m.h, 3 * m.h);
+    add_bias_grad(l, p + ".attn.c_attn", 3.0 * sh);
     add_attention_core(l, p + ".attn", m.s, m.a, m.d, kind);
     w.attention_head_dim = m.d;
     w.attention_causal = kind.causal;
@@ -114,12 +117,15 @@ Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len,
       if (kind.dropout) add_ew(l, p + ".attn.attn_dropout", 5.0 * as2, 5.0 * as2);
     }
     add_conv1d_gemms(l, p + ".attn.c_proj", m.s, m.h, m.h);
+    add_bias_grad(l, p + ".attn.c_proj", sh);
     add_residual(l, p + (drop.residual ? ".attn.resid_dropout_add" : ".attn.resid_add"), sh,
                  drop.residual);
-    add_ew(l, p + ".ln_2", 4.0 * sh, 6.0 * sh);
+    add_layer_norm(l, p + ".ln_2", sh);
     add_conv1d_gemms(l, p + ".mlp.c_fc", m.s, m.h, m.f);
-    add_ew(l, p + ".mlp.act." + act, 4.0 * sf, 6.0 * sf);
+    add_bias_grad(l, p + ".mlp.c_fc", sf);
+    add_activation(l, p + ".mlp.act." + act, act, sf);
     add_conv1d_gemms(l, p + ".mlp.c_proj", m.s, m.f, m.h);
+    add_bias_grad(l, p + ".mlp.c_proj", sh);
     add_residual(l, p + (drop.residual ? ".mlp.dropout_add" : ".mlp.resid_add"), sh, drop.residual);
     l.activation_bytes_per_sample = korthikanti_attention(m, kind, drop) + korthikanti_mlp(m, drop);
   }
@@ -127,7 +133,7 @@ Workload build_gpt2(const ConfigReader& c, std::optional<std::int64_t> seq_len,
   const int lnf = add_layer(w, "transformer.ln_f", "norm");
   add_tensor(w, lnf, "transformer.ln_f.weight", {m.h});
   add_tensor(w, lnf, "transformer.ln_f.bias", {m.h});
-  add_ew(layer_at(w, lnf), "transformer.ln_f", 4.0 * sh, 6.0 * sh);
+  add_layer_norm(layer_at(w, lnf), "transformer.ln_f", sh);
   layer_at(w, lnf).activation_bytes_per_sample = 2.0 * sh;
 
   // GPT2LMHeadModel ties lm_head.weight to wte unless tie_word_embeddings is false.
@@ -210,22 +216,30 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     add_tensor(w, li, p + ".post_attention_layernorm.weight", {m.h});
     Layer& l = layer_at(w, li);
     // Execution order; same byte conventions as GPT-2 (2-byte elements, unfused kernels).
-    add_ew(l, p + ".input_layernorm", 4.0 * sh, 6.0 * sh);
+    add_rms_norm(l, p + ".input_layernorm", sh);
+    // Gradient sums (the aten capture's 11 per block, 5 here, the other 6 inside the RMSNorm
+    // and rotary composites): the block's input feeds the norm and the residual, the normed
+    // input q, k and v (2), x + attn the second norm and the residual, its norm gate and up.
+    add_grad_accumulation(l, p + ".grad_sums", sh, 5);
     add_linear_gemms(l, p + ".self_attn.q_proj", m.s, m.h, m.a * m.d);
     add_linear_gemms(l, p + ".self_attn.k_proj", m.s, m.h, m.kv * m.d);
     add_linear_gemms(l, p + ".self_attn.v_proj", m.s, m.h, m.kv * m.d);
-    add_ew(l, p + ".self_attn.rotary", 4.0 * qk_rows, 4.0 * qk_rows);
+    add_rotary(l, p + ".self_attn.rotary", qk_rows);
     add_attention_core(l, p + ".self_attn", m.s, m.a, m.d, kind);
     w.attention_head_dim = m.d;
     w.attention_causal = kind.causal;
     if (!kind.fused()) add_ew(l, p + ".self_attn.softmax", 4.0 * as2, 6.0 * as2);
     add_linear_gemms(l, p + ".self_attn.o_proj", m.s, m.a * m.d, m.h);
     add_ew(l, p + ".self_attn.residual_add", 6.0 * sh, 0.0);
-    add_ew(l, p + ".post_attention_layernorm", 4.0 * sh, 6.0 * sh);
+    add_rms_norm(l, p + ".post_attention_layernorm", sh);
     add_linear_gemms(l, p + ".mlp.gate_proj", m.s, m.h, m.f);
     add_linear_gemms(l, p + ".mlp.up_proj", m.s, m.h, m.f);
-    // act(gate) * up: reads two, writes one; backward reads dY, gate, up and writes two grads.
-    add_ew(l, p + ".mlp.act_mul." + act, 6.0 * sf, 10.0 * sf);
+    // act_fn(gate) * up, two kernels (LlamaMLP.forward): the activation reads and writes sf
+    // (4), the product reads two and writes one (6); backward the product's two gradients (read
+    // dY and the other factor twice, write two: 12) and the activation's (read dY and gate,
+    // write: 6). The capture: silu 12 n and mul 18 n forward, 18 n and 36 n backward (f = 3h).
+    add_ew(l, p + ".mlp.act." + act, 4.0 * sf, 6.0 * sf);
+    add_ew(l, p + ".mlp.mul", 6.0 * sf, 12.0 * sf);
     add_linear_gemms(l, p + ".mlp.down_proj", m.s, m.f, m.h);
     add_ew(l, p + ".mlp.residual_add", 6.0 * sh, 0.0);
     l.activation_bytes_per_sample = llama_attention(m, kind) + llama_mlp(m);
@@ -233,7 +247,7 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
 
   const int norm = add_layer(w, "model.norm", "norm");
   add_tensor(w, norm, "model.norm.weight", {m.h});
-  add_ew(layer_at(w, norm), "model.norm", 4.0 * sh, 6.0 * sh);
+  add_rms_norm(layer_at(w, norm), "model.norm", sh);
   layer_at(w, norm).activation_bytes_per_sample = 2.0 * sh;
 
   add_lm_head(w, m, tied ? embed : -1, "lm_head.weight");
@@ -285,7 +299,7 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len,
     Layer& l = layer_at(w, emb);
     // Three gathers (ids 8s each, rows 2sh each) summed (2sh), LayerNorm, dropout.
     add_ew(l, "embeddings.gather", 24.0 * s + 8.0 * sh, 24.0 * s + 8.0 * sh);
-    add_ew(l, "embeddings.LayerNorm", 4.0 * sh, 6.0 * sh);
+    add_layer_norm(l, "embeddings.LayerNorm", sh);
     add_ew(l, "embeddings.dropout", 5.0 * sh, 5.0 * sh);
     l.activation_bytes_per_sample = 3.0 * sh;  // LayerNorm input 2sh + dropout mask sh
   }
@@ -311,6 +325,12 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len,
     add_linear_gemms(l, p + ".attention.self.query", m.s, m.h, m.h);
     add_linear_gemms(l, p + ".attention.self.key", m.s, m.h, m.h);
     add_linear_gemms(l, p + ".attention.self.value", m.s, m.h, m.h);
+    // Gradient sums (the aten capture's 4 per layer): the layer's input feeds query, key, value
+    // and the residual (3), the attention block's output the intermediate dense and the
+    // residual (1).
+    add_grad_accumulation(l, p + ".grad_sums", sh, 4);
+    // Bias gradients: query, key, value, attention output, output (sh each), intermediate (sf).
+    add_bias_grad(l, p + ".linear_biases", 5.0 * sh + sf);
     add_attention_core(l, p + ".attention.self", m.s, m.a, m.d, kind);
     w.attention_head_dim = m.d;
     w.attention_causal = kind.causal;
@@ -320,12 +340,12 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len,
     }
     add_linear_gemms(l, p + ".attention.output.dense", m.s, m.h, m.h);
     add_ew(l, p + ".attention.output.dropout_add", 7.0 * sh, 5.0 * sh);
-    add_ew(l, p + ".attention.output.LayerNorm", 4.0 * sh, 6.0 * sh);
+    add_layer_norm(l, p + ".attention.output.LayerNorm", sh);
     add_linear_gemms(l, p + ".intermediate.dense", m.s, m.h, m.f);
-    add_ew(l, p + ".intermediate.act." + act, 4.0 * sf, 6.0 * sf);
+    add_activation(l, p + ".intermediate.act." + act, act, sf);
     add_linear_gemms(l, p + ".output.dense", m.s, m.f, m.h);
     add_ew(l, p + ".output.dropout_add", 7.0 * sh, 5.0 * sh);
-    add_ew(l, p + ".output.LayerNorm", 4.0 * sh, 6.0 * sh);
+    add_layer_norm(l, p + ".output.LayerNorm", sh);
     // Post-LN moves the norms after the residual adds; the paper's count is unchanged.
     l.activation_bytes_per_sample = korthikanti_attention(m, kind) + korthikanti_mlp(m);
   }

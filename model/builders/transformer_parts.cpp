@@ -66,6 +66,38 @@ void add_residual(Layer& l, const std::string& name, double sh, bool dropout) {
   }
 }
 
+void add_grad_accumulation(Layer& l, const std::string& name, double elements, int adds,
+                           double element_bytes) {
+  l.elementwise.push_back({name, GemmRole::kInputGrad,
+                           3.0 * element_bytes * elements * static_cast<double>(adds), 0.0});
+}
+
+void add_layer_norm(Layer& l, const std::string& name, double sh) {
+  add_ew(l, name, 4.0 * sh, 6.0 * sh);
+  l.elementwise.push_back({name + ".bwd.gamma_beta", GemmRole::kInputGrad, 4.0 * sh, 0.0});
+}
+
+void add_bias_grad(Layer& l, const std::string& name, double rows_x_out) {
+  l.elementwise.push_back({name + ".bias_grad", GemmRole::kInputGrad, 2.0 * rows_x_out, 0.0});
+}
+
+void add_rms_norm(Layer& l, const std::string& name, double sh) {
+  add_ew(l, name, 36.0 * sh, 80.0 * sh);
+  add_grad_accumulation(l, name + ".fp32_input", sh, 1, 4.0);
+}
+
+void add_rotary(Layer& l, const std::string& name, double qk_elements) {
+  add_ew(l, name, 20.0 * qk_elements, 34.0 * qk_elements);
+}
+
+void add_activation(Layer& l, const std::string& name, const std::string& act, double elements) {
+  if (act == "gelu_new") {
+    add_ew(l, name, 36.0 * elements, 56.0 * elements);
+  } else {
+    add_ew(l, name, 4.0 * elements, 6.0 * elements);
+  }
+}
+
 void add_conv1d_gemms(Layer& l, const std::string& name, std::int64_t rows, std::int64_t in,
                       std::int64_t out) {
   l.gemms.push_back(

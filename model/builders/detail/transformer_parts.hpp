@@ -155,8 +155,51 @@ void add_ew(Layer& l, const std::string& name, double fwd_bytes, double bwd_byte
 /// A block output joining the residual stream. With dropout: the dropout reads 2sh and writes
 /// 2sh and its 1-byte mask, fused with the add here as 7sh forward (read 2 + 2, write 2, mask 1),
 /// backward reads dY and the mask and writes dX (5sh). Without: the add alone (read 4sh, write
-/// 2sh); its backward passes the gradient through, no kernel.
+/// 2sh); its backward passes the gradient through, no kernel (the sum of the two gradients of
+/// its input is add_grad_accumulation's).
 void add_residual(Layer& l, const std::string& name, double sh, bool dropout);
+
+/// What eager PyTorch runs besides the GEMMs, each checked against the aten capture of the
+/// reference models (python/ddpsim_torch/reference, tests/python/test_aten_capture.py; bf16
+/// captures: bytes per element of the tensor named):
+///
+/// Autograd's gradient accumulation: a tensor read by k ops receives k gradients, which the
+/// engine sums as they arrive (torch/csrc/autograd/input_buffer.cpp InputBuffer::add: an add
+/// kernel, reading two gradients and writing one: 3 x 2 = 6 bytes per element in 16 bits).
+/// `adds` such sums over a tensor of `elements`, backward only.
+void add_grad_accumulation(Layer& l, const std::string& name, double elements, int adds,
+                           double element_bytes = 2.0);
+
+/// nn.LayerNorm on CUDA: one forward kernel (reads X, writes Y: 4 bytes per element) and two
+/// backward kernels (aten/src/ATen/native/cuda/layer_norm_kernel.cu LayerNormBackwardKernelImpl:
+/// the input gradient reads dY and X and writes dX, 6; GammaBetaBackward reads dY and X again
+/// for the weight and bias gradients, 4): 4 forward, 10 backward per element of sh.
+void add_layer_norm(Layer& l, const std::string& name, double sh);
+
+/// A Linear's (or Conv1D's) bias gradient: dY summed over the rows (autograd's AddmmBackward:
+/// `grad.sum(0)`), a reduction reading `rows x out` 16-bit elements (its output is negligible).
+void add_bias_grad(Layer& l, const std::string& name, double rows_x_out);
+
+/// HF Llama's RMSNorm (LlamaRMSNorm.forward: to(float32), pow(2), mean(-1), + eps, rsqrt, mul,
+/// to(input dtype), * weight): 8 kernels moving 36 bytes per element forward (the capture:
+/// 36 n + 24 r + 2 d for n elements in r rows), and the 15 ops of their backward formulas plus
+/// the engine's sum of the fp32 copy's two gradients (pow and mul read it): 80 + 12 = 92 bytes
+/// per element.
+void add_rms_norm(Layer& l, const std::string& name, double sh);
+
+/// HF's rotary embedding on q and k (apply_rotary_pos_emb: q * cos + rotate_half(q) * sin, with
+/// rotate_half = cat(-x2, x1) over the two halves): per element of q and k, forward two
+/// multiplies (4 each), the half negated (2 over the whole), the cat (4), the add (6): 20 bytes;
+/// backward the two multiplies (8), the negation (2), rotate_half's two slice_backward (each
+/// writes its zero-filled full tensor and the slice: 12), the engine's two sums (q feeds the cos
+/// product and both slices: 12): 34 bytes. `qk_elements` is s x (a + kv) x d.
+void add_rotary(Layer& l, const std::string& name, double qk_elements);
+
+/// HF GPT-2's gelu_new (NewGELUActivation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))), a
+/// Python composite of 8 kernels: 36 bytes per element forward, and 56 backward (the backward
+/// formulas of pow, tanh and six multiplies, and the engine's two sums: x feeds four ops). Other
+/// activations (gelu, gelu_pytorch_tanh, relu, silu) are one kernel each way: 4 and 6.
+void add_activation(Layer& l, const std::string& name, const std::string& act, double elements);
 
 /// HF GPT-2's Conv1D stores W as [in, out] and computes Y = addmm(b, X, W): same M, N, K as
 /// nn.Linear, other transposes, and the weight gradient dW = X^T dY comes out [in, out].
