@@ -57,12 +57,21 @@ def zoo_gpt2(b, s, h, a, f, V, L, params, elem=4):
             out["backward"]["ew_bytes"] += bwd * b * act_scale
             out["backward"]["ew_kernels"] += 1
 
+    def bwd(nbytes, what=None):  # a backward-only kernel (gamma/beta, gradient sums, biases)
+        out["backward"]["ew_bytes"] += nbytes * b * act_scale
+        out["backward"]["ew_kernels"] += 1
+        if what:
+            out["backward"]["of which: " + what] += nbytes * b * act_scale
+
     sh, sf, as2, sv = s * h, s * f, a * s * s, s * V
     ew(8 * s + 6 * sh, 8 * s + 6 * sh)      # transformer.embeddings.gather
     ew(5 * sh, 5 * sh)                      # transformer.drop (embd_pdrop 0.1)
     for _ in range(L):
-        ew(4 * sh, 6 * sh)                  # ln_1
+        ew(4 * sh, 6 * sh)                  # ln_1 (add_layer_norm)
+        bwd(4 * sh)                         # ln_1's gamma/beta kernel
+        bwd(12 * sh, "autograd accumulation adds")  # the two residual gradient sums
         linear(b * s, h, 3 * h)             # c_attn
+        bwd(6 * sh, "bias-gradient reductions")  # its bias gradient
         for m, n, k in ((s, s, d), (s, d, s), (s, d, s)):   # qk fwd, dgrad_q, dgrad_k
             gemm("forward" if (m, n, k) == (s, s, d) else "backward", m, n, k, a * b)
         for m, n, k, ph in ((s, d, s, "forward"), (s, s, d, "backward"), (s, d, s, "backward")):
@@ -70,13 +79,18 @@ def zoo_gpt2(b, s, h, a, f, V, L, params, elem=4):
         ew(4 * as2, 6 * as2)                # softmax (eager)
         ew(5 * as2, 5 * as2)                # attn_dropout
         linear(b * s, h, h)                 # c_proj
+        bwd(2 * sh, "bias-gradient reductions")  # its bias gradient
         ew(7 * sh, 5 * sh)                  # resid_dropout_add
         ew(4 * sh, 6 * sh)                  # ln_2
+        bwd(4 * sh)                         # its gamma/beta kernel
         linear(b * s, h, f)                 # c_fc
-        ew(4 * sf, 6 * sf)                  # gelu_new
+        bwd(2 * sf, "bias-gradient reductions")  # its bias gradient
+        ew(36 * sf, 56 * sf)                # gelu_new's 8 kernels (add_activation)
         linear(b * s, f, h)                 # mlp.c_proj
+        bwd(2 * sh, "bias-gradient reductions")  # its bias gradient
         ew(7 * sh, 5 * sh)                  # dropout_add
     ew(4 * sh, 6 * sh)                      # ln_f
+    bwd(4 * sh)                             # its gamma/beta kernel
     linear(b * s, h, V)                     # lm_head
     ew(6 * sv, 6 * sv)                      # cross_entropy
     out["optimizer"]["ew_bytes"] += 80 * params  # foreach AdamW, fp32 (analytic.cpp)
@@ -175,7 +189,11 @@ def main(argv=None):
             n = {"of which: autograd accumulation adds": "n accumulation adds",
                  "of which: bias-gradient reductions": "n bias-gradient reductions"}.get(key)
             count = f" ({cap[phase][n]} kernels)" if n else ""
+            z = zoo[phase][key]
             lines.append(f"| {phase} | {key[len('of which: '):]}{count} | "
+                         f"{fmt(cap[phase][key])} | {fmt(z) if z else 'not modelled'} | "
+                         f"{cap[phase][key] / z:.2f} |" if z else
+                         f"| {phase} | {key[len('of which: '):]}{count} | "
                          f"{fmt(cap[phase][key])} | not modelled | - |")
     if a.ddpsim:
         predicted = predict_model_flops(a.ddpsim, a.batch, a.seq)

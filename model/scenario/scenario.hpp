@@ -108,6 +108,13 @@ struct TrainingConfig {
   bool optimizer_impl_defaulted = true;
   std::optional<DType> grad_reduce_dtype;
   std::optional<double> single_gpu_step_s;
+  /// training.input_pipeline: how many samples per second the job's input pipeline (its
+  /// DataLoader workers: decoding, augmentation) delivers, per GPU or per node (the node's CPUs
+  /// are shared by its GPUs); unset: never the bottleneck. The workers run beside the GPU, so a
+  /// step takes at least its samples over that rate (simulator/analytic/step_plan.hpp
+  /// input_floor_s).
+  std::optional<double> input_samples_per_s_per_gpu;
+  std::optional<double> input_samples_per_s_per_node;
   /// PyTorch's two TF32 switches (aten/src/ATen/Context.h: float32_matmul_precision HIGHEST,
   /// i.e. no TF32 for matmuls, and allow_tf32_cudnn = true; docs/source/notes/cuda.rst
   /// "TensorFloat-32 (TF32) on Ampere (and later) devices": the matmul flag "defaults to False in

@@ -120,6 +120,16 @@ void add_training_keys(std::vector<KeySpec>& t) {
   t.push_back(number("/training/single_gpu_step_s", "s", nullptr, 0, true,
                      "a measured 1-GPU step time at per_gpu_batch; replaces the FLOP estimate",
                      1e7));
+  t.push_back(obj("/training/input_pipeline",
+                  "the input pipeline's measured rate (DataLoader workers decoding and augmenting "
+                  "on the CPUs), one of the two keys: a step takes at least its samples over it"));
+  t.push_back(number("/training/input_pipeline/samples_per_s_per_gpu", "samples/s", nullptr, 0,
+                     true, "samples per second one GPU's loader delivers", 1e12));
+  t.push_back(number("/training/input_pipeline/samples_per_s_per_node", "samples/s", nullptr, 0,
+                     true,
+                     "samples per second a node's CPUs deliver, shared by its GPUs (one GPU "
+                     "alone gets all of it)",
+                     1e12));
   t.push_back(obj("/training/lr", "learning-rate scaling with the global batch"));
   t.push_back(required(
       number("/training/lr/base", "", nullptr, 0, true, "learning rate at base_batch", 1e6)));

@@ -155,6 +155,20 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
   if (t.contains("single_gpu_step_s")) {
     s.training.single_gpu_step_s = t.at("single_gpu_step_s").get<double>();
   }
+  if (t.contains("input_pipeline")) {
+    const json& ip = t.at("input_pipeline");
+    const bool per_gpu = ip.contains("samples_per_s_per_gpu");
+    if (per_gpu == ip.contains("samples_per_s_per_node")) {
+      throw InputError(file, "/training/input_pipeline",
+                       "exactly one of samples_per_s_per_gpu and samples_per_s_per_node",
+                       per_gpu ? "both" : "neither");
+    }
+    if (per_gpu) {
+      s.training.input_samples_per_s_per_gpu = ip.at("samples_per_s_per_gpu").get<double>();
+    } else {
+      s.training.input_samples_per_s_per_node = ip.at("samples_per_s_per_node").get<double>();
+    }
+  }
   if (t.contains("lr")) {
     const json& l = t.at("lr");
     LrConfig lr;

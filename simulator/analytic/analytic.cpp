@@ -442,6 +442,11 @@ double Predictor::steady_step_s(const StepPlan& sp, double f) const {
 double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
                                   const model::TrainingConfig& t, model::Strategy s) const {
   const LayerTimes& lt = layer_times(batch, t);
+  // One GPU alone has its node's whole input pipeline (input_floor_s with one GPU).
+  model::TrainingConfig one = t;
+  one.per_gpu_batch = batch;
+  one.grad_accumulation = micro_batches;
+  const double input_floor = input_floor_s(one, 1, 1);
   double recompute = 0;
   if (t.activation_checkpointing) {
     for (std::size_t i = 0; i < workload_->layers.size(); ++i) {
@@ -462,11 +467,12 @@ double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
         !m.layer_fwd_s.empty() ? sum(m.layer_fwd_s) : m.forward_s.value_or(lt.fwd_total);
     const double bwd = !m.layer_bwd_s.empty() ? sum(m.layer_bwd_s)
                                               : m.backward_s.value_or(lt.bwd_total + recompute);
-    return micro_batches * (fwd + bwd) +
-           m.optimizer_s.value_or(optimizer_time(t, model::optimizer_impl_for(t, s)));
+    return std::max(input_floor,
+                    micro_batches * (fwd + bwd) +
+                        m.optimizer_s.value_or(optimizer_time(t, model::optimizer_impl_for(t, s))));
   }
-  return micro_batches * (lt.fwd_total + lt.bwd_total + recompute) +
-         optimizer_time(t, model::optimizer_impl_for(t, s));
+  return std::max(input_floor, micro_batches * (lt.fwd_total + lt.bwd_total + recompute) +
+                                   optimizer_time(t, model::optimizer_impl_for(t, s)));
 }
 
 StepPlan Predictor::plan_profiled(const model::ClusterConfig& cluster,

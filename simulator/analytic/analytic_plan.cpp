@@ -72,6 +72,7 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
   sp.interference = interference_;
   sp.interference_source = interference_source_;
   sp.bandwidths = bandwidths(cluster.gpus);
+  sp.input_floor_s = input_floor_s(training, cluster.gpus, cluster.gpus_per_node);
   const bool weights_cast = !(par.strategy == model::Strategy::kFsdp2 && par.fsdp2.param_dtype);
   const LayerTimes& lt = layer_times(training.per_gpu_batch, training, bound, weights_cast);
   sp.layer_fwd_s = lt.fwd;

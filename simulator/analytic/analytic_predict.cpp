@@ -179,6 +179,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   } else {
     lay_out_ddp(sp, n, jitter_cv, mean_factor, r);
   }
+  apply_input_floor(sp.input_floor_s, r);
   if (sp.measured) {
     // The same layout on the low and high ends of every measured interval.
     r.measured = sp.measured;

@@ -173,4 +173,33 @@ std::vector<double> reducer_copy_in_s(const model::Workload& w, const model::Buc
   return out;
 }
 
+double input_floor_s(const model::TrainingConfig& t, int gpus, int gpus_per_node) {
+  double per_gpu = 0;
+  if (t.input_samples_per_s_per_gpu) {
+    per_gpu = *t.input_samples_per_s_per_gpu;
+  } else if (t.input_samples_per_s_per_node) {
+    per_gpu = *t.input_samples_per_s_per_node / std::max(1, std::min(gpus_per_node, gpus));
+  }
+  if (per_gpu <= 0) return 0.0;
+  return static_cast<double>(t.per_gpu_batch) * static_cast<double>(t.grad_accumulation) / per_gpu;
+}
+
+void apply_input_floor(double floor_s, Prediction& r) {
+  if (floor_s <= 0) return;
+  const double model_step = r.step_time_s;
+  const auto hold = [floor_s](double& x) { x = std::max(x, floor_s); };
+  hold(r.step_time_s);
+  hold(r.first_step_time_s);
+  for (std::optional<double>* q :
+       {&r.p50_step_time_s, &r.p95_step_time_s, &r.p99_step_time_s, &r.warmup_step_time_s}) {
+    if (*q) hold(**q);
+  }
+  if (floor_s > model_step) {
+    r.warnings.push_back(fmt::format(
+        "input-bound: the input pipeline (training.input_pipeline) delivers a step's samples in "
+        "{:.2f} ms, the GPUs would take {:.2f} ms",
+        1e3 * floor_s, 1e3 * model_step));
+  }
+}
+
 }  // namespace ddpsim::sim

@@ -108,6 +108,12 @@ struct StepPlan {
   std::shared_ptr<const model::Workload> workload;
   double buffer_broadcast_s = 0;  ///< broadcast_buffers, before every forward
   double optimizer_s = 0;
+  /// The least a step can take because of the input pipeline (training.input_pipeline): the
+  /// GPU's samples per step (micro-batch x accumulation) over its loader's rate, the per-node
+  /// rate shared by the node's GPUs (min(gpus_per_node, gpus)). The DataLoader's workers prefetch
+  /// beside the GPU (torch/utils/data/dataloader.py, prefetch_factor batches per worker), so the
+  /// two overlap and the step is the larger. 0: no pipeline given.
+  double input_floor_s = 0;
   std::vector<PlannedBucket> buckets;      ///< in launch order
   double used_map_allreduce_s = 0;         ///< find_unused_parameters' local_used_map all-reduce
   double first_iteration_allreduce_s = 0;  ///< iteration 1: one bucket of every gradient
@@ -239,5 +245,16 @@ WireFormat ddp_wire_format(const model::TrainingConfig& t, const model::CommHook
 /// bytes, 2 x numel x bytes(grad_dtype) / bytes_per_s, summed over the layer's tensors.
 std::vector<double> reducer_copy_in_s(const model::Workload& w, const model::BucketPlan& plan,
                                       model::DType grad_dtype, double bytes_per_s);
+
+/// input_floor_s of a job of `gpus` GPUs, `gpus_per_node` to a node: its micro-batch x
+/// accumulation over the per-GPU rate (training.input_pipeline; the per-node rate divided among
+/// min(gpus_per_node, gpus) GPUs, so one GPU alone gets the whole node's CPUs), 0 without one.
+///   8 GPUs a node, 16,600 samples/s a node, batch 256: 256 / 2,075 = 0.1234 s; 1 GPU: 0.0154 s.
+double input_floor_s(const model::TrainingConfig& t, int gpus, int gpus_per_node);
+
+/// A prediction held to the input pipeline's floor: every step time (steady, p50/p95/p99, the
+/// first and the warm-up step) at least `floor_s`, with a warning when it binds. Call before
+/// anything is derived from the step time.
+void apply_input_floor(double floor_s, Prediction& r);
 
 }  // namespace ddpsim::sim

@@ -33,7 +33,7 @@ EventResult simulate_event(const StepPlan& plan, const EventOptions& opts) {
 void apply_event_result(Prediction& p, const EventResult& r, const EventOptions& opts,
                         const StepPlan& plan) {
   DDPSIM_ASSERT(r.mean_step_time_s > 0, "an event result without a step time");
-  const double ratio = p.step_time_s / r.mean_step_time_s;  // analytic / event
+  const double analytic_step = p.step_time_s;
   p.step_time_s = r.mean_step_time_s;
   if (opts.steps > 1 || opts.jitter_cv > 0) {
     p.p50_step_time_s = r.p50_step_time_s;
@@ -50,6 +50,10 @@ void apply_event_result(Prediction& p, const EventResult& r, const EventOptions&
   p.comm_time_s = r.comm_time_s;
   p.exposed_comm_s = r.exposed_comm_s;
   p.buckets = r.buckets;
+  // The input pipeline holds the event engine's steps as it held the analytic ones.
+  std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("input-bound:", 0) == 0; });
+  apply_input_floor(plan.input_floor_s, p);
+  const double ratio = analytic_step / p.step_time_s;  // analytic / event
   // Everything below is (something fixed) / step time or x step time.
   p.throughput_samples_per_s = static_cast<double>(p.global_batch) / p.step_time_s;
   p.weak_scaling_efficiency *= ratio;
