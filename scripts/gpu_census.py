@@ -141,6 +141,21 @@ class Section:
         return self.left() <= margin
 
 
+def layer_gemms(tokens, fin, fout, layout):
+    """[(m, n, k, transa, transb, pass)] of one linear layer's forward, dgrad and wgrad as
+    PyTorch's mm/addmm and their autograd formulas run them (C[m,n] = op(A) op(B); trans: that
+    operand is a transposed view). nn.Linear: y = x W^T, dx = dy W, dW = dy^T x; HF Conv1D
+    (W stored [in, out]): y = x W, dx = dy W^T, dW = x^T dy."""
+    t = tokens
+    if layout == "linear":
+        return [(t, fout, fin, False, True, "fwd"), (t, fin, fout, False, False, "dgrad"),
+                (fout, fin, t, True, False, "wgrad")]
+    if layout == "conv1d":
+        return [(t, fout, fin, False, False, "fwd"), (t, fin, fout, False, True, "dgrad"),
+                (fin, fout, t, True, False, "wgrad")]
+    raise ValueError(f"unknown layout {layout!r}")
+
+
 def gemm_shapes(dry):
     """[(m, n, k, transa, transb, use)]: the models' forward/dgrad/wgrad, squares, Azure's."""
     out = []
@@ -155,14 +170,7 @@ def gemm_shapes(dry):
                 if dry:
                     fin, fout = max(8, fin // 32), max(8, fout // 32)
                 use = f"{model}.{name}@{t}"
-                if layout == "linear":      # y = x W^T; dx = dy W; dW = dy^T x
-                    out += [(t, fout, fin, False, True, use + ".fwd"),
-                            (t, fin, fout, False, False, use + ".dgrad"),
-                            (fout, fin, t, True, False, use + ".wgrad")]
-                else:                       # y = x W; dx = dy W^T; dW = x^T dy
-                    out += [(t, fout, fin, False, False, use + ".fwd"),
-                            (t, fin, fout, False, True, use + ".dgrad"),
-                            (fin, fout, t, True, False, use + ".wgrad")]
+                out += [g[:5] + (f"{use}.{g[5]}",) for g in layer_gemms(t, fin, fout, layout)]
     for s in ((64, 128) if dry else SQUARES):
         for ta, tb in (ALL_TRANSPOSES if s in (128, 4096, 8192) else ((False, False),)):
             out.append((s, s, s, ta, tb, f"square{s}"))
@@ -259,12 +267,13 @@ def section_gemm(env, args, res, sec):
     if env.cuda:
         torch.backends.cuda.matmul.allow_tf32 = False
     res["dtypes"] = dtypes
-    res["method"] = (f"{'CUDA events' if env.cuda else 'perf_counter'}, torch.matmul(A, B, out=C)"
-                     f" with random operands, each repeat >= {args.gemm_repeat_ms} ms, median "
-                     f"of {args.repeats}; warm-up {args.warmup_s} s of 8192^3 bf16 first")
     # Warm-up: back-to-back big GEMMs for warmup_s seconds (power and clocks settle).
     res["smi_before_warmup"] = nvidia_smi() if env.cuda else {"error": "no CUDA (dry run)"}
     s = 256 if env.dry else 8192
+    res["method"] = (f"{'CUDA events' if env.cuda else 'perf_counter'} around torch.matmul(A, B, "
+                     f"out=C), random operands, each repeat >= {args.gemm_repeat_ms} ms, median "
+                     f"of {args.repeats}, after {args.warmup_s} s of back-to-back {s}^3 "
+                     f"{dtypes[0]} GEMMs")
     a = torch.randn(s, s, dtype=dtype_of(torch, dtypes[0]), device=env.device)
     c = torch.empty_like(a)
     t0 = time.monotonic()
