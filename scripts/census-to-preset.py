@@ -61,8 +61,8 @@ def gemm_table(doc):
         f" (driver {ctx.get('driver', 'unknown')}, torch {ctx.get('torch_version')}, CUDA "
         f"{ctx.get('cuda_version')}, {ctx.get('date')}, git {ctx.get('git_revision')}): "
         f"{res.get('method', '')} (after the warm-up: SM clock {smi.get('clocks.sm', '?')}, "
-        f"power {smi.get('power.draw', '?')}). The shapes are the forward, dgrad and wgrad of GPT-2 and "
-        f"Llama 3's linears at 4096 and 8192 tokens, squares and Azure's shapes; operands "
+        f"power {smi.get('power.draw', '?')}). The shapes are the forward, dgrad and wgrad of "
+        f"GPT-2 and Llama 3's linears at 4096 and 8192 tokens, squares and Azure's shapes; operands "
         f"transposed as PyTorch runs them (entries by 0-based index in each list, NN unless "
         f"listed: {transposes or 'none'})"
         + (". DRY RUN on the CPU: not a GPU's rates" if doc.get("dry_run") else ""))
