@@ -37,12 +37,20 @@
 # 12. ddpsim validate --trace on step 9's Kineto trace (the prediction and its replay with the
 #     traced per-layer GPU kernel times against PyTorch's own steps; the table in run.log), and
 #     scripts/gpu-summary.py over the validations (one markdown table, in run.log).
-# Output ($OUT, else results/gpu/run-<date>): run.log, profile-h200-grid.json,
-# profile-h200-scenario.json, validation-cuda.json, validation-cuda-torch.json,
-# validation-cuda-torch-mlp.json, validation-cuda-torch-sdpa.json,
-# torch-gpt2-small.pt.trace.json.gz (8 files: the device tool returns at most 8; nvidia-smi's CSV,
-# the GPU tests' report, gpu-criteria's table, the benchmarks' rows and the validations' tables
-# are in run.log).
+# 13. The GPU census (scripts/gpu_census.py, issue 38 item 4; the machine's python3 with CUDA
+#     torch, no bundle needed): sustained bf16/fp16 GEMMs over the reference models' shapes and
+#     transposes after a 20 s warm-up, SDPA forward/backward, memory-bound ops by size, AdamW
+#     implementations, reference-model training steps under torch.profiler beside their aten
+#     capture; its own --budget-s (DDPSIM_CENSUS_BUDGET_S, default 240) under a step limit 60 s
+#     longer. census.json; scripts/census-to-preset.py turns it into a preset's gemm_table.
+# Output ($OUT, else results/gpu/run-<date>): run.log, profile-h200-grid.json, census.json,
+# validation-cuda.json, validation-cuda-torch.json, validation-cuda-torch-mlp.json,
+# validation-cuda-torch-sdpa.json, torch-gpt2-small.pt.trace.json.gz (8 files: the device tool
+# returns at most 8; nvidia-smi's CSV, the GPU tests' report, gpu-criteria's table, the
+# benchmarks' rows and the validations' tables are in run.log). The scenario's profile (step 4)
+# is written to the work folder since the census came: gpu-criteria still reads it, and its
+# table in run.log lists every one of its GEMMs with its rate; the census's GEMM sweep (the
+# same Llama shapes and transposes among the others, sustained) supersedes the file.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -84,10 +92,10 @@ main() {
     --out "$out/profile-h200-grid.json"
   step 15 plan-scenario "$B/bin/ddpsim-calibrate" --backend cuda --plan --scenario "$scenario"
   step 150 calibrate-scenario "$B/bin/ddpsim-calibrate" --backend cuda --nproc 1 --no-collectives \
-    --scenario "$scenario" --out "$out/profile-h200-scenario.json"
+    --scenario "$scenario" --out "$work/profile-h200-scenario.json"
   # Judge whichever profiles exist (the criteria need the grid's peak).
   local profiles=()
-  for b in "$out/profile-h200-grid.json" "$out/profile-h200-scenario.json"; do
+  for b in "$out/profile-h200-grid.json" "$work/profile-h200-scenario.json"; do
     [ -f "$b" ] && profiles+=("$b")
   done
   step 15 gpu-criteria bash -c "'$B/bin/ddpsim-calibrate' gpu-criteria ${profiles[*]:-'(no profile)'} > '$work/gpu-criteria.md'; rc=\$?; cat '$work/gpu-criteria.md'; exit \$rc"
@@ -111,6 +119,10 @@ main() {
   step 60 validate-trace "$B/bin/ddpsim-validate" "$root/simulator/cli/validate/cuda-gpt2-small.json" \
     --trace "$out/torch-gpt2-small.pt.trace.json.gz"
   step 15 summary python3 "$root/scripts/gpu-summary.py" "$out"
+  local census_budget="${DDPSIM_CENSUS_BUDGET_S:-240}"
+  step "$((${census_budget%.*} + 60))" census env PYTHONPATH="$root/python" \
+    "$DDPSIM_TORCH_PYTHON" "$root/scripts/gpu_census.py" --out "$out/census.json" \
+    --budget-s "$census_budget"
 
   echo
   if [ ${#failed[@]} -eq 0 ]; then
