@@ -18,6 +18,11 @@ class CommStream {
   CommStream(const StepPlan& sp, const std::vector<PlannedBucket>& buckets, DdpTimeline& tl)
       : sp_(sp), buckets_(buckets), tl_(tl), lanes_(std::max(1, sp.comm_lanes)) {
     tl_.buckets.reserve(buckets.size());
+    // One lane and no collective slowed by the compute (NCCL on a GPU): every collective runs
+    // at its own rate, 1, and the rate needs no lookup (the analytic engine's hot path).
+    unit_rate_ = lanes_ == 1 && std::all_of(buckets.begin(), buckets.end(), [](const auto& b) {
+                   return b.collective_slowdown == 1.0;
+                 });
   }
 
   bool busy() const { return !flight_.empty(); }
@@ -36,12 +41,13 @@ class CommStream {
   /// The compute's slowdown now: the largest of the collectives in flight, 1 when none is.
   double compute_factor() const {
     double f = 1;
-    for (const Flight& x : flight_) f = std::max(f, compute_slowdown_of(sp_, buckets_[x.bucket]));
+    for (const Flight& x : flight_) f = std::max(f, x.compute_slowdown);
     return f;
   }
 
   /// Seconds until the first collective in flight ends at today's rates (infinity when none).
   double next_end(bool computing) const {
+    if (unit_rate_) return flight_.front().left;  // one lane, rate 1
     double dt = kInf;
     for (const Flight& x : flight_) dt = std::min(dt, x.left / rate(x, computing));
     return dt;
@@ -50,15 +56,23 @@ class CommStream {
   /// Advances every collective in flight by `dt` seconds ending at `now`; those whose end falls
   /// there end, and waiting buckets take their lanes.
   void advance(double dt, bool computing, double now) {
+    if (unit_rate_) {  // one lane, rate 1: the collective in flight ends or runs dt more
+      Flight& x = flight_.front();
+      if (x.left > dt * (1 + 1e-12)) {
+        x.left -= dt;
+        return;
+      }
+      end(x.bucket, now);
+      flight_.clear();
+      fill(now);
+      return;
+    }
     bool ended = false;
     for (Flight& x : flight_) {
       const double r = rate(x, computing);
       if (x.left / r <= dt * (1 + 1e-12)) {
         x.left = 0;
-        BucketTiming& bt = tl_.buckets[x.bucket];
-        bt.end_s = now;
-        tl_.comm_sum += bt.end_s - bt.start_s;
-        last_end_ = std::max(last_end_, now);
+        end(x.bucket, now);
         ended = true;
       } else {
         x.left -= dt * r;
@@ -72,10 +86,19 @@ class CommStream {
  private:
   struct Flight {
     std::size_t bucket;
-    double left;  ///< seconds of its time alone still to run
+    double left;              ///< seconds of its time alone still to run
+    double compute_slowdown;  ///< compute_slowdown_of its bucket
   };
 
+  void end(std::size_t bucket, double now) {
+    BucketTiming& bt = tl_.buckets[bucket];
+    bt.end_s = now;
+    tl_.comm_sum += bt.end_s - bt.start_s;
+    last_end_ = std::max(last_end_, now);
+  }
+
   double rate(const Flight& x, bool computing) const {
+    if (unit_rate_) return 1.0;
     return collective_rate(buckets_[x.bucket], static_cast<int>(flight_.size()), computing);
   }
 
@@ -84,7 +107,8 @@ class CommStream {
       // The collectives in flight keep what they have done; the rates change from now.
       BucketTiming& bt = tl_.buckets[started_];
       bt.start_s = now;
-      flight_.push_back({started_, buckets_[started_].duration_s()});
+      flight_.push_back({started_, buckets_[started_].duration_s(),
+                         compute_slowdown_of(sp_, buckets_[started_])});
       ++started_;
     }
   }
@@ -96,6 +120,7 @@ class CommStream {
   std::size_t launched_ = 0, started_ = 0;
   std::vector<Flight> flight_;
   double last_end_ = 0;
+  bool unit_rate_ = false;
 };
 
 }  // namespace
@@ -124,14 +149,17 @@ DdpTimeline ddp_timeline(const StepPlan& sp, double f, const std::vector<Planned
   const auto compute = [&](double work, bool slowable) {
     const double begin = t;
     while (work > 0) {
-      const bool computing = slowable && comm.busy();
-      const double rc = computing ? 1.0 / comm.compute_factor() : 1.0;
-      const double dc = work / rc;
-      const double db = comm.busy() ? comm.next_end(slowable) : kInf;
+      if (!comm.busy()) {  // nothing in flight: the work runs at full speed
+        t += work;
+        break;
+      }
+      const double factor = slowable ? comm.compute_factor() : 1.0;
+      const double dc = work * factor;
+      const double db = comm.next_end(slowable);
       const double dt = dc <= db ? dc : db;
-      work = dc <= db ? 0.0 : work - db * rc;
+      work = dc <= db ? 0.0 : work - db / factor;
       t += dt;
-      if (comm.busy()) comm.advance(dt, slowable, t);
+      comm.advance(dt, slowable, t);
     }
     return t - begin;
   };
