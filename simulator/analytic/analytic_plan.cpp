@@ -143,6 +143,8 @@ void Predictor::plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster
   const double cast_bytes_per_element = wf.cast_bytes_per_element;
   sp.wire_scale = static_cast<double>(model::dtype_bytes(wire)) / model::dtype_bytes(gdt);
   const double mem_rate = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
+  // Seconds per gradient element of the wire cast (once, not a division per bucket).
+  const double cast_s_per_element = cluster.gpus > 1 ? cast_bytes_per_element / mem_rate : 0.0;
 
   model::BucketOptions bo;
   bo.grad_bytes = model::dtype_bytes(gdt);
@@ -189,9 +191,7 @@ void Predictor::plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster
         sp.buckets.emplace_back(prototype[static_cast<std::size_t>(cached.size_index[i])]);
     pb.cost.grad_bytes = b.bytes;
     pb.cost.tensors = static_cast<int>(b.tensors.size());
-    pb.overhead_s = cluster.gpus > 1
-                        ? cast_bytes_per_element * static_cast<double>(b.elements) / mem_rate
-                        : 0.0;
+    pb.overhead_s = cast_s_per_element * static_cast<double>(b.elements);
     pb.ready_layer = b.ready_layer;
   }
   if (par.comm_hook.kind == CommHook::Kind::kPowerSgd) {

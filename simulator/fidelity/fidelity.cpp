@@ -284,6 +284,38 @@ constexpr const char* kEndToEndWords[] = {
     "mfu",       "pre-training", "pretraining",         "tokens/s",  "images/s",
     "samples/s", "sequences/s",  "training throughput", "end-to-end"};
 
+// The measured tables of the GPU presets (hardware_dir/gpus), in file order.
+std::vector<KernelTable> kernel_tables(const std::filesystem::path& hardware_dir) {
+  std::vector<std::filesystem::path> files;
+  const auto dir = hardware_dir / "gpus";
+  if (std::filesystem::is_directory(dir)) {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<KernelTable> out;
+  for (const auto& f : files) {
+    const json doc = model::read_json_file(f.string());
+    const std::string file = std::filesystem::relative(f, hardware_dir).generic_string();
+    for (const char* key : {"gemm_table", "attention_kernels", "attention_efficiency"}) {
+      if (!doc.contains(key)) continue;
+      const json& t = doc.at(key);
+      KernelTable k{file, key, "", t.value("source", std::string())};
+      for (const auto& [name, v] : t.items()) {
+        if (name == "source") continue;
+        const std::string what =
+            v.is_array() ? fmt::format("{}: {} {}", name, v.size(),
+                                       std::string(key) == "gemm_table" ? "shapes" : "series")
+                         : fmt::format("{}: {}", name, v.dump());
+        k.entries += (k.entries.empty() ? "" : ", ") + what;
+      }
+      out.push_back(std::move(k));
+    }
+  }
+  return out;
+}
+
 std::vector<ConstantSource> constant_sources(const std::filesystem::path& hardware_dir,
                                              const std::set<std::string>& training_ids) {
   std::vector<std::filesystem::path> files;
@@ -389,6 +421,7 @@ FidelityReport compare_fidelity(const json& training_rows, const std::string& tr
   r.held_out = summarize(r.rows, true);
   r.bands = busbw_bands(measurements);
   r.constants = constant_sources(hardware_dir, ids);
+  r.kernel_tables = kernel_tables(hardware_dir);
   return r;
 }
 
@@ -515,6 +548,12 @@ json fidelity_json(const FidelityReport& r) {
                       {"evidence", c.evidence}});
   }
   doc["constants"] = consts;
+  json tables = json::array();
+  for (const auto& k : r.kernel_tables) {
+    tables.push_back(
+        {{"file", k.file}, {"table", k.table}, {"entries", k.entries}, {"source", k.source}});
+  }
+  doc["kernel_tables"] = tables;
   check_finite(doc, "fidelity");
   return doc;
 }
@@ -586,6 +625,16 @@ std::string fidelity_markdown(const FidelityReport& r) {
         fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", c.file, c.end_to_end ? "**yes**" : "no",
                     markdown_cell(c.constants), markdown_cell(c.source),
                     markdown_cell(c.fitted_from), markdown_cell(c.evidence));
+  }
+  md +=
+      "\n## Kernel-level data behind the GPU tables\n\n"
+      "The measured tables of each GPU preset and the kernel-level data set each (GEMM rates "
+      "by shape: simulator/analytic/kernel_rates.hpp gemm_shape_factor; fused attention by "
+      "sequence length and head dimension). None is a training run.\n\n"
+      "| GPU preset | table | entries | source |\n|---|---|---|---|\n";
+  for (const auto& k : r.kernel_tables) {
+    md += fmt::format("| `{}` | `{}` | {} | {} |\n", k.file, k.table, markdown_cell(k.entries),
+                      markdown_cell(k.source));
   }
   return md;
 }

@@ -98,6 +98,15 @@ struct ConstantSource {
   std::string evidence;     ///< the words that flagged it
 };
 
+/// A measured kernel table a GPU preset carries (gemm_table, attention_kernels,
+/// attention_efficiency): which kernel-level data set it.
+struct KernelTable {
+  std::string file;     ///< relative to scenarios/hardware/
+  std::string table;    ///< the preset key
+  std::string entries;  ///< what it holds, e.g. "bf16: 8 shapes, fp16: 8 shapes"
+  std::string source;   ///< its own source text
+};
+
 struct FidelityReport {
   std::vector<TrainingComparison> rows;
   std::vector<TrainingNotPredicted> not_predicted;
@@ -105,6 +114,7 @@ struct FidelityReport {
   std::vector<ErrorSummary> held_out;  ///< summary of rows with held_out true
   std::vector<BusbwBand> bands;
   std::vector<ConstantSource> constants;
+  std::vector<KernelTable> kernel_tables;
   std::size_t training_rows = 0;
 };
 
@@ -127,7 +137,7 @@ FidelityReport compare_fidelity(const nlohmann::json& training_rows,
 FidelityReport compare_fidelity();
 
 /// {"context", "sources", "summary": {"visible", "held_out"}, "rows", "not_predicted",
-/// "busbw_bands", "constants"}.
+/// "busbw_bands", "constants", "kernel_tables"}.
 nlohmann::json fidelity_json(const FidelityReport& r);
 /// results/FIDELITY.md: no date or revision in it, so it changes only when a number does.
 std::string fidelity_markdown(const FidelityReport& r);
