@@ -125,24 +125,65 @@ class CommStream {
 
 }  // namespace
 
-DdpTimeline ddp_timeline(const StepPlan& sp, double f, const std::vector<PlannedBucket>& buckets) {
-  const int k = sp.grad_accumulation;
-  double fwd_total = 0, bwd_total = 0;
-  for (double t : sp.layer_fwd_s) fwd_total += t;
-  for (double t : sp.layer_bwd_s) bwd_total += t;
+namespace {
+
+// One lane, every collective at rate 1 and every one slowing the compute by the plan's
+// interference (NCCL on a GPU: the analytic engine's hot path). Then a collective's timing does
+// not depend on the compute, and the processor sharing below reduces to a closed form: the
+// stream is a FIFO (a bucket starts when it is launched and the previous one has ended) and a
+// layer's backward runs interfered_s(work, the stream's busy time left, interference).
+bool one_lane_closed_form(const StepPlan& sp, const std::vector<PlannedBucket>& buckets) {
+  if (std::max(1, sp.comm_lanes) != 1) return false;
+  return std::all_of(buckets.begin(), buckets.end(), [&](const PlannedBucket& b) {
+    return b.collective_slowdown == 1.0 && compute_slowdown_of(sp, b) == sp.interference;
+  });
+}
+
+void lay_out_one_lane(const StepPlan& sp, double f, const std::vector<PlannedBucket>& buckets,
+                      double bwd_start, bool copies, DdpTimeline& tl) {
   const std::size_t nl = sp.layer_bwd_s.size();
-  const bool copies = sp.layer_grad_copy_s.size() == nl;
-  DdpTimeline tl;
-  tl.fwd_mb = f * fwd_total + sp.buffer_broadcast_s;
-  tl.bwd_mb = f * bwd_total;
-  // Backward of the last micro-batch starts here and runs from the last layer down; each
-  // layer's gradients are copied into their buckets as they are produced (on the compute
-  // stream, not jittered), and a bucket's collective is launched, in bucket order, once its
-  // last gradient is in (ready_layer done); it starts when one of the stream's lanes is free.
-  // While collectives are in flight the layer's compute runs their compute_slowdown slower and
-  // they run their collective_slowdown slower (processor sharing, as the event engine lays it
-  // out); the copies neither are slowed nor slow the collectives.
-  const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
+  tl.comm_free = sp.overlap ? 0.0 : kInf;
+  tl.buckets.reserve(buckets.size());
+  std::size_t next = 0;
+  const auto launch = [&](double ready) {
+    const PlannedBucket& pb = buckets[next++];
+    BucketTiming& bt = tl.buckets.emplace_back(pb.cost);  // in place: one copy per bucket
+    bt.ready_s = ready;
+    bt.start_s = std::max(bt.ready_s, tl.comm_free);
+    bt.end_s = bt.start_s + pb.duration_s();
+    tl.comm_free = bt.end_s;
+    tl.comm_sum += pb.duration_s();
+  };
+  std::vector<double> layer_end(nl, bwd_start);  // when each layer's backward (and copy) ends
+  double t = bwd_start, copy_in = 0, slowed = 0;
+  for (std::size_t i = nl; i-- > 0;) {
+    const double nominal = f * sp.layer_bwd_s[i];
+    const double d =
+        sp.overlap ? interfered_s(nominal, tl.comm_free - t, sp.interference) : nominal;
+    slowed += d - nominal;
+    const double c = copies ? sp.layer_grad_copy_s[i] : 0.0;
+    t += d + c;
+    copy_in += c;
+    layer_end[i] = t;
+    if (sp.overlap) {
+      while (next < buckets.size() && static_cast<std::size_t>(buckets[next].ready_layer) >= i) {
+        launch(layer_end[static_cast<std::size_t>(buckets[next].ready_layer)]);
+      }
+    }
+  }
+  tl.bwd_end = t;
+  tl.copy_in = copy_in;
+  tl.slowed = slowed;
+  if (!sp.overlap) tl.comm_free = tl.bwd_end;
+  while (next < buckets.size())
+    launch(layer_end[static_cast<std::size_t>(buckets[next].ready_layer)]);
+  if (buckets.empty()) tl.comm_free = sp.overlap ? 0.0 : tl.bwd_end;
+}
+
+// The general case: processor sharing event to event.
+void lay_out_shared(const StepPlan& sp, double f, const std::vector<PlannedBucket>& buckets,
+                    double bwd_start, bool copies, DdpTimeline& tl) {
+  const std::size_t nl = sp.layer_bwd_s.size();
   CommStream comm(sp, buckets, tl);
   double t = bwd_start;
   // Runs `work` seconds of compute from t; returns how long it took.
@@ -191,6 +232,33 @@ DdpTimeline ddp_timeline(const StepPlan& sp, double f, const std::vector<Planned
     comm.advance(dt, false, t);
   }
   tl.comm_free = buckets.empty() ? (sp.overlap ? 0.0 : tl.bwd_end) : comm.last_end();
+}
+
+}  // namespace
+
+DdpTimeline ddp_timeline(const StepPlan& sp, double f, const std::vector<PlannedBucket>& buckets) {
+  const int k = sp.grad_accumulation;
+  double fwd_total = 0, bwd_total = 0;
+  for (double t : sp.layer_fwd_s) fwd_total += t;
+  for (double t : sp.layer_bwd_s) bwd_total += t;
+  const std::size_t nl = sp.layer_bwd_s.size();
+  const bool copies = sp.layer_grad_copy_s.size() == nl;
+  DdpTimeline tl;
+  tl.fwd_mb = f * fwd_total + sp.buffer_broadcast_s;
+  tl.bwd_mb = f * bwd_total;
+  // Backward of the last micro-batch starts here and runs from the last layer down; each
+  // layer's gradients are copied into their buckets as they are produced (on the compute
+  // stream, not jittered), and a bucket's collective is launched, in bucket order, once its
+  // last gradient is in (ready_layer done); it starts when one of the stream's lanes is free.
+  // While collectives are in flight the layer's compute runs their compute_slowdown slower and
+  // they run their collective_slowdown slower (processor sharing, as the event engine lays it
+  // out); the copies neither are slowed nor slow the collectives.
+  const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
+  if (one_lane_closed_form(sp, buckets)) {
+    lay_out_one_lane(sp, f, buckets, bwd_start, copies, tl);
+  } else {
+    lay_out_shared(sp, f, buckets, bwd_start, copies, tl);
+  }
   // finalize_backward: bucket by bucket, wait for its collective, then copy it back.
   tl.finalize_end = tl.bwd_end;
   for (std::size_t b = 0; b < buckets.size(); ++b) {

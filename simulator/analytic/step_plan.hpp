@@ -37,8 +37,9 @@ struct PlannedBucket {
   /// on one GPU.
   double copy_out_s = 0;
   /// Contention (ddp_timeline.hpp): the compute runs this many times slower while this
-  /// collective is in flight; unset: StepPlan::interference (the same for every bucket).
-  std::optional<double> compute_slowdown;
+  /// collective is in flight; 0 (unset): StepPlan::interference (the same for every bucket).
+  /// A plain double, not an optional: the analytic sweep copies one PlannedBucket per bucket.
+  double compute_slowdown = 0;
   /// ... and this collective runs this many times slower while the backward computes (>= 1; 1:
   /// not slowed, as NCCL's kernels are modelled until their HBM share is measured).
   double collective_slowdown = 1;
@@ -157,7 +158,7 @@ struct StepPlan {
 
 /// The compute slowdown while bucket `b` of plan `sp` is in flight (PlannedBucket).
 inline double compute_slowdown_of(const StepPlan& sp, const PlannedBucket& b) {
-  return b.compute_slowdown.value_or(sp.interference);
+  return b.compute_slowdown > 0 ? b.compute_slowdown : sp.interference;
 }
 
 /// How fast a collective progresses, in seconds of its time alone per second, when `in_flight`
