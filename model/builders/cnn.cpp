@@ -225,8 +225,9 @@ class CnnBuilder {
     add_tensor(w, li, name + ".bias", {x.c});
     Layer& l = layer(li);
     const double n = x.numel();
-    l.elementwise.push_back({name + ".batch_norm", GemmRole::kForward, 3 * kF32 * n, 5 * n});
-    l.elementwise.push_back({name + ".batch_norm.bwd", GemmRole::kInputGrad, 5 * kF32 * n, 10 * n});
+    l.elementwise.push_back({name + ".batch_norm", GemmRole::kForward, 3 * kF32 * n, 5 * n, 2});
+    l.elementwise.push_back(
+        {name + ".batch_norm.bwd", GemmRole::kInputGrad, 5 * kF32 * n, 10 * n, 2});
     l.activation_bytes_per_sample += kF32 * n;
     // running_mean and running_var (fp32, C each) and num_batches_tracked (one int64).
     l.buffer_bytes = 2 * kF32 * static_cast<double>(x.c) + kInt64;

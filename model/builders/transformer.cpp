@@ -239,7 +239,7 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     // dY and the other factor twice, write two: 12) and the activation's (read dY and gate,
     // write: 6). The capture: silu 12 n and mul 18 n forward, 18 n and 36 n backward (f = 3h).
     add_ew(l, p + ".mlp.act." + act, 4.0 * sf, 6.0 * sf);
-    add_ew(l, p + ".mlp.mul", 6.0 * sf, 12.0 * sf);
+    add_ew(l, p + ".mlp.mul", 6.0 * sf, 12.0 * sf, 1, 2);
     add_linear_gemms(l, p + ".mlp.down_proj", m.s, m.f, m.h);
     add_ew(l, p + ".mlp.residual_add", 6.0 * sh, 0.0);
     l.activation_bytes_per_sample = llama_attention(m, kind) + llama_mlp(m);
@@ -330,7 +330,7 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len,
     // residual (1).
     add_grad_accumulation(l, p + ".grad_sums", sh, 4);
     // Bias gradients: query, key, value, attention output, output (sh each), intermediate (sf).
-    add_bias_grad(l, p + ".linear_biases", 5.0 * sh + sf);
+    add_bias_grad(l, p + ".linear_biases", 5.0 * sh + sf, 6);
     add_attention_core(l, p + ".attention.self", m.s, m.a, m.d, kind);
     w.attention_head_dim = m.d;
     w.attention_causal = kind.causal;

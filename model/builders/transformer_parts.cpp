@@ -53,9 +53,10 @@ int add_layer(Workload& w, std::string name, std::string kind) {
   return static_cast<int>(w.layers.size()) - 1;
 }
 
-void add_ew(Layer& l, const std::string& name, double fwd_bytes, double bwd_bytes) {
-  l.elementwise.push_back({name, GemmRole::kForward, fwd_bytes, 0.0});
-  l.elementwise.push_back({name + ".bwd", GemmRole::kInputGrad, bwd_bytes, 0.0});
+void add_ew(Layer& l, const std::string& name, double fwd_bytes, double bwd_bytes, int fwd_kernels,
+            int bwd_kernels) {
+  l.elementwise.push_back({name, GemmRole::kForward, fwd_bytes, 0.0, fwd_kernels});
+  l.elementwise.push_back({name + ".bwd", GemmRole::kInputGrad, bwd_bytes, 0.0, bwd_kernels});
 }
 
 void add_residual(Layer& l, const std::string& name, double sh, bool dropout) {
@@ -69,7 +70,7 @@ void add_residual(Layer& l, const std::string& name, double sh, bool dropout) {
 void add_grad_accumulation(Layer& l, const std::string& name, double elements, int adds,
                            double element_bytes) {
   l.elementwise.push_back({name, GemmRole::kInputGrad,
-                           3.0 * element_bytes * elements * static_cast<double>(adds), 0.0});
+                           3.0 * element_bytes * elements * static_cast<double>(adds), 0.0, adds});
 }
 
 void add_layer_norm(Layer& l, const std::string& name, double sh) {
@@ -77,22 +78,26 @@ void add_layer_norm(Layer& l, const std::string& name, double sh) {
   l.elementwise.push_back({name + ".bwd.gamma_beta", GemmRole::kInputGrad, 4.0 * sh, 0.0});
 }
 
-void add_bias_grad(Layer& l, const std::string& name, double rows_x_out) {
-  l.elementwise.push_back({name + ".bias_grad", GemmRole::kInputGrad, 2.0 * rows_x_out, 0.0});
+void add_bias_grad(Layer& l, const std::string& name, double rows_x_out, int kernels) {
+  l.elementwise.push_back(
+      {name + ".bias_grad", GemmRole::kInputGrad, 2.0 * rows_x_out, 0.0, kernels});
 }
 
 void add_rms_norm(Layer& l, const std::string& name, double sh) {
-  add_ew(l, name, 36.0 * sh, 80.0 * sh);
+  add_ew(l, name, 36.0 * sh, 80.0 * sh, 8, 15);
   add_grad_accumulation(l, name + ".fp32_input", sh, 1, 4.0);
 }
 
 void add_rotary(Layer& l, const std::string& name, double qk_elements) {
-  add_ew(l, name, 20.0 * qk_elements, 34.0 * qk_elements);
+  // Kernels: q and k each, forward mul, neg, cat, mul, add; backward two muls, neg, two
+  // slice_backward, two sums.
+  add_ew(l, name, 20.0 * qk_elements, 34.0 * qk_elements, 10, 14);
 }
 
 void add_activation(Layer& l, const std::string& name, const std::string& act, double elements) {
   if (act == "gelu_new") {
-    add_ew(l, name, 36.0 * elements, 56.0 * elements);
+    // The capture: 8 kernels forward; backward 7 multiplies, pow, tanh_backward, 2 sums.
+    add_ew(l, name, 36.0 * elements, 56.0 * elements, 8, 11);
   } else {
     add_ew(l, name, 4.0 * elements, 6.0 * elements);
   }

@@ -61,6 +61,9 @@ struct GpuSpec {
   double memory_bytes = 0;         ///< HBM capacity
   double memory_bandwidth = 0;     ///< HBM bytes/s
   double memory_efficiency = 0.8;  ///< achievable fraction of memory_bandwidth for streaming ops
+  /// Seconds a memory-bound kernel takes beyond its bytes at the streaming rate: the launch and
+  /// ramp of one kernel among many queued back to back (gpu.kernel_floor_us); 0: not modelled.
+  double kernel_floor_s = 0;
   /// CUDA compute capability (7.0 V100, 8.0 A100, 9.0 H100/H200): picks NCCL's per-generation
   /// tuning constants (simulator/collectives/nccl_tuning.hpp).
   double compute_capability = 8.0;

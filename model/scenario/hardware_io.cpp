@@ -286,6 +286,7 @@ GpuSpec parse_gpu(const json& g, const std::string& file, const std::string& gp)
   gpu.memory_bandwidth =
       gbytes_per_s_to_bytes_per_s(need_number(g, "memory_bandwidth_gbytes_per_s", file, gp));
   gpu.memory_efficiency = get_or_default<double>(g, "/hardware/gpu/memory_efficiency");
+  gpu.kernel_floor_s = us_to_s(get_or_default<double>(g, "/hardware/gpu/kernel_floor_us"));
   gpu.compute_capability = get_or_default<double>(g, "/hardware/gpu/compute_capability");
   if (!g.contains("peak_tflops") || g.at("peak_tflops").empty()) {
     throw InputError(file, gp + "/peak_tflops", "at least one dtype's peak", "nothing");

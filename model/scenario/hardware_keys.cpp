@@ -82,6 +82,10 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
                      "HBM bandwidth (10^9 byte/s)", 1e9));
   t.push_back(number(h + "/gpu/memory_efficiency", "", 0.8, 1e-6, false,
                      "achievable fraction of HBM bandwidth for streaming kernels", 1.0));
+  t.push_back(number(h + "/gpu/kernel_floor_us", "us", 0.0, 0, false,
+                     "time a memory-bound kernel takes beyond its bytes (launch and ramp, one of "
+                     "many queued back to back); charged once per kernel",
+                     1e6));
   t.push_back(number(h + "/gpu/compute_capability", "", 8.0, 3.0, false,
                      "CUDA compute capability (7.0 V100, 8.0 A100, 9.0 H100): selects NCCL's "
                      "per-generation tuning constants",

@@ -108,6 +108,9 @@ struct ElementwiseOp {
   GemmRole role = GemmRole::kForward;  ///< kForward, or kInputGrad for its backward
   double bytes_per_sample = 0;         ///< bytes read + written per sample
   double flops_per_sample = 0;
+  /// Kernels it launches (a composite such as HF's RMSNorm runs several): each pays the GPU's
+  /// per-kernel floor (GpuSpec::kernel_floor_s) on top of its bytes.
+  int kernels = 1;
 };
 
 /// A layer: the unit of compute scheduling (forward in order, backward in reverse).

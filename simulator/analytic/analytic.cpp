@@ -378,7 +378,10 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         (g.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
       }
       for (const model::ElementwiseOp& e : l.elementwise) {
-        const double time = e.bytes_per_sample * act_scale * static_cast<double>(batch) / mem_rate;
+        // Bytes at the streaming rate plus each kernel's floor (GpuSpec::kernel_floor_s): a
+        // small tensor's kernel costs its launch and ramp, not its bytes.
+        const double time = e.bytes_per_sample * act_scale * static_cast<double>(batch) / mem_rate +
+                            static_cast<double>(e.kernels) * hw_.gpu.kernel_floor_s;
         (e.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
       }
       const double cast =

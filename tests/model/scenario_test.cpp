@@ -547,6 +547,8 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
        {[](const Scenario& s) { return json(s.hardware.gpu.sm_count); }, same, &mlp}},
       {"/hardware/gpu/memory_efficiency",
        {[](const Scenario& s) { return json(s.hardware.gpu.memory_efficiency); }, same, &mlp}},
+      {"/hardware/gpu/kernel_floor_us",
+       {[](const Scenario& s) { return json(s.hardware.gpu.kernel_floor_s); }, us, &mlp}},
       {"/hardware/gpu/compute_capability",
        {[](const Scenario& s) { return json(s.hardware.gpu.compute_capability); }, same, &mlp}},
       {"/hardware/collectives/model",

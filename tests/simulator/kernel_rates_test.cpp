@@ -291,6 +291,29 @@ TEST(KernelRates, FusedAttentionRateFollowsTheMeasuredShape) {
               30e12, 1e3);
 }
 
+// The per-kernel floor: one layer without GEMMs, one element-wise op of 1e6 bytes per sample
+// in 3 kernels forward and one of 2e6 bytes in 1 kernel backward, batch 1, the round machine
+// (1e12 B/s at efficiency 1; fp32 activations, so no byte scaling). With a 2.5 us floor:
+//   forward  1e6 / 1e12 = 1 us + 3 x 2.5 us = 8.5 us;  backward 2 us + 2.5 us = 4.5 us;
+// without it 1 us and 2 us.
+TEST(KernelRates, MemoryBoundKernelsPayTheFloorPerKernel) {
+  model::Workload w = model::build_from_layers({{"ew", 1000, 0, 0}});
+  w.activation_dtype = DType::kFp32;
+  w.layers[0].gemms.clear();
+  w.layers[0].elementwise = {{"ew.fwd", model::GemmRole::kForward, 1e6, 0.0, 3},
+                             {"ew.bwd", model::GemmRole::kInputGrad, 2e6, 0.0, 1}};
+  const auto workload = std::make_shared<const model::Workload>(w);
+  const model::TrainingConfig t = fixtures::fp32_adam();
+  model::HardwareSpec hw = fixtures::round_machine();
+  hw.gpu.kernel_floor_s = 2.5e-6;
+  const Prediction with = Predictor(workload, hw).predict({1, 1}, t, {});
+  EXPECT_NEAR(with.forward_time_s, 8.5e-6, 1e-15);
+  EXPECT_NEAR(with.backward_time_s, 4.5e-6, 1e-15);
+  const Prediction without = Predictor(workload, fixtures::round_machine()).predict({1, 1}, t, {});
+  EXPECT_NEAR(without.forward_time_s, 1e-6, 1e-15);
+  EXPECT_NEAR(without.backward_time_s, 2e-6, 1e-15);
+}
+
 // The measured-shape factor by hand (sm_count 0: every tile utilization 1). Table: 1024^3 at
 // 100 and 4096^3 at 200 TFLOP/s, so q = 0.5 and 1.0 (rate over the best shape's).
 //   on a measured shape: its own q;

@@ -150,7 +150,8 @@ inline Layer& layer_at(Workload& w, int li) { return w.layers[static_cast<std::s
 
 /// Forward and backward element-wise ops; bytes per sample, zero FLOPs (transformer.cpp's file
 /// comment).
-void add_ew(Layer& l, const std::string& name, double fwd_bytes, double bwd_bytes);
+void add_ew(Layer& l, const std::string& name, double fwd_bytes, double bwd_bytes,
+            int fwd_kernels = 1, int bwd_kernels = 1);
 
 /// A block output joining the residual stream. With dropout: the dropout reads 2sh and writes
 /// 2sh and its 1-byte mask, fused with the add here as 7sh forward (read 2 + 2, write 2, mask 1),
@@ -178,7 +179,7 @@ void add_layer_norm(Layer& l, const std::string& name, double sh);
 
 /// A Linear's (or Conv1D's) bias gradient: dY summed over the rows (autograd's AddmmBackward:
 /// `grad.sum(0)`), a reduction reading `rows x out` 16-bit elements (its output is negligible).
-void add_bias_grad(Layer& l, const std::string& name, double rows_x_out);
+void add_bias_grad(Layer& l, const std::string& name, double rows_x_out, int kernels = 1);
 
 /// HF Llama's RMSNorm (LlamaRMSNorm.forward: to(float32), pow(2), mean(-1), + eps, rsqrt, mul,
 /// to(input dtype), * weight): 8 kernels moving 36 bytes per element forward (the capture:
