@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -284,18 +285,25 @@ constexpr const char* kEndToEndWords[] = {
     "mfu",       "pre-training", "pretraining",         "tokens/s",  "images/s",
     "samples/s", "sequences/s",  "training throughput", "end-to-end"};
 
-// The measured tables of the GPU presets (hardware_dir/gpus), in file order.
-std::vector<KernelTable> kernel_tables(const std::filesystem::path& hardware_dir) {
+// The preset files (*.json) of `subs` below hardware_dir, sorted.
+std::vector<std::filesystem::path> preset_files(const std::filesystem::path& hardware_dir,
+                                                std::initializer_list<const char*> subs) {
   std::vector<std::filesystem::path> files;
-  const auto dir = hardware_dir / "gpus";
-  if (std::filesystem::is_directory(dir)) {
+  for (const char* sub : subs) {
+    const auto dir = hardware_dir / sub;
+    if (!std::filesystem::is_directory(dir)) continue;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
       if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
     }
   }
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The measured tables of the GPU presets (hardware_dir/gpus), in file order.
+std::vector<KernelTable> kernel_tables(const std::filesystem::path& hardware_dir) {
   std::vector<KernelTable> out;
-  for (const auto& f : files) {
+  for (const auto& f : preset_files(hardware_dir, {"gpus"})) {
     const json doc = model::read_json_file(f.string());
     const std::string file = std::filesystem::relative(f, hardware_dir).generic_string();
     for (const char* key : {"gemm_table", "attention_kernels", "attention_efficiency"}) {
@@ -318,17 +326,8 @@ std::vector<KernelTable> kernel_tables(const std::filesystem::path& hardware_dir
 
 std::vector<ConstantSource> constant_sources(const std::filesystem::path& hardware_dir,
                                              const std::set<std::string>& training_ids) {
-  std::vector<std::filesystem::path> files;
-  for (const char* sub : {"", "gpus", "links"}) {
-    const auto dir = hardware_dir / sub;
-    if (!std::filesystem::is_directory(dir)) continue;
-    for (const auto& e : std::filesystem::directory_iterator(dir)) {
-      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
   std::vector<ConstantSource> out;
-  for (const auto& f : files) {
+  for (const auto& f : preset_files(hardware_dir, {"", "gpus", "links"})) {
     const json doc = model::read_json_file(f.string());
     ConstantSource c;
     c.file = std::filesystem::relative(f, hardware_dir).generic_string();
