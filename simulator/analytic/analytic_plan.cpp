@@ -143,8 +143,11 @@ void Predictor::plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster
   const double cast_bytes_per_element = wf.cast_bytes_per_element;
   sp.wire_scale = static_cast<double>(model::dtype_bytes(wire)) / model::dtype_bytes(gdt);
   const double mem_rate = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
-  // Seconds per gradient element of the wire cast (once, not a division per bucket).
+  // Seconds per gradient element of the wire cast and per gradient byte of the Reducer's copy
+  // back (add_reducer_copies; once, not a division per bucket).
   const double cast_s_per_element = cluster.gpus > 1 ? cast_bytes_per_element / mem_rate : 0.0;
+  const double copy_out_s_per_byte =
+      cluster.gpus > 1 && !par.gradient_as_bucket_view ? 2.0 / mem_rate : 0.0;
 
   model::BucketOptions bo;
   bo.grad_bytes = model::dtype_bytes(gdt);
@@ -192,6 +195,7 @@ void Predictor::plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster
     pb.cost.grad_bytes = b.bytes;
     pb.cost.tensors = static_cast<int>(b.tensors.size());
     pb.overhead_s = cast_s_per_element * static_cast<double>(b.elements);
+    pb.copy_out_s = copy_out_s_per_byte * static_cast<double>(b.bytes);
     pb.ready_layer = b.ready_layer;
   }
   if (par.comm_hook.kind == CommHook::Kind::kPowerSgd) {
@@ -265,11 +269,13 @@ void Predictor::add_reducer_copies(StepPlan& sp, const CachedPlan& cached, model
     sp.layer_grad_copy_s = it->second;
   }
   if (!view) {
-    for (std::vector<PlannedBucket>* v : {&sp.buckets, &sp.warmup_buckets}) {
-      if (v->empty()) continue;
-      DDPSIM_ASSERT(v->size() == plan.buckets.size(), "planned buckets and plan disagree");
-      for (std::size_t i = 0; i < v->size(); ++i) {
-        (*v)[i].copy_out_s = 2.0 * static_cast<double>(plan.buckets[i].bytes) / mem_rate;
+    // plan_ddp_model set the copy back of its all-reduce buckets (sp.buckets, or PowerSGD's
+    // warm-up buckets); a hook's own buckets get theirs here.
+    if (par.comm_hook.kind != CommHook::Kind::kNone) {
+      DDPSIM_ASSERT(sp.buckets.size() == plan.buckets.size(), "planned buckets and plan disagree");
+      const double per_byte = 2.0 / mem_rate;
+      for (std::size_t i = 0; i < sp.buckets.size(); ++i) {
+        sp.buckets[i].copy_out_s = per_byte * static_cast<double>(plan.buckets[i].bytes);
       }
     }
     const double one_way = 2.0 * sp.grad_bytes_total / mem_rate;
