@@ -145,6 +145,10 @@ void lay_out_one_lane(const StepPlan& sp, double f, const std::vector<PlannedBuc
   tl.comm_free = sp.overlap ? 0.0 : kInf;
   tl.buckets.reserve(buckets.size());
   std::size_t next = 0;
+  // finalize_backward's chain, f = max(f, end_b) + copy_out_b from f = bwd_end, folded into the
+  // launches: from -inf it gives max_b (end_b + the copies from b on); the bwd_end term
+  // (bwd_end + every copy) is added once the backward's end is known.
+  double chain = -kInf;
   const auto launch = [&](double ready) {
     const PlannedBucket& pb = buckets[next++];
     BucketTiming& bt = tl.buckets.emplace_back(pb.cost);  // in place: one copy per bucket
@@ -153,6 +157,8 @@ void lay_out_one_lane(const StepPlan& sp, double f, const std::vector<PlannedBuc
     bt.end_s = bt.start_s + pb.duration_s();
     tl.comm_free = bt.end_s;
     tl.comm_sum += pb.duration_s();
+    chain = std::max(chain, bt.end_s) + pb.copy_out_s;
+    tl.copy_out += pb.copy_out_s;
   };
   std::vector<double> layer_end(nl, bwd_start);  // when each layer's backward (and copy) ends
   double t = bwd_start, copy_in = 0, slowed = 0;
@@ -178,6 +184,7 @@ void lay_out_one_lane(const StepPlan& sp, double f, const std::vector<PlannedBuc
   while (next < buckets.size())
     launch(layer_end[static_cast<std::size_t>(buckets[next].ready_layer)]);
   if (buckets.empty()) tl.comm_free = sp.overlap ? 0.0 : tl.bwd_end;
+  tl.finalize_end = std::max(chain, tl.bwd_end + tl.copy_out);
 }
 
 // The general case: processor sharing event to event.
@@ -255,15 +262,15 @@ DdpTimeline ddp_timeline(const StepPlan& sp, double f, const std::vector<Planned
   // out); the copies neither are slowed nor slow the collectives.
   const double bwd_start = (k - 1) * (tl.fwd_mb + tl.bwd_mb) + tl.fwd_mb;
   if (one_lane_closed_form(sp, buckets)) {
-    lay_out_one_lane(sp, f, buckets, bwd_start, copies, tl);
+    lay_out_one_lane(sp, f, buckets, bwd_start, copies, tl);  // finalize_end folded in
   } else {
     lay_out_shared(sp, f, buckets, bwd_start, copies, tl);
-  }
-  // finalize_backward: bucket by bucket, wait for its collective, then copy it back.
-  tl.finalize_end = tl.bwd_end;
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    tl.finalize_end = std::max(tl.finalize_end, tl.buckets[b].end_s) + buckets[b].copy_out_s;
-    tl.copy_out += buckets[b].copy_out_s;
+    // finalize_backward: bucket by bucket, wait for its collective, then copy it back.
+    tl.finalize_end = tl.bwd_end;
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      tl.finalize_end = std::max(tl.finalize_end, tl.buckets[b].end_s) + buckets[b].copy_out_s;
+      tl.copy_out += buckets[b].copy_out_s;
+    }
   }
   if (sp.used_map_allreduce_s > 0) {
     tl.comm_free = std::max(tl.comm_free, tl.bwd_end) + sp.used_map_allreduce_s;
