@@ -187,6 +187,12 @@ void Predictor::plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster
     pb.cost.channels = c.channels;
     pb.collective_s = c.time_s;
   }
+  // The channels the interference counts: the most any bucket size runs on (every bucket is a
+  // copy of its size's prototype), so apply_nccl_channel_interference need not read each one.
+  sp.bucket_channels_max = 0;
+  for (const PlannedBucket& pb : prototype) {
+    sp.bucket_channels_max = std::max(sp.bucket_channels_max, pb.cost.channels);
+  }
   sp.buckets.reserve(plan.buckets.size());
   for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
     const model::Bucket& b = plan.buckets[i];
@@ -201,6 +207,7 @@ void Predictor::plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster
   if (par.comm_hook.kind == CommHook::Kind::kPowerSgd) {
     // powerSGD_hook runs plain all-reduce for the first start_powerSGD_iter iterations: the
     // buckets above are that phase; the steady state replaces them.
+    sp.bucket_channels_max = -1;  // the hook's buckets are other collectives
     sp.warmup_buckets = std::move(sp.buckets);
     sp.buckets = powersgd_buckets(plan, bw, wire, cluster.gpus, par, sp.hook_memory_bytes);
     sp.warnings.push_back(fmt::format(
@@ -209,6 +216,7 @@ void Predictor::plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster
         "collectives on the communication stream",
         par.comm_hook.text, kPowerSgdStartIter));
   } else if (par.comm_hook.kind == CommHook::Kind::kTopK) {
+    sp.bucket_channels_max = -1;
     sp.buckets = topk_buckets(plan, bw, wire, cluster.gpus, par, sp.hook_memory_bytes);
     sp.warnings.push_back(fmt::format(
         "comm_hook {}: top-k all-gathers values and int64 indices, without error feedback; hook "

@@ -162,10 +162,16 @@ void lay_out_one_lane(const StepPlan& sp, double f, const std::vector<PlannedBuc
   };
   std::vector<double> layer_end(nl, bwd_start);  // when each layer's backward (and copy) ends
   double t = bwd_start, copy_in = 0, slowed = 0;
+  // interfered_s with the interference's inverse taken once (no division per layer).
+  const double factor = sp.interference, inverse = factor > 1.0 ? 1.0 / factor : 1.0;
+  const auto interfered = [&](double work, double busy) {
+    if (factor <= 1.0 || busy <= 0.0) return work;
+    if (work * factor <= busy) return work * factor;
+    return busy + (work - busy * inverse);
+  };
   for (std::size_t i = nl; i-- > 0;) {
     const double nominal = f * sp.layer_bwd_s[i];
-    const double d =
-        sp.overlap ? interfered_s(nominal, tl.comm_free - t, sp.interference) : nominal;
+    const double d = sp.overlap ? interfered(nominal, tl.comm_free - t) : nominal;
     slowed += d - nominal;
     const double c = copies ? sp.layer_grad_copy_s[i] : 0.0;
     t += d + c;

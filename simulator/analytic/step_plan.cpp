@@ -39,8 +39,10 @@ void apply_nccl_channel_interference(StepPlan& sp, const model::HardwareSpec& hw
       hw.collective_model != model::CollectiveModel::kNccl) {
     return;
   }
-  int channels = 0;
-  for (const PlannedBucket& b : sp.buckets) channels = std::max(channels, b.cost.channels);
+  int channels = std::max(0, sp.bucket_channels_max);
+  if (sp.bucket_channels_max < 0) {
+    for (const PlannedBucket& b : sp.buckets) channels = std::max(channels, b.cost.channels);
+  }
   for (const ScheduledCollective& c : sp.schedule) channels = std::max(channels, c.cost.channels);
   if (channels > 0 && channels < hw.gpu.sm_count) {
     sp.interference =

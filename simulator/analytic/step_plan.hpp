@@ -154,6 +154,9 @@ struct StepPlan {
   /// workers, each running runLoop over one work queue; 2 by default), so with gloo a bucket
   /// starts as soon as it is ready and a worker is free.
   int comm_lanes = 1;
+  /// The most channels any of `buckets` runs on, when the planner knew it from the buckets'
+  /// distinct sizes (plan_ddp_model); -1: apply_nccl_channel_interference reads the buckets.
+  int bucket_channels_max = -1;
 };
 
 /// The compute slowdown while bucket `b` of plan `sp` is in flight (PlannedBucket).
