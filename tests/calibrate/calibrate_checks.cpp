@@ -4,10 +4,13 @@
 //       row for every GEMM the scenario runs at every sweep batch (looked up without
 //       extrapolation), the four collectives with fits, the memory bandwidth, and reads as
 //       hardware;
-//   calibrate_checks remeasure PROFILE            re-times the profile's largest GEMMs with the
+//   calibrate_checks remeasure PROFILE [EARLIER]  re-times the profile's largest GEMMs with the
 //       same kernel, with as many sibling processes running it as the profile had ranks (it was
 //       recorded with all ranks at once), and checks each median lands within 10% of the
 //       recorded one (or inside its recorded p10..p90 widened by 10%), five attempts per shape.
+//       With EARLIER (an earlier recording of the same GEMMs), a shape missed whose two
+//       recordings themselves differ by more than the tolerance is too noisy to judge: the
+//       machine did not reproduce its own recording.
 //   calibrate_checks fit-holds PROFILE COLLECTIVES_BIN
 //       issue 5's check: a second all-reduce sweep at the geometric midpoints of the profile's
 //       sizes (ddpsim-collectives --size-offset 1.5, another run), predicted by the profile's
@@ -28,6 +31,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -157,7 +161,7 @@ class Siblings {
   std::vector<pid_t> pids_;
 };
 
-int remeasure(const std::string& profile_path) {
+int remeasure(const std::string& profile_path, const std::string& earlier_path) {
   // On a machine busier than its core count, a rank's GEMM time says more about the other jobs
   // than about the kernel: the comparison would be noise either way, so it is skipped (77).
   const double load = load_average();
@@ -168,6 +172,16 @@ int remeasure(const std::string& profile_path) {
   }
   calib::blas_single_thread();
   const model::Profile p = model::Profile::load(profile_path);
+  std::optional<model::Profile> earlier;
+  if (!earlier_path.empty()) earlier = model::Profile::load(earlier_path);
+  // The earlier recording of `g`'s shape, or 0.
+  const auto earlier_time = [&](const model::ProfileGemm& g) {
+    if (!earlier) return 0.0;
+    for (const auto& e : earlier->gemms()) {
+      if (e.dtype == g.dtype && e.shape == g.shape) return e.time_s;
+    }
+    return 0.0;
+  };
   std::vector<const model::ProfileGemm*> rows;
   for (const auto& g : p.gemms()) {
     // Sub-0.2 ms GEMMs are at the mercy of the scheduler on a shared machine.
@@ -207,8 +221,18 @@ int remeasure(const std::string& profile_path) {
       ok = dev <= tolerance || (t >= g->low_s * 0.9 && t <= g->high_s * 1.1);
     }
     // A re-measurement whose own p10..p90 is wider than the tolerance cannot judge a 10%
-    // agreement either way: that row is reported as noise, not as a failure.
-    const bool too_noisy = !ok && best_spread > 0.20;
+    // agreement either way, nor can a recording the machine did not reproduce (two recordings of
+    // the same GEMM further apart than the tolerance): that row is reported as noise, not as a
+    // failure.
+    const double before = earlier_time(*g);
+    const bool unreproduced =
+        before > 0 && std::fabs(g->time_s - before) / std::min(g->time_s, before) > tolerance;
+    if (unreproduced && !ok) {
+      std::printf("%ldx%ldx%ld: recorded %.4f ms here and %.4f ms in the earlier recording\n",
+                  static_cast<long>(g->shape.m), static_cast<long>(g->shape.n),
+                  static_cast<long>(g->shape.k), g->time_s * 1e3, before * 1e3);
+    }
+    const bool too_noisy = !ok && (best_spread > 0.20 || unreproduced);
     std::printf(
         "%ldx%ldx%ld: recorded %.4f ms, closest re-measurement %.1f%% away (tolerance %.0f%%; "
         "its p10..p90 %.1f%% of the median): %s\n",
@@ -355,7 +379,9 @@ int main(int argc, char** argv) {
   try {
     const std::string cmd = argc > 1 ? argv[1] : "";
     if (cmd == "read-back" && argc == 4) return read_back(argv[2], argv[3]);
-    if (cmd == "remeasure" && argc == 3) return remeasure(argv[2]);
+    if (cmd == "remeasure" && (argc == 3 || argc == 4)) {
+      return remeasure(argv[2], argc == 4 ? argv[3] : "");
+    }
     if (cmd == "fit-holds" && argc == 4) return fit_holds(argv[2], argv[3]);
     std::fprintf(stderr,
                  "usage: calibrate_checks read-back PROFILE SCENARIO | remeasure PROFILE | "
