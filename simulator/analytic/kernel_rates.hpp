@@ -1,15 +1,15 @@
 // kernel_rates.hpp: how fast one GPU runs one kernel of a layer, from kernel-level measurements.
 //
-// GEMMs (cuBLAS): the GPU preset's efficiency is the best-shaped large matmul's fraction of peak
-// (a matmul sweep, stas00/ml-engineering's mamf-finder: the sustainable, power-saturated rate
-// where published, H200 698.6 of 989 TFLOP/s bf16; else the burst maximum, A100 SXM 267.9 of
-// 312; the preset's source says which). A real shape runs at that rate times its tile and wave
-// utilisation (NVIDIA "Matrix Multiplication Background User's Guide": the output is cut into
-// thread-block tiles, tiles run in waves of one per SM; a partial last tile or a partial last
-// wave does full-tile, full-wave work). cuBLAS picks the tile per shape, so the best of its tile
-// shapes is taken, and splits K when the output has too few tiles to fill the SMs; smaller tiles
-// are not charged a data-reuse penalty (no kernel measurement here sets one). Memory-bound shapes
-// stay on the HBM roofline.
+// GEMMs (cuBLAS): the GPU preset's efficiency is the best-shaped large matmul's sustained,
+// power-saturated fraction of peak (H100/H200: mamf-finder's MSMF, 698.6 of 989 TFLOP/s bf16;
+// A100: Azure's cuBLASLt sweep after 10,000 warm-up iterations, 256.5 of 312; the preset's source
+// says which). A real shape runs at that rate times its tile and wave utilisation (NVIDIA
+// "Matrix Multiplication Background User's Guide": the output is cut into thread-block tiles,
+// tiles run in waves of one per SM; a partial last tile or a partial last wave does full-tile,
+// full-wave work; cuBLAS picks the tile per shape, so the best of its tile shapes is taken, and
+// splits K when the output has too few tiles to fill the SMs) times the shape factor the
+// preset's measured GEMM table gives it (gemm_shape_factor below: what the tile model misses,
+// e.g. A100's 4096^3 at 0.89 of its best shape). Memory-bound shapes stay on the HBM roofline.
 //
 // Fused attention (model.attention sdpa or flash): the executed FLOPs (workload.hpp:
 // Gemm::executed_flop_factor) run at the preset's attention_efficiency, forward and backward
