@@ -446,10 +446,8 @@ double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
                                   const model::TrainingConfig& t, model::Strategy s) const {
   const LayerTimes& lt = layer_times(batch, t);
   // One GPU alone has its node's whole input pipeline (input_floor_s with one GPU).
-  model::TrainingConfig one = t;
-  one.per_gpu_batch = batch;
-  one.grad_accumulation = micro_batches;
-  const double input_floor = input_floor_s(one, 1, 1);
+  const double input_floor =
+      input_floor_s(t, 1, 1, static_cast<double>(batch) * static_cast<double>(micro_batches));
   double recompute = 0;
   if (t.activation_checkpointing) {
     for (std::size_t i = 0; i < workload_->layers.size(); ++i) {

@@ -18,11 +18,6 @@ class CommStream {
   CommStream(const StepPlan& sp, const std::vector<PlannedBucket>& buckets, DdpTimeline& tl)
       : sp_(sp), buckets_(buckets), tl_(tl), lanes_(std::max(1, sp.comm_lanes)) {
     tl_.buckets.reserve(buckets.size());
-    // One lane and no collective slowed by the compute (NCCL on a GPU): every collective runs
-    // at its own rate, 1, and the rate needs no lookup (the analytic engine's hot path).
-    unit_rate_ = lanes_ == 1 && std::all_of(buckets.begin(), buckets.end(), [](const auto& b) {
-                   return b.collective_slowdown == 1.0;
-                 });
   }
 
   bool busy() const { return !flight_.empty(); }
@@ -47,7 +42,6 @@ class CommStream {
 
   /// Seconds until the first collective in flight ends at today's rates (infinity when none).
   double next_end(bool computing) const {
-    if (unit_rate_) return flight_.front().left;  // one lane, rate 1
     double dt = kInf;
     for (const Flight& x : flight_) dt = std::min(dt, x.left / rate(x, computing));
     return dt;
@@ -56,17 +50,6 @@ class CommStream {
   /// Advances every collective in flight by `dt` seconds ending at `now`; those whose end falls
   /// there end, and waiting buckets take their lanes.
   void advance(double dt, bool computing, double now) {
-    if (unit_rate_) {  // one lane, rate 1: the collective in flight ends or runs dt more
-      Flight& x = flight_.front();
-      if (x.left > dt * (1 + 1e-12)) {
-        x.left -= dt;
-        return;
-      }
-      end(x.bucket, now);
-      flight_.clear();
-      fill(now);
-      return;
-    }
     bool ended = false;
     for (Flight& x : flight_) {
       const double r = rate(x, computing);
@@ -98,7 +81,6 @@ class CommStream {
   }
 
   double rate(const Flight& x, bool computing) const {
-    if (unit_rate_) return 1.0;
     return collective_rate(buckets_[x.bucket], static_cast<int>(flight_.size()), computing);
   }
 
@@ -120,7 +102,6 @@ class CommStream {
   std::size_t launched_ = 0, started_ = 0;
   std::vector<Flight> flight_;
   double last_end_ = 0;
-  bool unit_rate_ = false;
 };
 
 }  // namespace
@@ -162,16 +143,10 @@ void lay_out_one_lane(const StepPlan& sp, double f, const std::vector<PlannedBuc
   };
   std::vector<double> layer_end(nl, bwd_start);  // when each layer's backward (and copy) ends
   double t = bwd_start, copy_in = 0, slowed = 0;
-  // interfered_s with the interference's inverse taken once (no division per layer).
-  const double factor = sp.interference, inverse = factor > 1.0 ? 1.0 / factor : 1.0;
-  const auto interfered = [&](double work, double busy) {
-    if (factor <= 1.0 || busy <= 0.0) return work;
-    if (work * factor <= busy) return work * factor;
-    return busy + (work - busy * inverse);
-  };
   for (std::size_t i = nl; i-- > 0;) {
     const double nominal = f * sp.layer_bwd_s[i];
-    const double d = sp.overlap ? interfered(nominal, tl.comm_free - t) : nominal;
+    const double d =
+        sp.overlap ? interfered_s(nominal, tl.comm_free - t, sp.interference) : nominal;
     slowed += d - nominal;
     const double c = copies ? sp.layer_grad_copy_s[i] : 0.0;
     t += d + c;

@@ -175,15 +175,20 @@ std::vector<double> reducer_copy_in_s(const model::Workload& w, const model::Buc
   return out;
 }
 
-double input_floor_s(const model::TrainingConfig& t, int gpus, int gpus_per_node) {
+double input_floor_s(const model::TrainingConfig& t, int gpus, int gpus_per_node, double samples) {
   double per_gpu = 0;
   if (t.input_samples_per_s_per_gpu) {
     per_gpu = *t.input_samples_per_s_per_gpu;
   } else if (t.input_samples_per_s_per_node) {
     per_gpu = *t.input_samples_per_s_per_node / std::max(1, std::min(gpus_per_node, gpus));
   }
-  if (per_gpu <= 0) return 0.0;
-  return static_cast<double>(t.per_gpu_batch) * static_cast<double>(t.grad_accumulation) / per_gpu;
+  return per_gpu > 0 ? samples / per_gpu : 0.0;
+}
+
+double input_floor_s(const model::TrainingConfig& t, int gpus, int gpus_per_node) {
+  return input_floor_s(
+      t, gpus, gpus_per_node,
+      static_cast<double>(t.per_gpu_batch) * static_cast<double>(t.grad_accumulation));
 }
 
 void apply_input_floor(double floor_s, Prediction& r) {
@@ -196,6 +201,9 @@ void apply_input_floor(double floor_s, Prediction& r) {
        {&r.p50_step_time_s, &r.p95_step_time_s, &r.p99_step_time_s, &r.warmup_step_time_s}) {
     if (*q) hold(**q);
   }
+  // Idempotent: a prediction floored before (the analytic one the event engine starts from)
+  // keeps one warning, about its latest step.
+  std::erase_if(r.warnings, [](const std::string& w) { return w.rfind("input-bound:", 0) == 0; });
   if (floor_s > model_step) {
     r.warnings.push_back(fmt::format(
         "input-bound: the input pipeline (training.input_pipeline) delivers a step's samples in "

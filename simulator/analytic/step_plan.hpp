@@ -255,10 +255,12 @@ std::vector<double> reducer_copy_in_s(const model::Workload& w, const model::Buc
 /// min(gpus_per_node, gpus) GPUs, so one GPU alone gets the whole node's CPUs), 0 without one.
 ///   8 GPUs a node, 16,600 samples/s a node, batch 256: 256 / 2,075 = 0.1234 s; 1 GPU: 0.0154 s.
 double input_floor_s(const model::TrainingConfig& t, int gpus, int gpus_per_node);
+/// The same for `samples` per GPU per step (single_gpu_time's batch x micro-batches).
+double input_floor_s(const model::TrainingConfig& t, int gpus, int gpus_per_node, double samples);
 
 /// A prediction held to the input pipeline's floor: every step time (steady, p50/p95/p99, the
-/// first and the warm-up step) at least `floor_s`, with a warning when it binds. Call before
-/// anything is derived from the step time.
+/// first and the warm-up step) at least `floor_s`, with a warning when it binds (one: calling it
+/// again replaces it). Call before anything is derived from the step time.
 void apply_input_floor(double floor_s, Prediction& r);
 
 }  // namespace ddpsim::sim

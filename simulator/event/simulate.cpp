@@ -51,7 +51,6 @@ void apply_event_result(Prediction& p, const EventResult& r, const EventOptions&
   p.exposed_comm_s = r.exposed_comm_s;
   p.buckets = r.buckets;
   // The input pipeline holds the event engine's steps as it held the analytic ones.
-  std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("input-bound:", 0) == 0; });
   apply_input_floor(plan.input_floor_s, p);
   const double ratio = analytic_step / p.step_time_s;  // analytic / event
   // Everything below is (something fixed) / step time or x step time.
