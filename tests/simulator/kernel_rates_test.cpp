@@ -8,7 +8,9 @@
 #include <string>
 
 #include "model/builders/builders.hpp"
+#include "model/error.hpp"
 #include "model/scenario/hardware_io.hpp"
+#include "model/scenario/scenario.hpp"
 #include "simulator/analytic/analytic.hpp"
 #include "tests/simulator/round_machine.hpp"
 
@@ -332,6 +334,37 @@ TEST(GemmShapeFactorTest, InverseDistanceInLogShapeByHand) {
   EXPECT_DOUBLE_EQ(gemm_shape_factor(gpu, DType::kFp16, {2048, 2048, 2048, 1}), 1.0);
   gpu.gemm_table[DType::kBf16].push_back({4096, 4096, 4096, 180e12});
   EXPECT_DOUBLE_EQ(gemm_shape_factor(gpu, DType::kBf16, {4096, 4096, 4096, 1}), 0.95);
+}
+
+// A bad table or floor in a scenario is one line naming its pointer (InputError), never a
+// silent default.
+TEST(GemmShapeFactorTest, BadTablesNameTheirPointer) {
+  const auto pointer_of = [](nlohmann::json gpu) {
+    try {
+      model::parse_scenario({{"model", {{"preset", "gpt2-xl"}}},
+                             {"hardware", {{"preset", "dgx-h100"}, {"gpu", std::move(gpu)}}},
+                             {"cluster", {{"gpus", 8}}},
+                             {"training", {{"per_gpu_batch", 1}}}},
+                            "t.json");
+    } catch (const InputError& e) {
+      return e.pointer();
+    }
+    return std::string("accepted");
+  };
+  const nlohmann::json row = {{"m", 4}, {"n", 4}, {"k", 4}, {"tflops", 1}};
+  nlohmann::json zero = row;
+  zero["m"] = 0;
+  EXPECT_EQ(pointer_of({{"preset", "h100-sxm"}, {"gemm_table", {{"bf16", {zero}}}}}),
+            "/hardware/gpu/gemm_table/bf16/0/m");
+  nlohmann::json missing = row;
+  missing.erase("tflops");
+  EXPECT_EQ(pointer_of({{"preset", "h100-sxm"}, {"gemm_table", {{"bf16", {missing}}}}}),
+            "/hardware/gpu/gemm_table/bf16/0/tflops");
+  EXPECT_EQ(pointer_of({{"preset", "h100-sxm"}, {"gemm_table", {{"fp8", {row}}}}}),
+            "/hardware/gpu/gemm_table/fp8");
+  EXPECT_EQ(pointer_of({{"preset", "h100-sxm"}, {"kernel_floor_us", -1}}),
+            "/hardware/gpu/kernel_floor_us");
+  EXPECT_EQ(pointer_of({{"preset", "h100-sxm"}, {"gemm_table", {{"bf16", {row}}}}}), "accepted");
 }
 
 // The A100 preset reproduces its sustained sweep (Azure ND A100 v4, cuBLASLt fp16, 10,000
