@@ -75,6 +75,10 @@ struct LinkSpec {
   std::string name;      ///< "nvlink4", "pcie4-x16", "ib-ndr-400", ...
   double bandwidth = 0;  ///< bytes/s, one direction, per GPU (intra-node) or per NIC (inter-node)
   double latency = 0;    ///< seconds per hop as the collective library sees it (alpha)
+  /// NICs: the latency the network plugin reports to NCCL (aws-ofi-nccl 75 us on p4d/p5, 35 us
+  /// on p5en/p6; NCCL's IB and socket transports 0). NCCL's tuner adds it to every inter-node
+  /// step (twice with Simple) when it ranks algorithms; the time uses `latency`.
+  double reported_latency = 0;
   /// "intra_node" (NVLink class), "pcie" or "nic": a PCIe intra-node fabric is a PCIe switch in
   /// the cluster graph, not an NVSwitch.
   std::string kind = "intra_node";
@@ -87,6 +91,28 @@ struct CollectiveTuning {
   double nvls_efficiency = 0.0;   ///< eta for NVLink SHARP (0: the switch cannot reduce)
   double latency = 0;             ///< alpha per algorithm step, seconds
   double nvls_latency = 25e-6;    ///< whole-operation latency of NVLS (NCCL models 25 us)
+};
+
+/// What NCCL's kernels pay beyond the tuner's latency and bandwidth (simulator/collectives/
+/// nccl_pipeline.hpp), and how the job launches them. Seconds; 0: not modelled.
+struct NcclKernelCosts {
+  /// Serialized cost of one Simple-protocol slice (spin on the peer's flag, two block barriers,
+  /// a system fence and the flag store: src/device/prims_simple.h genericOp/postPeer).
+  double simple_slice = 0;
+  /// ... of one LL128 block iteration (a warp's 1920 data bytes per 2 KiB line set, barrier,
+  /// __threadfence_system, post: src/device/prims_ll128.h).
+  double ll128_iteration = 0;
+  /// ... of one NVLS chunk through the scatter / multimem reduce-broadcast / gather groups
+  /// (src/device/all_reduce.h runNvls).
+  double nvls_chunk = 0;
+  /// Host time to enqueue one GPU's collective kernel (ncclGroupEnd's plan and launch).
+  double host_launch = 0;
+  /// GPUs one host thread launches for (nccl-tests -g N: N; torchrun/DDP: 1).
+  int gpus_per_process = 1;
+  /// Launched from a captured CUDA graph: no host enqueue per call.
+  bool cuda_graphs = false;
+  /// The NCCL release whose tuner constants and chunk sizes apply ("2.30.7").
+  std::string nccl_version = "2.30.7";
 };
 
 /// How collectives are costed: NCCL's own tuning model (presets), or the alpha-beta line of the
@@ -114,7 +140,8 @@ struct HardwareSpec {
   CollectiveTuning intra_tuning;  ///< NCCL-like behaviour inside a node
   CollectiveTuning inter_tuning;  ///< ... and across nodes
   CollectiveModel collective_model = CollectiveModel::kNccl;  ///< "collectives": {"model": ...}
-  std::string source;  ///< where the numbers come from (datasheets, nccl-tests row ids)
+  NcclKernelCosts nccl_kernel;  ///< "collectives": slice, iteration and launch costs, version
+  std::string source;           ///< where the numbers come from (datasheets, nccl-tests row ids)
   /// The calibration profile the spec was read from ("hardware.profile" or "preset":
   /// "this-machine"); null for presets and explicit keys. Its measured GEMM and collective
   /// tables refine what the fields above summarise (model/profile/profile.hpp).

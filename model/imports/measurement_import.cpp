@@ -59,7 +59,31 @@ std::optional<double> parse_number(const std::string& s) {
 
 // Launchers that tag each line: `mpirun --tag-output` ("[1,0]<stdout>:") and `srun --label`
 // ("0: "). A table row never starts with a word ending in ':', so neither can eat a row.
-std::string strip_launcher_tag(const std::string& line) {
+// OpenMPI's --tag-output prefix "[J,R]<stdout>:" also lands inside a row that nccl-tests
+// printed in several writes ("-1[1,0]<stdout>:    85.70"): each such tag becomes a space.
+std::string strip_inner_tags(std::string line) {
+  for (std::size_t at = line.find("]<std"); at != std::string::npos; at = line.find("]<std")) {
+    const std::size_t open = line.rfind('[', at);
+    const std::size_t colon = line.find(">:", at);
+    if (open == std::string::npos || colon == std::string::npos ||
+        line.find_first_not_of("0123456789,", open + 1) != at) {
+      break;
+    }
+    line.replace(open, colon + 2 - open, " ");
+  }
+  return line;
+}
+
+std::string strip_launcher_tag(const std::string& whole) {
+  std::string line = strip_inner_tags(whole);
+  // SkyPilot's "(head, rank=0, pid=3808) " before the MPI tag.
+  if (!line.empty() && line[0] == '(') {
+    const auto close = line.find(") ");
+    if (close != std::string::npos && line.compare(0, close, "(") != 0 &&
+        line.substr(0, close).find("rank=") != std::string::npos) {
+      line = line.substr(close + 2);
+    }
+  }
   std::size_t i = line.find_first_not_of(" \t");
   if (i == std::string::npos) return line;
   if (line[i] == '[') {
@@ -162,6 +186,14 @@ class NcclTestsLog {
         if (!t.empty()) comment(t, line);
         continue;
       }
+      // nccl-tests' own comment lines whose '#' a page renderer dropped (dstack's docs): the
+      // column header and the run's header lines.
+      static const std::set<std::string> kHeaderWords = {"size",  "(B)", "nThread", "Rank",
+                                                         "Using", "Avg", "Out",     "Collective"};
+      if (kHeaderWords.count(t[0]) && (t[0] != "size" || t.size() > 3)) {
+        comment(t, line);
+        continue;
+      }
       // A NCCL INFO line or other chatter between rows.
       if (!parse_number(t[0])) {
         const auto pos = line.find("NCCL version ");
@@ -187,7 +219,11 @@ class NcclTestsLog {
       const std::string inferred = infer_op(pending_, ranks, file_);
       for (PendingRow& r : pending_) b_.add(inferred, r.dtype, r.redop, std::move(r.row));
     }
-    return section(b_, ranks, nodes, version_, "nccl-tests log " + file_);
+    json s = section(b_, ranks, nodes, version_, "nccl-tests log " + file_);
+    // "# nThread T nGpus G": one thread launched G GPUs' kernels (-g G), which puts a host
+    // floor under small calls that a process per GPU (DDP) does not have.
+    if (gpus_ > 0) s["gpus_per_process"] = gpus_;
+    return s;
   }
 
  private:

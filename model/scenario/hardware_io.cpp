@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "model/error.hpp"
+#include "model/hardware/nccl_version.hpp"
 #include "model/paths.hpp"
 #include "model/profile/machine_match.hpp"
 #include "model/profile/profile.hpp"
@@ -61,6 +62,7 @@ LinkSpec parse_link(const json& o, bool nic, const std::string& file, const std:
       nic ? gbps_to_bytes_per_s(need_number(o, "bandwidth_gbps", file, p))
           : gbytes_per_s_to_bytes_per_s(need_number(o, "bandwidth_gbytes_per_s", file, p));
   l.latency = us_to_s(need_number(o, "latency_us", file, p));
+  if (nic) l.reported_latency = us_to_s(get_or<double>(o, "reported_latency_us", 0.0));
   return l;
 }
 
@@ -140,6 +142,25 @@ CollectiveTuning parse_tuning(const json& o, const std::string& pointer) {
   return c;
 }
 
+// NCCL's kernel costs, launch and release ("/hardware/collectives/...").
+NcclKernelCosts parse_nccl_kernel(const json& c, const std::string& file) {
+  const std::string p = "/hardware/collectives";
+  NcclKernelCosts k;
+  k.simple_slice = us_to_s(get_or_default<double>(c, p + "/simple_slice_us"));
+  k.ll128_iteration = us_to_s(get_or_default<double>(c, p + "/ll128_iteration_us"));
+  k.nvls_chunk = us_to_s(get_or_default<double>(c, p + "/nvls_chunk_us"));
+  k.host_launch = us_to_s(get_or_default<double>(c, p + "/host_launch_us"));
+  k.gpus_per_process = get_or_default<int>(c, p + "/gpus_per_process");
+  k.cuda_graphs = get_or_default<bool>(c, p + "/cuda_graphs");
+  k.nccl_version = get_or_default<std::string>(c, p + "/nccl_version");
+  if (!nccl_version_known(k.nccl_version)) {
+    throw InputError(file, p + "/nccl_version",
+                     "an NCCL release 2.18.0 .. 2.30.x written MAJOR.MINOR.PATCH (e.g. \"2.18.5\")",
+                     "\"" + k.nccl_version + "\"");
+  }
+  return k;
+}
+
 // The hardware section as one document: the profile it names (or this machine's) or the hardware
 // file, then the system, GPU and link presets, each with the keys beside it merged over it.
 struct MergedHardware {
@@ -163,10 +184,11 @@ MergedHardware merged_hardware(const json& section, const std::string& file,
   const bool this_machine =
       hw.contains("preset") && hw.at("preset").get<std::string>() == "this-machine";
   if (hw.contains("profile")) {
-    if (hw.contains("preset") || hw.contains("file")) {
-      throw InputError(
-          file, pointer + "/profile", "a profile alone (it replaces \"preset\" and \"file\")",
-          "a profile beside a " + std::string(hw.contains("file") ? "file" : "preset"));
+    if (hw.contains("file") || this_machine) {
+      throw InputError(file, pointer + "/profile",
+                       "a profile alone, or beside a system preset (a collectives-only profile)",
+                       std::string("a profile beside ") +
+                           (this_machine ? "\"preset\": \"this-machine\"" : "a file"));
     }
     profile_path = require_file(file, pointer + "/profile", hw.at("profile").get<std::string>());
   } else if (this_machine) {
@@ -177,6 +199,30 @@ MergedHardware merged_hardware(const json& section, const std::string& file,
     profile_path = find_this_machine_profile(file, pointer);
   }
   MergedHardware m;
+  if (!profile_path.empty() && hw.contains("preset") && !this_machine) {
+    // A profile beside a preset (an imported nccl-tests log of the user's own cluster): the
+    // preset is the machine; the profile's measured collective tables replace its collectives
+    // where the ranks match (analytic.cpp profile_collective_s). GEMMs would replace the GPU:
+    // a whole calibration profile stands alone.
+    m.profile = std::make_shared<const Profile>(Profile::load(profile_path));
+    if (!m.profile->gemms().empty() || !m.profile->document().contains("collectives")) {
+      throw InputError(file, pointer + "/profile",
+                       "a profile holding collectives only beside \"preset\" (ddpsim-calibrate "
+                       "import nccl-tests LOG); a calibration profile with GEMMs stands alone",
+                       m.profile->gemms().empty() ? "no collectives in " + profile_path
+                                                  : "GEMMs in " + profile_path);
+    }
+    const json& coll = m.profile->document().at("collectives");
+    if (coll.value("gpus_per_process", 1) > 1) {
+      m.warnings.push_back(
+          profile_path + ": measured with one thread driving " +
+          std::to_string(coll.value("gpus_per_process", 1)) +
+          " GPUs (nccl-tests -g): its calls below ~1 MiB carry that many host launches, which a "
+          "process per GPU (DDP, FSDP) does not pay");
+    }
+    hw.erase("profile");
+    profile_path.clear();
+  }
   if (!profile_path.empty()) {
     m.profile = std::make_shared<const Profile>(Profile::load(profile_path));
     m.warnings = check_machine(*m.profile, this_machine);
@@ -371,6 +417,7 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
       get_or_default<std::string>(coll, "/hardware/collectives/model") == "alpha_beta"
           ? CollectiveModel::kAlphaBeta
           : CollectiveModel::kNccl;
+  s.nccl_kernel = parse_nccl_kernel(coll, file);
   s.profile = std::move(merged.profile);
   s.warnings = std::move(merged.warnings);
   return s;

@@ -30,7 +30,15 @@ void add_link_keys(std::vector<KeySpec>& t, const std::string& p, bool nic) {
     t.push_back(number(p + "/bandwidth_gbps", "Gbit/s", nullptr, 1e-6, false,
                        "rate of one NIC in one direction (10^9 bit/s)", 1e9));
     t.push_back(integer(p + "/nics_per_node", "NICs", nullptr, 1,
-                        "NICs per node used by the collectives (multi-rail)", 1024));
+                        "NICs per node used by the collectives (multi-rail); more than one per "
+                        "GPU are merged into one NCCL device per GPU (aws-ofi-nccl rails, "
+                        "NCCL_IB_MERGE_NICS)",
+                        1024));
+    t.push_back(number(p + "/reported_latency_us", "us", 0.0, 0, false,
+                       "latency the network plugin reports to NCCL (aws-ofi-nccl: 75 on p4d/p5, "
+                       "35 on p5en/p6; IB, RoCE: 0): NCCL's tuner adds it per inter-node step "
+                       "(twice with Simple) when it chooses an algorithm; times use latency_us",
+                       1e6));
   } else {
     t.push_back(number(p + "/bandwidth_gbytes_per_s", "GB/s", nullptr, 1e-6, false,
                        "rate per GPU in one direction (10^9 byte/s); vendor bidirectional "
@@ -188,6 +196,28 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
                   "below give the achievable link fractions and NVLS efficiency); alpha_beta: one "
                   "line per algorithm from these constants (a measured or hand-described "
                   "machine; calibration profiles)"));
+  t.push_back(number(h + "/collectives/simple_slice_us", "us", 0.0, 0, false,
+                     "serialized cost of one Simple-protocol slice in NCCL's kernel (peer flag "
+                     "spin, two barriers, system fence, flag store; 0: not modelled)",
+                     1e6));
+  t.push_back(number(h + "/collectives/ll128_iteration_us", "us", 0.0, 0, false,
+                     "serialized cost of one LL128 block iteration (0: not modelled)", 1e6));
+  t.push_back(number(h + "/collectives/nvls_chunk_us", "us", 0.0, 0, false,
+                     "serialized cost of one NVLS chunk per channel (0: not modelled)", 1e6));
+  t.push_back(number(h + "/collectives/host_launch_us", "us", 0.0, 0, false,
+                     "host time to enqueue one GPU's collective kernel; a call takes at least "
+                     "gpus_per_process of them unless cuda_graphs (0: not modelled)",
+                     1e6));
+  t.push_back(integer(h + "/collectives/gpus_per_process", "GPUs", 1, 1,
+                      "GPUs one host thread launches collectives for (nccl-tests -g N; "
+                      "torchrun and DDP: 1)",
+                      1024));
+  t.push_back(boolean(h + "/collectives/cuda_graphs", false,
+                      "collectives launched from a captured CUDA graph (nccl-tests -G; no host "
+                      "enqueue per call)"));
+  t.push_back(
+      pattern_str(h + "/collectives/nccl_version", "2.30.7", "^2\\.[0-9]+\\.[0-9]+$",
+                  "NCCL release whose tuner constants and chunk sizes apply (2.18.0 .. 2.30.x)"));
   add_tuning_keys(t, h + "/collectives/intra_node", 3.4);
   add_tuning_keys(t, h + "/collectives/inter_node", 14.0);
   t.push_back(array(h + "/collectives/fitted_from", 0,

@@ -235,8 +235,19 @@ Scenario load_scenario(const std::string& path) {
 
 void use_profile_as_hardware(nlohmann::json& doc, const std::string& profile_path) {
   const std::string abs = std::filesystem::absolute(profile_path).lexically_normal().string();
+  const Profile p = Profile::load(abs);
+  // A collectives-only profile (an imported nccl-tests log of the user's cluster) sits beside
+  // the scenario's system preset and replaces only its collectives.
+  const bool collectives_only =
+      p.gemms().empty() && p.layer_times().empty() && p.document().contains("collectives");
+  if (collectives_only && doc.contains("hardware") && doc.at("hardware").is_object() &&
+      doc.at("hardware").contains("preset") &&
+      doc.at("hardware").at("preset") != nlohmann::json("this-machine")) {
+    doc["hardware"]["profile"] = abs;
+    return;
+  }
   doc["hardware"] = {{"profile", abs}};
-  if (Profile::load(abs).ranks() < 2) {
+  if (p.ranks() < 2) {
     doc["hardware"]["intra_node"] = {{"name", "none (one-rank profile)"},
                                      {"kind", "intra_node"},
                                      {"bandwidth_gbytes_per_s", 1.0},

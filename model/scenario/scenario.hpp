@@ -291,7 +291,9 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 /// Scenario document `doc` with the calibration profile at `profile_path` as its hardware: the
 /// one way a measured profile enters a prediction from the command line (`ddpsim predict
 /// --profile`, `ddpsim plan --profile`, `ddpsim validate`). "hardware" becomes {"profile":
-/// the absolute path}; a one-rank profile, which measured no links, gets stand-in links.
+/// the absolute path}; a one-rank profile, which measured no links, gets stand-in links. A
+/// profile of collectives only (`ddpsim-calibrate import nccl-tests LOG`) joins a scenario's
+/// system preset instead ({"preset": ..., "profile": path}): it replaces only the collectives.
 void use_profile_as_hardware(nlohmann::json& doc, const std::string& profile_path);
 /// load_scenario with use_profile_as_hardware (an empty `profile_path`: load_scenario).
 Scenario load_scenario(const std::string& path, const std::string& profile_path);

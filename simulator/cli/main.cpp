@@ -158,44 +158,71 @@ double parse_size(const std::string& text, const char* option) {
   return bytes;
 }
 
-int run_collective(const std::string& hardware, int gpus, const std::string& op,
-                   const std::string& min_b, const std::string& max_b, const std::string& algo) {
-  const double lo = parse_size(min_b, "--min-bytes");
-  const double hi = parse_size(max_b, "--max-bytes");
+// `ddpsim collective`'s switches: the system, the sweep and how NCCL is run.
+struct CollectiveOptions {
+  std::string hw = "dgx-h100", op = "all_reduce", min_b = "8", max_b = "1G", algo = "auto",
+              proto = "auto", launch = "process", nccl_version;
+  int gpus = 8;
+  std::optional<int> gpus_per_process;
+  bool graphs = false;
+};
+
+int run_collective(const CollectiveOptions& o) {
+  const double lo = parse_size(o.min_b, "--min-bytes");
+  const double hi = parse_size(o.max_b, "--max-bytes");
   if (lo > hi) {
-    throw Error("--min-bytes (" + min_b + ") must not exceed --max-bytes (" + max_b + ")");
+    throw Error("--min-bytes (" + o.min_b + ") must not exceed --max-bytes (" + o.max_b + ")");
   }
   json section;
-  if (!hardware.empty() && hardware.front() == '{') {
+  if (!o.hw.empty() && o.hw.front() == '{') {
     try {
-      section = json::parse(hardware);
+      section = json::parse(o.hw);
     } catch (const json::exception&) {
       throw Error(
           "--hardware: expected a preset name or a JSON hardware section, got invalid JSON");
     }
   } else {
-    section = {{"preset", hardware}};
+    section = {{"preset", o.hw}};
   }
+  if (!section.is_object()) throw Error("--hardware: expected a preset name or a JSON object");
+  // How the collectives are launched and which NCCL runs them: keys of the hardware section.
+  if (!o.nccl_version.empty()) section["collectives"]["nccl_version"] = o.nccl_version;
+  if (o.graphs) section["collectives"]["cuda_graphs"] = true;
   json doc = {{"model", {{"mlp", {{"widths", {1, 1}}}}}},
               {"hardware", section},
-              {"cluster", {{"gpus", gpus}}},
+              {"cluster", {{"gpus", o.gpus}}},
               {"training", {{"per_gpu_batch", 1}}},
-              {"parallelism", {{"algorithm", algo}}}};
-  const model::Scenario s = model::parse_scenario(doc, "<command line>");
+              {"parallelism", {{"algorithm", o.algo}}}};
+  model::Scenario s = model::parse_scenario(doc, "<command line>");
+  // nccl-tests -g N: one thread drives every GPU of its node (or --gpus-per-process of them).
+  if (o.gpus_per_process) {
+    s.hardware.nccl_kernel.gpus_per_process = *o.gpus_per_process;
+  } else if (o.launch == "threads") {
+    s.hardware.nccl_kernel.gpus_per_process = std::min(o.gpus, s.hardware.gpus_per_node);
+  }
   const auto bw = model::Topology(s.hardware, s.cluster.gpus).bandwidths();
   model::CollectiveOp c = model::CollectiveOp::kAllReduce;
-  if (op == "reduce_scatter") c = model::CollectiveOp::kReduceScatter;
-  if (op == "all_gather") c = model::CollectiveOp::kAllGather;
-  if (op == "broadcast") c = model::CollectiveOp::kBroadcast;
-  std::printf("# %s on %d x %s (%s), %d node(s), model prediction\n", op.c_str(), gpus,
+  if (o.op == "reduce_scatter") c = model::CollectiveOp::kReduceScatter;
+  if (o.op == "all_gather") c = model::CollectiveOp::kAllGather;
+  if (o.op == "broadcast") c = model::CollectiveOp::kBroadcast;
+  model::CollectiveProtocol proto = model::CollectiveProtocol::kAuto;
+  if (o.proto == "ll") proto = model::CollectiveProtocol::kLL;
+  if (o.proto == "ll128") proto = model::CollectiveProtocol::kLL128;
+  if (o.proto == "simple") proto = model::CollectiveProtocol::kSimple;
+  const model::NcclKernelCosts& k = s.hardware.nccl_kernel;
+  std::printf("# %s on %d x %s (%s), %d node(s), model prediction\n", o.op.c_str(), o.gpus,
               s.hardware.gpu.name.c_str(), s.hardware.name.c_str(), bw.nodes);
-  std::printf("# %12s %12s %8s %13s %8s %8s %10s %8s %8s\n", "size(B)", "count", "type",
-              "algorithm", "protocol", "channels", "time(us)", "algbw", "busbw");
+  std::printf("# NCCL %s, %d GPU(s) per launching thread%s, algorithm %s, protocol %s\n",
+              k.nccl_version.c_str(), k.gpus_per_process, k.cuda_graphs ? ", CUDA graphs" : "",
+              o.algo.c_str(), o.proto.c_str());
+  std::printf("# %12s %12s %8s %13s %8s %8s %10s %10s %8s %8s\n", "size(B)", "count", "type",
+              "algorithm", "protocol", "channels", "chunk(B)", "time(us)", "algbw", "busbw");
   for (double b = lo; b <= hi; b *= 2) {
-    const auto cost = sim::collective_cost(c, bw, s.hardware, b, s.parallelism.algorithm);
-    std::printf("  %12.0f %12.0f %8s %13s %8s %8d %10.2f %8.2f %8.2f\n", b, b / 4, "float",
+    const auto cost = sim::collective_cost(c, bw, s.hardware, b, s.parallelism.algorithm, proto);
+    std::printf("  %12.0f %12.0f %8s %13s %8s %8d %10.0f %10.2f %8.2f %8.2f\n", b, b / 4, "float",
                 model::algorithm_name(cost.algorithm), model::protocol_name(cost.protocol),
-                cost.channels, cost.time_s * 1e6, cost.algbw_gbytes_per_s, cost.busbw_gbytes_per_s);
+                cost.channels, cost.chunk_bytes, cost.time_s * 1e6, cost.algbw_gbytes_per_s,
+                cost.busbw_gbytes_per_s);
   }
   return 0;
 }
@@ -393,11 +420,7 @@ Verb add_schema(CLI::App& app) {
 }
 
 Verb add_collective(CLI::App& app) {
-  struct Options {
-    std::string hw = "dgx-h100", op = "all_reduce", min_b = "8", max_b = "1G", algo = "auto";
-    int gpus = 8;
-  };
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<CollectiveOptions>();
   auto* c = app.add_subcommand("collective", "nccl-tests-style table of modelled collectives");
   c->add_option("--hardware", o->hw, "system preset name or a JSON hardware section");
   c->add_option("--gpus", o->gpus, "ranks")->check(CLI::Range(1, 10000000));
@@ -405,8 +428,21 @@ Verb add_collective(CLI::App& app) {
       ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast"}));
   c->add_option("--min-bytes", o->min_b, "smallest size (8, 64K, 32M, 8G)");
   c->add_option("--max-bytes", o->max_b, "largest size");
-  c->add_option("--algorithm", o->algo, "auto | ring | tree | hierarchical | nvls");
-  return {c, [o] { return run_collective(o->hw, o->gpus, o->op, o->min_b, o->max_b, o->algo); }};
+  c->add_option("--algorithm,--algo", o->algo,
+                "auto | ring | tree | hierarchical | nvls | nvls_tree (NCCL_ALGO)");
+  c->add_option("--proto", o->proto, "auto | ll | ll128 | simple (NCCL_PROTO)")
+      ->check(CLI::IsMember({"auto", "ll", "ll128", "simple"}));
+  c->add_option("--nccl-version", o->nccl_version,
+                "NCCL release whose constants apply (2.18.0 .. 2.30.x; default the preset's)");
+  c->add_option("--launch", o->launch,
+                "process (one process per GPU: torchrun, DDP, nccl-tests -g 1) | threads (one "
+                "thread drives the node's GPUs: nccl-tests -g N)")
+      ->check(CLI::IsMember({"process", "threads"}));
+  c->add_option("--gpus-per-process", o->gpus_per_process,
+                "GPUs one launching thread drives (nccl-tests -g N)")
+      ->check(CLI::Range(1, 1024));
+  c->add_flag("--graphs", o->graphs, "launched from a CUDA graph (nccl-tests -G)");
+  return {c, [o] { return run_collective(*o); }};
 }
 
 Verb add_import(CLI::App& app) {

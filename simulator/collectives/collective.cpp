@@ -47,6 +47,8 @@ CollectiveCost collective_cost(CollectiveOp c, const model::CollectiveBandwidths
     out.algorithm = plan->algorithm;
     out.protocol = plan->protocol;
     out.channels = plan->channels;
+    out.chunk_bytes = plan->kernel.chunk_bytes;
+    out.host_s = plan->kernel.host_s;
   }
   out.algbw_gbytes_per_s = bytes / out.time_s / 1e9;
   out.busbw_gbytes_per_s = out.algbw_gbytes_per_s * model::busbw_factor(c, bw.gpus);

@@ -33,7 +33,9 @@ struct CollectiveCost {
   double busbw_gbytes_per_s = 0;  ///< algbw * bus factor
   model::CollectiveAlgorithm algorithm = model::CollectiveAlgorithm::kRing;
   model::CollectiveProtocol protocol = model::CollectiveProtocol::kSimple;  ///< NCCL's protocol
-  int channels = 1;  ///< channels (CUDA blocks) the call runs on
+  int channels = 1;        ///< channels (CUDA blocks) the call runs on
+  double chunk_bytes = 0;  ///< NCCL: bytes per primitive (ring) or per chunk (NVLS, tree)
+  double host_s = 0;       ///< NCCL: host enqueue per call (the call takes at least this)
 };
 
 /// Cost of `c` on `bytes` over all GPUs of `bw`. A single rank costs nothing. kAuto weighs what

@@ -11,9 +11,13 @@
 #include <vector>
 
 #include "model/error.hpp"
+#include "model/hardware/nccl_version.hpp"
+#include "simulator/collectives/detail/nccl_versions.hpp"
+#include "simulator/collectives/nccl_pipeline.hpp"
 
 // Every constant below is NVIDIA/nccl v2.30.7 (commit 5067397c2676d5aed50042fc39e5c8ee96eb0027),
-// cited as file:line at that commit. The code is ddpsim's own, written from the formulas.
+// cited as file:line at that commit; the tuner's per-release tables are detail/nccl_versions.hpp.
+// The code is ddpsim's own, written from the formulas.
 
 namespace ddpsim::sim {
 
@@ -30,38 +34,7 @@ enum Proto { kLL = 0, kLL128 = 1, kSimple = 2, kProtos = 3 };
 constexpr std::size_t kTunedEntries = std::size_t{kAlgos} * std::size_t{kProtos};
 enum Hw { kNvlink = 0, kPci = 1, kNet = 2 };
 
-// tuning.cc:150-155 baseLatencies (us), per algorithm x {LL, LL128, Simple}.
-constexpr double kBaseLat[kAlgos][kProtos] = {
-    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}};
-// tuning.cc:157-176 hwLatencies (us) [NVLINK, PCI, NET][algorithm][protocol].
-constexpr double kHwLat[3][kAlgos][kProtos] = {
-    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}},
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 0}, {0, 0, 0}},
-    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}}};
-// tuning.cc:178-183 llMaxBws (GB/s) [GPU arch on one node / CPU vendor across nodes][1, 2, >2
-// nodes]; row 0 is also Intel CPUs, which ddpsim assumes across nodes (tuning.cc:269-271).
-constexpr double kLlMaxBw[4][3] = {
-    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
-// tuning.cc:184-211 per-channel caps (GB/s) [arch][1, 2, >2 nodes].
-constexpr double kPerChRingLL128[4][3] = {
-    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
-constexpr double kPerChTreeLL128[4][3] = {
-    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
-constexpr double kPerChTree[4][3] = {
-    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
-constexpr double kPerChNvlsTree[4][3] = {
-    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
-// tuning.cc:623-627 treeCorrectionFactor[protocol][log2(bytes/64)], 64 B .. 256 MiB.
-constexpr double kTreeCorrection[kProtos][24] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
-     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
-     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
-     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
-// tuning.cc:228-233: network post overhead, x86 Intel (ddpsim's assumption) 1 us; x3 for Simple
-// (tuning.cc:408).
-constexpr double kNetOverheadUs = 1.0;
+// The tuner's tables and refinements per release: detail/nccl_versions.hpp (NcclSystem::version).
 // search.cc:1051-1067 speed arrays (GB/s per channel) the topology search steps through: one
 // node (intra) and several (inter), per generation (Volta/Ampere share the first).
 const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
@@ -142,6 +115,11 @@ double raise_to(const std::vector<double>& arr, double from, double limit, doubl
 
 NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw) {
   NcclSystem s;
+  const auto version = model::parse_nccl_version(hw.nccl_kernel.nccl_version);
+  s.version = version
+                  ? detail::nccl_version_constants(version->major, version->minor, version->patch)
+                  : nullptr;
+  if (!s.version) s.version = &detail::kNccl2_30_7;
   const double cc = hw.gpu.compute_capability;
   // tuning.cc:263-266 compCapIndex.
   s.arch = cc >= 10.0 ? 3 : cc >= 9.0 ? 2 : cc >= 8.0 ? 1 : 0;
@@ -149,6 +127,8 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
   s.nodes = bw.nodes;
   s.ppn = static_cast<double>(bw.gpus) / bw.nodes;
   s.nvlink = hw.intra_node.kind != "pcie";
+  s.net_reported_us = hw.inter_node.reported_latency * 1e6;
+  s.net_physical_us = hw.inter_node.latency * 1e6;
   const bool multi = bw.nodes > 1;
   // Per-GPU intra-node rate as NCCL's topology holds it (GB/s): the cluster graph's per-GPU
   // fabric rate times the preset's achievable fraction (NCCL's own per-link NVLink figure,
@@ -160,7 +140,11 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
   } else {
     // Each ring channel leaves and enters a node through one NIC (multi-rail); the cluster
     // graph's cut bound (oversubscribed spines, PCIe) caps the channels x speed it carries.
-    const double nic = hw.inter_node.bandwidth * hw.inter_tuning.ring_efficiency / 1e9;
+    // Several NICs per GPU reach NCCL as one device of their summed speed (aws-ofi-nccl
+    // nccl_ofi_rdma.cpp:410-413 rails; NCCL's IB plugin merges ports, net_ib/init.cc:197-239).
+    const double per_gpu =
+        std::max(1.0, std::floor(static_cast<double>(hw.nics_per_node) / bw.gpus_per_node));
+    const double nic = per_gpu * hw.inter_node.bandwidth * hw.inter_tuning.ring_efficiency / 1e9;
     const int nics = std::max(1, std::min(hw.nics_per_node, bw.gpus_per_node));
     const double cut = bw.ring_bus * hw.inter_tuning.ring_efficiency / 1e9;
     // Inside a node a channel's traffic crosses the NVLinks of all GPUs but the one that sends
@@ -182,7 +166,7 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
   // one head per GPU of the node; in one node all heads are forced (min = max channels).
   s.nvls_efficiency = hw.intra_tuning.nvls_efficiency;
   if (s.arch >= 2 && hw.intra_node_switched && s.nvlink && s.nvls_efficiency > 0 &&
-      bw.nvls_bus > 0 && bw.gpus_per_node >= 2) {
+      bw.nvls_bus > 0 && bw.gpus_per_node >= std::max(2, s.version->nvls_min_local_gpus)) {
     const int ch = std::min(kMaxSearchChannels, bw.gpus_per_node);
     double bi = arr.back();
     for (double v : arr) {
@@ -195,7 +179,9 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
     if (!multi) {
       be = raise_to(arr, bi, 2 * bi, std::numeric_limits<double>::infinity());
     } else {
-      const double nic = hw.inter_node.bandwidth * hw.inter_tuning.ring_efficiency / 1e9;
+      const double per_gpu =
+          std::max(1.0, std::floor(static_cast<double>(hw.nics_per_node) / bw.gpus_per_node));
+      const double nic = per_gpu * hw.inter_node.bandwidth * hw.inter_tuning.ring_efficiency / 1e9;
       be = arr.back();
       for (double v : arr) {
         if (v <= nic) {
@@ -219,8 +205,11 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
 namespace {
 
 struct Entry {
-  double bw = 0;   // GB/s, algorithm bandwidth as NCCL stores it (0: not available)
-  double lat = 0;  // us
+  double bw = 0;        // GB/s, algorithm bandwidth as NCCL stores it (0: not available)
+  double lat = 0;       // us, as the tuner ranks it
+  double lat_time = 0;  // us, the same with the network's physical per-hop latency
+  double base = 0;      // us, the per-call part of lat (baseLat; NVLS: all of it)
+  double step = 0;      // us, the per-step hop part of lat_time, averaged over the ring's steps
 };
 
 bool all_reduce(CollectiveOp op) { return op == CollectiveOp::kAllReduce; }
@@ -242,78 +231,126 @@ Entry tune(const NcclSystem& s, CollectiveOp op, int a, int p) {
   if (p == kLL128 && !s.nvlink) return e;
   const NcclGraph& g = a == kTree ? s.tree : (a == kNvls || a == kNvlsTree) ? s.nvls : s.ring;
   if (g.channels == 0) return e;
+  const detail::NcclVersionConstants& v = *s.version;
   const int nsteps = all_reduce(op) ? 2 * (s.ranks - 1) : ag_rs(op) ? s.ranks - 1 : s.ranks;
   const int i2 = s.nodes <= 2 ? s.nodes - 1 : 2;
   const double nch = g.channels;
   double bw = s.nodes <= 2 ? g.bw_intra : g.bw_inter;
   if (a == kNvls || a == kNvlsTree) {
     if (g.channels < 2) return e;  // tuning.cc:309
-    double intra_bw = g.bw_intra * s.nvls_efficiency * (nch - 1) / nch;
-    intra_bw *= all_reduce(op) ? 2.0 : (s.ppn - 1) / s.ppn;
-    const double inter_bw = g.bw_inter * (s.nodes <= 2 && a == kNvlsTree ? 2 : 1);
-    bw = std::min(intra_bw, inter_bw);
-    if (a == kNvlsTree) bw = std::min(bw, kPerChNvlsTree[s.arch][i2]);
+    if (v.nvls_bw_model >= 3) {
+      double intra_bw = g.bw_intra * s.nvls_efficiency * (nch - 1) / nch;
+      intra_bw *= all_reduce(op) ? 2.0 : (s.ppn - 1) / s.ppn;
+      const double inter_bw = g.bw_inter * (s.nodes <= 2 && a == kNvlsTree ? 2 : 1);
+      bw = std::min(intra_bw, inter_bw);
+      if (a == kNvlsTree) bw = std::min(bw, v.per_ch_nvls_tree[s.arch][i2]);
+    } else if (v.nvls_bw_model == 0) {
+      // 2.18 (tuning.cc:197 @v2.18.5-1): the graph's rate; NVLS_TREE x coef x n / (2(n-1)).
+      bw = s.nodes <= 2 ? g.bw_intra : g.bw_inter;
+      bw *= a == kNvls ? v.nvls_ratio : v.nvls_tree_ratio_coef * s.ranks / (2.0 * (s.ranks - 1));
+    } else {
+      // 2.19-2.27: min(bwIntra, bwInter) (NVLS_TREE: bwInter / 2 beyond two nodes) x 5/6.
+      const double inter = a == kNvlsTree && s.nodes > 2 ? g.bw_inter / 2 : g.bw_inter;
+      bw = std::min(g.bw_intra, inter) * v.nvls_ratio;
+    }
   }
   double bus = nch * bw;
   // tuning.cc:327-337, the per-protocol refinements.
-  const double ll_max = kLlMaxBw[s.nodes == 1 ? s.arch : 0][i2];
-  if (a == kRing && p == kLL) bus = std::min(ll_max, bus * 0.5);
-  if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, nch * kPerChRingLL128[s.arch][i2]);
-  if (a == kTree && all_reduce(op)) bus = std::min(bus * 0.92, nch * kPerChTree[s.arch][i2]);
-  if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max);
+  // The release's refinements (detail/nccl_versions.hpp; 2.30.7: tuning.cc:327-337).
+  const double ll_max = v.ll_max_bw[s.nodes == 1 ? s.arch : 0][i2];
+  if (a == kRing && p == kLL) {
+    const bool wide = all_reduce(op) || op == CollectiveOp::kReduce || s.nodes > 1;
+    bus = std::min(ll_max, bus * (wide ? v.ring_ll_mult : v.ring_ll_mult_other));
+  }
+  if (a == kRing && p == kLL128) {
+    const double f = s.ppn < 2 ? v.ring_ll128_mult_ppn1 : v.ring_ll128_mult;
+    bus = std::min(bus * f, nch * v.per_ch_ring_ll128[s.arch][i2]);
+  }
+  if (a == kTree && all_reduce(op)) {
+    bus = std::min(bus * v.tree_mult, nch * v.per_ch_tree[s.arch][i2]);
+  }
+  if (a == kTree && p == kLL) bus = std::min(bus / v.tree_ll_div, ll_max);
   if (a == kTree && p == kLL128) {
-    bus = std::min(bus * (s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                   nch * kPerChTreeLL128[s.arch][i2]);
+    bus = std::min(bus * (s.nodes == 1 ? v.tree_ll128_mult_1node : v.tree_ll128_mult_multi),
+                   nch * v.per_ch_tree_ll128[s.arch][i2]);
   }
   // tuning.cc:377-382: bus to algorithm bandwidth (not for NVLS all-gather/reduce-scatter).
   if (!(a != kRing && ag_rs(op))) {
-    bus *= (a == kTree) ? 0.5 : static_cast<double>(s.ranks) / nsteps;
+    double ratio = (a == kTree) ? 0.5 : static_cast<double>(s.ranks) / nsteps;
+    if ((a == kNvls || a == kNvlsTree) && v.nvls_bw_model < 3) ratio = 1;  // applied above
+    bus *= ratio;
   }
   e.bw = bus;
   // tuning.cc:384-435, latencies.
   const int intra_hw = s.nvlink ? kNvlink : kPci;
-  double lat = kBaseLat[a][p];
-  double intra_lat = kHwLat[intra_hw][a][p];
-  const double inter_lat = kHwLat[kNet][s.ppn == 1 ? kTree : a][p];  // graph latencyInter 0
+  double lat = v.base_lat[a][p];
+  double intra_lat = v.hw_lat[intra_hw][a][p];
+  const int inter_a = s.ppn == 1 && v.inter_lat_tree_if_ppn1 ? kTree : a;
+  // tuning.cc:386-391: the plugin's reported latency (graph latencyInter) joins every network
+  // step, twice with Simple ("flush"). The time charges the NIC's physical latency instead.
+  const double reported = s.nodes > 1 ? s.net_reported_us * (p == kSimple ? 2 : 1) : 0.0;
+  const double inter_lat = v.hw_lat[kNet][inter_a][p] + reported;
+  const double inter_time = std::max(v.hw_lat[kNet][inter_a][p], s.net_physical_us);
+  double net_steps = 0;
   const int log_nodes = log2i(s.nodes);
   if (a == kRing) {
     if (bcast_reduce) {
-      lat += kHwLat[s.nodes == 1 ? intra_hw : kNet][a][p];  // sameChannels rings
+      lat += v.hw_lat[s.nodes == 1 ? intra_hw : kNet][a][p];  // sameChannels rings
     } else {
-      const double overhead = s.nodes > 1 ? kNetOverheadUs * (p == kSimple ? 3 : 1) : 0.0;
+      const double overhead =
+          s.nodes > 1 ? v.net_overhead_intel_us * (p == kSimple ? v.net_overhead_simple_mult : 1)
+                      : 0.0;
       intra_lat = std::max(intra_lat, overhead);
-      const int n_inter = s.nodes == 1 ? 0 : all_reduce(op) ? 2 * (s.nodes - 1) : s.nodes - 1;
+      const int ar_inter = v.ring_inter_steps_2n ? 2 * s.nodes : 2 * (s.nodes - 1);
+      const int n_inter = s.nodes == 1 ? 0 : all_reduce(op) ? ar_inter : s.nodes - 1;
       lat += (nsteps - n_inter) * intra_lat + n_inter * inter_lat;
+      net_steps = n_inter;
     }
   } else if (a == kTree) {
     lat += 2 * ((s.ppn - 1) * intra_lat + log_nodes * inter_lat);
+    net_steps = 2 * log_nodes;
+  } else if (v.nvls_lat_model == 0) {
+    // 2.18 (tuning.cc @v2.18.5-1): NVLS base + one network hop; NVLS_TREE 2(n-1) of them.
+    net_steps = a == kNvls ? (s.nodes > 1 ? 1 : 0) : 2 * (s.nodes - 1);
+    lat += net_steps * inter_lat;
   } else if (a == kNvls) {
     lat = intra_lat + (s.nodes > 1 ? inter_lat : 0.0);
+    net_steps = s.nodes > 1 ? 1 : 0;
   } else {
     lat += intra_lat + 2 * log_nodes * inter_lat;
+    net_steps = 2 * log_nodes;
   }
   e.lat = lat;
+  e.lat_time = lat - net_steps * (inter_lat - inter_time);
+  e.base = a == kNvls ? e.lat_time : v.base_lat[a][p];
+  if (a == kRing && !bcast_reduce && nsteps > 0) e.step = (e.lat_time - e.base) / nsteps;
+  if (a == kRing && bcast_reduce) e.step = e.lat_time - e.base;
   return e;
 }
 
 // tuning.cc:630-655 ncclTopoGetAlgoTime with one operation per call (numPipeOps 1), and
-// bandwidth scaled by the fraction of the channels that run (`run_fraction`).
+// bandwidth scaled by the fraction of the channels that run (`run_fraction`); `bandwidth_us`
+// receives the bytes / bandwidth part.
 double algo_time_us(const NcclSystem& s, CollectiveOp op, int a, int p, const Entry& e,
-                    double bytes, double run_fraction) {
+                    double bytes, double run_fraction, double* bandwidth_us = nullptr) {
   double bw = e.bw;
   double lat = e.lat;
   const int log_size = log2i(std::floor(bytes / 64));
+  const detail::NcclVersionConstants& v = *s.version;
   if (a == kTree && all_reduce(op) && log_size >= 0 && log_size < 23) {
-    bw *= kTreeCorrection[p][log_size];
+    bw *= v.tree_correction[p][log_size];
   }
-  if (a == kNvlsTree && all_reduce(op) && log_size >= 0 && log_size < 24 && s.arch >= 3) {
-    bw *= kTreeCorrection[p][log_size];
+  if (a == kNvlsTree && all_reduce(op) && log_size >= 0 && log_size < 24 && s.arch >= 3 &&
+      v.nvls_tree_correction_sm100) {
+    bw *= v.tree_correction[p][log_size];
   }
   if (a == kRing && p == kSimple && s.nodes > 1 && all_reduce(op) &&
       bytes / (s.comm_channels * s.ranks) >= 64) {
-    lat *= s.arch < 1 ? 1.9 : 1.4;  // "plateau effect of ring"
+    lat *= s.arch < 1 ? v.plateau_mult_pre_ampere : v.plateau_mult;  // "plateau effect of ring"
   }
-  return lat + bytes / (1000.0 * bw * run_fraction);
+  const double transfer = bytes / (1000.0 * bw * run_fraction);
+  if (bandwidth_us) *bandwidth_us = transfer;
+  return lat + transfer;
 }
 
 // enqueue.cc:2070-2105 (with tuning.cc:244-257 maxThreads and 588-595 thresholds): the channels
@@ -358,6 +395,8 @@ struct SystemKey {
   double intra_bus = 0, nvls_bus = 0, ring_bus = 0, inter_bw = 0;
   double cc = 0, intra_eff = 0, inter_eff = 0, nvls_eff = 0;
   bool pcie = false, switched = false;
+  std::string version;
+  double net_latency = 0, net_reported = 0;
   bool operator==(const SystemKey&) const = default;
 };
 
@@ -385,7 +424,10 @@ CachedSystem& cached_system(const model::CollectiveBandwidths& bw, const model::
                       hw.inter_tuning.ring_efficiency,
                       hw.intra_tuning.nvls_efficiency,
                       hw.intra_node.kind == "pcie",
-                      hw.intra_node_switched};
+                      hw.intra_node_switched,
+                      hw.nccl_kernel.nccl_version,
+                      hw.inter_node.latency,
+                      hw.inter_node.reported_latency};
   thread_local std::optional<CachedSystem> last;
   if (!last || !(last->key == key)) last.emplace(CachedSystem{key, nccl_system(bw, hw), {}, {}});
   return *last;
@@ -415,9 +457,10 @@ std::optional<NcclPlan> nccl_plan(CollectiveOp op, const model::CollectiveBandwi
   const NcclSystem& s = cached.system;
   const auto& table = tuned(cached, op);
   const int only_a = algorithm == CollectiveAlgorithm::kAuto ? -1 : algo_index(algorithm);
-  std::optional<NcclPlan> best;
   // enqueue.cc:2035-2044: the lowest modelled time wins; ties keep the earlier (algorithm,
   // protocol) in NCCL's order.
+  int best_a = -1, best_p = -1;
+  double best_us = 0;
   for (int a = 0; a < kAlgos; ++a) {
     if (only_a >= 0 && a != only_a) continue;
     for (int p = 0; p < kProtos; ++p) {
@@ -425,18 +468,40 @@ std::optional<NcclPlan> nccl_plan(CollectiveOp op, const model::CollectiveBandwi
       const Entry& e = table[static_cast<std::size_t>(a * kProtos + p)];
       if (e.bw <= 0) continue;
       const double model_us = algo_time_us(s, op, a, p, e, bytes, 1.0);
-      if (best && model_us >= best->model_time_s * 1e6) continue;
-      NcclPlan plan;
-      plan.algorithm = kAlgoOf[a];
-      plan.protocol = kProtoOf[p];
-      plan.model_time_s = model_us * 1e-6;
-      plan.channels = run_channels(s, a, p, bytes);
-      const double full = (a == kNvls || a == kNvlsTree) ? plan.channels : s.comm_channels;
-      plan.time_s = algo_time_us(s, op, a, p, e, bytes, plan.channels / full) * 1e-6;
-      best = plan;
+      if (best_a >= 0 && model_us >= best_us) continue;
+      best_a = a;
+      best_p = p;
+      best_us = model_us;
     }
   }
-  return best;
+  if (best_a < 0) return std::nullopt;
+  // The choice as the kernel runs it (nccl_pipeline.hpp).
+  const int a = best_a, p = best_p;
+  const Entry& e = table[static_cast<std::size_t>(a * kProtos + p)];
+  NcclPlan plan;
+  plan.algorithm = kAlgoOf[a];
+  plan.protocol = kProtoOf[p];
+  plan.model_time_s = best_us * 1e-6;
+  plan.channels = run_channels(s, a, p, bytes);
+  const double full = (a == kNvls || a == kNvlsTree) ? plan.channels : s.comm_channels;
+  NcclCall call;
+  call.op = op;
+  call.algorithm = plan.algorithm;
+  call.protocol = plan.protocol;
+  call.ranks = s.ranks;
+  call.nodes = s.nodes;
+  call.channels = plan.channels;
+  call.nvls_heads = std::max(1, static_cast<int>(s.ppn));
+  call.bytes = bytes;
+  call.base_us = e.base;
+  call.step_us = e.step;
+  Entry timed = e;
+  timed.lat = e.lat_time;
+  call.tuner_us = algo_time_us(s, op, a, p, timed, bytes, plan.channels / full, &call.bandwidth_us);
+  plan.tuner_time_s = call.tuner_us * 1e-6;
+  plan.kernel = nccl_kernel_time(call, hw.nccl_kernel);
+  plan.time_s = plan.kernel.time_s;
+  return plan;
 }
 
 }  // namespace ddpsim::sim

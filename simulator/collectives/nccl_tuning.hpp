@@ -29,6 +29,7 @@
 #include "model/hardware/cluster.hpp"
 #include "model/hardware/hardware.hpp"
 #include "model/scenario/scenario.hpp"
+#include "simulator/collectives/nccl_pipeline.hpp"
 
 namespace ddpsim::sim {
 
@@ -40,7 +41,12 @@ struct NcclGraph {
   double bw_inter = 0;  ///< graph->bwInter
 };
 
+namespace detail {
+struct NcclVersionConstants;  // detail/nccl_versions.hpp
+}
+
 struct NcclSystem {
+  const detail::NcclVersionConstants* version = nullptr;  ///< the release's tuner constants
   int arch = 1;  ///< tuning.cc compCapIndex: 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell
   int ranks = 1;
   int nodes = 1;
@@ -52,6 +58,8 @@ struct NcclSystem {
   int comm_channels = 1;      ///< comm->nChannels at run time (connect.cc doubles the graph's)
   int nvls_run_channels = 0;  ///< comm->nvlsChannels (nvls.cc NVLS_NCHANNELS_SM90 16)
   double nvls_efficiency = 0;
+  double net_reported_us = 0;  ///< the plugin's latency NCCL's tuner adds per network step
+  double net_physical_us = 0;  ///< the NIC's per-hop latency the time charges
 };
 
 /// The system NCCL would see for `bw` (GPUs, nodes, link rates) on `hw`.
@@ -63,7 +71,9 @@ struct NcclPlan {
   model::CollectiveProtocol protocol = model::CollectiveProtocol::kSimple;
   int channels = 1;         ///< channels that run this call (after NCCL's small-message cut)
   double model_time_s = 0;  ///< NCCL's own estimate (all channels), what its tuner compares
-  double time_s = 0;        ///< latency + bytes / bandwidth of the channels that run
+  double tuner_time_s = 0;  ///< that estimate on the channels that run (lat + bytes / bw)
+  double time_s = 0;        ///< the call as the kernel runs it (nccl_pipeline.hpp)
+  NcclKernelTime kernel;    ///< where time_s goes: kernel, host, chunks, loops
 };
 
 /// NCCL's choice for `bytes` (nccl-tests' "size") of collective `op`: the fastest (algorithm,

@@ -15,11 +15,13 @@
 #include "model/collective_op.hpp"
 #include "model/error.hpp"
 #include "model/hardware/cluster.hpp"
+#include "model/hardware/nccl_version.hpp"
 #include "model/paths.hpp"
 #include "model/scenario/hardware_io.hpp"
 #include "model/scenario/scenario.hpp"
 #include "simulator/collectives/collective.hpp"
 #include "simulator/fidelity/markdown.hpp"
+#include "simulator/fidelity/nccl_logs.hpp"
 #include "simulator/fidelity/throughput_units.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
@@ -201,6 +203,35 @@ std::string preset_for_gpu(const std::string& gpu_type) {
   return "";
 }
 
+// How a published sweep was run, from its row: the NCCL release its notes or backend name
+// ("NCCL 2.18.5"); Azure/AI-benchmarking-guide's Benchmarks/NVIDIA/NCCLBandwidth.py runs
+// `NCCL_ALGO=NVLS all_reduce_perf -b 8 -e 8G -f 2 -g <num_gpus>`: one thread drives every GPU,
+// and NVLS is forced where it runs (Hopper; its A100 file's "NVLS" cannot run there).
+struct SweepHarness {
+  std::string nccl_version;
+  int gpus_per_process = 1;
+  bool nvls = false;
+};
+
+SweepHarness sweep_harness(const json& row, int gpus) {
+  SweepHarness h;
+  const std::string text =
+      row.value("notes", std::string()) + " " + row.value("framework_backend", std::string());
+  for (std::size_t at = text.find("NCCL "); at != std::string::npos;
+       at = text.find("NCCL ", at + 1)) {
+    const std::string word = text.substr(at + 5, text.find_first_of(" ,;)", at + 5) - at - 5);
+    if (model::nccl_version_known(word)) {
+      h.nccl_version = word;
+      break;
+    }
+  }
+  if (row.value("source", std::string()).find("Azure AI-benchmarking-guide") != std::string::npos) {
+    h.gpus_per_process = gpus;
+    h.nvls = true;
+  }
+  return h;
+}
+
 struct SweepPoint {
   double bytes = 0;
   double rel = 0;
@@ -226,14 +257,20 @@ std::vector<BusbwBand> busbw_bands(const json& measurements) {
     if (row.contains("gpus_per_node") && row.at("gpus_per_node").is_number_integer()) {
       section["gpus_per_node"] = row.at("gpus_per_node");
     }
+    const SweepHarness harness = sweep_harness(row, gpus);
+    if (!harness.nccl_version.empty()) {
+      section["collectives"]["nccl_version"] = harness.nccl_version;
+    }
+    section["collectives"]["gpus_per_process"] = harness.gpus_per_process;
     if (!systems.count(section.dump())) {
       systems[section.dump()] = model::resolve_hardware(section, "<fidelity>", "/hardware");
     }
     const model::HardwareSpec& hw = systems.at(section.dump());
     const model::Topology topo(hw, gpus);
-    const double b =
-        collective_cost(*op, topo.bandwidths(), hw, bytes, model::CollectiveAlgorithm::kAuto)
-            .busbw_gbytes_per_s;
+    const model::CollectiveAlgorithm algo = harness.nvls && hw.gpu.compute_capability >= 9
+                                                ? model::CollectiveAlgorithm::kNvls
+                                                : model::CollectiveAlgorithm::kAuto;
+    const double b = collective_cost(*op, topo.bandwidths(), hw, bytes, algo).busbw_gbytes_per_s;
     const double published = row.at("value").get<double>();
     const std::string key = fmt::format("{} | {} | {} | {} GPUs", model::collective_op_name(*op),
                                         row.value("source", std::string()), gpu_type, gpus);
@@ -428,9 +465,12 @@ FidelityReport compare_fidelity(const json& training_rows, const std::string& tr
 FidelityReport compare_fidelity() {
   const auto data = model::data_dir() / "data";
   const std::string training = (data / "published-training.json").string();
-  return compare_fidelity(model::read_json_file(training), training,
-                          model::read_json_file((data / "published-measurements.json").string()),
-                          model::data_dir() / "hardware");
+  FidelityReport r =
+      compare_fidelity(model::read_json_file(training), training,
+                       model::read_json_file((data / "published-measurements.json").string()),
+                       model::data_dir() / "hardware");
+  r.log_bands = nccl_log_bands(data / "nccl-tests");
+  return r;
 }
 
 }  // namespace ddpsim::sim

@@ -113,6 +113,7 @@ struct FidelityReport {
   std::vector<ErrorSummary> visible;   ///< summary of rows with held_out false
   std::vector<ErrorSummary> held_out;  ///< summary of rows with held_out true
   std::vector<BusbwBand> bands;
+  std::vector<BusbwBand> log_bands;  ///< public nccl-tests logs (nccl_logs.hpp)
   std::vector<ConstantSource> constants;
   std::vector<KernelTable> kernel_tables;
   std::size_t training_rows = 0;

@@ -32,6 +32,19 @@ json summary_json(const std::vector<ErrorSummary>& v) {
 std::string pct(double rel) { return fmt::format("{:+.1f}%", rel * 100); }
 std::string abs_pct(double rel) { return fmt::format("{:.1f}%", rel * 100); }
 
+// One markdown table of busbw bands; `what` names the first column ("sweep", "log").
+std::string band_table(const char* what, const std::vector<BusbwBand>& bands) {
+  std::string md = fmt::format(
+      "| {} | preset | size band | count | geomean \\|error\\| | max \\|error\\| |\n"
+      "|---|---|---|---|---|---|\n",
+      what);
+  for (const auto& b : bands) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_cell(b.sweep), b.preset, b.band,
+                      b.count, abs_pct(b.geomean_abs_error), abs_pct(b.max_abs_error));
+  }
+  return md;
+}
+
 // Four significant digits, no exponent for the magnitudes these rows have.
 std::string value_text(double v) {
   if (v >= 1000) return fmt::format("{:.0f}", v);
@@ -109,16 +122,20 @@ json fidelity_json(const FidelityReport& r) {
     np.push_back({{"id", n.id}, {"source", n.source}, {"reason", n.reason}});
   }
   doc["not_predicted"] = np;
-  json bands = json::array();
-  for (const auto& b : r.bands) {
-    bands.push_back({{"sweep", b.sweep},
+  auto band_json = [](const std::vector<BusbwBand>& from) {
+    json out = json::array();
+    for (const auto& b : from) {
+      out.push_back({{"sweep", b.sweep},
                      {"preset", b.preset},
                      {"band", b.band},
                      {"count", b.count},
                      {"geomean_abs_error", b.geomean_abs_error},
                      {"max_abs_error", b.max_abs_error}});
-  }
-  doc["busbw_bands"] = bands;
+    }
+    return out;
+  };
+  doc["busbw_bands"] = band_json(r.bands);
+  doc["log_busbw_bands"] = band_json(r.log_bands);
   json consts = json::array();
   for (const auto& c : r.constants) {
     consts.push_back({{"file", c.file},
@@ -181,16 +198,24 @@ std::string fidelity_markdown(const FidelityReport& r) {
       "Every nccl-tests sweep in `published-measurements.json` (rows whose quantity reads "
       "`OP bus bandwidth at message size SIZE`, OP one of AllReduce, AllGather, ReduceScatter, "
       "Broadcast; "
-      "grouped by op, source, GPU and GPU count), predicted by the collective model "
-      "(`algorithm auto`) on the system preset of its GPU. Geomean and max of |busbw error| per "
-      "size band. These rows are kernel-level data: the presets' collective constants may be "
-      "fitted to them (see `fitted_from` below), so a small error here is a fit, not a test.\n\n"
-      "| sweep | preset | size band | count | geomean \\|error\\| | max \\|error\\| |\n"
-      "|---|---|---|---|---|---|\n";
-  for (const auto& b : r.bands) {
-    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_cell(b.sweep), b.preset, b.band,
-                      b.count, abs_pct(b.geomean_abs_error), abs_pct(b.max_abs_error));
-  }
+      "grouped by op, source, GPU and GPU count), predicted by the collective model on the "
+      "system preset of its GPU, run as the sweep was: the NCCL release its row names "
+      "(`collectives.nccl_version`), and for Azure/AI-benchmarking-guide "
+      "(Benchmarks/NVIDIA/NCCLBandwidth.py: `NCCL_ALGO=NVLS all_reduce_perf -g <num_gpus>`) one "
+      "thread launching every GPU's kernel (`collectives.gpus_per_process`) with NVLS forced on "
+      "Hopper. Geomean and max of |busbw error| per size band. The presets' NCCL kernel costs "
+      "are fitted on one named sweep per system class (`fitted_from` below: the A100 and H100 "
+      "sweeps), so those two are fits; the H200 sweep and every other log test them.\n\n";
+  md += band_table("sweep", r.bands);
+  md +=
+      "\n## Public nccl-tests logs\n\n"
+      "Every log of `scenarios/data/nccl-tests/index.json` (real `*_perf` output copied from "
+      "public repositories and issues; provenance in that folder's README.md), predicted as it "
+      "was run: its GPUs per node and nodes, the NCCL release it printed, `-g N` (GPUs one "
+      "thread launched), a forced `NCCL_ALGO`/`NCCL_PROTO`, and its fabric's NIC preset. A "
+      "log marked FIT set the constants it names (one per system class); every other log is a "
+      "test. Geomean and max of |busbw error| per size band.\n\n";
+  md += band_table("log", r.log_bands);
   md +=
       "\n## What set each constant\n\n"
       "Every numeric key of every hardware preset (`scenarios/hardware/`), with the preset's own "

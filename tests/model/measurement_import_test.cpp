@@ -240,10 +240,44 @@ TEST(NcclTestsImport, LauncherTagsAreStripped) {
   EXPECT_EQ(mpi["ranks"].get<int>(), 8);
 }
 
+// Layouts of the public logs in scenarios/data/nccl-tests: OpenMPI tags inside a row that
+// nccl-tests printed in several writes (aws p5 logs), SkyPilot's "(head, rank=0, pid=N)" before
+// the tag, and a docs rendering that replaced every leading '#' by a space (dstack). Each reads
+// whole; "# nThread 1 nGpus 8" becomes gpus_per_process (one thread drove 8 GPUs).
+TEST(NcclTestsImport, PublicLogLayouts) {
+  const std::string dir = kData + "/../../scenarios/data/nccl-tests/";
+  const json p5 = import_nccl_tests_file(dir + "all_reduce_p5_h100_efa_2x8_nccl2.22.3.log");
+  EXPECT_EQ(p5["ranks"].get<int>(), 16);
+  EXPECT_EQ(p5["version"], "2.22.3");
+  // 8 B .. 16 GiB: 32 sizes, out-of-place and in-place; the 8-byte row's time is 85.70 us.
+  ASSERT_EQ(p5["ops"]["all_reduce"]["rows"].size(), 64u);
+  EXPECT_NEAR(p5["ops"]["all_reduce"]["rows"][0]["time_us"].get<double>(), 85.70, 1e-9);
+  const json sky =
+      import_nccl_tests_file(dir + "all_gather_gcp_a3ultra_h200_roce_2x8_skypilot.log");
+  EXPECT_EQ(sky["ranks"].get<int>(), 16);
+  EXPECT_TRUE(sky["ops"].contains("all_gather"));
+  // No rank lines survive there: the table reads (29 sizes x 2), the ranks must come from
+  // elsewhere (a profile needs them: import_nccl_tests_file refuses it, naming the rank count).
+  const std::string dstack = dir + "all_reduce_lambda_b200_ib_2x8_dstackdoc.log";
+  EXPECT_EQ(import_nccl_tests_log(read_text(dstack), dstack)["ops"]["all_reduce"]["rows"].size(),
+            58u);
+  try {
+    (void)import_nccl_tests_file(dstack);
+    ADD_FAILURE() << "a log without ranks makes no profile";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("got 1 rank"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(import_nccl_tests_file(
+                dir + "all_reduce_together_h100_nvlink_1x8_g8_ring.log")["gpus_per_process"]
+                .get<int>(),
+            8);
+}
+
 // A real 16-rank, 2-node H100 log without the "Collective test starting" line: busbw/algbw =
 // 338.82/180.71 = 1.875 = 2(n-1)/n with n = 16, redop sum, root -1: all_reduce.
 TEST(NcclTestsImport, OpInferredFromTheBusBandwidthFactor) {
-  const std::string path = kData + "/nccl-tests/all_reduce_a3mega_h100_16ranks.log";
+  const std::string path =
+      kData + "/../../scenarios/data/nccl-tests/all_reduce_a3mega_h100_16ranks.log";
   const json c = import_nccl_tests_file(path);
   EXPECT_EQ(c["ranks"].get<int>(), 16);
   EXPECT_EQ(c["nodes"].get<int>(), 2);

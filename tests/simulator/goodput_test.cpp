@@ -261,10 +261,10 @@ TEST(Goodput, BadSectionsNameTheirKey) {
 }
 
 // The goal: the planner picks another N once failures count. The example's cluster fails
-// every 1,000 node-hours and restarts in an hour: without failures 4,096 GPUs win (512 nodes,
-// M = 1.95 h, an ETTR near 0.5 once failures count); with them 1,024 GPUs do. (Before the GPU
-// presets' measured GEMM tables and eager element-wise inventory the failure-free choice was
-// 2,048: slower kernels leave the collectives a smaller share, so wider scaling pays.)
+// every 1,000 node-hours and restarts in an hour: without failures 2,048 GPUs win (256 nodes);
+// with them 1,024 GPUs do. (The failure-free choice moves with the kernel models: 2,048 before
+// the GPU presets' measured GEMM tables, 4,096 with them, 2,048 again once collectives are
+// timed as NCCL's kernels run them: slower mid-size collectives make wide scaling pay less.)
 TEST(Goodput, PlanWithFailuresPicksFewerGpus) {
   const model::Scenario with = model::load_scenario(std::string(DDPSIM_SCENARIO_DIR) +
                                                     "/examples/plan-llama-2-7b-failures.json");
@@ -274,7 +274,7 @@ TEST(Goodput, PlanWithFailuresPicksFewerGpus) {
   const PlanResult a = plan(with);
   const PlanResult b = plan(without);
   ASSERT_TRUE(a.chosen && b.chosen);
-  EXPECT_EQ(b.chosen->gpus, 4096);
+  EXPECT_EQ(b.chosen->gpus, 2048);
   EXPECT_EQ(a.chosen->gpus, 1024);
   ASSERT_TRUE(a.chosen->ettr);
   EXPECT_FALSE(b.chosen->ettr);

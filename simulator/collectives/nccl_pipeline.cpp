@@ -1,0 +1,179 @@
+#include "simulator/collectives/nccl_pipeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/error.hpp"
+
+// Sizes are NVIDIA/nccl v2.30.7 (5067397c), file:line at that commit; they are the same in
+// every release from 2.18.5 (tests/simulator/nccl_pipeline_test.cpp holds the derivations).
+
+namespace ddpsim::sim {
+
+using model::CollectiveAlgorithm;
+using model::CollectiveOp;
+using model::CollectiveProtocol;
+
+namespace {
+
+constexpr double kSteps = 8;  // device.h:26 NCCL_STEPS
+// init.cc:810-813 default buffers per protocol, one step each = buffer / NCCL_STEPS.
+constexpr double kSimpleStep = (1 << 22) / kSteps;            // DEFAULT_BUFFSIZE 4 MiB
+constexpr double kLLStep = 8.0 * 512 * kSteps * 16 / kSteps;  // lines x threads x 16 B
+constexpr double kLL128Step = 120.0 * 640 * kSteps * 8 / kSteps;
+// collectives.h:19-22: ring all-reduce / all-gather / reduce-scatter chunks are 4 steps of 2
+// slices (CHUNKSTEPS NCCL_STEPS/2, SLICESTEPS NCCL_STEPS/4); broadcast and reduce 1 step.
+constexpr double kRingChunkSteps = 4;
+constexpr double kSlicesPerChunk = 2;
+// prims_simple.h:183-184: a slice is at least 1/32 of its full size.
+constexpr double kMinSlice = kSimpleStep * 2 / 32;
+// prims_ll128.h:291-293: a warp moves 32 x 8 words per iteration, 1/16 of them flags (1920 data
+// bytes); device.h:114 640 threads = 20 warps.
+constexpr double kLL128IterationBytes = 20 * 1920.0;
+// enqueue.cc:2227: LL128 chunks carry 120 of every 128 bytes; 2226: LL chunks half (flags).
+constexpr double kLL128Chunk = kLL128Step * 120 / 128;
+constexpr double kLLChunk = kLLStep / 2;
+
+bool ring_like(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
+         op == CollectiveOp::kReduceScatter;
+}
+
+// enqueue.cc:2258-2274: NVLS chunks start at 128 KiB (nvls.cc NCCL_NVLS_CHUNKSIZE) and halve
+// while the channel's bytes are under 64 / 8 / 2 x heads x chunk.
+double nvls_chunk(double channel_bytes, int heads) {
+  double chunk = 128 * 1024;
+  if (channel_bytes < 64 * heads * chunk) chunk = 65536;
+  if (channel_bytes < 8 * heads * chunk) chunk = 32768;
+  if (channel_bytes < 2 * heads * chunk) chunk = 16384;
+  return chunk;
+}
+
+// enqueue.cc:2279-2285: NVLS_TREE chunks start at min(NVLS chunk, treeMaxChunkSize), which is
+// 64 KiB from 4 nodes (nvls.cc:225-227), and halve by size.
+double nvls_tree_chunk(double channel_bytes, int heads, int nodes) {
+  double chunk = nodes >= 4 ? 65536 : 131072;
+  if (channel_bytes < 4 * heads * chunk) chunk = 65536;
+  if (channel_bytes < 1 * heads * chunk) chunk = 32768;
+  return chunk;
+}
+
+// One ring loop whose primitives move `prim` bytes each: the step time.
+struct RingStep {
+  double time_us = 0;
+  int items = 1;
+};
+// `net`: the ring crosses nodes, so its slowest hop is a NIC, whose transfer the proxy thread
+// drives while the GPU syncs the next item (NCCL_STEPS deep): an item costs the larger of its
+// transfer and its sync, not their sum.
+double item_us(double bytes, double us_per_byte, double tau_us, bool net) {
+  return net ? std::max(bytes * us_per_byte, tau_us) : bytes * us_per_byte + tau_us;
+}
+
+RingStep ring_step(CollectiveProtocol p, double prim, double us_per_byte, double h,
+                   const model::NcclKernelCosts& k, bool net) {
+  RingStep s;
+  if (p == CollectiveProtocol::kLL) {
+    // Flagged 8-byte lines: the receiver forwards as lines land; no per-item sync.
+    s.time_us = prim * us_per_byte + h;
+    return s;
+  }
+  if (p == CollectiveProtocol::kLL128) {
+    s.items = std::max(1, static_cast<int>(std::ceil(prim / kLL128IterationBytes)));
+    const double c = item_us(prim / s.items, us_per_byte, k.ll128_iteration * 1e6, net);
+    s.time_us = std::max(s.items * c, c + h);
+    return s;
+  }
+  // Simple: two slices, the second empty when the first (at least kMinSlice) holds it all; an
+  // empty slice still spins, barriers and posts (prims_simple.h:285-300).
+  const double slice = std::max(prim / kSlicesPerChunk, kMinSlice);
+  const double first = std::min(slice, prim);
+  const double tau = k.simple_slice * 1e6;
+  const double c0 = item_us(first, us_per_byte, tau, net);
+  const double c1 = item_us(prim - first, us_per_byte, tau, net);
+  s.items = prim > first ? 2 : 1;
+  s.time_us = std::max(c0 + c1, c0 + h);
+  return s;
+}
+
+}  // namespace
+
+NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts& k) {
+  DDPSIM_ASSERT(c.bytes > 0 && c.ranks >= 2 && c.channels >= 1, "nccl_kernel_time: bad call");
+  NcclKernelTime out;
+  const double n = c.ranks;
+  // enqueue.cc:585-700: the message is cut into cells and spread evenly over the channels.
+  const double sc = c.bytes / c.channels;
+  double kernel_us = c.tuner_us;
+  if (c.algorithm == CollectiveAlgorithm::kRing && ring_like(c.op)) {
+    // all_reduce.h:33-80: 2(n-1) primitives per loop (n-1 for all-gather / reduce-scatter),
+    // each moving one chunk of the loop's n; the last loop's chunk is what remains over n.
+    const double steps = c.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+    const double chunk = c.protocol == CollectiveProtocol::kSimple  ? kSimpleStep * kRingChunkSteps
+                         : c.protocol == CollectiveProtocol::kLL128 ? kLL128Chunk
+                                                                    : kLLChunk;
+    const double loop_bytes = n * chunk;
+    const double full = std::floor(sc / loop_bytes);
+    const double rest = sc - full * loop_bytes;
+    // The bandwidth part of the tuner's estimate, spread over the bytes each rank moves.
+    const double us_per_byte = c.bandwidth_us / (steps * sc / n);
+    const double h = c.step_us;
+    double t = 0;
+    if (full > 0) {
+      const RingStep s = ring_step(c.protocol, chunk, us_per_byte, h, k, c.nodes > 1);
+      t += full * steps * s.time_us;
+      out.chunk_bytes = chunk;
+      out.items_per_step = s.items;
+    }
+    if (rest > 0) {
+      const RingStep s = ring_step(c.protocol, rest / n, us_per_byte, h, k, c.nodes > 1);
+      t += steps * s.time_us;
+      if (full == 0) {
+        out.chunk_bytes = rest / n;
+        out.items_per_step = s.items;
+      }
+    }
+    out.loops = static_cast<long long>(full) + (rest > 0 ? 1 : 0);
+    kernel_us = c.base_us + t;
+  } else if (c.algorithm == CollectiveAlgorithm::kNvls) {
+    // all_reduce.h:390-457: per channel, loops of heads x chunk through three warp groups
+    // (scatter, multimem reduce-broadcast, gather): two stages of fill, then one chunk per step.
+    const double chunk = nvls_chunk(sc, c.nvls_heads);
+    const double iters = std::max(1.0, std::ceil(sc / (c.nvls_heads * chunk)));
+    kernel_us = c.base_us + c.bandwidth_us * (iters + 2) / iters + iters * k.nvls_chunk * 1e6;
+    out.chunk_bytes = chunk;
+    out.loops = static_cast<long long>(iters);
+    out.items_per_step = 1;
+  } else if (c.algorithm == CollectiveAlgorithm::kNvlsTree) {
+    const double chunk = nvls_tree_chunk(sc, c.nvls_heads, c.nodes);
+    const double iters = std::max(1.0, std::ceil(sc / (c.nvls_heads * chunk)));
+    kernel_us = c.tuner_us + iters * k.nvls_chunk * 1e6;
+    out.chunk_bytes = chunk;
+    out.loops = static_cast<long long>(iters);
+    out.items_per_step = 1;
+  } else {
+    // Trees (all_reduce.h:86-160: reduce up, broadcast down, chunk by chunk) and rooted rings
+    // (broadcast, reduce: one step per chunk, collectives.h:27-34): every chunk is one work item
+    // per phase, pipelined, each paying the protocol's serialized cost.
+    const double chunk = c.protocol == CollectiveProtocol::kSimple  ? kSimpleStep
+                         : c.protocol == CollectiveProtocol::kLL128 ? kLL128Chunk
+                                                                    : kLLChunk;
+    const double items = std::max(1.0, std::ceil(sc / chunk));
+    const double phases = c.algorithm == CollectiveAlgorithm::kTree ? 2 : 1;
+    // Across nodes the NIC's transfer hides the sync (item_us): the estimate's bandwidth stays.
+    const double tau = c.nodes > 1                                 ? 0.0
+                       : c.protocol == CollectiveProtocol::kSimple ? k.simple_slice
+                       : c.protocol == CollectiveProtocol::kLL128  ? k.ll128_iteration
+                                                                   : 0.0;
+    kernel_us = c.tuner_us + phases * items * tau * 1e6;
+    out.chunk_bytes = std::min(chunk, sc);
+    out.loops = static_cast<long long>(items);
+    out.items_per_step = 1;
+  }
+  out.kernel_s = kernel_us * 1e-6;
+  out.host_s = k.cuda_graphs ? 0.0 : k.gpus_per_process * k.host_launch;
+  out.time_s = std::max(out.kernel_s, out.host_s);
+  return out;
+}
+
+}  // namespace ddpsim::sim

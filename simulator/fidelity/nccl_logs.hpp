@@ -1,0 +1,20 @@
+// nccl_logs.hpp: public nccl-tests logs (scenarios/data/nccl-tests/index.json and the logs
+// beside it) against the collective model, run as each log was run: its GPUs per node and
+// nodes, the NCCL release it printed, the GPUs one thread launched (-g N), a forced algorithm,
+// and its fabric's NICs. Geomean |busbw error| per log and size band (results/FIDELITY.md).
+//
+//   auto bands = nccl_log_bands(model::data_dir() / "data" / "nccl-tests");
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "simulator/fidelity/fidelity.hpp"
+
+namespace ddpsim::sim {
+
+/// One band per (log, size band); empty when `dir` has no index.json. A log whose GPU has no
+/// system preset, or whose op ddpsim does not model (sendrecv), is left out.
+std::vector<BusbwBand> nccl_log_bands(const std::filesystem::path& dir);
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,143 @@
+// nccl_kernel_time: NCCL's kernels' loops, slices, iterations and chunks, each case checked
+// against a value computed by hand from the formula in nccl_pipeline.hpp.
+#include "simulator/collectives/nccl_pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include "model/error.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+using model::CollectiveAlgorithm;
+using model::CollectiveOp;
+using model::CollectiveProtocol;
+
+// An 8-rank ring all-reduce on one channel with round numbers: base 10 us, hop 2 us per step,
+// 1 us of bandwidth per KiB each rank moves (bandwidth_us = 14 steps x S/8 bytes / 1024).
+NcclCall ring(CollectiveProtocol p, double bytes) {
+  NcclCall c;
+  c.op = CollectiveOp::kAllReduce;
+  c.algorithm = CollectiveAlgorithm::kRing;
+  c.protocol = p;
+  c.ranks = 8;
+  c.channels = 1;
+  c.bytes = bytes;
+  c.base_us = 10;
+  c.step_us = 2;
+  c.bandwidth_us = 14 * bytes / 8 / 1024;
+  c.tuner_us = c.base_us + 14 * c.step_us + c.bandwidth_us;
+  return c;
+}
+
+model::NcclKernelCosts costs(double slice_us, double iteration_us, double chunk_us) {
+  model::NcclKernelCosts k;
+  k.simple_slice = slice_us * 1e-6;
+  k.ll128_iteration = iteration_us * 1e-6;
+  k.nvls_chunk = chunk_us * 1e-6;
+  return k;
+}
+
+TEST(NcclPipeline, WithoutItemCostsLLIsTheTunersLatencyPlusBandwidth) {
+  // LL, one loop (S/8 = 4 KiB per primitive < the 32 KiB LL chunk): 10 + 14 x (4 + 2) = 94 us,
+  // the tuner's 10 + 14 x 2 + 56.
+  const NcclKernelTime t = nccl_kernel_time(ring(CollectiveProtocol::kLL, 32768), costs(0, 0, 0));
+  EXPECT_NEAR(t.time_s * 1e6, 94.0, 1e-9);
+  EXPECT_EQ(t.loops, 1);
+  EXPECT_NEAR(t.chunk_bytes, 4096, 1e-9);
+}
+
+TEST(NcclPipeline, SimpleSlicesPaySerializedCostsPerSlice) {
+  // 8 MiB: one loop (8 ranks x 2 MiB chunks = 16 MiB), 1 MiB per primitive, two 512 KiB
+  // slices of 512 us each at 1 us/KiB, plus 7 us per slice: step = max(2 x 519, 519 + 2) =
+  // 1038 us; kernel = 10 + 14 x 1038 = 14542 us.
+  const NcclKernelTime t =
+      nccl_kernel_time(ring(CollectiveProtocol::kSimple, 8 << 20), costs(7, 0, 0));
+  EXPECT_NEAR(t.time_s * 1e6, 14542.0, 1e-6);
+  EXPECT_EQ(t.items_per_step, 2);
+  // 48 MiB: three full loops of 2 MiB primitives, two 1 MiB slices each (2 x (1024 + 7) = 2062
+  // us per step): 10 + 3 x 14 x 2062 us.
+  const NcclKernelTime big =
+      nccl_kernel_time(ring(CollectiveProtocol::kSimple, 48 << 20), costs(7, 0, 0));
+  EXPECT_EQ(big.loops, 3);
+  EXPECT_NEAR(big.time_s * 1e6, 10 + 3 * 14 * 2062.0, 1e-6);
+}
+
+TEST(NcclPipeline, SmallSimplePrimitivesFitOneSliceAndWaitForTheHop) {
+  // 64 KiB: 8 KiB per primitive < the 32 KiB smallest slice: one slice of 8 us + 7 us, the
+  // second empty (7 us): step = max(15 + 7, 15 + 2) = 22 us; 10 + 14 x 22 = 318 us.
+  const NcclKernelTime t =
+      nccl_kernel_time(ring(CollectiveProtocol::kSimple, 65536), costs(7, 0, 0));
+  EXPECT_EQ(t.items_per_step, 1);
+  EXPECT_NEAR(t.time_s * 1e6, 318.0, 1e-9);
+  // With no slice cost the hop dominates: max(8 + 0, 8 + 2) = 10 us per step: 150 us.
+  EXPECT_NEAR(
+      nccl_kernel_time(ring(CollectiveProtocol::kSimple, 65536), costs(0, 0, 0)).time_s * 1e6,
+      150.0, 1e-9);
+}
+
+TEST(NcclPipeline, AcrossNodesTheNicTransferHidesTheSliceSync) {
+  // The 8 MiB Simple case on two nodes: each slice costs max(512 us, 7 us) = 512 us, not 519:
+  // 10 + 14 x 1024 us.
+  NcclCall c = ring(CollectiveProtocol::kSimple, 8 << 20);
+  c.nodes = 2;
+  EXPECT_NEAR(nccl_kernel_time(c, costs(7, 0, 0)).time_s * 1e6, 10 + 14 * 1024.0, 1e-6);
+  // A slice smaller than its sync: 64 KiB -> one 8 KiB slice (8 us) and an empty one, each
+  // max(bytes, 7 us): step = max(8 + 7, 8 + 2) = 15 us; 10 + 14 x 15 = 220 us.
+  c = ring(CollectiveProtocol::kSimple, 65536);
+  c.nodes = 2;
+  EXPECT_NEAR(nccl_kernel_time(c, costs(7, 0, 0)).time_s * 1e6, 220.0, 1e-9);
+}
+
+TEST(NcclPipeline, LL128PrimitivesRunInBlockIterationsOf38400Bytes) {
+  // 768000 B: 96000 B per primitive = ceil(96000 / 38400) = 3 iterations of 32000 B (31.25 us
+  // at 1 us/KiB) + 3 us each: step = max(3 x 34.25, 34.25 + 2) = 102.75; 10 + 14 x 102.75.
+  const NcclKernelTime t =
+      nccl_kernel_time(ring(CollectiveProtocol::kLL128, 768000), costs(0, 3, 0));
+  EXPECT_EQ(t.items_per_step, 3);
+  EXPECT_NEAR(t.time_s * 1e6, 10 + 14 * 102.75, 1e-9);
+}
+
+TEST(NcclPipeline, NvlsChunksHalveWithSizeAndPayPerChunk) {
+  NcclCall c;
+  c.algorithm = CollectiveAlgorithm::kNvls;
+  c.ranks = 8;
+  c.nvls_heads = 8;
+  c.channels = 16;
+  c.base_us = 25;
+  c.bandwidth_us = 100;
+  // 1 GiB over 16 channels = 64 MiB each = 64 x 8 heads x 128 KiB: the chunk stays 128 KiB
+  // (enqueue.cc:2272 halves below that); 64 iterations: 25 + 100 x 66 / 64 + 64 x 1 us.
+  c.bytes = 1 << 30;
+  NcclKernelTime t = nccl_kernel_time(c, costs(0, 0, 1));
+  EXPECT_NEAR(t.chunk_bytes, 131072, 0);
+  EXPECT_EQ(t.loops, 64);
+  EXPECT_NEAR(t.time_s * 1e6, 25 + 100.0 * 66 / 64 + 64, 1e-9);
+  // Half of it: 32 MiB per channel < 64 MiB -> 64 KiB chunks, 64 iterations again.
+  c.bytes = 1 << 29;
+  t = nccl_kernel_time(c, costs(0, 0, 1));
+  EXPECT_NEAR(t.chunk_bytes, 65536, 0);
+  EXPECT_EQ(t.loops, 64);
+  // 4 MiB: 256 KiB per channel < 2 x 8 x 32 KiB = 512 KiB -> 16 KiB chunks, 2 iterations.
+  c.bytes = 4 << 20;
+  t = nccl_kernel_time(c, costs(0, 0, 1));
+  EXPECT_NEAR(t.chunk_bytes, 16384, 0);
+  EXPECT_EQ(t.loops, 2);
+}
+
+TEST(NcclPipeline, TheHostFloorIsOneLaunchPerDrivenGpuUnlessGraphed) {
+  // nccl-tests -g 8 at 5 us per launch: a 94 us kernel still dominates 40 us of launches; a
+  // 1 KiB call (10 + 14 x (0.125 + 2) = 39.75 us) queues behind them.
+  model::NcclKernelCosts k = costs(0, 0, 0);
+  k.host_launch = 5e-6;
+  k.gpus_per_process = 8;
+  EXPECT_NEAR(nccl_kernel_time(ring(CollectiveProtocol::kLL, 32768), k).time_s * 1e6, 94.0, 1e-9);
+  const NcclKernelTime small = nccl_kernel_time(ring(CollectiveProtocol::kLL, 1024), k);
+  EXPECT_NEAR(small.kernel_s * 1e6, 39.75, 1e-9);
+  EXPECT_NEAR(small.time_s * 1e6, 40.0, 1e-9);
+  k.cuda_graphs = true;
+  EXPECT_NEAR(nccl_kernel_time(ring(CollectiveProtocol::kLL, 1024), k).time_s * 1e6, 39.75, 1e-9);
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
