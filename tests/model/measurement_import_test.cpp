@@ -3,8 +3,10 @@
 #include "model/imports/measurement_import.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -87,6 +89,42 @@ TEST(NcclTestsImport, BecomesAProfileWithAFit) {
   // 8 GiB plateau (478.87 GB/s; the segment also spans sizes still ramping up).
   const double busbw = busbw_factor(CollectiveOp::kAllReduce, 8) / t->fit.segments.back().fit.b;
   EXPECT_NEAR(busbw / 1e9, 478.87, 0.05 * 478.87);
+}
+
+// A user's own cluster log corrects a preset: the imported profile (collectives only) sits
+// beside "preset" and replaces only its collectives; `predict --profile` puts it there. The
+// Together log ran -g 8 (one thread, 8 GPUs): a warning says its small calls carry 8 launches.
+TEST(NcclTestsImport, AProfileOfALogSitsBesideAPreset) {
+  const std::string log =
+      kData + "/../../scenarios/data/nccl-tests/all_reduce_together_h100_nvlink_1x8_g8_ring.log";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("ddpsim-beside-" + std::to_string(static_cast<long>(::getpid())));
+  std::filesystem::create_directories(dir);
+  const std::string prof = (dir / "cluster.json").string();
+  std::ofstream(prof) << imported_profile(import_nccl_tests_file(log), nullptr, "test").dump();
+  json doc = {{"model", {{"mlp", {{"widths", {64, 64}}}}}},
+              {"hardware", {{"preset", "dgx-h100"}}},
+              {"cluster", {{"gpus", 8}}},
+              {"training", {{"per_gpu_batch", 1}}}};
+  use_profile_as_hardware(doc, prof);
+  EXPECT_EQ(doc["hardware"]["preset"], "dgx-h100");
+  EXPECT_EQ(doc["hardware"]["profile"], prof);
+  const Scenario s = parse_scenario(doc, (dir / "s.json").string());
+  EXPECT_EQ(s.hardware.name, "dgx-h100");  // the preset's GPU, links and NCCL model stay
+  EXPECT_EQ(s.hardware.gpu.name, "h100-sxm");
+  ASSERT_NE(s.hardware.profile, nullptr);
+  ASSERT_NE(s.hardware.profile->collective(CollectiveOp::kAllReduce), nullptr);
+  ASSERT_EQ(s.hardware.warnings.size(), 1u);
+  EXPECT_NE(s.hardware.warnings[0].find("8 GPUs (nccl-tests -g)"), std::string::npos);
+  // Beside "this-machine" or a file it is refused, naming the key.
+  doc["hardware"] = {{"preset", "this-machine"}, {"profile", prof}};
+  try {
+    (void)parse_scenario(doc, (dir / "s.json").string());
+    ADD_FAILURE() << "a profile beside this-machine";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/hardware/profile");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(NcclTestsImport, OlderLogNeedsTheOpAndParsesNa) {
