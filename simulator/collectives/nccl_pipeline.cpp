@@ -145,9 +145,12 @@ NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts&
     out.loops = static_cast<long long>(iters);
     out.items_per_step = 1;
   } else if (c.algorithm == CollectiveAlgorithm::kNvlsTree) {
+    // all_reduce.h:527-640: the same loops of heads x chunk, with the reduce group sending up the
+    // cross-node tree and the broadcast group receiving down it. The NIC is the slowest stage;
+    // the in-node stages before and after it fill like NVLS's (two chunk times).
     const double chunk = nvls_tree_chunk(sc, c.nvls_heads, c.nodes);
     const double iters = std::max(1.0, std::ceil(sc / (c.nvls_heads * chunk)));
-    kernel_us = c.tuner_us + iters * k.nvls_chunk * 1e6;
+    kernel_us = c.tuner_us + c.bandwidth_us * 2 / iters + iters * k.nvls_chunk * 1e6;
     out.chunk_bytes = chunk;
     out.loops = static_cast<long long>(iters);
     out.items_per_step = 1;

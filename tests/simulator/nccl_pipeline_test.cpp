@@ -125,6 +125,29 @@ TEST(NcclPipeline, NvlsChunksHalveWithSizeAndPayPerChunk) {
   EXPECT_EQ(t.loops, 2);
 }
 
+TEST(NcclPipeline, NvlsTreeFillsTwoChunkTimesAcrossNodes) {
+  // 2 nodes x 8 heads, 16 channels, 64 MiB: 4 MiB per channel; NVLS_TREE chunks start at 128 KiB
+  // (fewer than 4 nodes) and 4 MiB is not under 4 x 8 x 128 KiB: 4 iterations of 8 x 128 KiB.
+  // Time = the estimate (40 us + 300 us of bandwidth) + 2 fill chunk times (300 x 2 / 4 = 150 us)
+  // + 4 x 1 us per chunk = 494 us.
+  NcclCall c;
+  c.algorithm = CollectiveAlgorithm::kNvlsTree;
+  c.ranks = 16;
+  c.nodes = 2;
+  c.nvls_heads = 8;
+  c.channels = 16;
+  c.bytes = 64 << 20;
+  c.bandwidth_us = 300;
+  c.tuner_us = 340;
+  const NcclKernelTime t = nccl_kernel_time(c, costs(0, 0, 1));
+  EXPECT_NEAR(t.chunk_bytes, 131072, 0);
+  EXPECT_EQ(t.loops, 4);
+  EXPECT_NEAR(t.time_s * 1e6, 494.0, 1e-9);
+  // From 4 nodes the chunk starts at 64 KiB (nvls.cc:225-227 treeMaxChunkSize): 8 iterations.
+  c.nodes = 4;
+  EXPECT_EQ(nccl_kernel_time(c, costs(0, 0, 1)).loops, 8);
+}
+
 TEST(NcclPipeline, TheHostFloorIsOneLaunchPerDrivenGpuUnlessGraphed) {
   // nccl-tests -g 8 at 5 us per launch: a 94 us kernel still dominates 40 us of launches; a
   // 1 KiB call (10 + 14 x (0.125 + 2) = 39.75 us) queues behind them.
