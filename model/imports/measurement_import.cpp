@@ -201,6 +201,15 @@ class NcclTestsLog {
           const auto v = tokens(line.substr(pos + 13));
           if (!v.empty()) version_ = v[0].substr(0, v[0].find('+'));
         }
+        // "NCCL INFO NCCL_ALGO set by environment to Ring.": how the run was forced (algorithm,
+        // protocol, buffer size, transports), kept as the log printed it.
+        const auto env = line.find(" set by environment to ");
+        const auto name = line.rfind(" NCCL_", env);
+        if (env != std::string::npos && name != std::string::npos) {
+          std::string value = line.substr(env + 23);
+          while (!value.empty() && (value.back() == '.' || value.back() == ' ')) value.pop_back();
+          env_[line.substr(name + 1, env - name - 1)] = value;
+        }
         continue;
       }
       row(t, line);
@@ -223,6 +232,7 @@ class NcclTestsLog {
     // "# nThread T nGpus G": one thread launched G GPUs' kernels (-g G), which puts a host
     // floor under small calls that a process per GPU (DDP) does not have.
     if (gpus_ > 0) s["gpus_per_process"] = gpus_;
+    if (!env_.empty()) s["nccl_env"] = env_;
     return s;
   }
 
@@ -392,6 +402,7 @@ class NcclTestsLog {
   std::string op_;
   std::size_t n_ = 0;  // the line being read
   int threads_ = 0, gpus_ = 0, iters_ = 0;
+  std::map<std::string, std::string> env_;  // NCCL_* "set by environment" in the INFO lines
   int rank_lines_ = 0;
   std::set<std::string> hosts_;
   std::string version_ = "unknown";

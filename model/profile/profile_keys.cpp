@@ -178,6 +178,9 @@ void add_collective_keys(std::vector<KeySpec>& t) {
   t.push_back(key(c + "/version", KeyType::kString, "library version"));
   t.push_back(integer(c + "/ranks", "ranks", 1, "ranks in the collective", true));
   t.push_back(integer(c + "/nodes", "nodes", 1, "hosts the ranks ran on"));
+  t.push_back(key(c + "/nccl_env", KeyType::kObject,
+                  "NCCL_* variables the log's INFO lines say were set by the environment"));
+  t.push_back(key(c + "/nccl_env/{}", KeyType::kString, "the value as printed"));
   t.push_back(integer(c + "/gpus_per_process", "GPUs", 1,
                       "GPUs one thread launched (nccl-tests -g N; its small calls carry N host "
                       "launches a process-per-GPU job does not)"));

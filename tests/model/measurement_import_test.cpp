@@ -290,6 +290,9 @@ TEST(NcclTestsImport, PublicLogLayouts) {
   // 8 B .. 16 GiB: 32 sizes, out-of-place and in-place; the 8-byte row's time is 85.70 us.
   ASSERT_EQ(p5["ops"]["all_reduce"]["rows"].size(), 64u);
   EXPECT_NEAR(p5["ops"]["all_reduce"]["rows"][0]["time_us"].get<double>(), 85.70, 1e-9);
+  // Its INFO lines: AWS's 8 MiB NCCL_BUFFSIZE (Simple chunks twice the default), "set by
+  // environment to 8388608." kept as printed without the full stop.
+  EXPECT_EQ(p5["nccl_env"]["NCCL_BUFFSIZE"], "8388608");
   const json sky =
       import_nccl_tests_file(dir + "all_gather_gcp_a3ultra_h200_roce_2x8_skypilot.log");
   EXPECT_EQ(sky["ranks"].get<int>(), 16);
