@@ -372,7 +372,9 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
               tiling.utilization * (tf32 ? 1.0 : gemm_shape_factor(hw_.gpu, dt, s));
           time = roof.flops_per_s > 0 ? shaped.time_s(s.flops() * g.executed_flop_factor, bytes)
                                       : roof.time_s(0, bytes);
-          time += split_k_reduction_bytes(s, tiling.split_k, elem) / mem_rate;
+          const double split_k = split_k_reduction_bytes(s, tiling.split_k, elem) / mem_rate;
+          time += split_k;
+          if (g.role != model::GemmRole::kForward) lt.bwd_memory_total += split_k;
           if (fused) add_unique_note(lt.notes, kNoAttentionKernelNote);
         }
         (g.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
@@ -383,6 +385,7 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         const double time = e.bytes_per_sample * act_scale * static_cast<double>(batch) / mem_rate +
                             static_cast<double>(e.kernels) * hw_.gpu.kernel_floor_s;
         (e.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
+        if (e.role != model::GemmRole::kForward) lt.bwd_memory_total += time;
       }
       const double cast =
           weights_cast ? autocast_weight_cast_bytes(*workload_, i, t.precision) / mem_rate : 0.0;
@@ -391,8 +394,10 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
       const double b = static_cast<double>(batch);
       lt.fwd[i] +=
           nchw_transpose_bytes(hw_.gpu, dt, l, t, model::GemmRole::kForward) * b / mem_rate;
-      lt.bwd[i] +=
+      const double transpose =
           nchw_transpose_bytes(hw_.gpu, dt, l, t, model::GemmRole::kInputGrad) * b / mem_rate;
+      lt.bwd[i] += transpose;
+      lt.bwd_memory_total += cast + transpose;
     }
     lt.tf32_flop_share = all_flops > 0 ? tf32_flops / all_flops : 0.0;
   }

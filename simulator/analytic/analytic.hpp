@@ -107,6 +107,9 @@ class Predictor {
     std::vector<double> bwd;
     double fwd_total = 0;
     double bwd_total = 0;
+    /// The memory-bound part of bwd_total: element-wise kernels, casts, layout copies, split-K
+    /// reductions (what HBM bandwidth, not the SMs, sets); 0 with a measured step.
+    double bwd_memory_total = 0;
     int gemms_measured = 0;  ///< GEMMs timed by the profile (of gemms_total)
     int gemms_total = 0;
     std::vector<std::string> notes;  ///< extrapolated GEMM lookups

@@ -77,6 +77,7 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
   const LayerTimes& lt = layer_times(training.per_gpu_batch, training, bound, weights_cast);
   sp.layer_fwd_s = lt.fwd;
   sp.layer_bwd_s = lt.bwd;
+  sp.backward_memory_share = lt.bwd_total > 0 ? lt.bwd_memory_total / lt.bwd_total : 0.0;
   if (training.activation_checkpointing) {
     // Full checkpointing re-runs each checkpointed block's forward during its backward.
     const int recomputed = add_recomputation(*workload_, sp.layer_bwd_s, sp.layer_fwd_s);
@@ -190,8 +191,10 @@ void Predictor::plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster
   // The channels the interference counts: the most any bucket size runs on (every bucket is a
   // copy of its size's prototype), so apply_nccl_channel_interference need not read each one.
   sp.bucket_channels_max = 0;
+  sp.bucket_busbw_max = 0;
   for (const PlannedBucket& pb : prototype) {
     sp.bucket_channels_max = std::max(sp.bucket_channels_max, pb.cost.channels);
+    sp.bucket_busbw_max = std::max(sp.bucket_busbw_max, pb.cost.busbw_gbytes_per_s);
   }
   sp.buckets.reserve(plan.buckets.size());
   for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
@@ -208,6 +211,7 @@ void Predictor::plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster
     // powerSGD_hook runs plain all-reduce for the first start_powerSGD_iter iterations: the
     // buckets above are that phase; the steady state replaces them.
     sp.bucket_channels_max = -1;  // the hook's buckets are other collectives
+    sp.bucket_busbw_max = -1;
     sp.warmup_buckets = std::move(sp.buckets);
     sp.buckets = powersgd_buckets(plan, bw, wire, cluster.gpus, par, sp.hook_memory_bytes);
     sp.warnings.push_back(fmt::format(
@@ -217,6 +221,7 @@ void Predictor::plan_ddp_model(StepPlan& sp, const model::ClusterConfig& cluster
         par.comm_hook.text, kPowerSgdStartIter));
   } else if (par.comm_hook.kind == CommHook::Kind::kTopK) {
     sp.bucket_channels_max = -1;
+    sp.bucket_busbw_max = -1;
     sp.buckets = topk_buckets(plan, bw, wire, cluster.gpus, par, sp.hook_memory_bytes);
     sp.warnings.push_back(fmt::format(
         "comm_hook {}: top-k all-gathers values and int64 indices, without error feedback; hook "

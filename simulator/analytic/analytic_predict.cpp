@@ -109,13 +109,19 @@ void add_interference_notes(const StepPlan& sp, const model::ClusterConfig& clus
     if (r.measured) r.measured->notes.push_back(note);
   }
   if (sp.interference_source == "nccl_channels" && cluster.gpus > 1) {
+    const double m = sp.backward_memory_share, h = sp.interference_hbm_share;
+    // The SM factor back from interference = (1 - m) sm / (sm - c) + m / (1 - h).
+    const double sm_factor = m < 1 ? (sp.interference - m / (1 - h)) / (1 - m) : 1.0;
+    const int channels =
+        sm_factor > 0 ? static_cast<int>(std::lround(hw.gpu.sm_count - hw.gpu.sm_count / sm_factor))
+                      : 0;
     r.warnings.push_back(fmt::format(
         "interference {:.3f}: compute overlapping {} runs on the SMs they leave free ({} SMs / "
-        "({} - {} channels); simulation.interference overrides it)",
+        "({} - {} channels)) and its memory-bound {:.0f}% on the HBM bandwidth they leave ({:.0f}% "
+        "taken: NCCL moves ~{:g} HBM bytes per bus byte); simulation.interference overrides it",
         sp.interference,
         model::is_sharded(par.strategy) ? "the sharded collectives" : "the bucket all-reduces",
-        hw.gpu.sm_count, hw.gpu.sm_count,
-        static_cast<int>(std::lround(hw.gpu.sm_count - hw.gpu.sm_count / sp.interference))));
+        hw.gpu.sm_count, hw.gpu.sm_count, channels, m * 100, h * 100, kNcclHbmBytesPerBusByte));
   }
 }
 

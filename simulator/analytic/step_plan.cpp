@@ -34,19 +34,40 @@ int add_recomputation(const model::Workload& w, std::vector<double>& layer_bwd_s
 /// collective, so a kernel overlapping a collective has sm_count - channels SMs: it runs
 /// sm_count / (sm_count - channels) slower. The widest collective of the step sets it: DDP's
 /// bucket all-reduces, or the sharded strategies' all-gathers, reduce-scatters and all-reduces.
+///
+/// NCCL's kernel also streams through HBM: each bus byte of a ring step is read from the receive
+/// buffer and the user's input and lands in this GPU's memory from its peer (reduce-scatter:
+/// recvReduceSend reads recv + src, the peer writes into recv; all-gather: recvCopySend reads
+/// recv, writes dst, and the peer writes recv: prims_simple.h genericOp's srcs and dsts), about
+/// 3 HBM bytes per bus byte. The memory-bound share m of the backward (element-wise kernels,
+/// casts, copies) then runs 1 / (1 - h) slower, h = 3 busbw / achievable HBM bandwidth of the
+/// collective with the highest bus bandwidth:
+///   interference = (1 - m) sm / (sm - channels) + m / (1 - h).
 void apply_nccl_channel_interference(StepPlan& sp, const model::HardwareSpec& hw) {
   if (sp.interference_source != "default" || hw.gpu.sm_count <= 0 ||
       hw.collective_model != model::CollectiveModel::kNccl) {
     return;
   }
   int channels = std::max(0, sp.bucket_channels_max);
+  double busbw = std::max(0.0, sp.bucket_busbw_max);
   if (sp.bucket_channels_max < 0) {
-    for (const PlannedBucket& b : sp.buckets) channels = std::max(channels, b.cost.channels);
+    for (const PlannedBucket& b : sp.buckets) {
+      channels = std::max(channels, b.cost.channels);
+      busbw = std::max(busbw, b.cost.busbw_gbytes_per_s);
+    }
   }
-  for (const ScheduledCollective& c : sp.schedule) channels = std::max(channels, c.cost.channels);
+  for (const ScheduledCollective& c : sp.schedule) {
+    channels = std::max(channels, c.cost.channels);
+    busbw = std::max(busbw, c.cost.busbw_gbytes_per_s);
+  }
   if (channels > 0 && channels < hw.gpu.sm_count) {
-    sp.interference =
+    const double sm_factor =
         static_cast<double>(hw.gpu.sm_count) / static_cast<double>(hw.gpu.sm_count - channels);
+    const double hbm = hw.gpu.memory_bandwidth * hw.gpu.memory_efficiency;
+    const double h = hbm > 0 ? std::min(0.9, kNcclHbmBytesPerBusByte * busbw * 1e9 / hbm) : 0.0;
+    const double m = std::clamp(sp.backward_memory_share, 0.0, 1.0);
+    sp.interference = (1 - m) * sm_factor + m / (1 - h);
+    sp.interference_hbm_share = h;
     sp.interference_source = "nccl_channels";
   }
 }

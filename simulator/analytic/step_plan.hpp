@@ -148,6 +148,11 @@ struct StepPlan {
   double interference = 1.0;
   /// "scenario", "profile", "nccl_channels", "measured", "torch" or "default"
   std::string interference_source = "default";
+  /// The memory-bound share of the backward compute (element-wise kernels, casts, copies: what
+  /// HBM bandwidth sets), for the HBM part of the default interference.
+  double backward_memory_share = 0;
+  /// With "nccl_channels": the HBM share the widest collective's kernel takes (0: none).
+  double interference_hbm_share = 0;
   /// DDP: how many bucket collectives run at once. NCCL runs one communicator's kernels in
   /// order (1); ProcessGroupGloo hands collectives to its worker threads, `threads` of them
   /// (torch/csrc/distributed/c10d/ProcessGroupGloo.cpp: the constructor starts options->threads
@@ -157,7 +162,12 @@ struct StepPlan {
   /// The most channels any of `buckets` runs on, when the planner knew it from the buckets'
   /// distinct sizes (plan_ddp_model); -1: apply_nccl_channel_interference reads the buckets.
   int bucket_channels_max = -1;
+  /// ... and the highest bus bandwidth (GB/s) among them (with bucket_channels_max >= 0).
+  double bucket_busbw_max = -1;
 };
+
+/// HBM bytes NCCL's ring kernel moves per bus byte on each GPU (apply_nccl_channel_interference).
+inline constexpr double kNcclHbmBytesPerBusByte = 3.0;
 
 /// The compute slowdown while bucket `b` of plan `sp` is in flight (PlannedBucket).
 inline double compute_slowdown_of(const StepPlan& sp, const PlannedBucket& b) {
@@ -238,8 +248,10 @@ struct WireFormat {
   double cast_bytes_per_element = 0;
 };
 /// The default StepPlan::interference of a plan whose collectives are costed (see step_plan.cpp):
-/// sm_count / (sm_count - the widest collective's NCCL channels); unchanged when the factor was
-/// given or measured, the GPU has no sm_count, or the collectives are not NCCL's model.
+/// the SM-bound part of the backward runs sm_count / (sm_count - the widest collective's NCCL
+/// channels) slower, its memory-bound part 1 / (1 - the HBM share that collective's kernel
+/// takes), weighted by backward_memory_share; unchanged when the factor was given or measured,
+/// the GPU has no sm_count, or the collectives are not NCCL's model.
 void apply_nccl_channel_interference(StepPlan& sp, const model::HardwareSpec& hw);
 
 WireFormat ddp_wire_format(const model::TrainingConfig& t, const model::CommHook& hook);

@@ -113,7 +113,19 @@ TEST(StepPlanTest, DefaultInterferenceIsTheSmsNcclChannelsTake) {
       channels = std::max(channels, c.cost.channels);
     ASSERT_GT(channels, 0);
     EXPECT_EQ(plan.interference_source, "nccl_channels");
-    EXPECT_DOUBLE_EQ(plan.interference, 108.0 / (108.0 - channels));
+    // The MLP's backward has its memory-bound share m (element-wise kernels); the widest
+    // collective's kernel takes h = 3 busbw / (2039 GB/s x 0.8) of HBM:
+    // (1 - m) 108 / (108 - c) + m / (1 - h).
+    double busbw = 0;
+    for (const PlannedBucket& b : plan.buckets) busbw = std::max(busbw, b.cost.busbw_gbytes_per_s);
+    for (const ScheduledCollective& c : plan.schedule)
+      busbw = std::max(busbw, c.cost.busbw_gbytes_per_s);
+    const double h = 3 * busbw / (2039 * 0.8);
+    const double m = plan.backward_memory_share;
+    EXPECT_GT(m, 0);
+    EXPECT_LT(m, 0.5);
+    EXPECT_NEAR(plan.interference_hbm_share, h, 1e-12);
+    EXPECT_NEAR(plan.interference, (1 - m) * 108.0 / (108.0 - channels) + m / (1 - h), 1e-12);
     doc["simulation"] = {{"interference", 1.05}};
     const model::Scenario given = model::parse_scenario(doc, "i.json");
     const StepPlan plan_given =
