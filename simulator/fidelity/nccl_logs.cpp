@@ -50,17 +50,23 @@ std::string preset_of(const std::string& gpu) {
   return "";
 }
 
-// The NIC preset of a fabric as the index names it; empty: the system preset's own.
-std::string nic_of(const std::string& fabric) {
+// The NIC of a fabric as the index names it: a link preset, with keys beside it where the
+// fabric's rate differs from the preset's; null: the system preset's own.
+json nic_of(const std::string& fabric) {
   const std::string f = lower(fabric);
-  if (f.find("efa") != std::string::npos) return "efa-100g";
-  if (f.find("roce") != std::string::npos) return "roce-400g";
-  if (f.find("ndr") != std::string::npos) return "ib-ndr-400";
-  if (f.find("hdr") != std::string::npos) return "ib-hdr-200";
-  if (f.find("socket") != std::string::npos || f.find("tcp") != std::string::npos) {
-    return "eth-100g";
+  // GCP A3 Mega: 8 x 200 Gb/s GPU NICs over GPUDirect-TCPXO (Google's A3 Mega documentation:
+  // 1,800 Gb/s, of which 200 Gb/s is the host NIC), Ethernet with TCP's costs unknown here.
+  if (f.find("tcpxo") != std::string::npos) {
+    return {{"preset", "eth-100g"}, {"bandwidth_gbps", 200}};
   }
-  return "";
+  if (f.find("efa") != std::string::npos) return {{"preset", "efa-100g"}};
+  if (f.find("roce") != std::string::npos) return {{"preset", "roce-400g"}};
+  if (f.find("ndr") != std::string::npos) return {{"preset", "ib-ndr-400"}};
+  if (f.find("hdr") != std::string::npos) return {{"preset", "ib-hdr-200"}};
+  if (f.find("socket") != std::string::npos || f.find("tcp") != std::string::npos) {
+    return {{"preset", "eth-100g"}};
+  }
+  return nullptr;
 }
 
 model::CollectiveAlgorithm forced(const std::string& algo) {
@@ -111,10 +117,10 @@ std::vector<BusbwBand> nccl_log_bands(const std::filesystem::path& dir) {
     const bool threads = text(e, "launch") == "threads";
     section["collectives"]["gpus_per_process"] =
         std::max(1, count(e, "gpus_per_process", threads ? per_node : 1));
-    const std::string nic = nic_of(text(e, "fabric"));
-    if (nodes > 1 && !nic.empty()) {
-      section["inter_node"] = {{"preset", nic},
-                               {"nics_per_node", std::max(1, count(e, "nics_per_node", 8))}};
+    json nic = nic_of(text(e, "fabric"));
+    if (nodes > 1 && !nic.is_null()) {
+      nic["nics_per_node"] = std::max(1, count(e, "nics_per_node", 8));
+      section["inter_node"] = nic;
     }
     const model::HardwareSpec hw = model::resolve_hardware(section, file, "/hardware");
     const model::Topology topo(hw, per_node * nodes);
