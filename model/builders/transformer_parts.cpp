@@ -31,6 +31,19 @@ std::int64_t resolve_seq_len(const std::string& file, std::optional<std::int64_t
     throw InputError(file, "/" + max_key, "an integer >= 1 (or a seq_len given with the model)",
                      "nothing (the key is missing)");
   }
+  // A long-context config (Llama 3.1: 131,072 positions) says what inference may read, not what
+  // a training run uses (Llama 3 pre-trains at 8,192: torchtitan's llama3 train_configs set
+  // seq_len = 8192): defaulting to it would price a 16x longer sequence without a word.
+  if (*max_positions > kLongestDefaultSeqLen) {
+    throw InputError(file, "/seq_len",
+                     "a seq_len with the model (\"seq_len\": N beside the config): its " + max_key +
+                         " (" + std::to_string(*max_positions) +
+                         ") is longer than a training run uses (" +
+                         std::to_string(kLongestDefaultSeqLen) +
+                         " is the longest ddpsim takes "
+                         "as a default)",
+                     "no seq_len");
+  }
   return *max_positions;
 }
 

@@ -424,6 +424,14 @@ TEST(HfTransformer, BadConfigs) {
   c.erase("max_position_embeddings");
   expect_input_error(c, {}, "/max_position_embeddings");
   EXPECT_EQ(build_hf_transformer(c, "ok.json", std::int64_t{2048}).seq_len, 2048);
+  // Llama 3.1's 131,072 positions are an inference context, not a training run's: no silent
+  // default past 8,192; the error names seq_len. Given, it is used as is.
+  c = llama;
+  c["max_position_embeddings"] = 131072;
+  expect_input_error(c, {}, "/seq_len");
+  EXPECT_EQ(build_hf_transformer(c, "ok.json", std::int64_t{8192}).seq_len, 8192);
+  c["max_position_embeddings"] = 8192;  // Llama 3's: still the default
+  EXPECT_EQ(build_hf_transformer(c, "ok.json", std::nullopt).seq_len, 8192);
   c = llama;
   c.erase("hidden_size");
   expect_input_error(c, {}, "/hidden_size");

@@ -136,6 +136,10 @@ inline double dbl(std::int64_t v) { return static_cast<double>(v); }
 
 /// The sequence length: the caller's, or the config's maximum. Learned position tables (GPT-2,
 /// BERT) cannot index past `max_positions`; RoPE models (Llama) can, so `bounded` says which.
+/// The longest context a config's position count may set as seq_len by default (Llama 3 and
+/// most open models pre-train at 8,192 or less); longer ones must be given seq_len.
+inline constexpr std::int64_t kLongestDefaultSeqLen = 8192;
+
 std::int64_t resolve_seq_len(const std::string& file, std::optional<std::int64_t> seq_len,
                              std::optional<std::int64_t> max_positions, const std::string& max_key,
                              bool bounded);
