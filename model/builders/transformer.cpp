@@ -174,6 +174,12 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
   }
   const bool tied = c.bool_or("tie_word_embeddings", false);
   const bool attn_bias = c.bool_or("attention_bias", false);
+  // Qwen2Attention: q_proj, k_proj and v_proj with bias=True, o_proj without (transformers
+  // models/qwen2/modeling_qwen2.py). Phi3Attention / Phi3MLP: one qkv_proj and one gate_up_proj
+  // (models/phi3/modeling_phi3.py), the same FLOPs as Llama's separate projections in fewer,
+  // wider GEMMs.
+  const bool qkv_bias = attn_bias || model_type == "qwen2";
+  const bool fused = model_type == "phi3";
   const bool mlp_bias = c.bool_or("mlp_bias", false);
   const std::string act = c.optional_string("hidden_act").value_or("silu");
   // RoPE: positions are not a table, so seq_len may exceed max_position_embeddings.
@@ -185,6 +191,12 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
       model_type == "mistral"
           ? "Hugging Face transformers MistralForCausalLM built from config.json (sliding-window "
             "attention modelled as dense s x s)"
+      : model_type == "qwen2"
+          ? "Hugging Face transformers Qwen2ForCausalLM built from config.json (q/k/v biases; "
+            "sliding-window attention, when use_sliding_window, modelled as dense s x s)"
+      : model_type == "phi3"
+          ? "Hugging Face transformers Phi3ForCausalLM built from config.json (fused qkv_proj "
+            "and gate_up_proj; sliding-window attention modelled as dense s x s)"
           : "Hugging Face transformers LlamaForCausalLM built from config.json",
       m.s);
   const double s = dbl(m.s), sh = dbl(m.s) * dbl(m.h), sf = dbl(m.s) * dbl(m.f);
@@ -205,13 +217,21 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     const int li = add_layer(w, p, "transformer_block");
     // LlamaDecoderLayer.__init__ registers self_attn, mlp, input_layernorm,
     // post_attention_layernorm in this order; named_parameters() follows it.
-    linear(li, p + ".self_attn.q_proj", m.h, m.a * m.d, attn_bias);
-    linear(li, p + ".self_attn.k_proj", m.h, m.kv * m.d, attn_bias);
-    linear(li, p + ".self_attn.v_proj", m.h, m.kv * m.d, attn_bias);
-    linear(li, p + ".self_attn.o_proj", m.a * m.d, m.h, attn_bias);
-    linear(li, p + ".mlp.gate_proj", m.h, m.f, mlp_bias);
-    linear(li, p + ".mlp.up_proj", m.h, m.f, mlp_bias);
-    linear(li, p + ".mlp.down_proj", m.f, m.h, mlp_bias);
+    if (fused) {
+      // Phi3Attention registers o_proj before qkv_proj; Phi3MLP gate_up_proj, down_proj.
+      linear(li, p + ".self_attn.o_proj", m.a * m.d, m.h, false);
+      linear(li, p + ".self_attn.qkv_proj", m.h, (m.a + 2 * m.kv) * m.d, false);
+      linear(li, p + ".mlp.gate_up_proj", m.h, 2 * m.f, false);
+      linear(li, p + ".mlp.down_proj", m.f, m.h, false);
+    } else {
+      linear(li, p + ".self_attn.q_proj", m.h, m.a * m.d, qkv_bias);
+      linear(li, p + ".self_attn.k_proj", m.h, m.kv * m.d, qkv_bias);
+      linear(li, p + ".self_attn.v_proj", m.h, m.kv * m.d, qkv_bias);
+      linear(li, p + ".self_attn.o_proj", m.a * m.d, m.h, attn_bias);
+      linear(li, p + ".mlp.gate_proj", m.h, m.f, mlp_bias);
+      linear(li, p + ".mlp.up_proj", m.h, m.f, mlp_bias);
+      linear(li, p + ".mlp.down_proj", m.f, m.h, mlp_bias);
+    }
     add_tensor(w, li, p + ".input_layernorm.weight", {m.h});
     add_tensor(w, li, p + ".post_attention_layernorm.weight", {m.h});
     Layer& l = layer_at(w, li);
@@ -221,9 +241,18 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     // and rotary composites): the block's input feeds the norm and the residual, the normed
     // input q, k and v (2), x + attn the second norm and the residual, its norm gate and up.
     add_grad_accumulation(l, p + ".grad_sums", sh, 5);
-    add_linear_gemms(l, p + ".self_attn.q_proj", m.s, m.h, m.a * m.d);
-    add_linear_gemms(l, p + ".self_attn.k_proj", m.s, m.h, m.kv * m.d);
-    add_linear_gemms(l, p + ".self_attn.v_proj", m.s, m.h, m.kv * m.d);
+    if (fused) {
+      add_linear_gemms(l, p + ".self_attn.qkv_proj", m.s, m.h, (m.a + 2 * m.kv) * m.d);
+    } else {
+      add_linear_gemms(l, p + ".self_attn.q_proj", m.s, m.h, m.a * m.d);
+      add_linear_gemms(l, p + ".self_attn.k_proj", m.s, m.h, m.kv * m.d);
+      add_linear_gemms(l, p + ".self_attn.v_proj", m.s, m.h, m.kv * m.d);
+    }
+    if (qkv_bias && !fused) {
+      add_bias_grad(l, p + ".self_attn.q_proj.bias_grad", s * dbl(m.a * m.d));
+      add_bias_grad(l, p + ".self_attn.k_proj.bias_grad", s * dbl(m.kv * m.d));
+      add_bias_grad(l, p + ".self_attn.v_proj.bias_grad", s * dbl(m.kv * m.d));
+    }
     add_rotary(l, p + ".self_attn.rotary", qk_rows);
     add_attention_core(l, p + ".self_attn", m.s, m.a, m.d, kind);
     w.attention_head_dim = m.d;
@@ -232,8 +261,13 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     add_linear_gemms(l, p + ".self_attn.o_proj", m.s, m.a * m.d, m.h);
     add_ew(l, p + ".self_attn.residual_add", 6.0 * sh, 0.0);
     add_rms_norm(l, p + ".post_attention_layernorm", sh);
-    add_linear_gemms(l, p + ".mlp.gate_proj", m.s, m.h, m.f);
-    add_linear_gemms(l, p + ".mlp.up_proj", m.s, m.h, m.f);
+    if (fused) {
+      // gate_up_proj's output is split with chunk(2): views, no kernel.
+      add_linear_gemms(l, p + ".mlp.gate_up_proj", m.s, m.h, 2 * m.f);
+    } else {
+      add_linear_gemms(l, p + ".mlp.gate_proj", m.s, m.h, m.f);
+      add_linear_gemms(l, p + ".mlp.up_proj", m.s, m.h, m.f);
+    }
     // act_fn(gate) * up, two kernels (LlamaMLP.forward): the activation reads and writes sf
     // (4), the product reads two and writes one (6); backward the product's two gradients (read
     // dY and the other factor twice, write two: 12) and the activation's (read dY and gate,
@@ -362,6 +396,11 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len,
   return w;
 }
 
+// The families built from a config.json (gemma2's sandwich norms, GeGLU, soft-capped logits and
+// alternating sliding windows are not).
+constexpr const char* kModelTypes =
+    "one of \"gpt2\", \"llama\", \"mistral\", \"qwen2\", \"phi3\", \"bert\"";
+
 }  // namespace
 
 Workload build_hf_transformer(const nlohmann::json& config, const std::string& file,
@@ -371,20 +410,18 @@ Workload build_hf_transformer(const nlohmann::json& config, const std::string& f
   const ConfigReader c(config, file);
   const std::optional<std::string> type = c.optional_string("model_type");
   if (!type) {
-    throw InputError(file, "/model_type", "one of \"gpt2\", \"llama\", \"mistral\", \"bert\"",
-                     "nothing (the key is missing)");
+    throw InputError(file, "/model_type", kModelTypes, "nothing (the key is missing)");
   }
   auto built = [&](Workload w) {
     w.attention = attention;
     return w;
   };
   if (*type == "gpt2") return built(build_gpt2(c, seq_len, attention));
-  if (*type == "llama" || *type == "mistral") {
+  if (*type == "llama" || *type == "mistral" || *type == "qwen2" || *type == "phi3") {
     return built(build_llama(c, *type, seq_len, attention));
   }
   if (*type == "bert") return built(build_bert(c, seq_len, attention));
-  throw InputError(file, "/model_type", "one of \"gpt2\", \"llama\", \"mistral\", \"bert\"",
-                   shown(config["model_type"]));
+  throw InputError(file, "/model_type", kModelTypes, shown(config["model_type"]));
 }
 
 }  // namespace ddpsim::model

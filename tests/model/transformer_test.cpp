@@ -390,6 +390,42 @@ TEST(HfTransformer, ExtentsPastTwoToThe24AreRefusedBeforeAnyProduct) {
   expect_input_error(l, 8, "/intermediate_size");
 }
 
+// Qwen2-7B (Qwen/Qwen2-7B config.json): Llama's layout with q/k/v biases (Qwen2Attention,
+// bias=True; o_proj none) and untied embeddings. By hand: embeddings and lm_head 2 x 152,064 x
+// 3,584; per layer q 3,584^2 + 3,584, k and v 3,584 x 512 + 512 each, o 3,584^2, MLP 3 x 3,584 x
+// 18,944, two norms 2 x 3,584 = 233,057,792; 28 layers + final norm: 7,615,616,512 (HF: 7.62B).
+// Phi-3-mini-4k (microsoft/Phi-3-mini-4k-instruct): fused qkv_proj (3,072 x 9,216) and
+// gate_up_proj (3,072 x 16,384), o_proj listed first (modeling_phi3.py:222-224): per layer
+// 28,311,552 + 9,437,184 + 50,331,648 + 25,165,824 + 6,144 = 113,252,352; x 32 + 2 x 32,064 x
+// 3,072 + 3,072 = 3,821,079,552 (HF: 3.82B). Same FLOPs per block as Llama's split layout, one
+// GEMM fewer for q/k/v and for gate/up.
+TEST(HfTransformer, Qwen2AndPhi3) {
+  const json qwen2 = {{"model_type", "qwen2"},        {"hidden_size", 3584},
+                      {"intermediate_size", 18944},   {"num_hidden_layers", 28},
+                      {"num_attention_heads", 28},    {"num_key_value_heads", 4},
+                      {"vocab_size", 152064},         {"max_position_embeddings", 8192},
+                      {"tie_word_embeddings", false}, {"hidden_act", "silu"}};
+  const Workload q = build_hf_transformer(qwen2, "qwen2.json", std::int64_t{4096});
+  EXPECT_EQ(q.param_count(), 7'615'616'512);
+  EXPECT_EQ(q.tensors[2].name, "model.layers.0.self_attn.q_proj.bias");
+  const json phi3 = {{"model_type", "phi3"},         {"hidden_size", 3072},
+                     {"intermediate_size", 8192},    {"num_hidden_layers", 32},
+                     {"num_attention_heads", 32},    {"num_key_value_heads", 32},
+                     {"vocab_size", 32064},          {"max_position_embeddings", 4096},
+                     {"tie_word_embeddings", false}, {"hidden_act", "silu"}};
+  const Workload p = build_hf_transformer(phi3, "phi3.json", std::nullopt);
+  EXPECT_EQ(p.param_count(), 3'821'079'552);
+  EXPECT_EQ(p.tensors[1].name, "model.layers.0.self_attn.o_proj.weight");
+  EXPECT_EQ(p.tensors[2].name, "model.layers.0.self_attn.qkv_proj.weight");
+  // The same block as Llama's with split projections: equal FLOPs, 2 GEMMs fewer per pass.
+  json split = phi3;
+  split["model_type"] = "llama";
+  const Workload l = build_hf_transformer(split, "llama.json", std::nullopt);
+  EXPECT_EQ(l.param_count(), p.param_count());
+  EXPECT_DOUBLE_EQ(l.layers[1].fwd_flops_per_sample(), p.layers[1].fwd_flops_per_sample());
+  EXPECT_EQ(l.layers[1].gemms.size(), p.layers[1].gemms.size() + 3 * 3);
+}
+
 TEST(HfTransformer, BadConfigs) {
   const json gpt2 = hf_config("gpt2-config.json");
   json c = gpt2;
