@@ -33,7 +33,9 @@
 //   scheduler WarmupLR / WarmupDecayLR params.warmup_num_steps -> training.lr.warmup_steps.
 // Every other key that can change step time or memory gives a warning naming its pointer;
 // keys that cannot (logging, monitoring, checkpoint paths, loss-scale settings) are listed in
-// `ignored`. Bad values (wrong type, out of range, "auto") are InputError naming the pointer.
+// `ignored`. Bad values (wrong type, out of range, "auto") are InputError naming the pointer;
+// `ddpsim import deepspeed --scenario BASE` first fills the Hugging Face Trainer's "auto" values
+// from BASE (hf_auto.hpp).
 //
 //   ImportResult r = import_deepspeed_file("ds_config.json", 64);
 //   nlohmann::json scenario = apply_import_patch(base_doc, r.patch);

@@ -12,6 +12,7 @@
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
 #include "model/imports/deepspeed_import.hpp"
+#include "model/imports/hf_auto.hpp"
 #include "model/imports/torch_import.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/scenario/scenario_keys.hpp"
@@ -94,7 +95,12 @@ int run_import(const std::string& kind, const std::string& path, const std::stri
                              "their global batch differs from train_batch_size");
       }
     }
-    model::ImportResult d = model::import_deepspeed_file(path, world);
+    // The Hugging Face Trainer's "auto" values, filled from the base as the Trainer would.
+    std::vector<std::string> notes;
+    const json config = model::fill_hf_auto(model::read_json_file(path), path,
+                                            base ? &*base : nullptr, base_path, world, &notes);
+    model::ImportResult d = model::import_deepspeed_config(config, path, world);
+    r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
     d.warnings.insert(d.warnings.begin(), r.warnings.begin(), r.warnings.end());
     r = std::move(d);
   } else {
