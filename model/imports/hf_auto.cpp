@@ -10,6 +10,7 @@
 
 #include "model/error.hpp"
 #include "model/json_file.hpp"
+#include "model/schema.hpp"
 
 namespace ddpsim::model {
 
@@ -24,28 +25,13 @@ json at(const json* doc, const std::string& pointer) {
   return doc->contains(p) ? doc->at(p) : json();
 }
 
-// RFC 6901: '~' -> "~0", '/' -> "~1".
-std::string escaped(const std::string& key) {
-  std::string out;
-  for (char ch : key) {
-    if (ch == '~') {
-      out += "~0";
-    } else if (ch == '/') {
-      out += "~1";
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
 // Every pointer whose value is the string "auto", in document order.
 void find_autos(const json& v, const std::string& pointer, std::vector<std::string>& out) {
   if (v.is_string() && v.get<std::string>() == "auto") {
     out.push_back(pointer);
   } else if (v.is_object()) {
     for (const auto& [k, child] : v.items()) {
-      find_autos(child, pointer + "/" + escaped(k), out);
+      find_autos(child, pointer + "/" + escape_pointer_token(k), out);
     }
   } else if (v.is_array()) {
     for (std::size_t i = 0; i < v.size(); ++i) {
