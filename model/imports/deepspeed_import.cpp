@@ -511,10 +511,41 @@ ImportResult import_deepspeed_config(const json& config, const std::string& file
            "training.lr is not imported");
   }
 
+  // activation_checkpointing configures deepspeed.checkpointing.checkpoint (runtime/
+  // activation_checkpointing/checkpointing.py configure), which a model calls per transformer
+  // block: full recomputation of each block, training.activation_checkpointing.
+  if (auto ac = config.find("activation_checkpointing"); ac != config.end() && !ac->is_null()) {
+    if (!ac->is_object()) r.fail("/activation_checkpointing", "an object", *ac);
+    training["activation_checkpointing"] = true;
+    r.warn("/activation_checkpointing",
+           "imported as training.activation_checkpointing = true: the section configures "
+           "deepspeed.checkpointing, which the model must call per block (a Hugging Face "
+           "Trainer model checkpoints with gradient_checkpointing instead)");
+    for (const auto& [k, v] : ac->items()) {
+      const std::string p = "/activation_checkpointing/" + escape_pointer_token(k);
+      if (k == "partition_activations" || k == "contiguous_memory_optimization" ||
+          k == "synchronize_checkpoint_boundary" || k == "number_checkpoints" || k == "profile") {
+        if (k == "partition_activations" && v == json(true)) {
+          r.warn(p,
+                 "splits checkpoints across model-parallel ranks: no effect without model "
+                 "parallelism, which ddpsim does not model");
+        } else {
+          r.ignore(p);
+        }
+      } else if (k == "cpu_checkpointing" && v == json(true)) {
+        r.warn(p,
+               "checkpoints offloaded to CPU memory are not modelled: their PCIe copies "
+               "are not charged and their GPU memory is still counted");
+      } else if (k != "cpu_checkpointing") {
+        r.warn(p, "not modelled");
+      }
+    }
+  }
+
   r.sweep_rest(config, "",
                {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
                 "zero_optimization", "fp16", "bf16", "bfloat16", "optimizer", "scheduler",
-                "communication_data_type"},
+                "communication_data_type", "activation_checkpointing"},
                // Logging, monitoring, profiling output and checkpoint paths: no effect on a step.
                {"steps_per_print", "wall_clock_breakdown", "dump_state", "memory_breakdown",
                 "tensorboard", "wandb", "csv_monitor", "comet", "comms_logger", "flops_profiler",

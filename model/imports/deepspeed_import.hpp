@@ -31,6 +31,9 @@
 //   optimizer.params.lr or scheduler.params.warmup_max_lr -> training.lr.base, with
 //       training.lr.base_batch = train_batch_size (the batch the rate was set for);
 //   scheduler WarmupLR / WarmupDecayLR params.warmup_num_steps -> training.lr.warmup_steps.
+//   activation_checkpointing (any section) -> training.activation_checkpointing true (the model
+//       calls deepspeed.checkpointing per block: full recomputation), with a warning saying so;
+//       partition_activations (model parallelism only) and cpu_checkpointing warned about.
 // Every other key that can change step time or memory gives a warning naming its pointer;
 // keys that cannot (logging, monitoring, checkpoint paths, loss-scale settings) are listed in
 // `ignored`. Bad values (wrong type, out of range, "auto") are InputError naming the pointer;

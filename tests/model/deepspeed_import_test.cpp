@@ -206,7 +206,11 @@ TEST(DeepSpeedImport, UnknownKeysWarnWithTheirPointer) {
   c["zero_optimization"]["contiguous_gradients"] = false;
   c["my~odd/key"] = 1;
   const ImportResult r = import_deepspeed_config(c, "ds.json", std::nullopt);
-  EXPECT_TRUE(any_contains(r.warnings, "ds.json: /activation_checkpointing: not modelled"));
+  // DeepSpeed's activation checkpointing maps to the scenario key, its partitioning (model
+  // parallelism only) warned about.
+  EXPECT_EQ(r.patch["training"]["activation_checkpointing"], true);
+  EXPECT_TRUE(any_contains(r.warnings, "ds.json: /activation_checkpointing: imported as"));
+  EXPECT_TRUE(any_contains(r.warnings, "/activation_checkpointing/partition_activations: splits"));
   EXPECT_TRUE(any_contains(r.warnings, "/zero_optimization/round_robin_gradients: not modelled"));
   EXPECT_TRUE(any_contains(r.warnings, "/zero_optimization/contiguous_gradients: false is not"));
   EXPECT_TRUE(any_contains(r.warnings, "/my~0odd~1key"));  // RFC 6901 escaping
