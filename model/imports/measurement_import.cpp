@@ -59,17 +59,19 @@ std::optional<double> parse_number(const std::string& s) {
 
 // Launchers that tag each line: `mpirun --tag-output` ("[1,0]<stdout>:") and `srun --label`
 // ("0: "). A table row never starts with a word ending in ':', so neither can eat a row.
-// OpenMPI's --tag-output prefix "[J,R]<stdout>:" also lands inside a row that nccl-tests
-// printed in several writes ("-1[1,0]<stdout>:    85.70"): each such tag becomes a space.
+// OpenMPI's --tag-output prefix "[J,R]<stdout>:", at the start of a line or inside a row that
+// nccl-tests printed in several writes ("-1[1,0]<stdout>:    85.70"): each such tag becomes a
+// space.
 std::string strip_inner_tags(std::string line) {
-  for (std::size_t at = line.find("]<std"); at != std::string::npos; at = line.find("]<std")) {
+  for (std::size_t at = line.find("]<"); at != std::string::npos; at = line.find("]<", at + 1)) {
     const std::size_t open = line.rfind('[', at);
     const std::size_t colon = line.find(">:", at);
     if (open == std::string::npos || colon == std::string::npos ||
         line.find_first_not_of("0123456789,", open + 1) != at) {
-      break;
+      continue;
     }
     line.replace(open, colon + 2 - open, " ");
+    at = open;
   }
   return line;
 }
@@ -86,14 +88,6 @@ std::string strip_launcher_tag(const std::string& whole) {
   }
   std::size_t i = line.find_first_not_of(" \t");
   if (i == std::string::npos) return line;
-  if (line[i] == '[') {
-    const auto close = line.find("]<", i);
-    const auto colon = close == std::string::npos ? close : line.find(">:", close);
-    if (colon != std::string::npos && line.find_first_not_of("0123456789,", i + 1) == close) {
-      return line.substr(colon + 2);
-    }
-    return line;
-  }
   const std::size_t digits = line.find_first_not_of("0123456789", i);
   if (digits != i && digits != std::string::npos && line[digits] == ':' &&
       (digits + 1 == line.size() || line[digits + 1] == ' ' || line[digits + 1] == '\t')) {

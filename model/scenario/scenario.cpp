@@ -161,6 +161,23 @@ const char* protocol_name(CollectiveProtocol p) {
   DDPSIM_ASSERT(false, "unknown protocol");
 }
 
+std::optional<CollectiveAlgorithm> algorithm_from_name(const std::string& name) {
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing,
+                                CollectiveAlgorithm::kTree, CollectiveAlgorithm::kHierarchical,
+                                CollectiveAlgorithm::kNvls, CollectiveAlgorithm::kNvlsTree}) {
+    if (name == algorithm_name(a)) return a;
+  }
+  return std::nullopt;
+}
+
+std::optional<CollectiveProtocol> protocol_from_name(const std::string& name) {
+  for (CollectiveProtocol p : {CollectiveProtocol::kAuto, CollectiveProtocol::kLL,
+                               CollectiveProtocol::kLL128, CollectiveProtocol::kSimple}) {
+    if (name == protocol_name(p)) return p;
+  }
+  return std::nullopt;
+}
+
 DType compute_dtype(Precision p) {
   switch (p) {
     case Precision::kFp32:

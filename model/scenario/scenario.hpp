@@ -59,7 +59,10 @@ const char* optimizer_impl_name(OptimizerImpl i);  ///< "foreach", "fused", "for
 const char* strategy_name(Strategy s);
 const char* algorithm_name(CollectiveAlgorithm a);
 const char* protocol_name(CollectiveProtocol p);  ///< "auto", "ll", "ll128", "simple"
-const char* fsdp_prefetch_name(FsdpPrefetch p);   ///< "backward_pre", "backward_post", "none"
+/// The inverses of algorithm_name and protocol_name; nullopt for any other text.
+std::optional<CollectiveAlgorithm> algorithm_from_name(const std::string& name);
+std::optional<CollectiveProtocol> protocol_from_name(const std::string& name);
+const char* fsdp_prefetch_name(FsdpPrefetch p);  ///< "backward_pre", "backward_post", "none"
 /// Which modules get their own fully_shard call (FSDP2): every transformer block (the rest of the
 /// model is the root's group), every layer with parameters, or only the root (one group).
 enum class Fsdp2Units { kBlocks, kLayers, kModel };

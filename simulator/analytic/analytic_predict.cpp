@@ -110,11 +110,7 @@ void add_interference_notes(const StepPlan& sp, const model::ClusterConfig& clus
   }
   if (sp.interference_source == "nccl_channels" && cluster.gpus > 1) {
     const double m = sp.backward_memory_share, h = sp.interference_hbm_share;
-    // The SM factor back from interference = (1 - m) sm / (sm - c) + m / (1 - h).
-    const double sm_factor = m < 1 ? (sp.interference - m / (1 - h)) / (1 - m) : 1.0;
-    const int channels =
-        sm_factor > 0 ? static_cast<int>(std::lround(hw.gpu.sm_count - hw.gpu.sm_count / sm_factor))
-                      : 0;
+    const int channels = sp.interference_channels;
     r.warnings.push_back(fmt::format(
         "interference {:.3f}: compute overlapping {} runs on the SMs they leave free ({} SMs / "
         "({} - {} channels)) and its memory-bound {:.0f}% on the HBM bandwidth they leave ({:.0f}% "

@@ -67,6 +67,7 @@ void apply_nccl_channel_interference(StepPlan& sp, const model::HardwareSpec& hw
     const double h = hbm > 0 ? std::min(0.9, kNcclHbmBytesPerBusByte * busbw * 1e9 / hbm) : 0.0;
     const double m = std::clamp(sp.backward_memory_share, 0.0, 1.0);
     sp.interference = (1 - m) * sm_factor + m / (1 - h);
+    sp.interference_channels = channels;
     sp.interference_hbm_share = h;
     sp.interference_source = "nccl_channels";
   }

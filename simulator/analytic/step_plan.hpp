@@ -151,7 +151,8 @@ struct StepPlan {
   /// The memory-bound share of the backward compute (element-wise kernels, casts, copies: what
   /// HBM bandwidth sets), for the HBM part of the default interference.
   double backward_memory_share = 0;
-  /// With "nccl_channels": the HBM share the widest collective's kernel takes (0: none).
+  /// With "nccl_channels": the widest collective's channels and the HBM share its kernel takes.
+  int interference_channels = 0;
   double interference_hbm_share = 0;
   /// DDP: how many bucket collectives run at once. NCCL runs one communicator's kernels in
   /// order (1); ProcessGroupGloo hands collectives to its worker threads, `threads` of them

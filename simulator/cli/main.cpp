@@ -201,14 +201,10 @@ int run_collective(const CollectiveOptions& o) {
     s.hardware.nccl_kernel.gpus_per_process = std::min(o.gpus, s.hardware.gpus_per_node);
   }
   const auto bw = model::Topology(s.hardware, s.cluster.gpus).bandwidths();
-  model::CollectiveOp c = model::CollectiveOp::kAllReduce;
-  if (o.op == "reduce_scatter") c = model::CollectiveOp::kReduceScatter;
-  if (o.op == "all_gather") c = model::CollectiveOp::kAllGather;
-  if (o.op == "broadcast") c = model::CollectiveOp::kBroadcast;
-  model::CollectiveProtocol proto = model::CollectiveProtocol::kAuto;
-  if (o.proto == "ll") proto = model::CollectiveProtocol::kLL;
-  if (o.proto == "ll128") proto = model::CollectiveProtocol::kLL128;
-  if (o.proto == "simple") proto = model::CollectiveProtocol::kSimple;
+  const model::CollectiveOp c = *model::parse_collective_op(o.op);  // CLI11 checked it
+  // --proto is one of protocol_name's words (CLI11 checked it).
+  const model::CollectiveProtocol proto =
+      model::protocol_from_name(o.proto).value_or(model::CollectiveProtocol::kAuto);
   const model::NcclKernelCosts& k = s.hardware.nccl_kernel;
   std::printf("# %s on %d x %s (%s), %d node(s), model prediction\n", o.op.c_str(), o.gpus,
               s.hardware.gpu.name.c_str(), s.hardware.name.c_str(), bw.nodes);
@@ -429,7 +425,8 @@ Verb add_collective(CLI::App& app) {
   c->add_option("--min-bytes", o->min_b, "smallest size (8, 64K, 32M, 8G)");
   c->add_option("--max-bytes", o->max_b, "largest size");
   c->add_option("--algorithm,--algo", o->algo,
-                "auto | ring | tree | hierarchical | nvls | nvls_tree (NCCL_ALGO)");
+                "auto | ring | tree | hierarchical | nvls (NCCL_ALGO; nvls across nodes runs "
+                "nvls_tree)");
   c->add_option("--proto", o->proto, "auto | ll | ll128 | simple (NCCL_PROTO)")
       ->check(CLI::IsMember({"auto", "ll", "ll128", "simple"}));
   c->add_option("--nccl-version", o->nccl_version,

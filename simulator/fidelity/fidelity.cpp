@@ -20,6 +20,7 @@
 #include "model/scenario/hardware_io.hpp"
 #include "model/scenario/scenario.hpp"
 #include "simulator/collectives/collective.hpp"
+#include "simulator/fidelity/detail/sweep_bands.hpp"
 #include "simulator/fidelity/markdown.hpp"
 #include "simulator/fidelity/nccl_logs.hpp"
 #include "simulator/fidelity/throughput_units.hpp"
@@ -195,14 +196,6 @@ double size_label_bytes(const std::string& quantity, const std::string& where) {
   return std::exp2(std::round(std::log2(v * mult)));
 }
 
-std::string preset_for_gpu(const std::string& gpu_type) {
-  if (gpu_type.find("H200") != std::string::npos) return "hgx-h200";
-  if (gpu_type.find("H100") != std::string::npos) return "dgx-h100";
-  if (gpu_type.find("A100") != std::string::npos) return "dgx-a100";
-  if (gpu_type.find("V100") != std::string::npos) return "dgx-1";
-  return "";
-}
-
 // How a published sweep was run, from its row: the NCCL release its notes or backend name
 // ("NCCL 2.18.5"); Azure/AI-benchmarking-guide's Benchmarks/NVIDIA/NCCLBandwidth.py runs
 // `NCCL_ALGO=NVLS all_reduce_perf -b 8 -e 8G -f 2 -g <num_gpus>`: one thread drives every GPU,
@@ -232,13 +225,8 @@ SweepHarness sweep_harness(const json& row, int gpus) {
   return h;
 }
 
-struct SweepPoint {
-  double bytes = 0;
-  double rel = 0;
-};
-
 std::vector<BusbwBand> busbw_bands(const json& measurements) {
-  std::map<std::string, std::pair<std::string, std::vector<SweepPoint>>> sweeps;
+  std::map<std::string, std::pair<std::string, std::vector<detail::SweepPoint>>> sweeps;
   std::map<std::string, model::HardwareSpec> systems;
   for (const json& row : measurements) {
     const std::string q = row.value("quantity", std::string());
@@ -249,7 +237,7 @@ std::vector<BusbwBand> busbw_bands(const json& measurements) {
     }
     const std::string id = row.value("id", std::string("?"));
     const std::string gpu_type = row.value("gpu_type", std::string());
-    const std::string preset = preset_for_gpu(gpu_type);
+    const std::string preset = detail::preset_for_gpu(gpu_type);
     if (preset.empty()) continue;  // no system preset for this GPU: not a sweep ddpsim predicts
     const int gpus = row.at("num_gpus").get<int>();
     const double bytes = size_label_bytes(q, "published-measurements.json row " + id);
@@ -279,23 +267,7 @@ std::vector<BusbwBand> busbw_bands(const json& measurements) {
   }
   std::vector<BusbwBand> out;
   for (const auto& [key, sweep] : sweeps) {
-    for (const char* band : {"< 64 KiB", "64 KiB - 1 MiB", "1 - 64 MiB", ">= 64 MiB"}) {
-      BusbwBand b;
-      b.sweep = key;
-      b.preset = sweep.first;
-      b.band = band;
-      double log_sum = 0;
-      for (const auto& pt : sweep.second) {
-        if (std::string(busbw_band(pt.bytes)) != band) continue;
-        ++b.count;
-        // An exact hit would make the geomean 0; 1e-6 (0.0001%) is below any printed digit.
-        log_sum += std::log(std::max(std::abs(pt.rel), 1e-6));
-        b.max_abs_error = std::max(b.max_abs_error, std::abs(pt.rel));
-      }
-      if (b.count == 0) continue;
-      b.geomean_abs_error = std::exp(log_sum / static_cast<double>(b.count));
-      out.push_back(b);
-    }
+    for (BusbwBand& b : detail::sweep_bands(key, sweep.first, sweep.second)) out.push_back(b);
   }
   return out;
 }
@@ -472,5 +444,44 @@ FidelityReport compare_fidelity() {
   r.log_bands = nccl_log_bands(data / "nccl-tests");
   return r;
 }
+
+namespace detail {
+
+std::string preset_for_gpu(const std::string& gpu) {
+  std::string g = gpu;
+  std::transform(g.begin(), g.end(), g.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (g.find("b200") != std::string::npos) return "dgx-b200";
+  if (g.find("h200") != std::string::npos) return "hgx-h200";
+  if (g.find("h100") != std::string::npos) return "dgx-h100";
+  if (g.find("a100") != std::string::npos) return "dgx-a100";
+  if (g.find("v100") != std::string::npos) return "dgx-1";
+  return "";
+}
+
+std::vector<BusbwBand> sweep_bands(const std::string& sweep, const std::string& preset,
+                                   const std::vector<SweepPoint>& points) {
+  std::vector<BusbwBand> out;
+  for (const char* band : {"< 64 KiB", "64 KiB - 1 MiB", "1 - 64 MiB", ">= 64 MiB"}) {
+    BusbwBand b;
+    b.sweep = sweep;
+    b.preset = preset;
+    b.band = band;
+    double log_sum = 0;
+    for (const SweepPoint& pt : points) {
+      if (std::string(busbw_band(pt.bytes)) != band) continue;
+      ++b.count;
+      // An exact hit would make the geomean 0; 1e-6 (0.0001%) is below any printed digit.
+      log_sum += std::log(std::max(std::abs(pt.rel), 1e-6));
+      b.max_abs_error = std::max(b.max_abs_error, std::abs(pt.rel));
+    }
+    if (b.count == 0) continue;
+    b.geomean_abs_error = std::exp(log_sum / static_cast<double>(b.count));
+    out.push_back(b);
+  }
+  return out;
+}
+
+}  // namespace detail
 
 }  // namespace ddpsim::sim

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
-#include <map>
 #include <string>
 
 #include "model/collective_op.hpp"
@@ -18,6 +16,7 @@
 #include "model/scenario/hardware_io.hpp"
 #include "model/trace_file.hpp"
 #include "simulator/collectives/collective.hpp"
+#include "simulator/fidelity/detail/sweep_bands.hpp"
 
 namespace ddpsim::sim {
 
@@ -39,17 +38,6 @@ int count(const json& e, const char* key, int fallback) {
   return e.contains(key) && e.at(key).is_number_integer() ? e.at(key).get<int>() : fallback;
 }
 
-// The system preset of a GPU name as logs print it ("NVIDIA H100 80GB HBM3").
-std::string preset_of(const std::string& gpu) {
-  const std::string g = lower(gpu);
-  if (g.find("b200") != std::string::npos) return "dgx-b200";
-  if (g.find("h200") != std::string::npos) return "hgx-h200";
-  if (g.find("h100") != std::string::npos) return "dgx-h100";
-  if (g.find("a100") != std::string::npos) return "dgx-a100";
-  if (g.find("v100") != std::string::npos) return "dgx-1";
-  return "";
-}
-
 // The NIC of a fabric as the index names it: a link preset, with keys beside it where the
 // fabric's rate differs from the preset's; null: the system preset's own.
 json nic_of(const std::string& fabric) {
@@ -69,23 +57,6 @@ json nic_of(const std::string& fabric) {
   return nullptr;
 }
 
-model::CollectiveAlgorithm forced(const std::string& algo) {
-  const std::string a = lower(algo);
-  if (a == "ring") return model::CollectiveAlgorithm::kRing;
-  if (a == "tree") return model::CollectiveAlgorithm::kTree;
-  if (a == "nvls") return model::CollectiveAlgorithm::kNvls;
-  if (a == "nvlstree" || a == "nvls_tree") return model::CollectiveAlgorithm::kNvlsTree;
-  return model::CollectiveAlgorithm::kAuto;
-}
-
-model::CollectiveProtocol forced_proto(const std::string& proto) {
-  const std::string p = lower(proto);
-  if (p == "ll") return model::CollectiveProtocol::kLL;
-  if (p == "ll128") return model::CollectiveProtocol::kLL128;
-  if (p == "simple") return model::CollectiveProtocol::kSimple;
-  return model::CollectiveProtocol::kAuto;
-}
-
 }  // namespace
 
 std::vector<BusbwBand> nccl_log_bands(const std::filesystem::path& dir) {
@@ -96,7 +67,7 @@ std::vector<BusbwBand> nccl_log_bands(const std::filesystem::path& dir) {
   if (!index.is_array()) throw Error(index_path.string() + ": expected an array of logs");
   for (const json& e : index) {
     const std::string file = text(e, "file");
-    const std::string preset = preset_of(text(e, "gpu"));
+    const std::string preset = detail::preset_for_gpu(text(e, "gpu"));
     if (file.empty() || preset.empty()) continue;
     // The op from the file name (table excerpts carry no "Collective test starting" line).
     std::string op_name;
@@ -124,40 +95,31 @@ std::vector<BusbwBand> nccl_log_bands(const std::filesystem::path& dir) {
     }
     const model::HardwareSpec hw = model::resolve_hardware(section, file, "/hardware");
     const model::Topology topo(hw, per_node * nodes);
-    const auto algo = forced(text(e, "algo"));
-    const auto proto = forced_proto(text(e, "proto"));
+    // NCCL_ALGO / NCCL_PROTO as the log set them ("Ring", "NVLSTree", "LL128"); none: auto.
+    std::string algo_name = lower(text(e, "algo"));
+    if (algo_name == "nvlstree") algo_name = "nvls_tree";
+    const auto algo =
+        model::algorithm_from_name(algo_name).value_or(model::CollectiveAlgorithm::kAuto);
+    const auto proto = model::protocol_from_name(lower(text(e, "proto")))
+                           .value_or(model::CollectiveProtocol::kAuto);
     for (const auto& [name, table] : c.at("ops").items()) {
       const auto op = model::parse_collective_op(name);
       if (!op) continue;
-      std::map<std::string, std::pair<double, std::size_t>> log_sum;
-      std::map<std::string, double> worst;
+      std::vector<detail::SweepPoint> points;
       for (const json& row : table.at("rows")) {
         const double bytes = row.at("size_bytes").get<double>();
         const double busbw = row.value("busbw_gbytes_per_s", 0.0);
         if (!(bytes > 0) || !(busbw > 0)) continue;
         const double model_bw =
             collective_cost(*op, topo.bandwidths(), hw, bytes, algo, proto).busbw_gbytes_per_s;
-        const double rel = std::abs(model_bw - busbw) / busbw;
-        const std::string band = busbw_band(bytes);
-        log_sum[band].first += std::log(std::max(rel, 1e-6));
-        ++log_sum[band].second;
-        worst[band] = std::max(worst[band], rel);
+        points.push_back({bytes, (model_bw - busbw) / busbw});
       }
-      for (const char* band : {"< 64 KiB", "64 KiB - 1 MiB", "1 - 64 MiB", ">= 64 MiB"}) {
-        if (!log_sum.count(band)) continue;
-        BusbwBand b;
-        b.sweep = fmt::format("{} | {} | {} x {} GPUs, {} | NCCL {} | -g {}", name, file, nodes,
-                              per_node, text(e, "fabric"), version.empty() ? "?" : version,
-                              hw.nccl_kernel.gpus_per_process);
-        // A log a preset's constants were fitted on says so: its error is a fit, not a test.
-        if (!text(e, "fitted_for").empty()) b.sweep += " | FIT: " + text(e, "fitted_for");
-        b.preset = preset;
-        b.band = band;
-        b.count = log_sum[band].second;
-        b.geomean_abs_error = std::exp(log_sum[band].first / static_cast<double>(b.count));
-        b.max_abs_error = worst[band];
-        out.push_back(b);
-      }
+      std::string sweep = fmt::format(
+          "{} | {} | {} x {} GPUs, {} | NCCL {} | -g {}", name, file, nodes, per_node,
+          text(e, "fabric"), version.empty() ? "?" : version, hw.nccl_kernel.gpus_per_process);
+      // A log a preset's constants were fitted on says so: its error is a fit, not a test.
+      if (!text(e, "fitted_for").empty()) sweep += " | FIT: " + text(e, "fitted_for");
+      for (BusbwBand& b : detail::sweep_bands(sweep, preset, points)) out.push_back(b);
     }
   }
   return out;
