@@ -37,6 +37,8 @@ set(DDPSIM_PUBLIC_HEADERS
   model/json_file.hpp
   model/collective_op.hpp
   model/workload/workload.hpp
+  model/workload/checkpointing.hpp
+  model/workload/float8.hpp
   model/workload/bucketing.hpp
   model/hardware/hardware.hpp
   model/hardware/cluster.hpp

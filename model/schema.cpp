@@ -96,6 +96,14 @@ std::string expected_text(const KeySpec& s) {
       return "a boolean";
     case KeyType::kBooleanOrInteger:
       return with("a boolean or an integer", range_text(s));
+    case KeyType::kBooleanOrObject:
+      return "a boolean or an object";
+    case KeyType::kStringOrInteger: {
+      const std::string str = !s.allowed.empty()   ? allowed_text(s)
+                              : !s.pattern.empty() ? "a string matching " + s.pattern
+                                                   : "a string";
+      return str + " or " + with("an integer", range_text(s));
+    }
   }
   return "a value";
 }
@@ -178,6 +186,19 @@ void check_value(const nlohmann::json& v, const KeySpec& s, const std::string& f
       return;
     case KeyType::kBooleanOrInteger:
       if (v.is_boolean()) return;
+      if (!v.is_number_integer() || !in_range(as_double(v), s)) fail(describe_value(v));
+      return;
+    case KeyType::kBooleanOrObject:
+      if (!v.is_boolean() && !v.is_object()) fail(describe_value(v));
+      return;
+    case KeyType::kStringOrInteger:
+      if (v.is_string()) {
+        const auto& str = v.get_ref<const std::string&>();
+        const bool listed = std::find(s.allowed.begin(), s.allowed.end(), str) != s.allowed.end();
+        const bool matched = !s.pattern.empty() && regex_full_match(str, s);
+        if (!listed && !matched) fail(describe_value(v));
+        return;
+      }
       if (!v.is_number_integer() || !in_range(as_double(v), s)) fail(describe_value(v));
       return;
   }
@@ -266,6 +287,10 @@ nlohmann::json schema_node(const Index& index, const std::string& pattern, const
                                                    : KeyType::kObject;
   if (type == KeyType::kBooleanOrInteger) {
     node["type"] = nlohmann::json::array({"boolean", "integer"});
+  } else if (type == KeyType::kBooleanOrObject) {
+    node["type"] = nlohmann::json::array({"boolean", "object"});
+  } else if (type == KeyType::kStringOrInteger) {
+    node["type"] = nlohmann::json::array({"string", "integer"});
   } else {
     node["type"] = key_type_name(type);
   }
@@ -294,12 +319,24 @@ nlohmann::json schema_node(const Index& index, const std::string& pattern, const
         // editors accept exactly what validate() accepts.
         if (!spec->pattern.empty()) node["pattern"] = "^(?:" + spec->pattern + ")$";
         break;
+      case KeyType::kStringOrInteger: {
+        // "enum" and "pattern" would also bind the integers: one branch each.
+        nlohmann::json str = {{"type", "string"}};
+        if (!spec->allowed.empty()) str["enum"] = spec->allowed;
+        if (!spec->pattern.empty()) str["pattern"] = "^(?:" + spec->pattern + ")$";
+        nlohmann::json integer = {{"type", "integer"}};
+        if (spec->minimum) integer["minimum"] = number_json(*spec->minimum);
+        if (spec->maximum) integer["maximum"] = number_json(*spec->maximum);
+        node["anyOf"] = nlohmann::json::array({str, integer});
+        break;
+      }
       case KeyType::kObject:
       case KeyType::kBoolean:
+      case KeyType::kBooleanOrObject:
         break;
     }
   }
-  if (type == KeyType::kObject) {
+  if (type == KeyType::kObject || type == KeyType::kBooleanOrObject) {
     nlohmann::json props = nlohmann::json::object();
     nlohmann::json required = nlohmann::json::array();
     for (const auto& c : level.children) {
@@ -356,6 +393,14 @@ std::string constraint_cell(const KeySpec& s) {
       return range_text(s);
     case KeyType::kBooleanOrInteger:
       return with("true, false or an integer", range_text(s));
+    case KeyType::kBooleanOrObject:
+      return "true, false or an object";
+    case KeyType::kStringOrInteger: {
+      std::string out;
+      for (const auto& a : s.allowed) out += (out.empty() ? "" : ", ") + code(quote(a));
+      if (!s.pattern.empty()) out += (out.empty() ? "matches " : ", matches ") + code(s.pattern);
+      return out + (out.empty() ? "" : " or ") + with("an integer", range_text(s));
+    }
     case KeyType::kArray:
       return count_text(s);
     case KeyType::kObject:
@@ -384,6 +429,10 @@ const char* key_type_name(KeyType t) {
       return "boolean";
     case KeyType::kBooleanOrInteger:
       return "boolean or integer";
+    case KeyType::kBooleanOrObject:
+      return "boolean or object";
+    case KeyType::kStringOrInteger:
+      return "string or integer";
   }
   return "unknown";
 }

@@ -28,7 +28,21 @@ namespace ddpsim::model {
 
 /// kBooleanOrInteger: true, false or an integer in [minimum, maximum] (FSDP2's
 /// reshard_after_forward); the default is a boolean.
-enum class KeyType { kObject, kArray, kString, kInteger, kNumber, kBoolean, kBooleanOrInteger };
+/// kBooleanOrObject: true, false or an object whose keys are the table's children
+/// (training.activation_checkpointing: true, or {"mode": "selective", "option": "op"}).
+/// kStringOrInteger: one of `allowed` (or a string matching `pattern`), or an integer in
+/// [minimum, maximum] (torchtitan's selective_ac_option: "op" or K).
+enum class KeyType {
+  kObject,
+  kArray,
+  kString,
+  kInteger,
+  kNumber,
+  kBoolean,
+  kBooleanOrInteger,
+  kBooleanOrObject,
+  kStringOrInteger
+};
 const char* key_type_name(
     KeyType t);  ///< "object", "array", "string", "integer", "number", "boolean", ...
 

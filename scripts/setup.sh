@@ -15,7 +15,7 @@ mode="${1:-run}"
 case "$mode" in run|test|build) ;; *) echo "usage: $0 run|test|build" >&2; exit 2 ;; esac
 
 packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libboost-graph-dev libcli11-dev
-          libfmt-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
+          libfmt-dev zlib1g-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
           # calibration and executor: CPU GEMMs, CPU collectives, an optional launcher, namespaces
           libopenblas-dev libgloo-dev openmpi-bin libopenmpi-dev iproute2
           # the Python module of the run API (python/): headers of Python and pybind11

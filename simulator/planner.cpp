@@ -34,6 +34,7 @@ json point_json(const PlanPoint& p) {
           {"bucket_cap_mb", p.bucket_cap_mb},
           {"comm_hook", p.comm_hook},
           {"strategy", model::strategy_name(p.strategy)},
+          {"activation_checkpointing", model::checkpointing_json(p.activation_checkpointing)},
           {"global_batch", p.global_batch},
           {"lr", optional_json(p.lr)},
           {"step_time_s", p.step_time_s},
@@ -104,6 +105,7 @@ void annotate_front(const model::Scenario& s, PlanResult& r, double usable_bytes
       }
       par.comm_hook = pc.comm_hook[pt.hook_index];
       par.strategy = pt.strategy;
+      training.activation_checkpointing = pt.activation_checkpointing;
       const double t =
           p.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv).step_time_s;
       pt.sensitivity_pct[figure] = (t - pt.step_time_s) / pt.step_time_s * 100.0;
@@ -194,6 +196,7 @@ PlanPoint plan_point(const Prediction& pred, int gpus, const model::TrainingConf
   p.comm_hook = par.comm_hook.text;
   p.hook_index = hook_index;
   p.strategy = par.strategy;
+  p.activation_checkpointing = training.activation_checkpointing;
   p.global_batch = pred.global_batch;
   p.lr = pred.lr;
   p.step_time_s = pred.step_time_s;
@@ -282,6 +285,10 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
   // A PlanConfig built in code may leave the strategy list empty: the scenario's own then.
   const std::vector<model::Strategy> strategies =
       pc.strategy.empty() ? std::vector<model::Strategy>{s.parallelism.strategy} : pc.strategy;
+  const std::vector<model::ActivationCheckpointing> checkpointing =
+      pc.activation_checkpointing.empty()
+          ? std::vector<model::ActivationCheckpointing>{s.training.activation_checkpointing}
+          : pc.activation_checkpointing;
   std::vector<PlanPoint> feasible;
   std::size_t index = 0;
   for (const int gpus : pc.gpus) {
@@ -307,23 +314,26 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
                 add_warning(r.warnings, why);
                 continue;
               }
-              Prediction pred =
-                  predictor.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv);
-              apply_goodput(s.reliability, predictor.workload(), cluster, training, par,
-                            s.gpu_hour_usd, pred, s.hardware.gpus_per_host);
-              ++r.candidates;
-              PlanPoint p = plan_point(pred, gpus, training, par,
-                                       static_cast<std::size_t>(&hook - pc.comm_hook.data()));
-              p.index = index++;
-              if (const char* reason = rejection(pc, p, pred, capacity)) {
-                ++r.rejected[reason];
-                continue;
+              for (const model::ActivationCheckpointing& ac : checkpointing) {
+                training.activation_checkpointing = ac;
+                Prediction pred = predictor.predict(cluster, training, par, s.gpu_hour_usd,
+                                                    s.simulation.jitter_cv);
+                apply_goodput(s.reliability, predictor.workload(), cluster, training, par,
+                              s.gpu_hour_usd, pred, s.hardware.gpus_per_host);
+                ++r.candidates;
+                PlanPoint p = plan_point(pred, gpus, training, par,
+                                         static_cast<std::size_t>(&hook - pc.comm_hook.data()));
+                p.index = index++;
+                if (const char* reason = rejection(pc, p, pred, capacity)) {
+                  ++r.rejected[reason];
+                  continue;
+                }
+                for (const std::string& w : pred.warnings) {
+                  // The per-point "no target" note is replaced by the planner's own warning.
+                  if (w.rfind("no training.target", 0) != 0) add_warning(r.warnings, w);
+                }
+                feasible.push_back(std::move(p));
               }
-              for (const std::string& w : pred.warnings) {
-                // The per-point "no target" note is replaced by the planner's own warning.
-                if (w.rfind("no training.target", 0) != 0) add_warning(r.warnings, w);
-              }
-              feasible.push_back(std::move(p));
             }
           }
         }
@@ -385,6 +395,11 @@ std::string hours_cell(double hours, bool by_throughput) {
 
 std::string plan_table(const model::Scenario& s, const PlanResult& r) {
   const model::PlanConfig& pc = s.plan;
+  // A ckpt column when any candidate checkpoints.
+  bool searches_checkpointing = s.training.activation_checkpointing.enabled();
+  for (const model::ActivationCheckpointing& ac : pc.activation_checkpointing) {
+    searches_checkpointing = searches_checkpointing || ac.enabled();
+  }
   std::string out = fmt::format("{}: plan for {} on {} ({}), objective {}\n",
                                 s.name.empty() ? s.file : s.name, s.workload->name, s.hardware.name,
                                 s.hardware.gpu.name, model::objective_name(pc.objective));
@@ -398,6 +413,7 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
         r.by_throughput ? "-" : "steps", r.by_throughput ? "h/1M smp" : "hours",
         r.by_throughput ? "GPU-h/1M smp" : "GPU-hours", "cost_usd", "mem_GiB");
     if (s.reliability) out.insert(out.size() - 1, fmt::format(" {:>6}", "ETTR"));
+    if (searches_checkpointing) out.insert(out.size() - 1, fmt::format(" {:>12}", "ckpt"));
     for (const PlanPoint& p : r.pareto) {
       const bool chosen = r.chosen && r.chosen->index == p.index;
       out += fmt::format(
@@ -410,6 +426,11 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
           hours_cell(p.gpu_hours_metric(), r.by_throughput),
           p.cost_usd ? fmt::format("{:.0f}", *p.cost_usd) : "-", p.memory_per_gpu_bytes / kGiB);
       if (p.ettr) out.insert(out.size() - 1, fmt::format(" {:>6.3f}", *p.ettr));
+      if (searches_checkpointing) {
+        out.insert(
+            out.size() - 1,
+            fmt::format(" {:>12}", model::checkpointing_short_name(p.activation_checkpointing)));
+      }
     }
   }
   if (!r.pareto.empty()) {
@@ -441,6 +462,10 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
         "batch {}), bucket_cap_mb {:.4g}, comm_hook {}, strategy {}\n",
         c.gpus, c.per_gpu_batch, c.grad_accumulation, c.global_batch, c.bucket_cap_mb, c.comm_hook,
         model::strategy_name(c.strategy));
+    if (c.activation_checkpointing.enabled()) {
+      out.insert(out.size() - 1, ", activation checkpointing " +
+                                     model::checkpointing_name(c.activation_checkpointing));
+    }
   } else {
     out += r.none_feasible_reason + "\n";
   }

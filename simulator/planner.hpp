@@ -2,11 +2,11 @@
 // and the Pareto front of time versus GPU-hours.
 //
 // Candidates are the Cartesian product of scenario.plan's lists (gpus x per_gpu_batch x
-// grad_accumulation x bucket_cap_mb x comm_hook x strategy), in that nesting order (strategy
-// fastest); fsdp_hybrid is no candidate where gpus_per_node does not divide the GPU count (a
-// warning says so).
-// Each is predicted by ONE analytic Predictor (its caches make a product of thousands of points
-// take well under a second), then rejected for the FIRST reason that applies, in this order:
+// grad_accumulation x bucket_cap_mb x comm_hook x strategy x activation_checkpointing), in that
+// nesting order (activation checkpointing fastest); fsdp_hybrid is no candidate where gpus_per_node
+// does not divide the GPU count (a warning says so). Each is predicted by ONE analytic Predictor
+// (its caches make a product of thousands of points take well under a second), then rejected for
+// the FIRST reason that applies, in this order:
 //   "global_batch"  per_gpu_batch x grad_accumulation x gpus > plan.max_global_batch
 //   "reliability"   with a "reliability" section, ETTR 0: the job would not finish
 //   "memory"        memory per GPU > (1 - plan.memory_margin) x GPU memory
@@ -62,6 +62,7 @@ struct PlanPoint {
   double bucket_cap_mb = 25;
   std::string comm_hook = "none";
   model::Strategy strategy = model::Strategy::kDdp;
+  model::ActivationCheckpointing activation_checkpointing;
   std::int64_t global_batch = 1;
   std::optional<double> lr;
   double step_time_s = 0;

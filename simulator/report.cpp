@@ -234,8 +234,11 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
     for (const auto& k : extra_keys) {
       const auto it = points[i].point.find(k);
       row += fmt::format("{:>14} ", it == points[i].point.end() ? std::string("-")
-                                    : it->is_string()           ? it->get<std::string>()
-                                                                : it->dump());
+                                    : k == "training.activation_checkpointing"
+                                        ? model::checkpointing_short_name(
+                                              points[i].training.activation_checkpointing)
+                                    : it->is_string() ? it->get<std::string>()
+                                                      : it->dump());
     }
     out += row + fmt::format(
                      "{:>6} {:>5} {:>8} {:>10.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} "

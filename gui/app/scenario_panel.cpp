@@ -241,9 +241,15 @@ QGroupBox* ScenarioPanel::buildParallelism() {
   m_overlap = named(new QCheckBox(tr("overlap communication with the backward")), "overlap");
   m_overlap->setTristate(true);
   f->addRow(m_overlap);
-  m_checkpointing =
-      named(new QCheckBox(tr("activation checkpointing (recompute each block)")), "checkpointing");
-  f->addRow(m_checkpointing);
+  // training.activation_checkpointing's four modes; the item data is the key's JSON text.
+  m_checkpointing = named(new QComboBox, "checkpointing");
+  m_checkpointing->addItem(tr("none"), QString());
+  m_checkpointing->addItem(tr("full (recompute each block)"), QStringLiteral("true"));
+  m_checkpointing->addItem(tr("selective op (torchtitan)"),
+                           QStringLiteral(R"({"mode":"selective","option":"op"})"));
+  m_checkpointing->addItem(tr("selective: every 2nd block"),
+                           QStringLiteral(R"({"mode":"selective","option":2})"));
+  f->addRow(tr("activation checkpointing"), m_checkpointing);
   bind("/training/optimizer", m_optimizer);
   bind("/parallelism/overlap", m_overlap);
   bind("/training/activation_checkpointing", m_checkpointing);
@@ -271,12 +277,13 @@ QGroupBox* ScenarioPanel::buildParallelism() {
       m_doc->setValue("/parallelism/overlap", st == Qt::Checked);
     }
   });
-  connect(m_checkpointing, &QCheckBox::toggled, this, [this](bool on) {
+  connect(m_checkpointing, &QComboBox::activated, this, [this](int index) {
     if (m_refreshing) return;
-    if (on) {
-      m_doc->setValue("/training/activation_checkpointing", true);
-    } else {
+    const QString text = m_checkpointing->itemData(index).toString();
+    if (text.isEmpty()) {
       removeWithEmptyParent("/training/activation_checkpointing");  // false is the default
+    } else {
+      m_doc->setValue("/training/activation_checkpointing", json::parse(text.toStdString()));
     }
   });
   return parBox;

@@ -126,7 +126,7 @@ class ScenarioPanel : public QWidget {
   QDoubleSpinBox* m_bNoise = nullptr;
   QDoubleSpinBox* m_sMin = nullptr;
   QDoubleSpinBox* m_price = nullptr;
-  QCheckBox* m_checkpointing = nullptr;
+  QComboBox* m_checkpointing = nullptr;  ///< item data: the key's JSON (null: left out)
   QCheckBox* m_overlap = nullptr;
   QDoubleSpinBox* m_deadline = nullptr;
   QDoubleSpinBox* m_budget = nullptr;

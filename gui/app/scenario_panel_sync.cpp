@@ -232,8 +232,16 @@ void ScenarioPanel::refresh() {
                                : Qt::PartiallyChecked);
   m_overlap->setText(overlap.is_boolean() ? tr("overlap communication with the backward")
                                           : tr("overlap communication (strategy default)"));
+  // The mode's item; a K the list lacks gets its own ("every 3rd block").
   const json ckpt = at("/training/activation_checkpointing");
-  m_checkpointing->setChecked(ckpt.is_boolean() && ckpt.get<bool>());
+  const QString ckptText =
+      ckpt.is_null() || ckpt == json(false) ? QString() : QString::fromStdString(ckpt.dump());
+  int ckptIndex = m_checkpointing->findData(ckptText);
+  if (ckptIndex < 0 && ckpt.is_object()) {
+    m_checkpointing->addItem(QString::fromStdString(ckpt.dump()), ckptText);
+    ckptIndex = m_checkpointing->count() - 1;
+  }
+  m_checkpointing->setCurrentIndex(std::max(ckptIndex, 0));
   m_deadline->setValue(numberOr0("/plan/deadline_hours"));
   m_budget->setValue(numberOr0("/plan/budget_usd"));
   setCombo(m_objective, at("/plan/objective"), 0);

@@ -260,6 +260,9 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     if (!kind.fused()) add_ew(l, p + ".self_attn.softmax", 4.0 * as2, 6.0 * as2);
     add_linear_gemms(l, p + ".self_attn.o_proj", m.s, m.a * m.d, m.h);
     add_ew(l, p + ".self_attn.residual_add", 6.0 * sh, 0.0);
+    // Compiled, the sum joins post_attention_layernorm's kernel: it also reads the second
+    // operand and writes the sum, the next residual (2 + 2).
+    set_compiled(l, 4.0 * sh, 0, 0.0, 0);
     add_rms_norm(l, p + ".post_attention_layernorm", sh);
     if (fused) {
       // gate_up_proj's output is split with chunk(2): views, no kernel.
@@ -273,9 +276,17 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     // dY and the other factor twice, write two: 12) and the activation's (read dY and gate,
     // write: 6). The capture: silu 12 n and mul 18 n forward, 18 n and 36 n backward (f = 3h).
     add_ew(l, p + ".mlp.act." + act, 4.0 * sf, 6.0 * sf);
+    // Compiled, act_fn(gate) * up is one kernel each way: forward reads gate and up and writes
+    // the product (2 + 2 + 2: the activation's read here, the rest on the product); backward
+    // reads dY, gate and up and writes both gradients (10: the gate's read and gradient here).
+    set_compiled(l, 2.0 * sf, 1, 4.0 * sf, 0);
     add_ew(l, p + ".mlp.mul", 6.0 * sf, 12.0 * sf, 1, 2);
+    set_compiled(l, 4.0 * sf, 0, 6.0 * sf, 1);
     add_linear_gemms(l, p + ".mlp.down_proj", m.s, m.f, m.h);
     add_ew(l, p + ".mlp.residual_add", 6.0 * sh, 0.0);
+    // Compiled: the block's last op, its own kernel (torchtitan compiles each block alone, so
+    // it cannot join the next block's norm).
+    set_compiled(l, 6.0 * sh, 1, 0.0, 0);
     l.activation_bytes_per_sample = llama_attention(m, kind) + llama_mlp(m);
   }
 

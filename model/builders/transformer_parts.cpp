@@ -82,8 +82,21 @@ void add_residual(Layer& l, const std::string& name, double sh, bool dropout) {
 
 void add_grad_accumulation(Layer& l, const std::string& name, double elements, int adds,
                            double element_bytes) {
+  // Compiled, each sum joins the backward kernel that produces one of its operands: that kernel
+  // also reads the other operand (element_bytes) and launches nothing more.
   l.elementwise.push_back({name, GemmRole::kInputGrad,
-                           3.0 * element_bytes * elements * static_cast<double>(adds), 0.0, adds});
+                           3.0 * element_bytes * elements * static_cast<double>(adds), 0.0, adds,
+                           element_bytes * elements * static_cast<double>(adds), 0});
+}
+
+void set_compiled(Layer& l, double fwd_bytes, int fwd_kernels, double bwd_bytes, int bwd_kernels) {
+  const std::size_t n = l.elementwise.size();
+  ElementwiseOp& f = l.elementwise[n - 2];
+  ElementwiseOp& b = l.elementwise[n - 1];
+  f.compiled_bytes_per_sample = fwd_bytes;
+  f.compiled_kernels = fwd_kernels;
+  b.compiled_bytes_per_sample = bwd_bytes;
+  b.compiled_kernels = bwd_kernels;
 }
 
 void add_layer_norm(Layer& l, const std::string& name, double sh) {
@@ -98,19 +111,30 @@ void add_bias_grad(Layer& l, const std::string& name, double rows_x_out, int ker
 
 void add_rms_norm(Layer& l, const std::string& name, double sh) {
   add_ew(l, name, 36.0 * sh, 80.0 * sh, 8, 15);
+  // Compiled: one kernel reads x and writes y (2 + 2 bytes per element; the fp32 upcast and the
+  // row's rstd stay in registers); backward one kernel reads dY and x and writes dX (6), a
+  // second reduces dY x x_hat over the rows for the weight's gradient (re-reads both: 4).
+  set_compiled(l, 4.0 * sh, 1, 10.0 * sh, 2);
+  // The fp32 copy's two gradients are summed in eager; compiled, the copy never materialises.
   add_grad_accumulation(l, name + ".fp32_input", sh, 1, 4.0);
+  l.elementwise.back().compiled_bytes_per_sample = 0;
 }
 
 void add_rotary(Layer& l, const std::string& name, double qk_elements) {
   // Kernels: q and k each, forward mul, neg, cat, mul, add; backward two muls, neg, two
   // slice_backward, two sums.
   add_ew(l, name, 20.0 * qk_elements, 34.0 * qk_elements, 10, 14);
+  // Compiled: one kernel each way reads q and k and writes them rotated (2 + 2 bytes per
+  // element); cos and sin are [s, d] and cached.
+  set_compiled(l, 4.0 * qk_elements, 1, 4.0 * qk_elements, 1);
 }
 
 void add_activation(Layer& l, const std::string& name, const std::string& act, double elements) {
   if (act == "gelu_new") {
     // The capture: 8 kernels forward; backward 7 multiplies, pow, tanh_backward, 2 sums.
     add_ew(l, name, 36.0 * elements, 56.0 * elements, 8, 11);
+    // Compiled: one kernel each way: read x, write y (4); read dY and x, write dX (6).
+    set_compiled(l, 4.0 * elements, 1, 6.0 * elements, 1);
   } else {
     add_ew(l, name, 4.0 * elements, 6.0 * elements);
   }

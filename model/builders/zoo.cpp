@@ -15,9 +15,11 @@ namespace ddpsim::model {
 using nlohmann::json;
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = {"resnet50",    "resnet101", "vgg16",
-                                                 "bert-large",  "gpt2-xl",   "llama-2-7b",
-                                                 "llama-2-70b", "gpt3-175b"};
+  static const std::vector<std::string> names = {
+      "resnet50",     "resnet101",     "vgg16",          "bert-large",
+      "gpt2-xl",      "llama-2-7b",    "llama-2-13b",    "llama-2-70b",
+      "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "torchtitan-llama3-debugmodel",
+      "gpt3-175b"};
   return names;
 }
 

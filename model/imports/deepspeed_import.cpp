@@ -70,6 +70,9 @@ void import_zero(Reader& r, const json& config, json& par, int& stage, bool& ove
     }
     stage = static_cast<int>(s->get<std::int64_t>());
   }
+  // ZeRO-Offload (zero/offload_config.py): device "cpu" -> parallelism.offload; NVMe
+  // (ZeRO-Infinity) is refused. offload_param is stage 3's (DeepSpeed ignores it below).
+  bool offload_optimizer = false, offload_param = false;
   for (const char* key : {"offload_optimizer", "offload_param"}) {
     auto o = z.find(key);
     if (o == z.end() || o->is_null()) continue;
@@ -78,18 +81,40 @@ void import_zero(Reader& r, const json& config, json& par, int& stage, bool& ove
     auto d = o->find("device");
     const std::string device =
         d == o->end() || d->is_null() ? "none" : r.string(*d, op + "/device");
-    if (device != "none") {
+    if (device == "none") continue;
+    if (device != "cpu") {
       r.fail_text(op + "/device",
-                  "\"none\": ZeRO-Offload / ZeRO-Infinity (CPU or NVMe offload) is not modelled "
-                  "by ddpsim",
+                  "\"none\" or \"cpu\": ZeRO-Infinity's NVMe offload is not modelled by ddpsim",
                   "\"" + device + "\"");
+    }
+    (std::string(key) == "offload_optimizer" ? offload_optimizer : offload_param) = true;
+    for (const auto& [k, v] : o->items()) {
+      if (k == "device" || k == "pin_memory") continue;
+      r.warn(op + "/" + k, kNotModelled);
     }
   }
   for (const char* key : {"cpu_offload", "cpu_offload_params"}) {
     auto o = z.find(key);
     if (o != z.end() && !o->is_null() && r.boolean(*o, zp + "/" + key)) {
-      r.fail_text(zp + "/" + key, "false: CPU offload is not modelled by ddpsim", "true");
+      (std::string(key) == "cpu_offload" ? offload_optimizer : offload_param) = true;
     }
+  }
+  if (offload_param && stage < 3) {
+    r.warn(zp + "/offload_param", "ignored at stage " + std::to_string(stage) +
+                                      " (DeepSpeed offloads parameters at stage 3 only)");
+    offload_param = false;
+  }
+  if (offload_param && !offload_optimizer) {
+    r.fail_text(zp + "/offload_optimizer/device",
+                "\"cpu\" beside offload_param (ddpsim models parameter offload with the "
+                "optimizer's)",
+                "\"none\"");
+  }
+  if (offload_optimizer) {
+    par["offload"]["param"] = offload_param;
+    r.warn(zp + "/offload_optimizer",
+           "ZeRO-Offload: parallelism.offload needs host_adam_params_per_s, DeepSpeedCPUAdam's "
+           "rate on your host (the base scenario gives it; no preset invents one)");
   }
   if (auto o = z.find("overlap_comm"); o != z.end() && !o->is_null()) {
     par["overlap"] = r.boolean(*o, zp + "/overlap_comm");

@@ -22,8 +22,10 @@
 //       code's validator; the docs' "false" is wrong for stage 3)
 //   zero_optimization.reduce_bucket_size / allgather_bucket_size (elements)
 //                                  -> parallelism.reduce_bucket_size / allgather_bucket_size
-//   zero_optimization.offload_optimizer / offload_param with a device other than "none", and
-//       cpu_offload: InputError (offload is not modelled).
+//   zero_optimization.offload_optimizer / offload_param device "cpu" (and the legacy cpu_offload,
+//       cpu_offload_params) -> parallelism.offload {param}: its host_adam_params_per_s comes from
+//       the base scenario; "nvme" is an InputError; offload_param below stage 3 is ignored, as
+//       DeepSpeed ignores it, with a warning.
 //   fp16.enabled / bf16.enabled    -> training.precision "fp16" / "bf16" (16-bit parameters and
 //       gradients, fp32 master weights: DeepSpeed's scheme); neither: "fp32"; both: InputError.
 //   communication_data_type        -> training.grad_reduce_dtype

@@ -20,6 +20,8 @@
 #include "model/hardware/hardware.hpp"
 #include "model/json_file.hpp"  // read_json_file, parse_json_text: scenario readers use them
 #include "model/scenario/reliability.hpp"
+#include "model/workload/checkpointing.hpp"
+#include "model/workload/float8.hpp"
 #include "model/workload/workload.hpp"
 
 namespace ddpsim::model {
@@ -129,9 +131,15 @@ struct TrainingConfig {
   /// (NCHW), for which cuDNN transposes every tensor-core convolution's operands to NHWC and its
   /// result back (simulator/analytic/kernel_rates.hpp nchw_transpose_bytes).
   bool channels_last = false;
-  /// Full activation checkpointing of every "transformer_block" layer: less activation memory,
-  /// one extra forward of each such layer during backward.
-  bool activation_checkpointing = false;
+  /// Which "transformer_block" layers are checkpointed and how (model/workload/checkpointing.hpp):
+  /// less activation memory, part or all of their forward again during backward.
+  ActivationCheckpointing activation_checkpointing;
+  /// torch.compile on the model (torchtitan compiles each transformer block): element-wise ops
+  /// at their fused kernels' bytes and launches (ElementwiseOp::compiled_bytes_per_sample).
+  bool compile = false;
+  /// torchao float8 training (model/workload/float8.hpp); unset: every linear in the compute
+  /// dtype.
+  std::optional<Float8Config> float8;
   std::optional<LrConfig> lr;
   std::optional<CriticalBatchTarget> critical_batch;
   /// training.target.steps_multiplier: steps to the target under local SGD or stale-synchronous
@@ -181,8 +189,17 @@ struct Fsdp2Config {
   std::optional<CpuOffload> cpu_offload;
 };
 
+/// parallelism.offload: DeepSpeed ZeRO-Offload (zero_optimization.offload_optimizer, and at
+/// stage 3 offload_param, device "cpu"): the optimizer states and step on the host, DeepSpeed's
+/// CPU Adam at the rate the user measured.
+struct ZeroOffload {
+  bool param = false;                 ///< ZeRO-3 offload_param: 16-bit partitions on the host
+  double host_adam_params_per_s = 0;  ///< DeepSpeedCPUAdam, parameters per second per rank
+};
+
 struct ParallelismConfig {
   Strategy strategy = Strategy::kDdp;
+  std::optional<ZeroOffload> offload;
   double bucket_cap_mb = 25;
   bool bucket_cap_defaulted = true;
   /// parallelism.first_bucket_mb: the first (rebuilt) bucket's limit, MiB, whatever the cap.
@@ -254,6 +271,8 @@ struct PlanConfig {
   bool bucket_cap_given = false;  ///< from /plan/bucket_cap_mb (no 1 MiB first bucket then)
   std::vector<CommHook> comm_hook;
   std::vector<Strategy> strategy;  ///< default: [parallelism.strategy]
+  /// default: [training.activation_checkpointing]
+  std::vector<ActivationCheckpointing> activation_checkpointing;
   std::optional<double> deadline_hours;
   std::optional<double> budget_usd;
   double memory_margin = 0.05;  ///< fits when memory <= (1 - margin) x capacity

@@ -27,6 +27,27 @@ using detail::str;
 
 namespace {
 
+// An activation checkpointing value at `base` (training's, or a plan candidate): a boolean or
+// {"mode", "option"}.
+void add_checkpointing_keys(std::vector<KeySpec>& t, const std::string& base,
+                            const std::string& help) {
+  KeySpec ac = boolean(base, false, help);
+  ac.type = KeyType::kBooleanOrObject;
+  if (base.ends_with("/*")) ac.default_value = nullptr;
+  t.push_back(ac);
+  t.push_back(required(str(base + "/mode", nullptr, {"none", "full", "selective"},
+                           "torchtitan's activation_checkpoint.mode")));
+  KeySpec opt = str(base + "/option", nullptr, {"op"},
+                    "mode selective: \"op\" (torchtitan's per-op policy) or K, checkpointing "
+                    "blocks K-1, 2K-1, ... (torchtitan's selective_ac_option; \"2\" as a string "
+                    "is read as 2)");
+  opt.type = KeyType::kStringOrInteger;
+  opt.pattern = "[1-9][0-9]{0,5}";
+  opt.minimum = 1;
+  opt.maximum = 1 << 20;
+  t.push_back(opt);
+}
+
 // "/model": what is trained (a preset, a model file, a Hugging Face config, an MLP or layers).
 void add_model_keys(std::vector<KeySpec>& t) {
   t.push_back(
@@ -90,7 +111,11 @@ void add_training_keys(std::vector<KeySpec>& t) {
                       "micro-batches per optimizer step (no_sync for all but the last)", 1e6));
   t.push_back(str("/training/precision", "fp32", {"fp32", "amp_bf16", "amp_fp16", "bf16", "fp16"},
                   "fp32; amp_* = autocast (fp32 params and grads); bf16/fp16 = half-precision "
-                  "params and grads with fp32 master weights"));
+                  "params and grads with fp32 master weights (DeepSpeed's bf16.enabled / "
+                  "fp16.enabled). torchtitan's bf16 (mixed_precision_param bfloat16, "
+                  "mixed_precision_reduce float32) is amp_bf16 with strategy fsdp2 and "
+                  "parallelism.fsdp2.mixed_precision {param_dtype bf16, reduce_dtype fp32}; "
+                  "PyTorch FSDP1's MixedPrecision(param_dtype=bf16) is amp_bf16 too"));
   t.push_back(str("/training/optimizer", "adam", {"sgd", "momentum", "adam", "adamw"},
                   "optimizer (its state bytes per parameter follow from the precision)"));
   t.push_back(str("/training/optimizer_impl", "foreach", {"foreach", "fused", "for_loop"},
@@ -114,9 +139,45 @@ void add_training_keys(std::vector<KeySpec>& t) {
                       "(model.to(memory_format=torch.channels_last)). PyTorch's default is "
                       "contiguous (NCHW): cuDNN then transposes each tensor-core convolution's "
                       "operands to NHWC and its result back, at HBM speed"));
-  t.push_back(boolean("/training/activation_checkpointing", false,
-                      "full activation checkpointing of every transformer block: keeps only "
-                      "each block's input and recomputes the block's forward in backward"));
+  add_checkpointing_keys(
+      t, "/training/activation_checkpointing",
+      "which activations are recomputed in backward, as torchtitan's [activation_checkpoint] "
+      "runs it: false (none), true (full: every transformer block keeps only its input and "
+      "runs its forward again), or {\"mode\": \"selective\", \"option\": \"op\"} (op-level: "
+      "the outputs of matmuls, every second one excepted, and of attention are kept, the rest "
+      "recomputed) or {\"mode\": \"selective\", \"option\": K} (every K-th block full)");
+  t.push_back(boolean(
+      "/training/compile", false,
+      "torch.compile on the model, as torchtitan's [compile] enable compiles each transformer "
+      "block: Inductor fuses each chain of element-wise ops (RMSNorm, rotary, SiLU x up, "
+      "residual adds, GeLU) into one kernel priced at its inputs and outputs, with fewer "
+      "launches; matmuls and attention run the same kernels as in eager"));
+  t.push_back(obj("/training/float8",
+                  "torchao float8 training as torchtitan's converters = [\"float8\"] applies it: "
+                  "nn.Linear modules become Float8Linear (fp8 matmuls with dynamic scales; the "
+                  "casts, amax reductions and transposes priced as they run); needs float8 "
+                  "tensor cores (compute capability 8.9 or newer)"));
+  t.push_back(str("/training/float8/recipe", "tensorwise",
+                  {"tensorwise", "rowwise", "rowwise_with_gw_hp"},
+                  "torchao's Float8LinearConfig recipe: per-tensor scales with all three matmuls "
+                  "in fp8; per-row scales; or per-row with the weight gradient in bf16"));
+  t.push_back(boolean("/training/float8/fsdp_float8_all_gather", false,
+                      "FSDP2 all-gathers the float8 weights in fp8 (1 byte per element), cast "
+                      "before the all-gather (torchao enable_fsdp_float8_all_gather; tensorwise "
+                      "and strategy fsdp2 only)"));
+  t.push_back(boolean("/training/float8/precompute_scale", false,
+                      "precompute_float8_dynamic_scale_for_fsdp after each optimizer step: one "
+                      "fused amax and one all-reduce instead of an amax all-reduce per weight per "
+                      "all-gather (with fsdp_float8_all_gather)"));
+  {
+    KeySpec f = array("/training/float8/filter_fqns", 0,
+                      "modules left in high precision: a linear whose name contains one of "
+                      "these (torchtitan's filter_fqns; its \"output\" is \"lm_head\" here); "
+                      "linears with dimensions not multiples of 16 always are");
+    f.maximum = 1000;
+    t.push_back(f);
+  }
+  t.push_back(str("/training/float8/filter_fqns/*", nullptr, {}, "a module name or part of one"));
   t.push_back(number("/training/single_gpu_step_s", "s", nullptr, 0, true,
                      "a measured 1-GPU step time at per_gpu_batch; replaces the FLOP estimate",
                      1e7));
@@ -206,6 +267,24 @@ void add_parallelism_keys(std::vector<KeySpec>& t) {
                   "FSDP backward_prefetch: the next unit's all-gather is issued before the "
                   "current unit's gradient compute (backward_pre), after it (backward_post) or "
                   "behind its reduce-scatter (none)"));
+}
+
+// "/parallelism/offload": DeepSpeed ZeRO-Offload.
+void add_offload_keys(std::vector<KeySpec>& t) {
+  t.push_back(obj("/parallelism/offload",
+                  "DeepSpeed ZeRO-Offload (strategy zero1, zero2 or zero3; zero_optimization."
+                  "offload_optimizer device \"cpu\"): fp32 gradients of each rank's partition "
+                  "go to the host over PCIe, DeepSpeedCPUAdam steps them there, the updated "
+                  "16-bit partition comes back"));
+  t.push_back(boolean("/parallelism/offload/param", false,
+                      "zero3 offload_param device \"cpu\": the 16-bit parameter partitions live "
+                      "on the host and cross PCIe before every all-gather"));
+  t.push_back(required(number(
+      "/parallelism/offload/host_adam_params_per_s", "parameters/s", nullptr, 0, true,
+      "DeepSpeedCPUAdam's rate on your host: parameters one rank's step updates per second with "
+      "the cores that rank gets (time one step of deepspeed.ops.adam.DeepSpeedCPUAdam on a "
+      "partition; no preset invents it)",
+      1e15)));
 }
 
 // "/parallelism/fsdp2": fully_shard's arguments and FSDPModule switches.
@@ -377,6 +456,15 @@ void add_sweep_and_plan_keys(std::vector<KeySpec>& t) {
       "/plan/strategy/*", nullptr,
       {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"},
       "a strategy"));
+  {
+    KeySpec ac = array("/plan/activation_checkpointing", 1,
+                       "candidate activation checkpointing modes, each a "
+                       "training.activation_checkpointing value (default: [that value])");
+    ac.maximum = 16;
+    t.push_back(ac);
+    add_checkpointing_keys(t, "/plan/activation_checkpointing/*",
+                           "a mode: false, true or {\"mode\", \"option\"}");
+  }
   t.push_back(
       pattern_str("/plan/comm_hook/*", nullptr,
                   "none|fp16|bf16|powersgd:[1-9][0-9]{0,3}|topk:(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)",
@@ -459,6 +547,7 @@ std::vector<KeySpec> build_scenario_keys() {
   add_training_keys(t);
   add_parallelism_keys(t);
   add_fsdp2_keys(t);
+  add_offload_keys(t);
   add_simulation_keys(t);
   add_sweep_and_plan_keys(t);
   add_reliability_keys(t);

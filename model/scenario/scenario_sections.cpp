@@ -55,6 +55,41 @@ E parse_enum(const std::string& text, std::initializer_list<E> values, const cha
   DDPSIM_ASSERT(false, "validated enum value not found: " + text);
 }
 
+// An activation_checkpointing value at `base`: false, true, or {"mode", "option"} (the key table
+// has checked the types and values; here what they mean together).
+ActivationCheckpointing parse_checkpointing(const std::string& file, const json& v,
+                                            const std::string& base) {
+  ActivationCheckpointing ac;
+  const json* it = &v;
+  if (it->is_boolean()) {
+    ac.mode = it->get<bool>() ? CheckpointMode::kFull : CheckpointMode::kNone;
+    return ac;
+  }
+  const std::string mode = it->at("mode").get<std::string>();
+  const auto option = it->find("option");
+  if (mode != "selective") {
+    if (option != it->end()) {
+      throw InputError(file, base + "/option", "no option with mode \"" + mode + "\"",
+                       option->dump());
+    }
+    ac.mode = mode == "full" ? CheckpointMode::kFull : CheckpointMode::kNone;
+    return ac;
+  }
+  if (option == it->end()) {
+    throw InputError(file, base + "/option",
+                     "\"op\" or an integer K >= 1 (mode selective: torchtitan's "
+                     "selective_ac_option)",
+                     "nothing");
+  }
+  if (option->is_string() && option->get<std::string>() == "op") {
+    ac.mode = CheckpointMode::kSelectiveOp;
+    return ac;
+  }
+  ac.mode = CheckpointMode::kSelectiveLayer;
+  ac.every = option->is_string() ? std::stoi(option->get<std::string>()) : option->get<int>();
+  return ac;
+}
+
 }  // namespace
 
 void parse_cluster(const json& c, const std::string& file, Scenario& s) {
@@ -139,8 +174,55 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
   if (t.contains("grad_reduce_dtype")) {
     s.training.grad_reduce_dtype = parse_dtype(t.at("grad_reduce_dtype").get<std::string>());
   }
-  s.training.activation_checkpointing =
-      get_or_default<bool>(t, "/training/activation_checkpointing");
+  if (t.contains("activation_checkpointing")) {
+    s.training.activation_checkpointing = parse_checkpointing(
+        file, t.at("activation_checkpointing"), "/training/activation_checkpointing");
+  }
+  s.training.compile = get_or_default<bool>(t, "/training/compile");
+  if (t.contains("float8")) {
+    const json& f = t.at("float8");
+    Float8Config c;
+    c.recipe = *parse_float8_recipe(get_or_default<std::string>(f, "/training/float8/recipe"));
+    c.fsdp_float8_all_gather = get_or_default<bool>(f, "/training/float8/fsdp_float8_all_gather");
+    c.precompute_scale = get_or_default<bool>(f, "/training/float8/precompute_scale");
+    if (f.contains("filter_fqns")) {
+      c.filter_fqns = f.at("filter_fqns").get<std::vector<std::string>>();
+    }
+    const GpuSpec& g = s.hardware.gpu;
+    const bool fp8_cores = g.peak_flops.count(DType::kFp8) > 0;
+    if (!fp8_cores) {
+      throw InputError(file, "/training/float8",
+                       "a GPU with float8 tensor cores (compute capability 8.9 or newer: H100, "
+                       "H200, B200; torchtitan refuses float8 elsewhere)",
+                       g.name + " (no fp8 peak)");
+    }
+    if (g.efficiency.count(DType::kFp8) == 0) {
+      throw InputError(file, "/hardware/gpu/efficiency/fp8",
+                       "an achievable fraction of the fp8 peak (training.float8 is set)",
+                       "nothing");
+    }
+    const DType cdt = compute_dtype(s.training.precision);
+    if (cdt != DType::kBf16 && cdt != DType::kFp16) {
+      throw InputError(file, "/training/float8",
+                       "16-bit compute (training.precision amp_bf16 or bf16: Float8Linear casts "
+                       "bf16 inputs)",
+                       std::string("precision ") + precision_name(s.training.precision));
+    }
+    if (c.fsdp_float8_all_gather && c.recipe != Float8Recipe::kTensorwise) {
+      throw InputError(file, "/training/float8/fsdp_float8_all_gather",
+                       "false with recipe " + std::string(float8_recipe_name(c.recipe)) +
+                           " (torchao casts weights for the all-gather with tensorwise scales "
+                           "only)",
+                       "true");
+    }
+    if (c.precompute_scale && !c.fsdp_float8_all_gather) {
+      throw InputError(file, "/training/float8/precompute_scale",
+                       "false without fsdp_float8_all_gather (the scales it precomputes are the "
+                       "all-gather's)",
+                       "true");
+    }
+    s.training.float8 = c;
+  }
   s.training.allow_tf32_matmul = get_or_default<bool>(t, "/training/allow_tf32_matmul");
   s.training.allow_tf32_cudnn = get_or_default<bool>(t, "/training/allow_tf32_cudnn");
   s.training.channels_last = get_or_default<bool>(t, "/training/channels_last");
@@ -240,6 +322,13 @@ void parse_parallelism(const json& p, const std::string& file, Scenario& s) {
                   Strategy::kFsdpFullShard, Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid,
                   Strategy::kFsdp2},
                  strategy_name);
+  if (s.training.float8 && s.training.float8->fsdp_float8_all_gather &&
+      s.parallelism.strategy != Strategy::kFsdp2) {
+    throw InputError(file, "/training/float8/fsdp_float8_all_gather",
+                     "false unless parallelism.strategy is fsdp2 (FSDP2's all-gather hooks cast "
+                     "the weights)",
+                     "true");
+  }
   s.parallelism.bucket_cap_defaulted = !p.contains("bucket_cap_mb");
   s.parallelism.bucket_cap_mb = get_or_default<double>(p, "/parallelism/bucket_cap_mb");
   if (bucket_cap_mb_to_bytes(s.parallelism.bucket_cap_mb) < 1) {
@@ -280,6 +369,25 @@ void parse_parallelism(const json& p, const std::string& file, Scenario& s) {
                  {FsdpPrefetch::kBackwardPre, FsdpPrefetch::kBackwardPost, FsdpPrefetch::kNone},
                  fsdp_prefetch_name);
   if (p.contains("fsdp2")) parse_fsdp2(p.at("fsdp2"), s.parallelism.fsdp2);
+  if (p.contains("offload")) {
+    const json& o = p.at("offload");
+    const Strategy st = s.parallelism.strategy;
+    if (st != Strategy::kZero1 && st != Strategy::kZero2 && st != Strategy::kZero3) {
+      throw InputError(file, "/parallelism/offload",
+                       "no offload section unless parallelism.strategy is zero1, zero2 or zero3 "
+                       "(DeepSpeed ZeRO-Offload; FSDP2 has parallelism.fsdp2.cpu_offload)",
+                       std::string("strategy \"") + strategy_name(st) + "\"");
+    }
+    ZeroOffload z;
+    z.param = get_or_default<bool>(o, "/parallelism/offload/param");
+    if (z.param && st != Strategy::kZero3) {
+      throw InputError(file, "/parallelism/offload/param",
+                       "false unless parallelism.strategy is zero3 (offload_param is stage 3's)",
+                       "true");
+    }
+    z.host_adam_params_per_s = o.at("host_adam_params_per_s").get<double>();
+    s.parallelism.offload = z;
+  }
 
   // Combinations that cannot run.
   const auto hook = s.parallelism.comm_hook.kind;
@@ -457,6 +565,15 @@ void parse_plan(const json& doc, const std::string& file, Scenario& s) {
                          std::string("\"") + strategy_name(pc.strategy[i]) + "\"");
       }
     }
+  }
+  if (pl.contains("activation_checkpointing")) {
+    const json& a = pl.at("activation_checkpointing");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      pc.activation_checkpointing.push_back(
+          parse_checkpointing(file, a[i], "/plan/activation_checkpointing/" + std::to_string(i)));
+    }
+  } else {
+    pc.activation_checkpointing = {s.training.activation_checkpointing};
   }
   if (pl.contains("deadline_hours")) pc.deadline_hours = pl.at("deadline_hours").get<double>();
   if (pl.contains("budget_usd")) {

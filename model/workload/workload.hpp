@@ -111,6 +111,12 @@ struct ElementwiseOp {
   /// Kernels it launches (a composite such as HF's RMSNorm runs several): each pays the GPU's
   /// per-kernel floor (GpuSpec::kernel_floor_s) on top of its bytes.
   int kernels = 1;
+  /// Under torch.compile (training.compile): what the op costs once Inductor has fused it with
+  /// its neighbours into one kernel that reads the region's inputs once and writes its outputs
+  /// once (its intermediates stay in registers); 0 kernels when it joins a kernel another op
+  /// of the region launches. -1: as in eager (no fusion the builder can state).
+  double compiled_bytes_per_sample = -1;
+  int compiled_kernels = -1;
 };
 
 /// A layer: the unit of compute scheduling (forward in order, backward in reverse).

@@ -14,6 +14,7 @@
 
 #include "model/error.hpp"
 #include "simulator/analytic/ddp_timeline.hpp"
+#include "simulator/analytic/float8_cost.hpp"
 #include "simulator/analytic/kernel_rates.hpp"
 #include "simulator/analytic/normal_order_stats.hpp"
 #include "simulator/analytic/sharded.hpp"
@@ -154,6 +155,8 @@ Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::Har
   for (const model::Layer& l : workload_->layers) {
     layer_fwd_flops_.push_back(l.fwd_flops_per_sample());
     layer_bwd_flops_.push_back(l.bwd_flops_per_sample());
+    op_policies_.push_back(model::is_transformer_block(l) ? model::op_policy(*workload_, l)
+                                                          : model::OpCheckpointPolicy{});
     total_flops_per_sample_ += layer_fwd_flops_.back() + layer_bwd_flops_.back();
   }
   if (hw_.profile) torch_ = TorchCalibration::from_profile(*hw_.profile);
@@ -263,6 +266,14 @@ Roofline Predictor::roofline(DType dt) const {
   return r;
 }
 
+int Predictor::float8_key(const std::optional<model::Float8Config>& c) const {
+  if (!c) return 0;
+  const auto it = std::find(float8_configs_.begin(), float8_configs_.end(), *c);
+  if (it != float8_configs_.end()) return static_cast<int>(it - float8_configs_.begin()) + 1;
+  float8_configs_.push_back(*c);
+  return static_cast<int>(float8_configs_.size());
+}
+
 const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
                                                     const model::TrainingConfig& t, Bound bound,
                                                     bool weights_cast) const {
@@ -270,17 +281,20 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
   const double measured = t.single_gpu_step_s.value_or(0.0);
   // A measured single_gpu_step_s is a plain PyTorch step: its optimizer runs as it does for ddp.
   const model::OptimizerImpl impl = model::optimizer_impl_for(t, model::Strategy::kDdp);
-  const auto key = std::make_tuple(batch, static_cast<int>(dt), measured,
-                                   static_cast<int>(t.optimizer) * 8 + static_cast<int>(impl),
-                                   static_cast<int>(t.precision) * 8 + (t.channels_last ? 4 : 0) +
-                                       (t.allow_tf32_matmul ? 2 : 0) + (t.allow_tf32_cudnn ? 1 : 0),
-                                   static_cast<int>(bound) * 2 + (weights_cast ? 1 : 0));
+  const auto key =
+      std::make_tuple(batch, static_cast<int>(dt), measured,
+                      static_cast<int>(t.optimizer) * 8 + static_cast<int>(impl),
+                      static_cast<int>(t.precision) * 8 + (t.channels_last ? 4 : 0) +
+                          (t.allow_tf32_matmul ? 2 : 0) + (t.allow_tf32_cudnn ? 1 : 0),
+                      static_cast<int>(bound) * 4 + (t.compile ? 2 : 0) + (weights_cast ? 1 : 0),
+                      float8_key(t.float8));
   if (auto it = layer_cache_.find(key); it != layer_cache_.end()) return it->second;
 
   LayerTimes lt;
   const std::size_t nl = workload_->layers.size();
   lt.fwd.assign(nl, 0.0);
   lt.bwd.assign(nl, 0.0);
+  lt.fwd_op_recompute.assign(nl, 0.0);
   if (t.single_gpu_step_s) {
     // A measured step at per_gpu_batch: what is not the optimizer is forward+backward, split
     // across layers by FLOPs (DESIGN: "a measured single_gpu_step_s split across layers").
@@ -295,6 +309,7 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
     for (std::size_t i = 0; i < nl; ++i) {
       lt.fwd[i] = layer_fwd_flops_[i] * per_flop;
       lt.bwd[i] = layer_bwd_flops_[i] * per_flop;
+      lt.fwd_op_recompute[i] = op_policies_[i].recomputed_flops_per_sample * per_flop;
     }
     // The measurement was taken at the scenario's per-GPU batch; other batches scale linearly.
     // (Callers only use the measured path at that batch; sweeps over per_gpu_batch warn.)
@@ -343,9 +358,31 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
         lt.fwd[i] = l.explicit_fwd_flops_per_sample * static_cast<double>(batch) / flops_rate;
         lt.bwd[i] = 2.0 * lt.fwd[i];
       }
+      // Float8Linear's GEMMs (training.float8). Op-level checkpointing treats them as the mm's
+      // they are called as: the policy's dispatch mode sees aten.mm before the Float8 tensor
+      // subclass turns it into torch._scaled_mm, so every second one is recomputed, with its
+      // casts (the amax, aten.max, is saved: a small over-count).
+      const std::vector<bool> f8 =
+          t.float8 ? model::float8_gemms(l, *t.float8) : std::vector<bool>{};
+      const model::OpCheckpointPolicy& policy = op_policies_[i];
       for (const model::Gemm& g : l.gemms) {
         ++lt.gemms_total;
         double time = 0;
+        const std::size_t gi = static_cast<std::size_t>(&g - l.gemms.data());
+        if (!f8.empty() && f8[gi]) {
+          const Float8GemmCost c =
+              float8_gemm_cost(hw_.gpu, g.at_batch(batch), g.role, dt, *t.float8,
+                               t.float8->fsdp_float8_all_gather, t.compile);
+          if (c.fp8) {
+            time = c.gemm_s + c.memory_s;
+            if (g.role != model::GemmRole::kForward) lt.bwd_memory_total += c.memory_s;
+            (g.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
+            if (!policy.gemm_recomputed.empty() && policy.gemm_recomputed[gi]) {
+              lt.fwd_op_recompute[i] += time;
+            }
+            continue;
+          }
+        }
         // A GEMM the profile timed (its family, interpolated to this batch) replaces the
         // roofline; the profile's roofline (its best GEMM rate) covers the rest.
         // A fused attention product runs at the attention kernel's rate when one is known;
@@ -378,19 +415,30 @@ const Predictor::LayerTimes& Predictor::layer_times(std::int64_t batch,
           if (fused) add_unique_note(lt.notes, kNoAttentionKernelNote);
         }
         (g.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
+        if (!policy.gemm_recomputed.empty() && policy.gemm_recomputed[gi]) {
+          lt.fwd_op_recompute[i] += time;
+        }
       }
+      const bool block = model::is_transformer_block(l);
       for (const model::ElementwiseOp& e : l.elementwise) {
         // Bytes at the streaming rate plus each kernel's floor (GpuSpec::kernel_floor_s): a
         // small tensor's kernel costs its launch and ramp, not its bytes.
-        const double time = e.bytes_per_sample * act_scale * static_cast<double>(batch) / mem_rate +
-                            static_cast<double>(e.kernels) * hw_.gpu.kernel_floor_s;
+        // torch.compile: the op's share of its fused kernel where the builder states one.
+        const bool fused = t.compile && e.compiled_bytes_per_sample >= 0;
+        const double bytes = fused ? e.compiled_bytes_per_sample : e.bytes_per_sample;
+        const int kernels = fused ? e.compiled_kernels : e.kernels;
+        const double time = bytes * act_scale * static_cast<double>(batch) / mem_rate +
+                            static_cast<double>(kernels) * hw_.gpu.kernel_floor_s;
         (e.role == model::GemmRole::kForward ? lt.fwd[i] : lt.bwd[i]) += time;
         if (e.role != model::GemmRole::kForward) lt.bwd_memory_total += time;
+        if (block && e.role == model::GemmRole::kForward) lt.fwd_op_recompute[i] += time;
       }
       const double cast =
           weights_cast ? autocast_weight_cast_bytes(*workload_, i, t.precision) / mem_rate : 0.0;
       lt.fwd[i] += cast;
       lt.bwd[i] += cast;
+      // The recompute runs in a fresh autocast context: its weight casts run again.
+      if (block) lt.fwd_op_recompute[i] += cast;
       const double b = static_cast<double>(batch);
       lt.fwd[i] +=
           nchw_transpose_bytes(hw_.gpu, dt, l, t, model::GemmRole::kForward) * b / mem_rate;
@@ -454,10 +502,10 @@ double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
   const double input_floor =
       input_floor_s(t, 1, 1, static_cast<double>(batch) * static_cast<double>(micro_batches));
   double recompute = 0;
-  if (t.activation_checkpointing) {
-    for (std::size_t i = 0; i < workload_->layers.size(); ++i) {
-      if (workload_->layers[i].kind == "transformer_block") recompute += lt.fwd[i];
-    }
+  if (t.activation_checkpointing.enabled()) {
+    std::vector<double> extra(lt.fwd.size(), 0.0);
+    add_recomputation(*workload_, t.activation_checkpointing, extra, lt.fwd, lt.fwd_op_recompute);
+    for (double x : extra) recompute += x;
   }
   if (const MeasuredCosts* mc = measured_compute(t);
       mc != nullptr && (mc->has_compute() || mc->optimizer_s)) {

@@ -105,6 +105,9 @@ class Predictor {
   struct LayerTimes {
     std::vector<double> fwd;  ///< per layer, seconds, one micro-batch
     std::vector<double> bwd;
+    /// Per layer: the part of fwd that torchtitan's op-level selective checkpointing runs again
+    /// in backward (element-wise ops, weight casts, every second mm: model::op_policy).
+    std::vector<double> fwd_op_recompute;
     double fwd_total = 0;
     double bwd_total = 0;
     /// The memory-bound part of bwd_total: element-wise kernels, casts, layout copies, split-K
@@ -203,16 +206,22 @@ class Predictor {
   /// The hardware profile's "torch" section, when it has one (torch_profile.hpp).
   std::optional<TorchCalibration> torch_;
   std::vector<double> layer_fwd_flops_;
+  /// Per layer, model::op_policy of its transformer blocks (empty policies for other layers).
+  std::vector<model::OpCheckpointPolicy> op_policies_;
   std::vector<double> layer_bwd_flops_;
   double total_flops_per_sample_ = 0;
-  mutable std::map<std::tuple<std::int64_t, int, double, int, int, int>, LayerTimes> layer_cache_;
+  mutable std::map<std::tuple<std::int64_t, int, double, int, int, int, int>, LayerTimes>
+      layer_cache_;
+  /// The float8 configurations seen, their position + 1 a layer_cache_ key (0: none).
+  mutable std::vector<model::Float8Config> float8_configs_;
+  int float8_key(const std::optional<model::Float8Config>& c) const;
   mutable std::map<std::tuple<int, std::int64_t, bool, std::int64_t, bool, bool, bool>, CachedPlan>
       bucket_cache_;
   mutable std::map<int, model::CollectiveBandwidths> bw_cache_;     ///< by GPU count
   mutable std::map<int, model::CollectiveBandwidths> shape_cache_;  ///< by topology_shape_key
   /// Keyed by every MemoryInputs field predict() sets (the last: the comm hook's state bytes).
   mutable std::map<
-      std::tuple<int, int, int, int, int, std::int64_t, bool, double, bool, double, double>,
+      std::tuple<int, int, int, int, int, std::int64_t, bool, double, int, double, double>,
       MemoryEstimate>
       memory_cache_;
   // Workload constants used on every prediction (param_count() walks every tensor).

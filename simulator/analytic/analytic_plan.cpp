@@ -78,13 +78,25 @@ StepPlan Predictor::plan_model(const model::ClusterConfig& cluster,
   sp.layer_fwd_s = lt.fwd;
   sp.layer_bwd_s = lt.bwd;
   sp.backward_memory_share = lt.bwd_total > 0 ? lt.bwd_memory_total / lt.bwd_total : 0.0;
-  if (training.activation_checkpointing) {
-    // Full checkpointing re-runs each checkpointed block's forward during its backward.
-    const int recomputed = add_recomputation(*workload_, sp.layer_bwd_s, sp.layer_fwd_s);
+  if (training.activation_checkpointing.enabled()) {
+    // Checkpointed blocks re-run their forward (or, op-selective, part of it) in backward.
+    const int recomputed = add_recomputation(*workload_, training.activation_checkpointing,
+                                             sp.layer_bwd_s, sp.layer_fwd_s, lt.fwd_op_recompute);
     if (recomputed == 0) {
       sp.warnings.push_back(
           "activation_checkpointing: the workload has no transformer blocks; nothing is "
           "recomputed or saved");
+    } else if (training.activation_checkpointing.mode != model::CheckpointMode::kFull) {
+      const int blocks = static_cast<int>(std::count_if(
+          workload_->layers.begin(), workload_->layers.end(), model::is_transformer_block));
+      sp.warnings.push_back(fmt::format(
+          "activation checkpointing {}: {} of {} transformer blocks checkpointed{}",
+          model::checkpointing_name(training.activation_checkpointing), recomputed, blocks,
+          training.activation_checkpointing.mode == model::CheckpointMode::kSelectiveOp
+              ? " (torchtitan's op policy: matmul outputs, every second one excepted, and "
+                "attention outputs kept; norms, activations, rotary and the other matmuls "
+                "recomputed in backward)"
+              : ", each rerunning its forward in backward"));
     }
   }
   sp.workload = workload_;  // a pointer copy: names for traces without copying strings per point

@@ -205,14 +205,8 @@ void Predictor::add_flops_and_scaling(const model::ClusterConfig& cluster,
       total_flops_per_sample_ * static_cast<double>(training.per_gpu_batch) * k;
   // Activation checkpointing runs each checkpointed block's forward again in the backward (as
   // single_gpu_time charges it).
-  double recomputed_per_sample = 0;
-  if (training.activation_checkpointing) {
-    for (std::size_t i = 0; i < workload_->layers.size(); ++i) {
-      if (workload_->layers[i].kind == "transformer_block") {
-        recomputed_per_sample += layer_fwd_flops_[i];
-      }
-    }
-  }
+  const double recomputed_per_sample =
+      model::recomputed_flops_per_sample(*workload_, training.activation_checkpointing);
   r.hardware_flops_per_step =
       r.model_flops_per_step +
       recomputed_per_sample * static_cast<double>(training.per_gpu_batch) * k;
@@ -258,6 +252,9 @@ const MemoryEstimate& Predictor::memory_estimate(const StepPlan& sp,
   mi.gradient_as_bucket_view = par.gradient_as_bucket_view;
   mi.comm_hook_bytes = sp.hook_memory_bytes;
   mi.activation_checkpointing = training.activation_checkpointing;
+  mi.float8 = training.float8;
+  mi.zero_offload = par.offload;
+  mi.float8 = training.float8;
   mi.reduce_bucket_elements = par.reduce_bucket_elements;
   mi.allgather_bucket_elements = par.allgather_bucket_elements;
   mi.fsdp2 = par.fsdp2;
@@ -270,11 +267,14 @@ const MemoryEstimate& Predictor::memory_estimate(const StepPlan& sp,
   const auto mkey = std::make_tuple(
       static_cast<int>(training.precision), static_cast<int>(training.optimizer),
       static_cast<int>(par.strategy), dp_key, cluster.gpus_per_node, training.per_gpu_batch,
-      par.gradient_as_bucket_view, mi.comm_hook_bytes, mi.activation_checkpointing,
+      par.gradient_as_bucket_view, mi.comm_hook_bytes,
+      static_cast<int>(mi.activation_checkpointing.mode) * (1 << 21) +
+          mi.activation_checkpointing.every + float8_key(training.float8) * (1 << 24),
       mi.reduce_bucket_elements, mi.allgather_bucket_elements);
   auto mit = memory_cache_.find(mkey);
-  if (par.strategy == model::Strategy::kFsdp2) {
-    // FSDP2's memory depends on its knobs and the micro-batches too: not cached.
+  if (par.strategy == model::Strategy::kFsdp2 || par.offload) {
+    // FSDP2's memory depends on its knobs and the micro-batches too, ZeRO-Offload's on where
+    // the states live: not cached.
     mit = memory_cache_.end();
     memory_cache_.erase(mkey);
   }

@@ -43,7 +43,28 @@ struct Fsdp2Builder {
         dt(d),
         groups(std::move(g)),
         L(static_cast<int>(context.workload->layers.size())),
-        end_op(micro_batch_end_op(L)) {}
+        end_op(micro_batch_end_op(L)) {
+    // training.float8 with fsdp_float8_all_gather: each Float8Linear weight is cast to fp8 before
+    // its all-gather (torchao fsdp_utils.py fsdp_pre_all_gather): one byte per element on the
+    // wire and in the gathered buffer.
+    const auto& f8 = context.training.float8;
+    if (f8 && f8->fsdp_float8_all_gather) {
+      fp8_elements.assign(static_cast<std::size_t>(L), 0.0);
+      fp8_weights.assign(static_cast<std::size_t>(L), 0);
+      const std::vector<double> e = model::float8_weight_elements(*context.workload, *f8);
+      for (int l = 0; l < L; ++l) {
+        fp8_elements[static_cast<std::size_t>(l)] = e[static_cast<std::size_t>(l)];
+        const model::Layer& layer = context.workload->layers[static_cast<std::size_t>(l)];
+        const std::vector<bool> g8 = model::float8_gemms(layer, *f8);
+        for (std::size_t j = 0; j < layer.gemms.size(); ++j) {
+          if (g8[j] && layer.gemms[j].role == model::GemmRole::kForward) {
+            ++fp8_weights[static_cast<std::size_t>(l)];
+          }
+        }
+      }
+      precompute = f8->precompute_scale;
+    }
+  }
 
   StepPlan& sp;
   const ShardedContext& ctx;
@@ -62,6 +83,34 @@ struct Fsdp2Builder {
   bool regather = mesh.post_forward > 1;  // false / 1: the parameters stay unsharded
   std::map<std::tuple<int, int, double>, CollectiveCost> memo;
   std::vector<Pending> pending;
+  std::vector<double> fp8_elements;  ///< per layer: float8 weights gathered in fp8 (else empty)
+  std::vector<int> fp8_weights;      ///< per layer: how many
+  bool precompute = false;
+
+  // A group's gathered bytes: its float8 weights at one byte, the rest in param_dtype.
+  double gather_bytes(const Fsdp2Group& g) const {
+    double fp8 = 0;
+    for (int l : g.layers)
+      fp8 += fp8_elements.empty() ? 0.0 : fp8_elements[static_cast<std::size_t>(l)];
+    return (static_cast<double>(g.elements) - fp8) * param_bytes + fp8;
+  }
+  // Before a float8 all-gather without precomputed scales each weight's cast all-reduces its
+  // amax over the mesh (torchao hp_tensor_to_float8_dynamic reduce_amax=True: one 4-byte
+  // all-reduce per weight, fsdp_utils.py:243-250), and every cast reads the fp32 shard and
+  // writes its fp8 copy (4 + 1 bytes per shard element) on the compute stream.
+  double fp8_cast_s(const Fsdp2Group& g, int stream) {
+    if (fp8_elements.empty()) return 0.0;
+    double elements = 0;
+    int weights = 0;
+    for (int l : g.layers) {
+      elements += fp8_elements[static_cast<std::size_t>(l)];
+      weights += fp8_weights[static_cast<std::size_t>(l)];
+    }
+    const double cast = elements / mesh.shard * (orig_bytes + 1.0) / ctx.memory_bytes_per_s;
+    const double amax =
+        precompute ? 0.0 : weights * cost(stream, model::CollectiveOp::kAllReduce, 4.0).time_s;
+    return cast + amax;
+  }
 
   const Fsdp2Group& group(int j) const { return groups[static_cast<std::size_t>(j)]; }
   int fwd_arrival(const Fsdp2Group& g) const { return g.root ? 0 : forward_op(g.layers.front()); }
@@ -72,7 +121,7 @@ struct Fsdp2Builder {
   // Compute-stream kernels: each all-gather's copy-out before the group's first op
   // (split_with_sizes_copy: read + write of the gathered parameters).
   double copy_out_s(const Fsdp2Group& g) const {
-    return 2.0 * param_bytes * static_cast<double>(g.elements) / ctx.memory_bytes_per_s;
+    return 2.0 * gather_bytes(g) / ctx.memory_bytes_per_s;
   }
   // CPUOffloadPolicy (FSDPParam with offload_to_cpu): each all-gather first copies the group's
   // shard host-to-device (all_gather_inputs: .to(device, non_blocking=True)), each
@@ -125,14 +174,14 @@ void add_forward_gathers(Fsdp2Builder& b) {
   for (int j = 0; j < G; ++j) {
     const Fsdp2Group& g = b.group(j);
     const int gate = j - ahead >= 0 ? b.fwd_arrival(b.group(j - ahead)) : 0;
-    const double bytes = static_cast<double>(g.elements) * b.param_bytes;
+    const double bytes = b.gather_bytes(g);
     // A shard group of one rank (HSDP with mesh.shard 1) gathers nothing: unshard() only
     // copies the shard (FSDPParamGroup.wait_for_unshard, world_size == 1).
     if (b.mesh.shard > 1) {
       ScheduledCollective ag = b.make(0, model::CollectiveOp::kAllGather, CommPhase::kForward,
                                       bytes, CommScope::kEveryMicroBatch, gate, b.fwd_arrival(g), g,
                                       fmt::format("all_gather fwd {}", g.name));
-      ag.overhead_s = b.shard_copy_s(g);
+      ag.overhead_s = b.shard_copy_s(g) + b.fp8_cast_s(g, 0);
       b.add(gate, 0, -1, std::move(ag));
     }
     b.sp.layer_fwd_s[g.root ? 0 : first(g)] += b.copy_out_s(g);
@@ -166,12 +215,12 @@ void add_backward_gathers(Fsdp2Builder& b, const std::vector<int>& order) {
     // first group's for the first ones; d = 0: its own).
     const int by = std::max(pos - d, 0);
     const int gate = b.bwd_arrival(b.group(order[static_cast<std::size_t>(by)]));
-    const double bytes = static_cast<double>(g.elements) * b.param_bytes;
+    const double bytes = b.gather_bytes(g);
     ScheduledCollective ag = b.make(b.post_forward_group ? 2 : 0, model::CollectiveOp::kAllGather,
                                     CommPhase::kBackward, bytes, CommScope::kEveryMicroBatch, gate,
                                     b.bwd_arrival(g), g, fmt::format("all_gather bwd {}", g.name));
     // An integer reshard gathers from the post-forward shard kept on the GPU.
-    if (!b.post_forward_group) ag.overhead_s = b.shard_copy_s(g);
+    if (!b.post_forward_group) ag.overhead_s = b.shard_copy_s(g) + b.fp8_cast_s(g, 0);
     b.add(gate, 1, -1, std::move(ag));
     b.sp.layer_bwd_s[last(g)] += b.copy_out_s(g);
   }
@@ -292,6 +341,19 @@ void plan_fsdp2(StepPlan& sp, const ShardedContext& ctx) {
                                                                      : ctx.cluster.gpus_per_node);
     sp.optimizer_s *=
         ctx.memory_bytes_per_s / (cfg.cpu_offload->host_memory_bytes_per_s / per_host);
+  }
+  if (b.precompute && n > 1) {
+    // precompute_float8_dynamic_scale_for_fsdp after the optimizer step (fsdp_utils.py:27-85):
+    // one foreach inf-norm over every local float8 weight shard (reads the fp32 shards) and one
+    // all-reduce of the amax vector (4 bytes per weight).
+    double elements = 0;
+    int weights = 0;
+    for (std::size_t l = 0; l < b.fp8_elements.size(); ++l) {
+      elements += b.fp8_elements[l];
+      weights += b.fp8_weights[l];
+    }
+    sp.optimizer_s += elements / b.mesh.shard * b.orig_bytes / ctx.memory_bytes_per_s +
+                      b.cost(0, model::CollectiveOp::kAllReduce, 4.0 * weights).time_s;
   }
   sp.wire_scale = b.reduce_bytes / b.grad_bytes;
   std::int64_t total = 0;

@@ -183,6 +183,10 @@ struct ScheduleBuilder {
     return cast_bytes_per_element * static_cast<double>(elements) / ctx.memory_bytes_per_s;
   }
   double memory_s(double bytes) const { return bytes / ctx.memory_bytes_per_s; }
+  // DeepSpeed ZeRO-Offload (parallelism.offload): bytes over the GPU's PCIe link.
+  double pcie_s(double bytes) const { return bytes / hw.pcie.bandwidth; }
+  bool offload() const { return par.offload.has_value(); }
+  bool offload_param() const { return par.offload && par.offload->param; }
 };
 
 // The shard group and the dtypes on the wire; per-layer parameters; sp readied for a schedule.
@@ -196,6 +200,16 @@ void begin_schedule(ScheduleBuilder& b) {
   b.shard = hybrid ? gpn : b.n;
   b.replicas = hybrid ? b.n / gpn : 1;
   begin_sharded_plan(b.sp, strategy, b.shard);
+  if (b.par.offload) {
+    // DeepSpeedCPUAdam steps this rank's partition on the host at the rate the user measured;
+    // the updated 16-bit partition then crosses PCIe to the GPU (2 bytes per element) before
+    // the all-gather, unless offload_param keeps the parameters on the host.
+    std::int64_t params = 0;
+    for (const model::ParamTensor& t : b.w.tensors) params += t.tied_to >= 0 ? 0 : t.numel();
+    const double partition = static_cast<double>(params) / b.shard;
+    b.sp.optimizer_s = partition / b.par.offload->host_adam_params_per_s +
+                       (b.par.offload->param ? 0.0 : 2.0 * partition / b.hw.pcie.bandwidth);
+  }
 
   b.L = static_cast<int>(b.w.layers.size());
   b.end_op = micro_batch_end_op(b.L);
@@ -304,6 +318,14 @@ void plan_zero12(ScheduleBuilder& b, bool per_micro) {
     c.cost.calls = calls;
     c.overhead_s = b.gradient_overhead(bucket.elements) +
                    b.memory_s(deepspeed_pass_bytes * static_cast<double>(bucket.elements));
+    if (b.offload()) {
+      // ZeRO-Offload (stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu /
+      // copy_grads_in_partition): after the reduction this rank's slice of the bucket is cast
+      // to fp32 on the GPU (read 2, write 4 bytes) and copied to the pinned host buffer (4 bytes
+      // per element over PCIe), on the reduction stream.
+      const double slice = static_cast<double>(bucket.elements) / n;
+      c.overhead_s += b.memory_s((grad_bytes + 4.0) * slice) + b.pcie_s(4.0 * slice);
+    }
     b.add(gate, 0, std::move(c));
   }
   // The optimizer updated this rank's partition; every rank gathers all partitions.
@@ -335,6 +357,12 @@ void add_zero3_bucket_reduce_scatters(ScheduleBuilder& b) {
         static_cast<std::int64_t>(static_cast<double>(bucket.elements) * b.grad_bytes);
     c.cost.tensors = bucket.tensors;
     c.overhead_s = b.gradient_overhead(bucket.elements);
+    if (b.offload()) {
+      // stage3.py with offload_optimizer: the reduce-scattered 16-bit partition goes to pinned
+      // host memory and back (2 + 2 bytes per element), and its fp32 copy to the host at the
+      // accumulation boundary (4): 8 bytes per partition element over PCIe.
+      c.overhead_s += b.pcie_s(8.0 * static_cast<double>(bucket.elements) / b.n);
+    }
     b.add(gate, 0, std::move(c));
   }
 }
@@ -368,6 +396,11 @@ void plan_units(ScheduleBuilder& b) {
         fmt::format("all_gather {} {}", fwd ? "fwd" : "bwd", unit_name(i)));
     c.cost.layer = units[i];
     c.cost.tensors = unit_tensors(i);
+    // offload_param: the unit's 16-bit partition crosses PCIe before each all-gather
+    // (partition_parameters.py: the fetch blocks the host), forward and backward.
+    if (b.offload_param()) {
+      c.overhead_s += b.pcie_s(b.param_bytes * static_cast<double>(unit_elements(i)) / b.n);
+    }
     b.add(gate, priority, std::move(c));
   };
   // Cross-node ring of one GPU per node (HYBRID_SHARD's replica group).

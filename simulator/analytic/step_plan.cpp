@@ -17,12 +17,15 @@ namespace ddpsim::sim {
 using model::CommHook;
 using model::DType;
 
-int add_recomputation(const model::Workload& w, std::vector<double>& layer_bwd_s,
-                      const std::vector<double>& layer_fwd_s) {
-  int count = 0;
+int add_recomputation(const model::Workload& w, const model::ActivationCheckpointing& ac,
+                      std::vector<double>& layer_bwd_s, const std::vector<double>& layer_fwd_s,
+                      const std::vector<double>& layer_op_recompute_s) {
+  int count = 0, block = 0;
   for (std::size_t i = 0; i < w.layers.size() && i < layer_bwd_s.size(); ++i) {
-    if (w.layers[i].kind != "transformer_block") continue;
-    layer_bwd_s[i] += layer_fwd_s[i];
+    if (!model::is_transformer_block(w.layers[i])) continue;
+    if (!model::checkpoints_block(ac, block++)) continue;
+    layer_bwd_s[i] += ac.mode == model::CheckpointMode::kSelectiveOp ? layer_op_recompute_s.at(i)
+                                                                     : layer_fwd_s[i];
     ++count;
   }
   return count;

@@ -234,11 +234,15 @@ inline double interfered_s(double work_s, double busy_s, double factor) {
   return busy_s + (work_s - busy_s / factor);
 }
 
-/// Full activation checkpointing (Korthikanti et al. 2022, sec. 5): each "transformer_block"
-/// layer's forward runs again before its backward, so its forward time is added to its backward
-/// time (layer_bwd_s[i] += layer_fwd_s[i]). Returns the number of blocks recomputed.
-int add_recomputation(const model::Workload& w, std::vector<double>& layer_bwd_s,
-                      const std::vector<double>& layer_fwd_s);
+/// Activation checkpointing (model/workload/checkpointing.hpp): each checkpointed
+/// "transformer_block" runs part of its forward again before its backward, added to its backward
+/// time: the whole forward under full or layer-selective checkpointing (Korthikanti et al. 2022,
+/// sec. 5: layer_bwd_s[i] += layer_fwd_s[i]), the ops torchtitan's op policy recomputes under
+/// op-selective (layer_bwd_s[i] += layer_op_recompute_s[i]). Returns the number of blocks
+/// checkpointed.
+int add_recomputation(const model::Workload& w, const model::ActivationCheckpointing& ac,
+                      std::vector<double>& layer_bwd_s, const std::vector<double>& layer_fwd_s,
+                      const std::vector<double>& layer_op_recompute_s);
 
 /// How DDP's gradients travel: `dtype` on the wire (an fp16/bf16 hook's dtype, else
 /// training.grad_reduce_dtype, else the gradients' own) and the bytes per gradient element the

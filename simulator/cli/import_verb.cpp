@@ -14,6 +14,7 @@
 #include "model/imports/deepspeed_import.hpp"
 #include "model/imports/hf_auto.hpp"
 #include "model/imports/torch_import.hpp"
+#include "model/imports/torchtitan_import.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/scenario/scenario_keys.hpp"
 #include "model/schema.hpp"
@@ -68,23 +69,30 @@ void parse_merged(const json& merged, const std::string& base_path, const json& 
 
 }  // namespace
 
-// `ddpsim import deepspeed|torch`: the patch alone, or BASE.json with the patch applied and the
-// result validated as a scenario. Warnings go to stderr, one line each.
+// `ddpsim import deepspeed|torch|torchtitan`: the patch alone, or BASE.json with the patch applied
+// and the result validated as a scenario. Warnings go to stderr, one line each.
 int run_import(const std::string& kind, const std::string& path, const std::string& base_path,
                std::optional<int> gpus, const std::string& out) {
   model::check_output_path("--out", out, {path, base_path});
   std::optional<json> base;
   if (!base_path.empty()) base = model::read_json_file(base_path);
   model::ImportResult r;
-  if (kind == "deepspeed") {
-    // DeepSpeed's world size: --gpus, else the base scenario's cluster.gpus.
-    std::optional<std::int64_t> world;
-    if (gpus) {
-      world = *gpus;
-    } else if (base && base->is_object() && base->contains("cluster") &&
-               base->at("cluster").is_object() && base->at("cluster").contains("gpus") &&
-               base->at("cluster").at("gpus").is_number_integer()) {
-      world = base->at("cluster").at("gpus").get<std::int64_t>();
+  // The job's world size: --gpus, else the base scenario's cluster.gpus.
+  std::optional<std::int64_t> world;
+  bool world_from_base = false;
+  if (gpus) {
+    world = *gpus;
+  } else if (base && base->is_object() && base->contains("cluster") &&
+             base->at("cluster").is_object() && base->at("cluster").contains("gpus") &&
+             base->at("cluster").at("gpus").is_number_integer()) {
+    world = base->at("cluster").at("gpus").get<std::int64_t>();
+    world_from_base = true;
+  }
+  if (kind == "torchtitan") {
+    // data_parallel_shard_degree -1 takes every rank of the world.
+    r = model::import_torchtitan_file(path, world);
+  } else if (kind == "deepspeed") {
+    if (world_from_base) {
       if (base->contains("sweep") && base->at("sweep").is_object() &&
           base->at("sweep").contains("cluster.gpus")) {
         r.warnings.push_back(base_path +
@@ -107,6 +115,10 @@ int run_import(const std::string& kind, const std::string& path, const std::stri
     r = model::import_torch_knobs_file(path);
   }
   if (gpus) r.patch["cluster"]["gpus"] = *gpus;
+  // A torchtitan job names its model: the base's own model section gives way to the preset.
+  if (kind == "torchtitan" && base && base->is_object() && base->contains("model")) {
+    (*base)["model"] = json::object();
+  }
   json imported = r.patch;
   if (gpus) imported["cluster"].erase("gpus");  // --gpus is checked by its option
   check_imported_values(imported, path);

@@ -8,6 +8,7 @@
 //                     [--max-bytes 8G] [--algorithm auto]
 //   ddpsim import deepspeed DS_CONFIG.json [--scenario BASE.json] [--gpus N] [--out OUT.json]
 //   ddpsim import torch KNOBS.json [--scenario BASE.json] [--out OUT.json]
+//   ddpsim import torchtitan JOB.toml [--scenario BASE.json] [--gpus N] [--out OUT.json]
 //   ddpsim import trace RANK0.pt.trace.json[.gz] [MORE...] [--out OUT.json]
 //                   (a scenario drafted from a DDP job's profiler traces: import_verb.hpp)
 //   ddpsim lr SCENARIO.json [--steps N] [--format table|json]
@@ -462,6 +463,20 @@ Verb add_import(CLI::App& app) {
                  "scenario's cluster.gpus)")
       ->check(CLI::Range(1, 10000000));
   ds->add_option("--out", o->out, "write the scenario here (atomically) instead of stdout");
+  auto* titan = c->add_subcommand(
+      "torchtitan",
+      "a torchtitan job file (train_configs/*.toml) -> scenario (what is not modelled is named "
+      "on stderr by its TOML path)");
+  titan->add_option("job", o->path, "torchtitan job TOML")->required();
+  titan->add_option("--scenario", o->base,
+                    "base scenario: its hardware and other keys are kept, the job's model, batch, "
+                    "mesh and recipe applied");
+  titan
+      ->add_option("--gpus", o->gpus,
+                   "the job's world size (default: the base scenario's cluster.gpus); needed "
+                   "when data_parallel_shard_degree is -1")
+      ->check(CLI::Range(1, 10000000));
+  titan->add_option("--out", o->out, "write the scenario here (atomically) instead of stdout");
   auto* torch =
       c->add_subcommand("torch", "PyTorch knobs {\"ddp\": {...}} or {\"fsdp\": {...}} -> scenario");
   torch->add_option("knobs", o->path, "knobs JSON")->required();
@@ -477,14 +492,17 @@ Verb add_import(CLI::App& app) {
                     "base scenario: only what the traces tell (world size, bucket cap, wire "
                     "dtype, steps) is applied to it; its model, hardware and batch are kept");
   trace->add_option("--out", o->out, "write the scenario here (atomically) instead of stdout");
-  return {c, [o, ds, torch, trace] {
+  return {c, [o, ds, torch, titan, trace] {
             if (*trace) return cli::run_import_trace(o->traces, o->base, o->out);
-            if (*ds || *torch) {
-              return cli::run_import(*ds ? "deepspeed" : "torch", o->path, o->base, o->gpus,
-                                     o->out);
+            if (*ds || *torch || *titan) {
+              return cli::run_import(*ds      ? "deepspeed"
+                                     : *titan ? "torchtitan"
+                                              : "torch",
+                                     o->path, o->base, o->gpus, o->out);
             }
             throw Error(
                 "import: expected what to import: `ddpsim import deepspeed DS_CONFIG.json`, "
+                "`ddpsim import torchtitan JOB.toml`, "
                 "`ddpsim import torch KNOBS.json` or `ddpsim import trace TRACE.json.gz`");
           }};
 }

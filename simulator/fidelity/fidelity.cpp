@@ -92,7 +92,14 @@ std::string setup_text(const model::Scenario& s) {
     out += fmt::format(" (reduce {})", model::dtype_name(*t.grad_reduce_dtype));
   out += fmt::format("; {}; {}", model::strategy_name(s.parallelism.strategy),
                      model::optimizer_name(t.optimizer));
-  if (t.activation_checkpointing) out += "; activation checkpointing";
+  if (t.activation_checkpointing.enabled()) {
+    out += "; activation checkpointing " + model::checkpointing_name(t.activation_checkpointing);
+  }
+  if (t.compile) out += "; torch.compile";
+  if (t.float8) {
+    out += fmt::format("; float8 {}{}", model::float8_recipe_name(t.float8->recipe),
+                       t.float8->fsdp_float8_all_gather ? " (fp8 all-gather)" : "");
+  }
   return out;
 }
 

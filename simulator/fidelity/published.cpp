@@ -471,7 +471,7 @@ double zero_table2_largest_params(int mp, model::Strategy strategy, double capac
     in.dp_size = 64;
     in.tensor_parallel = mp;
     in.micro_batch = 1;
-    in.activation_checkpointing = true;
+    in.activation_checkpointing = {model::CheckpointMode::kFull};
     *psi = static_cast<double>(w.param_count());
     return fits(estimate_memory(in), capacity_bytes, 0.0);
   };

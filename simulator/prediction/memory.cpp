@@ -150,30 +150,41 @@ double fsdp2_buffer_bytes(const MemoryInputs& in, std::vector<std::string>& note
   const double pb = model::dtype_bytes(dt.param);
   const double rb = model::dtype_bytes(dt.reduce);
   const double tp = in.tensor_parallel;
-  double root = 0, unit = 0, units_total = 0;
+  // Unsharded parameters in param_dtype, except float8 weights all-gathered in fp8 (1 byte):
+  // `*_g` the gathered bytes over pb, elements that cost pb bytes each.
+  const bool fp8_gather = in.float8 && in.float8->fsdp_float8_all_gather;
+  const std::vector<double> f8 = fp8_gather ? model::float8_weight_elements(w, *in.float8)
+                                            : std::vector<double>(w.layers.size(), 0.0);
+  double root = 0, unit = 0, units_total = 0, root_g = 0, unit_g = 0, units_total_g = 0;
   const std::vector<Fsdp2Group> groups = fsdp2_groups(w, in.fsdp2.units);
   for (const Fsdp2Group& g : groups) {
     const double e = static_cast<double>(g.elements) / tp;
+    double fp8 = 0;
+    for (int l : g.layers) fp8 += f8[static_cast<std::size_t>(l)] / tp;
+    const double eg = e - fp8 + fp8 / pb;
     if (g.root) {
       root = e;
+      root_g = eg;
     } else {
       unit = std::max(unit, e);
+      unit_g = std::max(unit_g, eg);
       units_total += e;
+      units_total_g += eg;
     }
   }
-  const double largest = std::max(unit, root);
+  const double largest_g = std::max(unit_g, root_g);
   // No more gathers in flight than there are groups.
   const int groups_count = std::max(1, static_cast<int>(groups.size()));
   const int gathers = std::min(std::max(in.fsdp2.forward_prefetch, 1) + 1, groups_count);
   const int prefetched = std::min(in.fsdp2.backward_prefetch, groups_count - 1);
-  const double fwd = (gathers + 1) * largest * pb;
-  const double bwd = (1 + prefetched) * unit * pb + unit * pb + unit * rb;
-  double kept = root * pb;
+  const double fwd = (gathers + 1) * largest_g * pb;
+  const double bwd = (1 + prefetched) * unit_g * pb + unit * pb + unit * rb;
+  double kept = root_g * pb;
   // The parameters a group keeps from forward to backward: 1/post_forward of them (false or 1:
   // all; the whole shard group: nothing beyond the shard).
   const Fsdp2Mesh mesh = fsdp2_mesh("<memory>", in.fsdp2, in.dp_size);
   const int s = mesh.shard;
-  if (mesh.post_forward < s) kept += units_total * pb / mesh.post_forward;
+  if (mesh.post_forward < s) kept += units_total_g * pb / mesh.post_forward;
   double accumulated = 0;
   if (in.grad_accumulation > 1 && !in.fsdp2.requires_gradient_sync) {
     accumulated = (units_total + root) * rb;
@@ -183,7 +194,7 @@ double fsdp2_buffer_bytes(const MemoryInputs& in, std::vector<std::string>& note
   notes.push_back(fmt::format(
       "FSDP2: root kept unsharded {:.3g} GB, forward in flight {:.3g} GB, backward in flight "
       "{:.3g} GB, post-forward parameters {:.3g} GB, accumulated gradients {:.3g} GB",
-      root * pb / 1e9, fwd / 1e9, bwd / 1e9, (kept - root * pb) / 1e9, accumulated / 1e9));
+      root_g * pb / 1e9, fwd / 1e9, bwd / 1e9, (kept - root_g * pb) / 1e9, accumulated / 1e9));
   return kept + std::max(fwd, bwd) + accumulated;
 }
 
@@ -218,7 +229,13 @@ double activation_bytes(const MemoryInputs& in) {
   const double s = static_cast<double>(w.seq_len);
   const double h = in.hidden_size > 0 ? in.hidden_size : derive_hidden(w);
 
-  double other = 0, kept = 0, largest_block = 0, blocks = 0;
+  const model::ActivationCheckpointing& ac = in.activation_checkpointing;
+  const bool checkpointing = ac.enabled() && h > 0;
+  // Blocks not checkpointed keep everything (`kept_whole`); a checkpointed one keeps its input
+  // (and, op-selective, the outputs torchtitan's policy saves) and, during its backward, its
+  // recomputed activations beside them: the peak adds the largest such difference.
+  double other = 0, kept_whole = 0, kept_checkpoints = 0, recompute_peak = 0;
+  int block = 0;
   for (const model::Layer& l : w.layers) {
     double a = l.activation_bytes_per_sample * scale * b;
     if (t > 1 && h > 0) {
@@ -233,21 +250,26 @@ double activation_bytes(const MemoryInputs& in) {
         a = input + (a - input) / t;
       }
     }
-    if (is_block(l)) {
-      blocks += a;
-      largest_block = std::max(largest_block, a);
-      // Full checkpointing keeps each block's input, s*b*h in the compute dtype (Korthikanti
-      // sec. 5: 2sbhL in 16-bit); the input is replicated across tensor-parallel ranks.
-      kept += cbytes * s * h * b;
-    } else {
+    if (!is_block(l)) {
       other += a;
+      continue;
     }
+    if (!checkpointing || !model::checkpoints_block(ac, block++)) {
+      kept_whole += a;
+      continue;
+    }
+    // The checkpoint's input, s*b*h in the compute dtype (Korthikanti sec. 5: 2sbhL in 16-bit);
+    // replicated across tensor-parallel ranks.
+    double kept = cbytes * s * h * b;
+    if (ac.mode == model::CheckpointMode::kSelectiveOp) {
+      const model::OpCheckpointPolicy p = model::op_policy(w, l);
+      kept += (p.saved_elements_per_sample * cbytes + p.saved_fp32_bytes_per_sample) * b / t;
+    }
+    kept = std::min(kept, a);
+    kept_checkpoints += kept;
+    recompute_peak = std::max(recompute_peak, a - kept);
   }
-  if (in.activation_checkpointing && h > 0 && largest_block > 0) {
-    // Peak in backward: every checkpoint plus one block's activations recomputed at a time.
-    return other + kept + largest_block;
-  }
-  return other + blocks;
+  return other + kept_whole + kept_checkpoints + recompute_peak;
 }
 
 MemoryEstimate estimate_memory(const MemoryInputs& in) {
@@ -286,11 +308,23 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
     m.params_bytes = m.grads_bytes = m.optimizer_bytes = 0;
   }
 
+  if (in.zero_offload && (in.strategy == Strategy::kZero1 || in.strategy == Strategy::kZero2 ||
+                          in.strategy == Strategy::kZero3)) {
+    // ZeRO-Offload: DeepSpeedCPUAdam's states (and the fp32 master weights) live in pinned host
+    // memory; offload_param moves the 16-bit partitions there too.
+    m.notes.push_back(
+        fmt::format("ZeRO-Offload: optimizer states{} in host memory, {:.3g} GB per rank",
+                    in.zero_offload->param ? " and parameter partitions" : "",
+                    (m.optimizer_bytes + (in.zero_offload->param ? m.params_bytes : 0.0)) / 1e9));
+    m.optimizer_bytes = 0;
+    if (in.zero_offload->param) m.params_bytes = 0;
+  }
+
   // Activations.
   m.activation_bytes = activation_bytes(in);
   const double h = in.hidden_size > 0 ? in.hidden_size : derive_hidden(w);
   const bool has_blocks = std::any_of(w.layers.begin(), w.layers.end(), is_block);
-  if (in.activation_checkpointing && !(has_blocks && h > 0)) {
+  if (in.activation_checkpointing.enabled() && !(has_blocks && h > 0)) {
     m.notes.push_back(
         "activation checkpointing requested but the workload has no transformer blocks with a "
         "known hidden size: activations counted without it");

@@ -13,9 +13,9 @@
 //  - estimate_memory(): a full per-GPU breakdown for a Workload: model states from a table of
 //    bytes per parameter per (optimizer, precision) sharded by the strategy's ZeRO stage,
 //    activations (Korthikanti et al. 2022, arXiv:2205.05198, as the builders store them, with
-//    full activation checkpointing when asked), communication buffers (DDP buckets, DeepSpeed
-//    buckets, FSDP units in flight), the CUDA context, NCCL buffers and allocator
-//    fragmentation. Every term is in bytes; total() is the predicted peak.
+//    full, layer-selective or op-selective activation checkpointing when asked), communication
+//    buffers (DDP buckets, DeepSpeed buckets, FSDP units in flight), the CUDA context, NCCL buffers
+//    and allocator fragmentation. Every term is in bytes; total() is the predicted peak.
 //
 // Bytes per parameter (state_bytes_per_param):
 //   precision      params  grads  optimizer (sgd / momentum / adam, adamw)
@@ -93,8 +93,15 @@ struct MemoryInputs {
   /// 10sh + (rest)/t per Korthikanti et al. Table 2 (no sequence parallelism). 1 for pure DP.
   int tensor_parallel = 1;
   std::int64_t micro_batch = 1;  ///< samples per GPU per forward (>= 1)
-  /// Full activation checkpointing of every "transformer_block" layer (Korthikanti sec. 5).
-  bool activation_checkpointing = false;
+  /// Which "transformer_block" layers are checkpointed and how (Korthikanti sec. 5 for full;
+  /// model/workload/checkpointing.hpp for torchtitan's selective modes).
+  model::ActivationCheckpointing activation_checkpointing;
+  /// training.float8: FSDP2's float8 all-gather holds the Float8Linear weights unsharded at one
+  /// byte per element.
+  std::optional<model::Float8Config> float8;
+  /// parallelism.offload (DeepSpeed ZeRO-Offload): optimizer states (fp32 master weights and
+  /// moments) on the host; with param, the 16-bit partitions too.
+  std::optional<model::ZeroOffload> zero_offload;
   bool gradient_as_bucket_view = false;  ///< DDP: buckets alias the gradients (no copy)
   /// State a DDP communication hook keeps per GPU (PowerSGD's error feedback and P/Q buffers,
   /// top-k's gathered buffer), computed by the step plan (simulator/analytic/step_plan.cpp); a

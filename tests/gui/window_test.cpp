@@ -252,13 +252,26 @@ class WindowTest : public WindowFixture {
   void checkpointingAndOverlapToggles() {
     ScenarioDocument* d = m_w->document();
     auto* ckpt =
-        qobject_cast<QCheckBox*>(m_w->panel()->field("/training/activation_checkpointing"));
+        qobject_cast<QComboBox*>(m_w->panel()->field("/training/activation_checkpointing"));
     auto* overlap = qobject_cast<QCheckBox*>(m_w->panel()->field("/parallelism/overlap"));
     QVERIFY(ckpt && overlap);
     QCOMPARE(overlap->checkState(), Qt::PartiallyChecked);  // left out: the strategy's default
-    ckpt->click();
+    QCOMPARE(ckpt->currentIndex(), 0);                      // none
+    const auto choose = [ckpt](int index) {
+      ckpt->setCurrentIndex(index);
+      emit ckpt->activated(index);  // what a click on the item sends
+    };
+    choose(1);
     QCOMPARE(d->value("/training/activation_checkpointing"), nlohmann::json(true));
-    ckpt->click();
+    choose(2);  // torchtitan's op-level selective checkpointing
+    QCOMPARE(d->value("/training/activation_checkpointing"),
+             nlohmann::json({{"mode", "selective"}, {"option", "op"}}));
+    choose(3);
+    QCOMPARE(d->value("/training/activation_checkpointing/option"), nlohmann::json(2));
+    // A K the list lacks, set in the document, is shown as its own item.
+    d->setValue("/training/activation_checkpointing/option", 3);
+    QVERIFY(ckpt->currentText().contains("3"));
+    choose(0);
     QVERIFY(d->value("/training/activation_checkpointing").is_null());
     overlap->click();  // partial -> checked
     QCOMPARE(d->value("/parallelism/overlap"), nlohmann::json(true));

@@ -216,12 +216,28 @@ TEST(DeepSpeedImport, UnknownKeysWarnWithTheirPointer) {
   EXPECT_TRUE(any_contains(r.warnings, "/my~0odd~1key"));  // RFC 6901 escaping
 }
 
+// ZeRO-Offload: offload_optimizer device "cpu" -> parallelism.offload (its host Adam rate comes
+// from the base scenario); offload_param only at stage 3, ignored with a warning below it.
+TEST(DeepSpeedImport, OffloadMapsToParallelismOffload) {
+  json c = full_config();
+  c["zero_optimization"]["stage"] = 3;
+  c["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+  c["zero_optimization"]["offload_param"] = {{"device", "cpu"}};
+  ImportResult r = import_deepspeed_config(c, "ds.json", std::nullopt);
+  EXPECT_EQ(r.patch["parallelism"]["offload"], json({{"param", true}}));
+  EXPECT_TRUE(any_contains(r.warnings, "host_adam_params_per_s"));
+  c["zero_optimization"]["stage"] = 2;
+  r = import_deepspeed_config(c, "ds.json", std::nullopt);
+  EXPECT_EQ(r.patch["parallelism"]["offload"], json({{"param", false}}));
+  EXPECT_TRUE(any_contains(r.warnings, "/zero_optimization/offload_param: ignored at stage 2"));
+}
+
 TEST(DeepSpeedImport, BadInputsNameFileAndPointer) {
   auto run = [](json c) { import_deepspeed_config(c, "ds.json", std::nullopt); };
   json c = full_config();
-  c["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}};
+  c["zero_optimization"]["offload_optimizer"] = {{"device", "nvme"}};
   expect_input_error([&] { run(c); }, {"ds.json", "/zero_optimization/offload_optimizer/device",
-                                       "not modelled", "\"cpu\""});
+                                       "NVMe", "\"nvme\""});
   // device "none" is no offload at all.
   c["zero_optimization"]["offload_optimizer"] = {{"device", "none"}};
   EXPECT_NO_THROW(run(c));

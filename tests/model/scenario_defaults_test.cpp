@@ -51,6 +51,16 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
   f2_doc["parallelism"] = json::parse(
       R"({"strategy": "fsdp2", "fsdp2": {"cpu_offload": {"host_memory_gbytes_per_s": 100}}})");
   const Scenario f2 = parse_scenario(f2_doc, "defaults.json");
+  json f8_doc = mlp_doc;  // float8 with an empty section, on a GPU with an fp8 peak
+  f8_doc["hardware"]["gpu"]["peak_tflops"] = {{"bf16", 989.4}, {"fp8", 1978.9}};
+  f8_doc["hardware"]["gpu"]["efficiency"] = {{"bf16", 0.7}, {"fp8", 0.6}};
+  f8_doc["training"]["precision"] = "amp_bf16";
+  f8_doc["training"]["float8"] = json::object();
+  const Scenario f8 = parse_scenario(f8_doc, "defaults.json");
+  json off_doc = mlp_doc;  // ZeRO-Offload with its required rate only
+  off_doc["parallelism"] =
+      json::parse(R"({"strategy": "zero3", "offload": {"host_adam_params_per_s": 1e9}})");
+  const Scenario off = parse_scenario(off_doc, "defaults.json");
 
   using Get = std::function<json(const Scenario&)>;
   const auto same = [](const json& d) { return d; };
@@ -145,7 +155,24 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
        {[](const Scenario& s) { return json(optimizer_impl_name(s.training.optimizer_impl)); },
         same, &mlp}},
       {"/training/activation_checkpointing",
-       {[](const Scenario& s) { return json(s.training.activation_checkpointing); }, same, &mlp}},
+       {[](const Scenario& s) {
+          return model::checkpointing_json(s.training.activation_checkpointing);
+        },
+        same, &mlp}},
+      {"/training/compile",
+       {[](const Scenario& s) { return json(s.training.compile); }, same, &mlp}},
+      {"/training/float8/recipe",
+       {[](const Scenario& s) {
+          return json(model::float8_recipe_name(s.training.float8->recipe));
+        },
+        same, &f8}},
+      {"/training/float8/fsdp_float8_all_gather",
+       {[](const Scenario& s) { return json(s.training.float8->fsdp_float8_all_gather); }, same,
+        &f8}},
+      {"/training/float8/precompute_scale",
+       {[](const Scenario& s) { return json(s.training.float8->precompute_scale); }, same, &f8}},
+      {"/parallelism/offload/param",
+       {[](const Scenario& s) { return json(s.parallelism.offload->param); }, same, &off}},
       {"/training/allow_tf32_matmul",
        {[](const Scenario& s) { return json(s.training.allow_tf32_matmul); }, same, &mlp}},
       {"/training/allow_tf32_cudnn",

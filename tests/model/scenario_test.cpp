@@ -218,7 +218,7 @@ TEST(ScenarioTest, ShardedStrategyKeys) {
   EXPECT_DOUBLE_EQ(s.parallelism.reduce_bucket_elements, 5e8);
   EXPECT_DOUBLE_EQ(s.parallelism.allgather_bucket_elements, 5e8);
   EXPECT_EQ(s.parallelism.fsdp_prefetch, FsdpPrefetch::kBackwardPre);
-  EXPECT_FALSE(s.training.activation_checkpointing);
+  EXPECT_FALSE(s.training.activation_checkpointing.enabled());
   EXPECT_EQ(s.plan.strategy, (std::vector<Strategy>{Strategy::kDdp}));
   json d = base_doc();
   d["parallelism"] = {{"strategy", "zero2"},
@@ -232,7 +232,7 @@ TEST(ScenarioTest, ShardedStrategyKeys) {
   EXPECT_DOUBLE_EQ(s.parallelism.reduce_bucket_elements, 2e8);
   EXPECT_DOUBLE_EQ(s.parallelism.allgather_bucket_elements, 3e8);
   EXPECT_EQ(s.parallelism.fsdp_prefetch, FsdpPrefetch::kBackwardPost);
-  EXPECT_TRUE(s.training.activation_checkpointing);
+  EXPECT_EQ(s.training.activation_checkpointing.mode, CheckpointMode::kFull);
   EXPECT_EQ(s.plan.strategy,
             (std::vector<Strategy>{Strategy::kDdp, Strategy::kZero3, Strategy::kFsdpHybrid}));
   EXPECT_STREQ(fsdp_prefetch_name(FsdpPrefetch::kNone), "none");
@@ -393,10 +393,14 @@ TEST(ScenarioTest, EveryKeyRejectsAWrongTypeAndAnOutOfRangeValue) {
         break;
       case KeyType::kBoolean:
       case KeyType::kBooleanOrInteger:
+      case KeyType::kBooleanOrObject:
         bad = "yes";
         break;
       case KeyType::kObject:
         bad = 7;
+        break;
+      case KeyType::kStringOrInteger:
+        bad = 2.5;
         break;
       case KeyType::kArray:
         bad = json::object({{"a", 1}});
@@ -409,7 +413,7 @@ TEST(ScenarioTest, EveryKeyRejectsAWrongTypeAndAnOutOfRangeValue) {
     // Out of range.
     json oor;
     bool has = true;
-    if (k.type == KeyType::kBooleanOrInteger) {
+    if (k.type == KeyType::kBooleanOrInteger || k.type == KeyType::kStringOrInteger) {
       oor = static_cast<std::int64_t>(*k.minimum) - 1;
     } else if ((k.type == KeyType::kInteger || k.type == KeyType::kNumber) && k.minimum) {
       oor = k.exclusive_minimum ? json(*k.minimum) : json(*k.minimum - 1);
@@ -452,6 +456,7 @@ TEST(ScenarioTest, EveryKeyRejectsAWrongTypeAndAnOutOfRangeValue) {
     const KeySpec* spec = &spec_value;
     EXPECT_TRUE(
         spec->type == KeyType::kBoolean || spec->type == KeyType::kObject ||
+        spec->type == KeyType::kBooleanOrObject ||
         (spec->type == KeyType::kString && spec->allowed.empty() && spec->pattern.empty()) ||
         spec->type == KeyType::kArray)
         << k;

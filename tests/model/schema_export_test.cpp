@@ -44,13 +44,20 @@ void expect_schema_holds_every_key(const KeyTable& table, const json& schema) {
   for (const KeySpec& k : table.keys) {
     const std::string at = schema_pointer(k.pointer);
     ASSERT_TRUE(schema.contains(json::json_pointer(at))) << k.pointer << " is not at " << at;
-    const json& node = schema.at(json::json_pointer(at));
-    const json type = k.type == KeyType::kBooleanOrInteger ? json::array({"boolean", "integer"})
-                                                           : json(key_type_name(k.type));
-    EXPECT_EQ(node.value("type", json()), type) << k.pointer;
-    EXPECT_EQ(node.value("default", json()), k.default_value) << k.pointer;
+    const json& whole = schema.at(json::json_pointer(at));
+    const json type = k.type == KeyType::kBooleanOrInteger  ? json::array({"boolean", "integer"})
+                      : k.type == KeyType::kBooleanOrObject ? json::array({"boolean", "object"})
+                      : k.type == KeyType::kStringOrInteger ? json::array({"string", "integer"})
+                                                            : json(key_type_name(k.type));
+    EXPECT_EQ(whole.value("type", json()), type) << k.pointer;
+    EXPECT_EQ(whole.value("default", json()), k.default_value) << k.pointer;
+    // A string-or-integer key's enum binds its string branch, its bounds its integer branch.
+    const bool two = k.type == KeyType::kStringOrInteger;
+    if (two) ASSERT_EQ(whole.at("anyOf").size(), 2u) << k.pointer;
+    const json& strings = two ? whole.at("anyOf")[0] : whole;
+    const json& node = two ? whole.at("anyOf")[1] : whole;
     if (!k.allowed.empty()) {
-      EXPECT_EQ(node.value("enum", json()), json(k.allowed)) << k.pointer;
+      EXPECT_EQ(strings.value("enum", json()), json(k.allowed)) << k.pointer;
     }
     const bool array = k.type == KeyType::kArray;
     if (k.minimum) {

@@ -91,7 +91,7 @@ TEST(AnalyticTest, HardwareFlopsCountTheRecomputation) {
       model::build_hf_transformer(config, "tiny.json", std::int64_t{32}));
   model::TrainingConfig t = fp32_adam();
   t.per_gpu_batch = 2;
-  t.activation_checkpointing = true;
+  t.activation_checkpointing = {model::CheckpointMode::kFull};
   const Prediction r = Predictor(w, round_machine()).predict({1, 8}, t, {});
   EXPECT_DOUBLE_EQ(r.hardware_flops_per_step - r.model_flops_per_step, 13'631'488.0);
   EXPECT_EQ(r.tokens_per_sample, 32);

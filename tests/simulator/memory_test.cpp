@@ -125,7 +125,7 @@ double largest_fitting_psi(int mp, Strategy strategy) {
     in.dp_size = 64;
     in.tensor_parallel = mp;
     in.micro_batch = 1;
-    in.activation_checkpointing = true;
+    in.activation_checkpointing = {model::CheckpointMode::kFull};
     *psi = static_cast<double>(w.param_count());
     return fits(estimate_memory(in), capacity, 0.0);
   };
@@ -249,8 +249,9 @@ TEST(Memory, BuffersForShardedStrategies) {
 //   embedding dropout mask sh = 786,432; ln_f input 2sh = 1,572,864
 //   lm_head   2sh + 4sV = 1,572,864 + 4*1024*50257 = 1,572,864 + 205,852,672 = 207,425,536
 //   no checkpointing: 12 x 89,653,248 + 786,432 + 1,572,864 + 207,425,536 = 1,285,623,808
-//   full checkpointing: 12 x 2sh (18,874,368) + one block recomputed (89,653,248)
-//                       + 786,432 + 1,572,864 + 207,425,536 = 318,312,448
+//   full checkpointing: 12 x 2sh (18,874,368) + one block recomputed beside its kept input
+//                       (89,653,248 - 1,572,864 = 88,080,384: the input is the same tensor)
+//                       + 786,432 + 1,572,864 + 207,425,536 = 316,739,584
 TEST(Memory, Gpt2SmallActivationsWithAndWithoutCheckpointing) {
   const json config = {{"model_type", "gpt2"}, {"n_embd", 768},       {"n_layer", 12},
                        {"n_head", 12},         {"vocab_size", 50257}, {"n_positions", 1024}};
@@ -260,17 +261,18 @@ TEST(Memory, Gpt2SmallActivationsWithAndWithoutCheckpointing) {
   MemoryInputs in = bare(w, Strategy::kDdp, 1);
   in.precision = Precision::kBf16;
   EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes, 1'285'623'808.0);
-  in.activation_checkpointing = true;
-  EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes, 318'312'448.0);
+  in.activation_checkpointing = {model::CheckpointMode::kFull};
+  EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes, 316'739'584.0);
   // Micro-batch 4 scales both linearly.
   in.micro_batch = 4;
-  EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes, 4 * 318'312'448.0);
+  EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes, 4 * 316'739'584.0);
   // Tensor parallel 2 (Korthikanti Table 2): block 10sh + 104sh/2 = 62sh = 48,758,784; logits
   // 4sV/2; checkpoints 2sh stay replicated. b = 1:
-  //   12 x 1,572,864 + 48,758,784 + 786,432 + 1,572,864 + 1,572,864 + 102,926,336 = 174,491,648
+  //   12 x 1,572,864 + (48,758,784 - 1,572,864) + 786,432 + 1,572,864 + 1,572,864 + 102,926,336
+  //   = 172,918,784
   in.micro_batch = 1;
   in.tensor_parallel = 2;
-  EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes, 174'491'648.0);
+  EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes, 172'918'784.0);
 }
 
 TEST(Memory, RuntimeFragmentationAndFits) {
@@ -292,6 +294,43 @@ TEST(Memory, RuntimeFragmentationAndFits) {
   EXPECT_DOUBLE_EQ(estimate_memory(in).runtime_bytes, 536'870'912.0);
   MemoryInputs bad;
   EXPECT_THROW(estimate_memory(bad), std::invalid_argument);
+}
+
+// The three checkpointing modes on a small Llama (h 64, 4 heads of 16, 2 KV heads, FFN 128,
+// s = 16, bf16, sdpa), per block and token (builders' llama_attention + llama_mlp):
+//   a      = 12h + 4 kv d + 8f + 4a (logsumexp) = 768 + 128 + 1024 + 16 = 1936 bytes, x16 = 30,976
+//   full   keeps the input 2h = 128 bytes, x16 = 2,048
+//   op     keeps the input 128, the saved outputs 2 (q 64 + v 32 + attention 64 + gate 128 +
+//          down 64) = 704 and the logsumexp 16: 848 bytes, x16 = 13,568
+// Peak = what other layers keep + blocks not checkpointed + kept + max(a - kept) over
+// checkpointed blocks (the recomputed block beside what it kept). Against no checkpointing, 4
+// blocks:
+//   full      4 (2,048 - 30,976) + 28,928 = -86,784
+//   op        4 (13,568 - 30,976) + 17,408 = -52,224
+//   every 2nd blocks 1 and 3 full: 2 (2,048 - 30,976) + 28,928 = -28,928
+TEST(Memory, CheckpointingModesOnALlamaBlock) {
+  const json config = {{"model_type", "llama"},    {"hidden_size", 64},
+                       {"intermediate_size", 128}, {"num_hidden_layers", 4},
+                       {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                       {"vocab_size", 256},        {"max_position_embeddings", 16}};
+  const model::Workload w = model::build_hf_transformer(config, "llama.json", 16);
+  MemoryInputs in = bare(w, Strategy::kDdp, 1);
+  in.precision = Precision::kBf16;
+  const double none = estimate_memory(in).activation_bytes;
+  in.activation_checkpointing = {model::CheckpointMode::kFull};
+  EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes - none, -86'784.0);
+  in.activation_checkpointing = {model::CheckpointMode::kSelectiveOp};
+  EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes - none, -52'224.0);
+  in.activation_checkpointing = {model::CheckpointMode::kSelectiveLayer, 2};
+  EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes - none, -28'928.0);
+  // Micro-batch 3: every term scales.
+  in.micro_batch = 3;
+  const double none3 = [&] {
+    MemoryInputs n = in;
+    n.activation_checkpointing = {};
+    return estimate_memory(n).activation_bytes;
+  }();
+  EXPECT_DOUBLE_EQ(estimate_memory(in).activation_bytes - none3, 3 * -28'928.0);
 }
 
 }  // namespace

@@ -27,14 +27,29 @@ TEST(StepPlanTest, RecomputationAddsEachTransformerBlocksForwardToItsBackward) {
     l.kind = kind;
     w.layers.push_back(l);
   }
+  const model::ActivationCheckpointing full{model::CheckpointMode::kFull};
   std::vector<double> bwd = {2, 4, 6, 8};
   const std::vector<double> fwd = {10, 1, 3, 20};
-  EXPECT_EQ(add_recomputation(w, bwd, fwd), 2);
+  const std::vector<double> op = {0, 0.25, 0.5, 0};  // what op-selective reruns of each forward
+  EXPECT_EQ(add_recomputation(w, full, bwd, fwd, op), 2);
   EXPECT_EQ(bwd, (std::vector<double>{2, 5, 9, 8}));
+  // Op-selective: every block reruns its op share: {2, 4 + 0.25, 6 + 0.5, 8}.
+  bwd = {2, 4, 6, 8};
+  EXPECT_EQ(add_recomputation(w, {model::CheckpointMode::kSelectiveOp}, bwd, fwd, op), 2);
+  EXPECT_EQ(bwd, (std::vector<double>{2, 4.25, 6.5, 8}));
+  // Every 2nd block (torchtitan's counter from 1, (i + 1) % 2 == 0): only block 1, the layer at
+  // index 2, reruns its forward: {2, 4, 6 + 3, 8}.
+  bwd = {2, 4, 6, 8};
+  EXPECT_EQ(add_recomputation(w, {model::CheckpointMode::kSelectiveLayer, 2}, bwd, fwd, op), 1);
+  EXPECT_EQ(bwd, (std::vector<double>{2, 4, 9, 8}));
+  // None: nothing.
+  bwd = {2, 4, 6, 8};
+  EXPECT_EQ(add_recomputation(w, {}, bwd, fwd, op), 0);
+  EXPECT_EQ(bwd, (std::vector<double>{2, 4, 6, 8}));
   // An MLP has no blocks: nothing changes.
   const model::Workload mlp = model::build_mlp({{4, 4, 4}});
   std::vector<double> b2 = {1, 1};
-  EXPECT_EQ(add_recomputation(mlp, b2, {5, 5}), 0);
+  EXPECT_EQ(add_recomputation(mlp, full, b2, {5, 5}, {0, 0}), 0);
   EXPECT_EQ(b2, (std::vector<double>{1, 1}));
 }
 

@@ -453,7 +453,7 @@ TEST(StrategyTest, ActivationCheckpointingRecomputesEachBlockForward) {
   const Predictor pr(w, round_machine());
   model::TrainingConfig t = fp32_adam();
   const StepPlan plain = pr.plan({8, 8}, t, strategy(Strategy::kZero3));
-  t.activation_checkpointing = true;
+  t.activation_checkpointing = {model::CheckpointMode::kFull};
   const StepPlan ckpt = pr.plan({8, 8}, t, strategy(Strategy::kZero3));
   int blocks = 0;
   for (std::size_t i = 0; i < w->layers.size(); ++i) {

@@ -185,6 +185,10 @@ void add_layer_norm(Layer& l, const std::string& name, double sh);
 /// `grad.sum(0)`), a reduction reading `rows x out` 16-bit elements (its output is negligible).
 void add_bias_grad(Layer& l, const std::string& name, double rows_x_out, int kernels = 1);
 
+/// Sets the compiled costs (ElementwiseOp::compiled_bytes_per_sample, compiled_kernels) of the
+/// forward and backward op add_ew appended last.
+void set_compiled(Layer& l, double fwd_bytes, int fwd_kernels, double bwd_bytes, int bwd_kernels);
+
 /// HF Llama's RMSNorm (LlamaRMSNorm.forward: to(float32), pow(2), mean(-1), + eps, rsqrt, mul,
 /// to(input dtype), * weight): 8 kernels moving 36 bytes per element forward (the capture:
 /// 36 n + 24 r + 2 d for n elements in r rows), and the 15 ops of their backward formulas plus
