@@ -172,7 +172,7 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     }
     m.d = m.h / m.a;
   }
-  const bool tied = c.bool_or("tie_word_embeddings", false);
+  const bool tied = c.bool_or("tie_word_embeddings", model_type == "gemma2");
   const bool attn_bias = c.bool_or("attention_bias", false);
   // Qwen2Attention: q_proj, k_proj and v_proj with bias=True, o_proj without (transformers
   // models/qwen2/modeling_qwen2.py). Phi3Attention / Phi3MLP: one qkv_proj and one gate_up_proj
@@ -180,8 +180,15 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
   // wider GEMMs.
   const bool qkv_bias = attn_bias || model_type == "qwen2";
   const bool fused = model_type == "phi3";
+  // Gemma2 (transformers models/gemma2/modeling_gemma2.py): sandwich norms (Gemma2DecoderLayer's
+  // post_attention_layernorm and pre/post_feedforward_layernorm beside input_layernorm), a
+  // GeGLU MLP (hidden_activation gelu_pytorch_tanh), the embeddings scaled by sqrt(hidden_size),
+  // tied embeddings by default, and soft-capped final logits (tanh(logits / cap) x cap).
+  const bool gemma2 = model_type == "gemma2";
   const bool mlp_bias = c.bool_or("mlp_bias", false);
-  const std::string act = c.optional_string("hidden_act").value_or("silu");
+  const std::string act = gemma2
+                              ? c.optional_string("hidden_activation").value_or("gelu_pytorch_tanh")
+                              : c.optional_string("hidden_act").value_or("silu");
   // RoPE: positions are not a table, so seq_len may exceed max_position_embeddings.
   m.s = resolve_seq_len(c.file(), seq_len, c.optional_int("max_position_embeddings", 1),
                         "max_position_embeddings", /*bounded=*/false);
@@ -197,6 +204,12 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
       : model_type == "phi3"
           ? "Hugging Face transformers Phi3ForCausalLM built from config.json (fused qkv_proj "
             "and gate_up_proj; sliding-window attention modelled as dense s x s)"
+      : model_type == "gemma2"
+          ? "Hugging Face transformers Gemma2ForCausalLM built from config.json (sandwich "
+            "norms, GeGLU, scaled embeddings, soft-capped final logits; the attention logits' "
+            "soft-capping, which the fused kernels do not run (transformers recommends eager "
+            "attention for Gemma2 training), and the alternating sliding windows are modelled "
+            "as dense s x s attention of model.attention)"
           : "Hugging Face transformers LlamaForCausalLM built from config.json",
       m.s);
   const double s = dbl(m.s), sh = dbl(m.s) * dbl(m.h), sf = dbl(m.s) * dbl(m.f);
@@ -207,6 +220,10 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
   const int embed = add_tensor(w, emb, "model.embed_tokens.weight", {m.V, m.h});
   // Gather (ids 8s, rows 2sh, output 2sh); no dropout, so nothing is saved but the ids.
   add_ew(layer_at(w, emb), "model.embed_tokens.gather", 8.0 * s + 4.0 * sh, 8.0 * s + 4.0 * sh);
+  if (gemma2) {
+    // Gemma2Model.forward: hidden_states * normalizer (sqrt(hidden_size)): read 2, write 2.
+    add_ew(layer_at(w, emb), "model.embed_tokens.normalizer", 4.0 * sh, 4.0 * sh);
+  }
 
   auto linear = [&](int li, const std::string& name, std::int64_t in, std::int64_t out, bool bias) {
     add_tensor(w, li, name + ".weight", {out, in});
@@ -234,6 +251,10 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     }
     add_tensor(w, li, p + ".input_layernorm.weight", {m.h});
     add_tensor(w, li, p + ".post_attention_layernorm.weight", {m.h});
+    if (gemma2) {
+      add_tensor(w, li, p + ".pre_feedforward_layernorm.weight", {m.h});
+      add_tensor(w, li, p + ".post_feedforward_layernorm.weight", {m.h});
+    }
     Layer& l = layer_at(w, li);
     // Execution order; same byte conventions as GPT-2 (2-byte elements, unfused kernels).
     add_rms_norm(l, p + ".input_layernorm", sh);
@@ -259,11 +280,14 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     w.attention_causal = kind.causal;
     if (!kind.fused()) add_ew(l, p + ".self_attn.softmax", 4.0 * as2, 6.0 * as2);
     add_linear_gemms(l, p + ".self_attn.o_proj", m.s, m.a * m.d, m.h);
+    // Gemma2 normalises the attention output before the residual (post_attention_layernorm),
+    // then the residual's sum again before the MLP (pre_feedforward_layernorm).
+    if (gemma2) add_rms_norm(l, p + ".post_attention_layernorm", sh);
     add_ew(l, p + ".self_attn.residual_add", 6.0 * sh, 0.0);
     // Compiled, the sum joins post_attention_layernorm's kernel: it also reads the second
     // operand and writes the sum, the next residual (2 + 2).
     set_compiled(l, 4.0 * sh, 0, 0.0, 0);
-    add_rms_norm(l, p + ".post_attention_layernorm", sh);
+    add_rms_norm(l, p + (gemma2 ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"), sh);
     if (fused) {
       // gate_up_proj's output is split with chunk(2): views, no kernel.
       add_linear_gemms(l, p + ".mlp.gate_up_proj", m.s, m.h, 2 * m.f);
@@ -283,11 +307,14 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
     add_ew(l, p + ".mlp.mul", 6.0 * sf, 12.0 * sf, 1, 2);
     set_compiled(l, 4.0 * sf, 0, 6.0 * sf, 1);
     add_linear_gemms(l, p + ".mlp.down_proj", m.s, m.f, m.h);
+    if (gemma2) add_rms_norm(l, p + ".post_feedforward_layernorm", sh);
     add_ew(l, p + ".mlp.residual_add", 6.0 * sh, 0.0);
     // Compiled: the block's last op, its own kernel (torchtitan compiles each block alone, so
     // it cannot join the next block's norm).
     set_compiled(l, 6.0 * sh, 1, 0.0, 0);
-    l.activation_bytes_per_sample = llama_attention(m, kind) + llama_mlp(m);
+    // Gemma2's two more norms keep their inputs (2sh each).
+    l.activation_bytes_per_sample =
+        llama_attention(m, kind) + llama_mlp(m) + (gemma2 ? 4.0 * sh : 0.0);
   }
 
   const int norm = add_layer(w, "model.norm", "norm");
@@ -296,6 +323,12 @@ Workload build_llama(const ConfigReader& c, const std::string& model_type,
   layer_at(w, norm).activation_bytes_per_sample = 2.0 * sh;
 
   add_lm_head(w, m, tied ? embed : -1, "lm_head.weight");
+  if (gemma2 && c.optional_number("final_logit_softcapping")) {
+    // Gemma2ForCausalLM.forward: logits / cap, tanh, * cap on the 16-bit logits (three passes,
+    // read 2 and write 2 bytes each); backward the product's, tanh's and the division's.
+    add_ew(layer_at(w, static_cast<int>(w.layers.size()) - 1), "lm_head.final_logit_softcapping",
+           12.0 * dbl(m.s) * dbl(m.V), 14.0 * dbl(m.s) * dbl(m.V), 3, 3);
+  }
   w.check();
   return w;
 }
@@ -407,10 +440,9 @@ Workload build_bert(const ConfigReader& c, std::optional<std::int64_t> seq_len,
   return w;
 }
 
-// The families built from a config.json (gemma2's sandwich norms, GeGLU, soft-capped logits and
-// alternating sliding windows are not).
+// The families built from a config.json.
 constexpr const char* kModelTypes =
-    "one of \"gpt2\", \"llama\", \"mistral\", \"qwen2\", \"phi3\", \"bert\"";
+    "one of \"gpt2\", \"llama\", \"mistral\", \"qwen2\", \"phi3\", \"gemma2\", \"bert\"";
 
 }  // namespace
 
@@ -428,7 +460,8 @@ Workload build_hf_transformer(const nlohmann::json& config, const std::string& f
     return w;
   };
   if (*type == "gpt2") return built(build_gpt2(c, seq_len, attention));
-  if (*type == "llama" || *type == "mistral" || *type == "qwen2" || *type == "phi3") {
+  if (*type == "llama" || *type == "mistral" || *type == "qwen2" || *type == "phi3" ||
+      *type == "gemma2") {
     return built(build_llama(c, *type, seq_len, attention));
   }
   if (*type == "bert") return built(build_bert(c, seq_len, attention));

@@ -56,9 +56,9 @@ void add_model_keys(std::vector<KeySpec>& t) {
                   "model zoo entry (scenarios/models/<name>.json)"));
   t.push_back(
       str("/model/file", nullptr, {}, "a model file in the zoo format, relative to this file"));
-  t.push_back(
-      str("/model/hf_config", nullptr, {},
-          "a Hugging Face config.json (GPT-2, Llama, BERT families), relative to this file"));
+  t.push_back(str("/model/hf_config", nullptr, {},
+                  "a Hugging Face config.json (gpt2, llama, mistral, qwen2, phi3, gemma2, bert), "
+                  "relative to this file"));
   t.push_back(integer("/model/seq_len", "tokens", nullptr, 1,
                       "tokens per sample (default: the config's maximum positions)", 1 << 24));
   t.push_back(str("/model/attention", "sdpa", {"sdpa", "flash", "eager", "triton"},

@@ -426,6 +426,49 @@ TEST(HfTransformer, Qwen2AndPhi3) {
   EXPECT_EQ(l.layers[1].gemms.size(), p.layers[1].gemms.size() + 3 * 3);
 }
 
+// Gemma-2-9B (google/gemma-2-9b config.json): head_dim 256 with 16 query and 8 KV heads, four
+// norms per layer, tied embeddings (Gemma2Config's default). Per layer q 3,584 x 4,096, k and v
+// 3,584 x 2,048, o 4,096 x 3,584, GeGLU 3 x 3,584 x 14,336, norms 4 x 3,584 = 198,195,200;
+// x 42 + final norm 3,584 + embeddings 256,000 x 3,584 = 9,241,705,984 (HF: 9.24B). The block
+// runs two more RMSNorms than Llama's (8 kernels forward each), and the soft-capped logits add
+// three passes over the s x V logits.
+TEST(HfTransformer, Gemma2) {
+  const json gemma2 = {{"model_type", "gemma2"},
+                       {"hidden_size", 3584},
+                       {"intermediate_size", 14336},
+                       {"num_hidden_layers", 42},
+                       {"num_attention_heads", 16},
+                       {"num_key_value_heads", 8},
+                       {"head_dim", 256},
+                       {"vocab_size", 256000},
+                       {"max_position_embeddings", 8192},
+                       {"hidden_activation", "gelu_pytorch_tanh"},
+                       {"final_logit_softcapping", 30.0},
+                       {"attn_logit_softcapping", 50.0},
+                       {"sliding_window", 4096}};
+  const Workload g = build_hf_transformer(gemma2, "gemma2.json", std::int64_t{4096});
+  EXPECT_EQ(g.param_count(), 9'241'705'984);
+  EXPECT_EQ(g.tensors.back().tied_to, 0);  // lm_head.weight is the embedding
+  json llama = gemma2;
+  llama["model_type"] = "llama";
+  llama["tie_word_embeddings"] = true;
+  const Workload l = build_hf_transformer(llama, "llama.json", std::int64_t{4096});
+  int gemma_kernels = 0, llama_kernels = 0;
+  for (const ElementwiseOp& e : g.layers[1].elementwise) {
+    if (e.role == GemmRole::kForward) gemma_kernels += e.kernels;
+  }
+  for (const ElementwiseOp& e : l.layers[1].elementwise) {
+    if (e.role == GemmRole::kForward) llama_kernels += e.kernels;
+  }
+  EXPECT_EQ(gemma_kernels, llama_kernels + 2 * 8);
+  bool softcap = false;
+  for (const ElementwiseOp& e : g.layers.back().elementwise) {
+    softcap = softcap || e.name == "lm_head.final_logit_softcapping";
+  }
+  EXPECT_TRUE(softcap);
+  EXPECT_NE(g.source.find("soft-capping"), std::string::npos);
+}
+
 TEST(HfTransformer, BadConfigs) {
   const json gpt2 = hf_config("gpt2-config.json");
   json c = gpt2;

@@ -4,6 +4,7 @@
 // derivations are with each function). Not part of the public API.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -73,6 +74,16 @@ class ConfigReader {
     if (it == config_.end() || it->is_null()) return fallback;
     if (!it->is_number() || it->get<double>() < 0 || it->get<double>() >= 1) {
       throw InputError(file_, "/" + key, "a probability in [0, 1)", shown(*it));
+    }
+    return it->get<double>();
+  }
+
+  /// A finite number > 0, or nullopt when absent or null (Gemma2's soft-capping values).
+  std::optional<double> optional_number(const std::string& key) const {
+    auto it = config_.find(key);
+    if (it == config_.end() || it->is_null()) return std::nullopt;
+    if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
+      throw InputError(file_, "/" + key, "a number > 0", shown(*it));
     }
     return it->get<double>();
   }
