@@ -250,6 +250,17 @@ QGroupBox* ScenarioPanel::buildParallelism() {
   m_checkpointing->addItem(tr("selective: every 2nd block"),
                            QStringLiteral(R"({"mode":"selective","option":2})"));
   f->addRow(tr("activation checkpointing"), m_checkpointing);
+  m_compile = named(new QCheckBox(tr("torch.compile (fused element-wise kernels)")), "compile");
+  f->addRow(m_compile);
+  bind("/training/compile", m_compile);
+  connect(m_compile, &QCheckBox::toggled, this, [this](bool on) {
+    if (m_refreshing) return;
+    if (on) {
+      m_doc->setValue("/training/compile", true);
+    } else {
+      removeWithEmptyParent("/training/compile");  // false is the default
+    }
+  });
   bind("/training/optimizer", m_optimizer);
   bind("/parallelism/overlap", m_overlap);
   bind("/training/activation_checkpointing", m_checkpointing);

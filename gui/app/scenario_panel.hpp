@@ -126,7 +126,9 @@ class ScenarioPanel : public QWidget {
   QDoubleSpinBox* m_bNoise = nullptr;
   QDoubleSpinBox* m_sMin = nullptr;
   QDoubleSpinBox* m_price = nullptr;
-  QComboBox* m_checkpointing = nullptr;  ///< item data: the key's JSON (null: left out)
+  QComboBox* m_checkpointing = nullptr;
+  QCheckBox* m_compile =
+      nullptr;  ///< /training/compile  ///< item data: the key's JSON (null: left out)
   QCheckBox* m_overlap = nullptr;
   QDoubleSpinBox* m_deadline = nullptr;
   QDoubleSpinBox* m_budget = nullptr;

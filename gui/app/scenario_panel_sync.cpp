@@ -242,6 +242,8 @@ void ScenarioPanel::refresh() {
     ckptIndex = m_checkpointing->count() - 1;
   }
   m_checkpointing->setCurrentIndex(std::max(ckptIndex, 0));
+  const json compile = at("/training/compile");
+  m_compile->setChecked(compile.is_boolean() && compile.get<bool>());
   m_deadline->setValue(numberOr0("/plan/deadline_hours"));
   m_budget->setValue(numberOr0("/plan/budget_usd"));
   setCombo(m_objective, at("/plan/objective"), 0);

@@ -273,6 +273,12 @@ class WindowTest : public WindowFixture {
     QVERIFY(ckpt->currentText().contains("3"));
     choose(0);
     QVERIFY(d->value("/training/activation_checkpointing").is_null());
+    auto* compile = qobject_cast<QCheckBox*>(m_w->panel()->field("/training/compile"));
+    QVERIFY(compile);
+    compile->click();
+    QCOMPARE(d->value("/training/compile"), nlohmann::json(true));
+    compile->click();
+    QVERIFY(d->value("/training/compile").is_null());
     overlap->click();  // partial -> checked
     QCOMPARE(d->value("/parallelism/overlap"), nlohmann::json(true));
     overlap->click();  // -> unchecked

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "model/error.hpp"
+#include "model/imports/deepspeed_import.hpp"
 #include "model/json_file.hpp"
+#include "model/scenario/scenario.hpp"
 
 namespace ddpsim::model {
 namespace {
@@ -62,6 +64,24 @@ TEST(HfAuto, TheTrainersZero3ConfigFilledFromABase) {
   EXPECT_FALSE(c.contains("gradient_clipping"));
   // Values that are not "auto" are untouched.
   EXPECT_EQ(c["zero_optimization"]["stage3_max_live_parameters"], 1e9);
+}
+
+// The same real file end to end: its offload_optimizer and offload_param (device "cpu") become
+// parallelism.offload {param: true} on stage 3, and with the host Adam rate the base gives the
+// merged scenario parses: optimizer states and parameter partitions live on the host.
+TEST(HfAuto, TheTrainersZero3OffloadImportsAsZeroOffload) {
+  json b = base();
+  b["parallelism"] = {{"offload", {{"host_adam_params_per_s", 2e8}}}};
+  const json c = fill_hf_auto(read_json_file(kZero3), kZero3, &b, kData + "/base.json", 64);
+  const ImportResult r = import_deepspeed_config(c, kZero3, 64);
+  EXPECT_EQ(r.patch["parallelism"]["strategy"], "zero3");
+  EXPECT_EQ(r.patch["parallelism"]["offload"]["param"], true);
+  json doc = apply_import_patch(b, r.patch);
+  doc["model"]["hf_config"] = kData + "/hf/llama-2-7b-config.json";
+  const Scenario s = parse_scenario(doc, kData + "/base.json");
+  ASSERT_TRUE(s.parallelism.offload.has_value());
+  EXPECT_TRUE(s.parallelism.offload->param);
+  EXPECT_DOUBLE_EQ(s.parallelism.offload->host_adam_params_per_s, 2e8);
 }
 
 // Without a base every "auto" that needs one is named in one message: the first as the pointer,
