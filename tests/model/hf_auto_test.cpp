@@ -84,6 +84,25 @@ TEST(HfAuto, TheTrainersZero3OffloadImportsAsZeroOffload) {
   EXPECT_DOUBLE_EQ(s.parallelism.offload->host_adam_params_per_s, 2e8);
 }
 
+// The Trainer's ZeRO-2 file: offload_optimizer on the CPU with overlap_comm and 2e8-element
+// buckets -> zero2, parallelism.offload {param: false}, overlap true, both bucket sizes 2e8.
+TEST(HfAuto, TheTrainersZero2OffloadFile) {
+  const std::string zero2 = kData + "/deepspeed/ds_config_zero2.json";
+  json b = base();
+  b["parallelism"] = {{"offload", {{"host_adam_params_per_s", 2e8}}}};
+  const json c = fill_hf_auto(read_json_file(zero2), zero2, &b, kData + "/base.json", 64);
+  const ImportResult r = import_deepspeed_config(c, zero2, 64);
+  EXPECT_EQ(r.patch["parallelism"]["strategy"], "zero2");
+  EXPECT_EQ(r.patch["parallelism"]["offload"], json({{"param", false}}));
+  EXPECT_EQ(r.patch["parallelism"]["overlap"], true);
+  EXPECT_EQ(r.patch["parallelism"]["reduce_bucket_size"], 200000000);
+  json doc = apply_import_patch(b, r.patch);
+  doc["model"]["hf_config"] = kData + "/hf/llama-2-7b-config.json";
+  const Scenario s = parse_scenario(doc, kData + "/base.json");
+  EXPECT_EQ(s.parallelism.strategy, Strategy::kZero2);
+  ASSERT_TRUE(s.parallelism.offload.has_value());
+}
+
 // Without a base every "auto" that needs one is named in one message: the first as the pointer,
 // the others after it, each with what would fill it.
 TEST(HfAuto, WhatCannotBeFilledIsNamedInOneMessage) {
