@@ -122,6 +122,7 @@ OpCheckpointPolicy op_policy(const Workload& w, const Layer& l) {
 }
 
 double recomputed_flops_per_sample(const Workload& w, const ActivationCheckpointing& ac) {
+  if (!ac.enabled()) return 0.0;
   double flops = 0;
   int block = 0;
   for (const Layer& l : w.layers) {

@@ -155,8 +155,9 @@ Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::Har
   for (const model::Layer& l : workload_->layers) {
     layer_fwd_flops_.push_back(l.fwd_flops_per_sample());
     layer_bwd_flops_.push_back(l.bwd_flops_per_sample());
-    op_policies_.push_back(model::is_transformer_block(l) ? model::op_policy(*workload_, l)
-                                                          : model::OpCheckpointPolicy{});
+    is_block_.push_back(model::is_transformer_block(l));
+    op_policies_.push_back(is_block_.back() ? model::op_policy(*workload_, l)
+                                            : model::OpCheckpointPolicy{});
     total_flops_per_sample_ += layer_fwd_flops_.back() + layer_bwd_flops_.back();
   }
   if (hw_.profile) torch_ = TorchCalibration::from_profile(*hw_.profile);
@@ -264,6 +265,19 @@ Roofline Predictor::roofline(DType dt) const {
   }
   r.bytes_per_s = hw_.gpu.memory_bandwidth * hw_.gpu.memory_efficiency;
   return r;
+}
+
+double Predictor::recomputed_flops_per_sample(const model::ActivationCheckpointing& ac) const {
+  if (!ac.enabled()) return 0.0;
+  double flops = 0;
+  int block = 0;
+  for (std::size_t i = 0; i < is_block_.size(); ++i) {
+    if (!is_block_[i] || !model::checkpoints_block(ac, block++)) continue;
+    flops += ac.mode == model::CheckpointMode::kSelectiveOp
+                 ? op_policies_[i].recomputed_flops_per_sample
+                 : layer_fwd_flops_[i];
+  }
+  return flops;
 }
 
 int Predictor::float8_key(const std::optional<model::Float8Config>& c) const {

@@ -208,6 +208,11 @@ class Predictor {
   std::vector<double> layer_fwd_flops_;
   /// Per layer, model::op_policy of its transformer blocks (empty policies for other layers).
   std::vector<model::OpCheckpointPolicy> op_policies_;
+  /// Per layer: a transformer block (model::is_transformer_block), once.
+  std::vector<bool> is_block_;
+  /// model::recomputed_flops_per_sample from the cached per-layer FLOPs and policies (a sweep
+  /// calls it per point).
+  double recomputed_flops_per_sample(const model::ActivationCheckpointing& ac) const;
   std::vector<double> layer_bwd_flops_;
   double total_flops_per_sample_ = 0;
   mutable std::map<std::tuple<std::int64_t, int, double, int, int, int, int>, LayerTimes>

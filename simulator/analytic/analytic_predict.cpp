@@ -206,7 +206,7 @@ void Predictor::add_flops_and_scaling(const model::ClusterConfig& cluster,
   // Activation checkpointing runs each checkpointed block's forward again in the backward (as
   // single_gpu_time charges it).
   const double recomputed_per_sample =
-      model::recomputed_flops_per_sample(*workload_, training.activation_checkpointing);
+      recomputed_flops_per_sample(training.activation_checkpointing);
   r.hardware_flops_per_step =
       r.model_flops_per_step +
       recomputed_per_sample * static_cast<double>(training.per_gpu_batch) * k;
