@@ -377,5 +377,34 @@ TEST(PlannerTest, BadPlanSectionsNameTheirPointer) {
   EXPECT_EQ(error_pointer(priced), "no error");
 }
 
+// plan.activation_checkpointing is a candidate axis (innermost): Llama-3.1-8B at 8,192 tokens,
+// 2 sequences per H100 under FSDP2 keeps ~125 GB of activations without checkpointing (does not
+// fit in 80 GB), 84.8 GB every 2nd block (does not fit), 70.7 GB op-selective and 41.8 GB full
+// (scenarios/examples/llama-3-8b-torchtitan-checkpointing.json). The fastest that fits is the
+// op-level policy, which recomputes less than full; both fitting modes are counted.
+TEST(PlannerTest, SearchesActivationCheckpointingModes) {
+  const json doc = json::parse(R"({
+    "model": {"preset": "llama-3.1-8b", "seq_len": 8192},
+    "hardware": {"preset": "dgx-h100"},
+    "cluster": {"gpus": 8},
+    "training": {"per_gpu_batch": 2, "precision": "amp_bf16", "optimizer": "adamw"},
+    "parallelism": {"strategy": "fsdp2",
+                    "fsdp2": {"mixed_precision": {"param_dtype": "bf16", "reduce_dtype": "fp32"}}},
+    "plan": {"gpus": [8], "activation_checkpointing":
+             [false, true, {"mode": "selective", "option": "op"}, {"mode": "selective", "option": 2}]}
+  })");
+  const model::Scenario s = model::parse_scenario(doc, "plan-ac.json");
+  const PlanResult r = make_plan(s);
+  EXPECT_EQ(r.candidates, 4u);
+  EXPECT_EQ(r.feasible, 2u);
+  EXPECT_EQ(r.rejected.at("memory"), 2u);
+  ASSERT_TRUE(r.chosen.has_value());
+  EXPECT_EQ(r.chosen->activation_checkpointing.mode, model::CheckpointMode::kSelectiveOp);
+  const json out = plan_json(s, r);
+  EXPECT_EQ(out["plan"]["chosen"]["activation_checkpointing"],
+            json({{"mode", "selective"}, {"option", "op"}}));
+  EXPECT_NE(plan_table(s, r).find("activation checkpointing selective op"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
