@@ -241,9 +241,17 @@ class TorchtitanImporter {
                 *v);
       }
     }
-    r_.warn("parallelism",
-            "torchtitan gives tok_embeddings and [norm, output] their own fully_shard groups; "
-            "parallelism.fsdp2.units \"blocks\" keeps them in the root's group");
+    // Files with a [parallelism] table (torchtitan from 2025) come from the apply_fsdp that
+    // wraps tok_embeddings, every block and [norm, output] (not resharded after forward);
+    // mid-2024 files from the one that wrapped the blocks, the rest in the root's group.
+    if (doc_.contains("parallelism")) {
+      f["units"] = "torchtitan";
+    } else {
+      r_.warn("training.data_parallel_degree",
+              "a mid-2024 job: torchtitan then kept its last block unsharded after forward, "
+              "which parallelism.fsdp2.units \"blocks\" does not model (it reshards every "
+              "block; the embeddings, final norm and output stay in the root's group)");
+    }
   }
 
   void read_batch() {

@@ -15,7 +15,8 @@
 //   [parallelism] (or [training] / [experimental] in mid-2024) data_parallel_shard_degree
 //       (-1: every rank left), data_parallel_replicate_degree -> parallelism.strategy fsdp2 with
 //       fsdp2.mesh (shard degree 1 and replicas: ddp, torchtitan's replicate with
-//       bucket_cap_mb 100); fsdp_reshard_after_forward never -> reshard_after_forward false.
+//       bucket_cap_mb 100); fsdp_reshard_after_forward never -> reshard_after_forward false;
+//       a file with a [parallelism] table -> fsdp2.units "torchtitan" (apply_fsdp's grouping).
 //       Tensor, pipeline, context or expert parallelism above 1 is an InputError: ddpsim
 //       models data parallelism only.
 //   [activation_checkpoint] mode, selective_ac_option -> training.activation_checkpointing.

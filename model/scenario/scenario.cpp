@@ -113,6 +113,8 @@ const char* fsdp2_units_name(Fsdp2Units u) {
       return "layers";
     case Fsdp2Units::kModel:
       return "model";
+    case Fsdp2Units::kTorchtitan:
+      return "torchtitan";
   }
   return "?";
 }

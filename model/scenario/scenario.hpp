@@ -67,8 +67,9 @@ std::optional<CollectiveProtocol> protocol_from_name(const std::string& name);
 const char* fsdp_prefetch_name(FsdpPrefetch p);  ///< "backward_pre", "backward_post", "none"
 /// Which modules get their own fully_shard call (FSDP2): every transformer block (the rest of the
 /// model is the root's group), every layer with parameters, or only the root (one group).
-enum class Fsdp2Units { kBlocks, kLayers, kModel };
-const char* fsdp2_units_name(Fsdp2Units u);  ///< "blocks", "layers", "model"
+enum class Fsdp2Units { kBlocks, kLayers, kModel, kTorchtitan };
+/// "blocks", "layers", "model", "torchtitan"
+const char* fsdp2_units_name(Fsdp2Units u);
 /// True for every strategy but ddp (ZeRO-1/2/3 and the FSDP sharding strategies).
 inline bool is_sharded(Strategy s) { return s != Strategy::kDdp; }
 

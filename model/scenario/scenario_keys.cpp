@@ -291,10 +291,12 @@ void add_offload_keys(std::vector<KeySpec>& t) {
 void add_fsdp2_keys(std::vector<KeySpec>& t) {
   const std::string f2 = "/parallelism/fsdp2";
   t.push_back(obj(f2, "strategy fsdp2: fully_shard's arguments and FSDPModule switches"));
-  t.push_back(str(f2 + "/units", "blocks", {"blocks", "layers", "model"},
+  t.push_back(str(f2 + "/units", "blocks", {"blocks", "layers", "model", "torchtitan"},
                   "modules given their own fully_shard: every transformer block (the rest is "
-                  "the root's group, as torchtitan wraps), every layer with parameters, or the "
-                  "root only"));
+                  "the root's group, as torchtitan wrapped them in 2024), every layer with "
+                  "parameters, the root only, or torchtitan's grouping since 2025 (apply_fsdp: "
+                  "the embeddings, every block, and [final norm, output] as one group that does "
+                  "not reshard after forward)"));
   t.push_back(boolean_or_integer(
       f2 + "/reshard_after_forward", true, 1,
       "free each unit's unsharded parameters after its forward and all-gather them again in "

@@ -277,9 +277,10 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
 // integer reshard_after_forward are checked against cluster.gpus where the step is planned
 // (simulator/prediction/fsdp2.cpp), since sweeps and `ddpsim plan` vary the cluster.
 void parse_fsdp2(const json& f, Fsdp2Config& c) {
-  c.units =
-      parse_enum(get_or_default<std::string>(f, "/parallelism/fsdp2/units"),
-                 {Fsdp2Units::kBlocks, Fsdp2Units::kLayers, Fsdp2Units::kModel}, fsdp2_units_name);
+  c.units = parse_enum(
+      get_or_default<std::string>(f, "/parallelism/fsdp2/units"),
+      {Fsdp2Units::kBlocks, Fsdp2Units::kLayers, Fsdp2Units::kModel, Fsdp2Units::kTorchtitan},
+      fsdp2_units_name);
   if (auto r = f.find("reshard_after_forward"); r != f.end()) {
     if (r->is_boolean()) {
       c.reshard_after_forward = r->get<bool>();

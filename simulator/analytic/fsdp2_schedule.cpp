@@ -210,7 +210,7 @@ void add_backward_gathers(Fsdp2Builder& b, const std::vector<int>& order) {
   const int B = static_cast<int>(order.size());
   for (int pos = 0; pos < B; ++pos) {
     const Fsdp2Group& g = b.group(order[static_cast<std::size_t>(pos)]);
-    if (g.root) continue;
+    if (g.root || !g.reshard) continue;  // kept unsharded since its forward
     // Issued by the pre-backward of the group d places earlier in backward order (the
     // first group's for the first ones; d = 0: its own).
     const int by = std::max(pos - d, 0);

@@ -74,18 +74,33 @@ std::vector<Fsdp2Group> fsdp2_groups(const model::Workload& w, model::Fsdp2Units
   root.root = true;
   root.name = "root";
   std::vector<Fsdp2Group> own;
+  // torchtitan (torchtitan/models/llama3/infra/parallelize.py apply_fsdp at 238fa9953):
+  // fully_shard(tok_embeddings), every block, fully_shard([norm, output]) with
+  // reshard_after_forward only under the "always" policy, then the root (nothing left).
+  int last_block = -1;
+  for (int l = 0; l < L; ++l) {
+    if (w.layers[static_cast<std::size_t>(l)].kind == "transformer_block") last_block = l;
+  }
+  Fsdp2Group tail;
+  tail.name = "norm+output";
+  tail.reshard = false;
   for (int l = 0; l < L; ++l) {
     const auto i = static_cast<std::size_t>(l);
     if (elements[i] == 0) continue;
+    const std::string& kind = w.layers[i].kind;
+    const bool titan = units == model::Fsdp2Units::kTorchtitan;
     const bool unit =
         units == model::Fsdp2Units::kLayers ||
-        (units == model::Fsdp2Units::kBlocks && w.layers[i].kind == "transformer_block");
-    Fsdp2Group& g = unit ? own.emplace_back() : root;
+        ((units == model::Fsdp2Units::kBlocks || titan) && kind == "transformer_block") ||
+        (titan && kind == "embedding");
+    const bool in_tail = titan && last_block >= 0 && l > last_block;
+    Fsdp2Group& g = in_tail ? tail : unit ? own.emplace_back() : root;
     g.layers.push_back(l);
     g.elements += elements[i];
     g.tensors += tensors[i];
-    if (unit) g.name = w.layers[i].name;
+    if (unit && !in_tail) g.name = w.layers[i].name;
   }
+  if (tail.elements > 0) own.push_back(std::move(tail));
   std::vector<Fsdp2Group> out;
   if (root.elements > 0) out.push_back(std::move(root));
   for (Fsdp2Group& g : own) out.push_back(std::move(g));

@@ -44,6 +44,9 @@ struct Fsdp2Group {
   std::int64_t elements = 0;  ///< parameters (tied tensors counted once, by their owner)
   int tensors = 0;
   std::string name;  ///< the layer's name, or "root"
+  /// false: kept unsharded from its forward to its backward whatever reshard_after_forward says
+  /// (torchtitan's [norm, output] group: `reshard_after_forward=policy == "always"`).
+  bool reshard = true;
 };
 /// The groups in pre-forward order: the root first (when it holds parameters), then the units by
 /// their first layer.

@@ -156,6 +156,7 @@ double fsdp2_buffer_bytes(const MemoryInputs& in, std::vector<std::string>& note
   const std::vector<double> f8 = fp8_gather ? model::float8_weight_elements(w, *in.float8)
                                             : std::vector<double>(w.layers.size(), 0.0);
   double root = 0, unit = 0, units_total = 0, root_g = 0, unit_g = 0, units_total_g = 0;
+  double unresharded_g = 0;  // groups that never reshard after forward (torchtitan's tail)
   const std::vector<Fsdp2Group> groups = fsdp2_groups(w, in.fsdp2.units);
   for (const Fsdp2Group& g : groups) {
     const double e = static_cast<double>(g.elements) / tp;
@@ -169,7 +170,7 @@ double fsdp2_buffer_bytes(const MemoryInputs& in, std::vector<std::string>& note
       unit = std::max(unit, e);
       unit_g = std::max(unit_g, eg);
       units_total += e;
-      units_total_g += eg;
+      (g.reshard ? units_total_g : unresharded_g) += eg;
     }
   }
   const double largest_g = std::max(unit_g, root_g);
@@ -179,7 +180,7 @@ double fsdp2_buffer_bytes(const MemoryInputs& in, std::vector<std::string>& note
   const int prefetched = std::min(in.fsdp2.backward_prefetch, groups_count - 1);
   const double fwd = (gathers + 1) * largest_g * pb;
   const double bwd = (1 + prefetched) * unit_g * pb + unit * pb + unit * rb;
-  double kept = root_g * pb;
+  double kept = (root_g + unresharded_g) * pb;
   // The parameters a group keeps from forward to backward: 1/post_forward of them (false or 1:
   // all; the whole shard group: nothing beyond the shard).
   const Fsdp2Mesh mesh = fsdp2_mesh("<memory>", in.fsdp2, in.dp_size);

@@ -50,6 +50,7 @@ TEST(TorchtitanImport, Llama3EightBAsShipped) {
   EXPECT_EQ(p["training"]["lr"], json({{"base", 3e-4}, {"base_batch", 64}, {"warmup_steps", 200}}));
   EXPECT_EQ(p["parallelism"]["strategy"], "fsdp2");
   EXPECT_EQ(p["parallelism"]["fsdp2"]["mesh"], json({{"shard", 64}, {"replicate", 1}}));
+  EXPECT_EQ(p["parallelism"]["fsdp2"]["units"], "torchtitan");
   EXPECT_EQ(p["parallelism"]["fsdp2"]["mixed_precision"],
             json({{"param_dtype", "bf16"}, {"reduce_dtype", "fp32"}}));
   // Not modelled, named by TOML path: gradient clipping.
@@ -118,7 +119,8 @@ TEST(TorchtitanImport, MidTwentyTwentyFourNames) {
   EXPECT_EQ(r.patch["training"]["per_gpu_batch"], 1);
   EXPECT_EQ(r.patch["cluster"]["gpus"], 8);
   EXPECT_EQ(r.patch["parallelism"]["fsdp2"]["mesh"]["shard"], 8);
-  EXPECT_FALSE(r.patch["training"].contains("compile"));  // compile = false
+  EXPECT_FALSE(r.patch["parallelism"]["fsdp2"].contains("units"));  // blocks, with a warning
+  EXPECT_FALSE(r.patch["training"].contains("compile"));            // compile = false
   EXPECT_EQ(r.patch["training"]["activation_checkpointing"],
             json({{"mode", "selective"}, {"option", "op"}}));
 }

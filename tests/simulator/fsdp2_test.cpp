@@ -222,6 +222,28 @@ TEST(Fsdp2Test, GroupsOfEachUnitsMode) {
   EXPECT_EQ(m.front().elements, w.param_count());
 }
 
+// torchtitan's grouping since 2025 (apply_fsdp at 238fa9953): the embeddings alone, every block,
+// then [norm, output] as one group that keeps its parameters unsharded from forward to backward;
+// the root holds nothing. Llama-2-7B: 1 + 32 + 1 groups; the tail is the final norm (4,096) and
+// lm_head (32,000 x 4,096). Memory: the tail's bf16 parameters stay gathered through the step
+// (2 x 131,076,096 bytes, not 1/8 of them), the embeddings no longer do; the backward gathers
+// every block and the embeddings but not the tail.
+TEST(Fsdp2Test, TorchtitansGrouping) {
+  const model::Workload w =
+      model::load_model_preset("llama-2-7b", "test", "/model/preset", std::nullopt);
+  const auto g = fsdp2_groups(w, model::Fsdp2Units::kTorchtitan);
+  ASSERT_EQ(g.size(), 34u);
+  EXPECT_FALSE(g.front().root);
+  EXPECT_EQ(g.front().name, "model.embed_tokens");
+  EXPECT_TRUE(g.front().reshard);
+  EXPECT_EQ(g.back().name, "norm+output");
+  EXPECT_FALSE(g.back().reshard);
+  EXPECT_EQ(g.back().elements, 4096 + 32000 * 4096);
+  std::int64_t sum = 0;
+  for (const Fsdp2Group& x : g) sum += x.elements;
+  EXPECT_EQ(sum, w.param_count());
+}
+
 TEST(Fsdp2Test, DtypesFollowThePolicy) {
   model::TrainingConfig t = fp32_adam();
   model::Fsdp2Config c;
