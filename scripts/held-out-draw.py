@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Re-draws the held-out rows of scenarios/data/published-training.json and checks the file.
+"""Proposes a draw of the held-out rows of scenarios/data/published-training.json.
 
-The procedure results/FIDELITY.md states: one random.Random(15); for each source in sorted
-order, random.sample over that source's predicted row ids (sorted), k = round(n / 3). Exit 1
-when a row's "held_out" differs from the draw. Run it after adding rows; with --write it sets
-"held_out" on every row (rows were not fitted to: redrawing is safe until someone tunes).
+One random.Random(15); for each source in sorted order, random.sample over that source's
+predicted row ids (sorted), k = round(n / 3). Exit 1 when a row's "held_out" differs from the
+draw. The file keeps the rows held out when they were added (redrawing after results were seen
+would let a change choose its test rows), so the check differs once a source has grown; use
+--write only for a new data file.
 
     python3 scripts/held-out-draw.py [--write]
 """
