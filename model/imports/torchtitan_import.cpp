@@ -119,9 +119,14 @@ class TorchtitanImporter {
     }
     return nullptr;
   }
-  std::int64_t integer(const json& v, const std::string& path, std::int64_t min) {
-    if (!v.is_number_integer() || v.get<std::int64_t>() < min) {
-      r_.fail(path, "an integer >= " + std::to_string(min), v);
+  // Counts in a job file: at most 2^24 (batches, degrees and sequence lengths past any cluster;
+  // products of two stay far inside int64).
+  static constexpr std::int64_t kMaxCount = std::int64_t{1} << 24;
+  std::int64_t integer(const json& v, const std::string& path, std::int64_t min,
+                       std::int64_t max = kMaxCount) {
+    if (!v.is_number_integer() || v.is_number_unsigned() || v.get<std::int64_t>() < min ||
+        v.get<std::int64_t>() > max) {
+      r_.fail(path, "an integer from " + std::to_string(min) + " to " + std::to_string(max), v);
     }
     return v.get<std::int64_t>();
   }
@@ -159,6 +164,9 @@ class TorchtitanImporter {
 
   void read_parallelism() {
     std::string where;
+    if (world_ && (*world_ < 1 || *world_ > kMaxCount)) {
+      r_.fail_text("cluster.gpus", "a world size from 1 to 2^24", std::to_string(*world_));
+    }
     for (const char* k : {"tensor_parallel_degree", "pipeline_parallel_degree",
                           "context_parallel_degree", "expert_parallel_degree"}) {
       for (const char* s : {"parallelism", "training", "experimental"}) {
@@ -210,6 +218,10 @@ class TorchtitanImporter {
       shard = *world_ / replicate_;
     }
     dp_ = replicate_ * shard;
+    if (dp_ > kMaxCount) {
+      r_.fail_text(shard_path, "a data-parallel degree of at most 2^24",
+                   fmt::format("replicate {} x shard {}", replicate_, shard));
+    }
     if (world_ && *world_ != dp_) {
       r_.fail_text(shard_path,
                    fmt::format("degrees whose product is the world size {} (ddpsim models "
@@ -264,9 +276,10 @@ class TorchtitanImporter {
     patch()["training"]["per_gpu_batch"] = local;
     std::int64_t accumulation = 1;
     if (const json* g = get("training", "global_batch_size")) {
-      const std::int64_t global = g->is_number_integer() && g->get<std::int64_t>() == -1
-                                      ? local * dp_
-                                      : integer(*g, "training.global_batch_size", 1);
+      const std::int64_t global =
+          g->is_number_integer() && g->get<std::int64_t>() == -1
+              ? local * dp_
+              : integer(*g, "training.global_batch_size", 1, std::int64_t{1} << 50);
       // torchtitan/train.py: global_batch_size % (local_batch_size x dp degree) == 0.
       if (global % (local * dp_) != 0) {
         r_.fail_text("training.global_batch_size",
@@ -417,6 +430,7 @@ class TorchtitanImporter {
     json f = {{"recipe", "tensorwise"}};
     if (table != nullptr) {
       handled_.insert("float8");
+      if (!table->is_object()) r_.fail(prefix.substr(0, prefix.size() - 1), "a table", *table);
       for (const auto& [k, v] : table->items()) {
         const std::string path = prefix + k;
         if (k == "enable_fsdp_float8_all_gather") {
@@ -477,7 +491,7 @@ class TorchtitanImporter {
                                    {"base_batch", global_batch_}};
       if (const json* w =
               get_any({{"lr_scheduler", "warmup_steps"}, {"training", "warmup_steps"}}, &where)) {
-        patch()["training"]["lr"]["warmup_steps"] = integer(*w, where, 0);
+        patch()["training"]["lr"]["warmup_steps"] = integer(*w, where, 0, std::int64_t{1} << 40);
       }
     }
     for (const char* k : {"eps", "beta1", "beta2", "weight_decay", "early_step_in_backward"}) {
@@ -526,17 +540,20 @@ class TorchtitanImporter {
 
 }  // namespace
 
-json read_toml_file(const std::string& path) {
-  const std::string text = read_measurement_text(path, "torchtitan job file");
+json parse_toml_text(const std::string& text, const std::string& name) {
   try {
-    const toml::table t = toml::parse(text, path);
+    const toml::table t = toml::parse(text, name);
     return to_json(t);
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    throw InputError(path, "", "valid TOML",
+    throw InputError(name, "", "valid TOML",
                      fmt::format("{} at line {}, column {}", std::string(e.description()),
                                  where.line, where.column));
   }
+}
+
+json read_toml_file(const std::string& path) {
+  return parse_toml_text(read_measurement_text(path, "torchtitan job file"), path);
 }
 
 ImportResult import_torchtitan_config(const json& job, const std::string& file,

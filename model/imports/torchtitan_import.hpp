@@ -43,6 +43,8 @@ namespace ddpsim::model {
 /// Reads `path` as TOML (InputError naming the line and column of a syntax error) into JSON:
 /// tables are objects, arrays arrays, dates and times strings.
 nlohmann::json read_toml_file(const std::string& path);
+/// The same for TOML text already read; `name` is the file named in errors.
+nlohmann::json parse_toml_text(const std::string& text, const std::string& name);
 
 /// Imports a torchtitan job (already read into JSON); `world_size` is the job's GPU count
 /// (needed when data_parallel_shard_degree is -1).
