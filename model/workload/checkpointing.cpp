@@ -2,15 +2,11 @@
 
 #include <set>
 
+#include "model/workload/float8.hpp"  // gemm_module
+
 namespace ddpsim::model {
 
 namespace {
-
-// "model.layers.0.self_attn.q_proj.fwd" -> "model.layers.0.self_attn.q_proj".
-std::string module_of(const std::string& gemm_name) {
-  const auto dot = gemm_name.rfind('.');
-  return dot == std::string::npos ? gemm_name : gemm_name.substr(0, dot);
-}
 
 std::string ordinal(int k) {
   const int last2 = k % 100;
@@ -104,7 +100,7 @@ OpCheckpointPolicy op_policy(const Workload& w, const Layer& l) {
       continue;
     }
     flush_fused();
-    const bool addmm = names.count(module_of(g.name) + ".bias") > 0;
+    const bool addmm = names.count(gemm_module(g) + ".bias") > 0;
     const bool bmm = g.per_sample.count > 1;
     bool saved = false;
     if (!addmm && !bmm) saved = (++mm % 2) == 1;

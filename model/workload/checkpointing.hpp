@@ -50,6 +50,11 @@ struct ActivationCheckpointing {
 /// "none", "full", "selective op", "selective every 2nd block" (labels and notes).
 std::string checkpointing_name(const ActivationCheckpointing& ac);
 
+/// One integer per distinct value (cache keys).
+inline int checkpointing_key(const ActivationCheckpointing& ac) {
+  return static_cast<int>(ac.mode) * (1 << 21) + ac.every;
+}
+
 /// "none", "full", "op", "every 2" (table columns).
 std::string checkpointing_short_name(const ActivationCheckpointing& ac);
 

@@ -52,8 +52,10 @@ std::vector<bool> float8_gemms(const Layer& l, const Float8Config& c) {
   return out;
 }
 
-std::vector<double> float8_weight_elements(const Workload& w, const Float8Config& c) {
+std::vector<double> float8_weight_elements(const Workload& w, const Float8Config& c,
+                                           std::vector<int>* weights) {
   std::vector<double> out(w.layers.size(), 0.0);
+  if (weights != nullptr) weights->assign(w.layers.size(), 0);
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const Layer& l = w.layers[i];
     const std::vector<bool> f8 = float8_gemms(l, c);
@@ -70,6 +72,7 @@ std::vector<double> float8_weight_elements(const Workload& w, const Float8Config
       // (and its embedding reads it in high precision).
       if (f8[j] && g.role == GemmRole::kForward && owned(gemm_module(g))) {
         out[i] += static_cast<double>(g.per_sample.n) * static_cast<double>(g.per_sample.k);
+        if (weights != nullptr) ++(*weights)[i];
       }
     }
   }

@@ -60,8 +60,9 @@ std::string gemm_module(const Gemm& g);
 std::vector<bool> float8_gemms(const Layer& l, const Float8Config& c);
 
 /// Per layer: the elements of its Float8Linear weights (what an FSDP2 float8 all-gather moves
-/// at one byte each).
-std::vector<double> float8_weight_elements(const Workload& w, const Float8Config& c);
+/// at one byte each); `weights` (optional) receives how many weights per layer.
+std::vector<double> float8_weight_elements(const Workload& w, const Float8Config& c,
+                                           std::vector<int>* weights = nullptr);
 
 /// Bytes per element and kernels of one float8 cast of a 16-bit tensor (amax, then scale and
 /// convert). Eager (float8_utils.py): abs (read 2, write 2) and max (read 2); to fp32 (2 + 4),

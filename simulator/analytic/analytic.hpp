@@ -102,6 +102,10 @@ class Predictor {
   const model::HardwareSpec& hardware() const { return hw_; }
 
  private:
+  /// The estimate at `b`: the profile interval's low or high end, or its median.
+  static double pick(const model::Estimate& e, Bound b) {
+    return b == Bound::kLow ? e.low_s : b == Bound::kHigh ? e.high_s : e.time_s;
+  }
   struct LayerTimes {
     std::vector<double> fwd;  ///< per layer, seconds, one micro-batch
     std::vector<double> bwd;
@@ -208,11 +212,9 @@ class Predictor {
   std::vector<double> layer_fwd_flops_;
   /// Per layer, model::op_policy of its transformer blocks (empty policies for other layers).
   std::vector<model::OpCheckpointPolicy> op_policies_;
-  /// Per layer: a transformer block (model::is_transformer_block), once.
-  std::vector<bool> is_block_;
-  /// model::recomputed_flops_per_sample from the cached per-layer FLOPs and policies (a sweep
-  /// calls it per point).
+  /// model::recomputed_flops_per_sample, once per checkpointing mode (a sweep asks per point).
   double recomputed_flops_per_sample(const model::ActivationCheckpointing& ac) const;
+  mutable std::map<int, double> recompute_flops_cache_;  ///< by model::checkpointing_key
   std::vector<double> layer_bwd_flops_;
   double total_flops_per_sample_ = 0;
   mutable std::map<std::tuple<std::int64_t, int, double, int, int, int, int>, LayerTimes>

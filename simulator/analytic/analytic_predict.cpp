@@ -252,6 +252,7 @@ const MemoryEstimate& Predictor::memory_estimate(const StepPlan& sp,
   mi.gradient_as_bucket_view = par.gradient_as_bucket_view;
   mi.comm_hook_bytes = sp.hook_memory_bytes;
   mi.activation_checkpointing = training.activation_checkpointing;
+  mi.op_policies = &op_policies_;
   mi.float8 = training.float8;
   mi.zero_offload = par.offload;
   mi.float8 = training.float8;
@@ -264,13 +265,13 @@ const MemoryEstimate& Predictor::memory_estimate(const StepPlan& sp,
   // inputs, and under DDP the data-parallel size only matters as 1 (no Reducer, no NCCL) or more.
   const int dp_key =
       par.strategy == model::Strategy::kDdp ? std::min(cluster.gpus, 2) : cluster.gpus;
-  const auto mkey = std::make_tuple(
-      static_cast<int>(training.precision), static_cast<int>(training.optimizer),
-      static_cast<int>(par.strategy), dp_key, cluster.gpus_per_node, training.per_gpu_batch,
-      par.gradient_as_bucket_view, mi.comm_hook_bytes,
-      static_cast<int>(mi.activation_checkpointing.mode) * (1 << 21) +
-          mi.activation_checkpointing.every + float8_key(training.float8) * (1 << 24),
-      mi.reduce_bucket_elements, mi.allgather_bucket_elements);
+  const auto mkey =
+      std::make_tuple(static_cast<int>(training.precision), static_cast<int>(training.optimizer),
+                      static_cast<int>(par.strategy), dp_key, cluster.gpus_per_node,
+                      training.per_gpu_batch, par.gradient_as_bucket_view, mi.comm_hook_bytes,
+                      model::checkpointing_key(mi.activation_checkpointing) +
+                          float8_key(training.float8) * (1 << 24),
+                      mi.reduce_bucket_elements, mi.allgather_bucket_elements);
   auto mit = memory_cache_.find(mkey);
   if (par.strategy == model::Strategy::kFsdp2 || par.offload) {
     // FSDP2's memory depends on its knobs and the micro-batches too, ZeRO-Offload's on where

@@ -49,19 +49,7 @@ struct Fsdp2Builder {
     // wire and in the gathered buffer.
     const auto& f8 = context.training.float8;
     if (f8 && f8->fsdp_float8_all_gather) {
-      fp8_elements.assign(static_cast<std::size_t>(L), 0.0);
-      fp8_weights.assign(static_cast<std::size_t>(L), 0);
-      const std::vector<double> e = model::float8_weight_elements(*context.workload, *f8);
-      for (int l = 0; l < L; ++l) {
-        fp8_elements[static_cast<std::size_t>(l)] = e[static_cast<std::size_t>(l)];
-        const model::Layer& layer = context.workload->layers[static_cast<std::size_t>(l)];
-        const std::vector<bool> g8 = model::float8_gemms(layer, *f8);
-        for (std::size_t j = 0; j < layer.gemms.size(); ++j) {
-          if (g8[j] && layer.gemms[j].role == model::GemmRole::kForward) {
-            ++fp8_weights[static_cast<std::size_t>(l)];
-          }
-        }
-      }
+      fp8_elements = model::float8_weight_elements(*context.workload, *f8, &fp8_weights);
       precompute = f8->precompute_scale;
     }
   }

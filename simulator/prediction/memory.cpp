@@ -263,7 +263,9 @@ double activation_bytes(const MemoryInputs& in) {
     // replicated across tensor-parallel ranks.
     double kept = cbytes * s * h * b;
     if (ac.mode == model::CheckpointMode::kSelectiveOp) {
-      const model::OpCheckpointPolicy p = model::op_policy(w, l);
+      const model::OpCheckpointPolicy p =
+          in.op_policies ? (*in.op_policies)[static_cast<std::size_t>(&l - w.layers.data())]
+                         : model::op_policy(w, l);
       kept += (p.saved_elements_per_sample * cbytes + p.saved_fp32_bytes_per_sample) * b / t;
     }
     kept = std::min(kept, a);

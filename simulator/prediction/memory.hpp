@@ -96,6 +96,8 @@ struct MemoryInputs {
   /// Which "transformer_block" layers are checkpointed and how (Korthikanti sec. 5 for full;
   /// model/workload/checkpointing.hpp for torchtitan's selective modes).
   model::ActivationCheckpointing activation_checkpointing;
+  /// Per layer, model::op_policy of the workload (the Predictor's); nullptr: derived here.
+  const std::vector<model::OpCheckpointPolicy>* op_policies = nullptr;
   /// training.float8: FSDP2's float8 all-gather holds the Float8Linear weights unsharded at one
   /// byte per element.
   std::optional<model::Float8Config> float8;
