@@ -50,6 +50,7 @@ set(DDPSIM_PUBLIC_HEADERS
   simulator/prediction/goodput.hpp
   simulator/prediction/memory.hpp
   simulator/prediction/prediction.hpp
+  simulator/prediction/uncertainty.hpp
   simulator/analytic/comm_hooks.hpp
   simulator/analytic/step_plan.hpp
   simulator/analytic/torch_profile.hpp

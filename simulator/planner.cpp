@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
+#include <memory>
 #include <tuple>
 
 #include "model/error.hpp"
@@ -27,7 +29,9 @@ void add_warning(std::vector<std::string>& ws, const std::string& w) {
 json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 json point_json(const PlanPoint& p) {
-  return {{"gpus", p.gpus},
+  return {{"system", p.system_label},
+          {"gpu_hour_usd", optional_json(p.gpu_hour_usd)},
+          {"gpus", p.gpus},
           {"nodes", p.nodes},
           {"per_gpu_batch", p.per_gpu_batch},
           {"grad_accumulation", p.grad_accumulation},
@@ -47,8 +51,15 @@ json point_json(const PlanPoint& p) {
           {"time_per_million_samples_s", p.time_per_million_samples_s},
           {"gpu_hours_per_million_samples", p.gpu_hours_per_million_samples},
           {"memory_per_gpu_bytes", p.memory_per_gpu_bytes},
+          {"memory_headroom_bytes", p.memory_headroom_bytes},
+          {"mfu", p.mfu},
+          {"tokens_per_s_per_gpu", p.tokens_per_s_per_gpu},
+          {"cost_per_million_samples", optional_json(p.cost_per_million_samples)},
+          {"cost_per_million_tokens", optional_json(p.cost_per_million_tokens)},
           {"limited_by", p.limited_by.empty() ? json(nullptr) : json(p.limited_by)},
-          {"step_time_sensitivity_pct", p.sensitivity_pct}};
+          {"step_time_sensitivity_pct", p.sensitivity_pct},
+          {"uncertainty",
+           p.uncertainty ? uncertainty_json(*p.uncertainty, p.step_time_s) : json(nullptr)}};
 }
 
 }  // namespace
@@ -82,78 +93,118 @@ model::Scenario with_improved_figure(const model::Scenario& s, const std::string
 
 namespace {
 
-// Fills sensitivity_pct and limited_by of every front point (and the chosen one).
-void annotate_front(const model::Scenario& s, PlanResult& r, double usable_bytes) {
+// One system being searched: its scenario (hardware, price, cluster sizes) and Predictor.
+struct SystemSearch {
+  const model::Scenario* scenario = nullptr;
+  const Predictor* predictor = nullptr;
+  std::string label;
+  double usable_bytes = 0;  ///< (1 - memory_margin) x GPU memory
+};
+
+// The scenario's settings of one candidate, for predicting it again on another Predictor.
+struct CandidateConfig {
+  model::ClusterConfig cluster;
+  model::TrainingConfig training;
+  model::ParallelismConfig par;
+};
+
+CandidateConfig candidate_config(const model::Scenario& s, const PlanPoint& pt) {
+  const model::PlanConfig& pc = s.plan;
+  CandidateConfig c{s.cluster, s.training, s.parallelism};
+  c.cluster.gpus = pt.gpus;
+  c.training.per_gpu_batch = pt.per_gpu_batch;
+  c.training.grad_accumulation = pt.grad_accumulation;
+  if (pc.bucket_cap_given) {
+    c.par.bucket_cap_mb = pt.bucket_cap_mb;
+    c.par.bucket_cap_defaulted = false;
+  }
+  c.par.comm_hook = pc.comm_hook[pt.hook_index];
+  c.par.strategy = pt.strategy;
+  c.training.activation_checkpointing = pt.activation_checkpointing;
+  return c;
+}
+
+// Fills sensitivity_pct and limited_by of `points` (all of system `sys`).
+void annotate(const SystemSearch& sys, std::vector<PlanPoint*>& points) {
   static const std::pair<const char*, const char*> kFigures[] = {
       {"gpu_flops", "compute"},
       {"hbm_bandwidth", "memory bandwidth"},
       {"network_bandwidth", "network bandwidth"},
       {"network_latency", "latency"}};
-  const model::PlanConfig& pc = s.plan;
+  const model::Scenario& s = *sys.scenario;
+  if (points.empty()) return;
   for (const auto& [figure, label] : kFigures) {
     const Predictor p(with_improved_figure(s, figure));
-    for (PlanPoint& pt : r.pareto) {
-      model::ClusterConfig cluster = s.cluster;
-      cluster.gpus = pt.gpus;
-      model::TrainingConfig training = s.training;
-      training.per_gpu_batch = pt.per_gpu_batch;
-      training.grad_accumulation = pt.grad_accumulation;
-      model::ParallelismConfig par = s.parallelism;
-      if (pc.bucket_cap_given) {
-        par.bucket_cap_mb = pt.bucket_cap_mb;
-        par.bucket_cap_defaulted = false;
-      }
-      par.comm_hook = pc.comm_hook[pt.hook_index];
-      par.strategy = pt.strategy;
-      training.activation_checkpointing = pt.activation_checkpointing;
+    for (PlanPoint* pt : points) {
+      const CandidateConfig c = candidate_config(s, *pt);
       const double t =
-          p.predict(cluster, training, par, s.gpu_hour_usd, s.simulation.jitter_cv).step_time_s;
-      pt.sensitivity_pct[figure] = (t - pt.step_time_s) / pt.step_time_s * 100.0;
+          p.predict(c.cluster, c.training, c.par, s.gpu_hour_usd, s.simulation.jitter_cv)
+              .step_time_s;
+      pt->sensitivity_pct[figure] = (t - pt->step_time_s) / pt->step_time_s * 100.0;
     }
   }
-  for (PlanPoint& pt : r.pareto) {
+  for (PlanPoint* pt : points) {
     if (s.training.critical_batch &&
-        static_cast<double>(pt.global_batch) >= s.training.critical_batch->b_noise) {
-      pt.limited_by = "statistical efficiency";
-    } else if (pt.memory_per_gpu_bytes > 0.9 * usable_bytes) {
-      pt.limited_by = "memory";
+        static_cast<double>(pt->global_batch) >= s.training.critical_batch->b_noise) {
+      pt->limited_by = "statistical efficiency";
+    } else if (pt->memory_per_gpu_bytes > 0.9 * sys.usable_bytes) {
+      pt->limited_by = "memory";
     } else {
       // The figure whose improvement shortens the step most (most negative change).
       const char* best = kFigures[0].second;
       double best_pct = 0;
       for (const auto& [figure, label] : kFigures) {
-        const double pct = pt.sensitivity_pct.at(figure);
+        const double pct = pt->sensitivity_pct.at(figure);
         if (pct < best_pct) {
           best_pct = pct;
           best = label;
         }
       }
-      pt.limited_by = best;
+      pt->limited_by = best;
     }
-    if (r.chosen && r.chosen->index == pt.index) r.chosen = pt;
+  }
+}
+
+// Annotates the front, the chosen point and every system's best, system by system.
+void annotate_front(const std::vector<SystemSearch>& systems, PlanResult& r) {
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    std::vector<PlanPoint*> points;
+    for (PlanPoint& pt : r.pareto) {
+      if (pt.system == i) points.push_back(&pt);
+    }
+    if (r.systems[i].best) points.push_back(&*r.systems[i].best);
+    annotate(systems[i], points);
+  }
+  if (r.chosen) {
+    r.chosen = r.systems[r.chosen->system].best;  // the chosen point is its system's best
   }
 }
 
 // The order of the front and of ties: time, GPU-hours, fewer GPUs, smaller global batch,
 // enumeration order.
-auto front_key(const PlanPoint& p) {
-  return std::make_tuple(p.time_metric(), p.gpu_hours_metric(), p.gpus, p.global_batch, p.index);
+double spend_metric(const PlanPoint& p, bool by_cost) {
+  return by_cost ? p.cost_metric() : p.gpu_hours_metric();
+}
+
+auto front_key(const PlanPoint& p, bool by_cost) {
+  return std::make_tuple(p.time_metric(), spend_metric(p, by_cost), p.gpus, p.global_batch,
+                         p.index);
 }
 
 // Warnings about what plan does not do with the scenario; a deadline or a budget without a
 // training target is refused.
 void check_plan_inputs(const model::Scenario& s, PlanResult& r) {
   const model::PlanConfig& pc = s.plan;
-  r.by_throughput = !s.training.critical_batch;
+  r.by_throughput = !s.training.critical_batch && !s.training.target_samples;
   if (r.by_throughput) {
     add_warning(r.warnings,
-                "no training.target.critical_batch: planning by throughput (time and GPU-hours "
-                "per million samples), not time to train");
+                "no training.target (tokens, samples or critical_batch): planning by throughput "
+                "(time and GPU-hours per million samples), not time to train");
     // A deadline or a budget bounds the time to train, which needs steps to target.
     if (pc.deadline_hours || pc.budget_usd) {
       throw InputError(s.file, "/training/target",
-                       std::string("a training target (\"critical_batch\": {\"b_noise\", "
-                                   "\"s_min\"}): plan.") +
+                       std::string("a training target (\"tokens\", \"samples\" or "
+                                   "\"critical_batch\"): plan.") +
                            (pc.deadline_hours ? "deadline_hours" : "budget_usd") +
                            " limits the time to train, which needs steps to target",
                        "no target");
@@ -186,7 +237,8 @@ std::string not_a_candidate(model::Strategy strategy, int gpus, const model::Clu
 
 // A candidate's figures from its prediction.
 PlanPoint plan_point(const Prediction& pred, int gpus, const model::TrainingConfig& training,
-                     const model::ParallelismConfig& par, std::size_t hook_index) {
+                     const model::ParallelismConfig& par, std::size_t hook_index,
+                     std::optional<double> gpu_hour_usd, double usable_bytes) {
   PlanPoint p;
   p.gpus = gpus;
   p.nodes = pred.nodes;
@@ -214,19 +266,44 @@ PlanPoint plan_point(const Prediction& pred, int gpus, const model::TrainingConf
   if (g && g->ettr > 0) p.time_per_million_samples_s /= g->ettr;
   p.gpu_hours_per_million_samples = p.time_per_million_samples_s * gpus / 3600.0;
   p.memory_per_gpu_bytes = pred.memory.total();
+  p.memory_headroom_bytes = usable_bytes - p.memory_per_gpu_bytes;
+  p.mfu = mfu(pred);
+  p.tokens_per_s_per_gpu = tokens_per_s_per_gpu(pred);
+  p.gpu_hour_usd = gpu_hour_usd;
+  if (gpu_hour_usd) {
+    p.cost_per_million_samples = p.gpu_hours_per_million_samples * *gpu_hour_usd;
+    if (pred.tokens_per_sample > 1) {
+      p.cost_per_million_tokens =
+          *p.cost_per_million_samples / static_cast<double>(pred.tokens_per_sample);
+    }
+  }
   return p;
 }
 
-// Which constraint of plan a candidate breaks (one of kReasons), or nullptr.
+// Which constraint of plan a candidate breaks (one of kReasons), or nullptr; `over` receives
+// how far past that limit it is (need / allowed, > 1; infinite for a job that never finishes).
 const char* rejection(const model::PlanConfig& pc, const PlanPoint& p, const Prediction& pred,
-                      double capacity) {
-  if (pc.max_global_batch && p.global_batch > *pc.max_global_batch) return "global_batch";
-  if (p.ettr && *p.ettr <= 0) return "reliability";
-  if (!fits(pred.memory, capacity, pc.memory_margin)) return "memory";
+                      double capacity, double& over) {
+  if (pc.max_global_batch && p.global_batch > *pc.max_global_batch) {
+    over = static_cast<double>(p.global_batch) / static_cast<double>(*pc.max_global_batch);
+    return "global_batch";
+  }
+  if (p.ettr && *p.ettr <= 0) {
+    over = std::numeric_limits<double>::infinity();
+    return "reliability";
+  }
+  if (!fits(pred.memory, capacity, pc.memory_margin)) {
+    over = pred.memory.total() / ((1.0 - pc.memory_margin) * capacity);
+    return "memory";
+  }
   if (pc.deadline_hours && p.time_to_train_s && *p.time_to_train_s > *pc.deadline_hours * 3600.0) {
+    over = *p.time_to_train_s / (*pc.deadline_hours * 3600.0);
     return "deadline";
   }
-  if (pc.budget_usd && p.cost_usd && *p.cost_usd > *pc.budget_usd) return "budget";
+  if (pc.budget_usd && p.cost_usd && *p.cost_usd > *pc.budget_usd) {
+    over = *p.cost_usd / *pc.budget_usd;
+    return "budget";
+  }
   return nullptr;
 }
 
@@ -243,45 +320,84 @@ std::string none_feasible(const PlanResult& r) {
   return fmt::format("no feasible configuration among {} candidates: {}", r.candidates, counts);
 }
 
-// The Pareto front of the feasible points and the one chosen by plan.objective.
-void choose(const model::Scenario& s, std::vector<PlanPoint>& feasible, double capacity,
-            PlanResult& r) {
-  const model::PlanConfig& pc = s.plan;
-  // Pareto front: in front order, a point is non-dominated iff its GPU-hours are strictly below
-  // those of every point before it (those are at least as fast; an equal pair keeps the first).
-  std::sort(feasible.begin(), feasible.end(),
-            [](const PlanPoint& a, const PlanPoint& b) { return front_key(a) < front_key(b); });
-  double best_gh = 0;
-  for (const PlanPoint& p : feasible) {
-    if (r.pareto.empty() || p.gpu_hours_metric() < best_gh) {
-      r.pareto.push_back(p);
-      best_gh = p.gpu_hours_metric();
-    }
+// What the nearest rejected candidate lacks, in words.
+std::string nearest_words(const model::PlanConfig& pc, const PlanPoint& p,
+                          const std::string& reason, double over) {
+  std::string what;
+  if (reason == "memory") {
+    what = fmt::format("needs {:.1f} GiB per GPU of the {:.1f} GiB usable",
+                       p.memory_per_gpu_bytes / kGiB,
+                       (p.memory_per_gpu_bytes + p.memory_headroom_bytes) / kGiB);
+  } else if (reason == "deadline") {
+    what = fmt::format("takes {:.1f} h, past the {:g} h deadline", *p.time_to_train_s / 3600.0,
+                       *pc.deadline_hours);
+  } else if (reason == "budget") {
+    what = fmt::format("costs ${:.0f}, past the ${:.0f} budget", *p.cost_usd, *pc.budget_usd);
+  } else if (reason == "global_batch") {
+    what =
+        fmt::format("global batch {} > max_global_batch {}", p.global_batch, *pc.max_global_batch);
+  } else {
+    what = "never finishes (ETTR 0)";
   }
-
-  // The choice: objective first, then the other front metric, then the front_key tie-breaks.
-  const bool by_time = pc.objective == model::PlanObjective::kTime;
-  auto choice_key = [&](const PlanPoint& p) {
-    const double a = by_time ? p.time_metric() : p.gpu_hours_metric();
-    const double b = by_time ? p.gpu_hours_metric() : p.time_metric();
-    return std::make_tuple(a, b, p.gpus, p.global_batch, p.index);
-  };
-  r.chosen = *std::min_element(
-      r.pareto.begin(), r.pareto.end(),
-      [&](const PlanPoint& a, const PlanPoint& b) { return choice_key(a) < choice_key(b); });
-  r.dominated = r.feasible - r.pareto.size();
-  annotate_front(s, r, (1.0 - pc.memory_margin) * capacity);
+  return fmt::format(
+      "nearest option: {} x {} GPUs, per_gpu_batch {}, grad_accumulation {}, strategy {}{}: {} "
+      "({:.2f}x the limit)",
+      p.system_label, p.gpus, p.per_gpu_batch, p.grad_accumulation,
+      model::strategy_name(p.strategy),
+      p.activation_checkpointing.enabled()
+          ? ", checkpointing " + model::checkpointing_short_name(p.activation_checkpointing)
+          : std::string(),
+      what, over);
 }
 
-}  // namespace
+// The choice key: the objective's metric first, then the other front metric, then fewer GPUs, a
+// smaller global batch and enumeration order.
+auto choice_key(const model::PlanConfig& pc, const PlanPoint& p, bool by_cost) {
+  const double spend = pc.objective == model::PlanObjective::kCost       ? p.cost_metric()
+                       : pc.objective == model::PlanObjective::kGpuHours ? p.gpu_hours_metric()
+                                                                         : spend_metric(p, by_cost);
+  const bool by_time = pc.objective == model::PlanObjective::kTime;
+  const double a = by_time ? p.time_metric() : spend;
+  const double b = by_time ? spend : p.time_metric();
+  return std::make_tuple(a, b, p.gpus, p.global_batch, p.index);
+}
 
-PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
+// The Pareto front of the feasible points, each system's best and the one chosen.
+void choose(const model::PlanConfig& pc, std::vector<PlanPoint>& feasible, PlanResult& r) {
+  const bool by_cost = r.by_cost;
+  // Pareto front: in front order, a point is non-dominated iff its spend is strictly below that
+  // of every point before it (those are at least as fast; an equal pair keeps the first).
+  std::sort(feasible.begin(), feasible.end(), [&](const PlanPoint& a, const PlanPoint& b) {
+    return front_key(a, by_cost) < front_key(b, by_cost);
+  });
+  double best_spend = 0;
+  for (const PlanPoint& p : feasible) {
+    if (r.pareto.empty() || spend_metric(p, by_cost) < best_spend) {
+      r.pareto.push_back(p);
+      best_spend = spend_metric(p, by_cost);
+    }
+  }
+  for (const PlanPoint& p : feasible) {
+    std::optional<PlanPoint>& best = r.systems[p.system].best;
+    if (!best || choice_key(pc, p, by_cost) < choice_key(pc, *best, by_cost)) best = p;
+  }
+  r.chosen = *std::min_element(r.pareto.begin(), r.pareto.end(),
+                               [&](const PlanPoint& a, const PlanPoint& b) {
+                                 return choice_key(pc, a, by_cost) < choice_key(pc, b, by_cost);
+                               });
+  r.dominated = r.feasible - r.pareto.size();
+}
+
+// Every candidate of one system: predicted, checked, feasible ones appended to `feasible`; the
+// closest rejected one kept in `nearest` (with its reason and ratio).
+void search(const SystemSearch& sys, std::size_t system_index, std::size_t& index, PlanResult& r,
+            std::vector<PlanPoint>& feasible, std::optional<PlanPoint>& nearest,
+            std::string& nearest_reason, double& nearest_over) {
+  const model::Scenario& s = *sys.scenario;
+  const Predictor& predictor = *sys.predictor;
   const model::PlanConfig& pc = s.plan;
-  PlanResult r;
-  for (const char* reason : kReasons) r.rejected[reason] = 0;
-  check_plan_inputs(s, r);
+  PlanSystemResult& sr = r.systems[system_index];
   const double capacity = predictor.hardware().gpu.memory_bytes;
-
   // A PlanConfig built in code may leave the strategy list empty: the scenario's own then.
   const std::vector<model::Strategy> strategies =
       pc.strategy.empty() ? std::vector<model::Strategy>{s.parallelism.strategy} : pc.strategy;
@@ -289,8 +405,6 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
       pc.activation_checkpointing.empty()
           ? std::vector<model::ActivationCheckpointing>{s.training.activation_checkpointing}
           : pc.activation_checkpointing;
-  std::vector<PlanPoint> feasible;
-  std::size_t index = 0;
   for (const int gpus : pc.gpus) {
     model::ClusterConfig cluster = s.cluster;
     cluster.gpus = gpus;
@@ -321,17 +435,25 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
                 apply_goodput(s.reliability, predictor.workload(), cluster, training, par,
                               s.gpu_hour_usd, pred, s.hardware.gpus_per_host);
                 ++r.candidates;
+                ++sr.candidates;
                 PlanPoint p = plan_point(pred, gpus, training, par,
-                                         static_cast<std::size_t>(&hook - pc.comm_hook.data()));
+                                         static_cast<std::size_t>(&hook - pc.comm_hook.data()),
+                                         s.gpu_hour_usd, sys.usable_bytes);
                 p.index = index++;
-                if (const char* reason = rejection(pc, p, pred, capacity)) {
+                p.system = system_index;
+                p.system_label = sys.label;
+                double over = 0;
+                if (const char* reason = rejection(pc, p, pred, capacity, over)) {
                   ++r.rejected[reason];
+                  ++sr.rejected[reason];
+                  if (!nearest || over < nearest_over) {
+                    nearest = std::move(p);
+                    nearest_reason = reason;
+                    nearest_over = over;
+                  }
                   continue;
                 }
-                for (const std::string& w : pred.warnings) {
-                  // The per-point "no target" note is replaced by the planner's own warning.
-                  if (w.rfind("no training.target", 0) != 0) add_warning(r.warnings, w);
-                }
+                ++sr.feasible;
                 feasible.push_back(std::move(p));
               }
             }
@@ -340,13 +462,125 @@ PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
       }
     }
   }
+}
+
+std::optional<Uncertainty> band_of(const SystemSearch& sys, const PlanPoint& p) {
+  return uncertainty_for(sys.scenario->hardware.gpu.name, p.strategy,
+                         static_cast<double>(sys.scenario->workload->param_count()));
+}
+
+// The objective's metric of a point (what the choice minimises first).
+double objective_metric(const model::PlanConfig& pc, const PlanPoint& p, bool by_cost) {
+  return std::get<0>(choice_key(pc, p, by_cost));
+}
+
+// Error bands on the front, the bests and the chosen point; each system's best compared with the
+// chosen one: closer than their bands, a warning says the model cannot decide between them.
+void add_uncertainty(const model::PlanConfig& pc, const std::vector<SystemSearch>& systems,
+                     PlanResult& r) {
+  for (PlanPoint& p : r.pareto) p.uncertainty = band_of(systems[p.system], p);
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    if (r.systems[i].best) r.systems[i].best->uncertainty = band_of(systems[i], *r.systems[i].best);
+  }
+  r.chosen->uncertainty = band_of(systems[r.chosen->system], *r.chosen);
+  const double chosen_metric = objective_metric(pc, *r.chosen, r.by_cost);
+  for (PlanSystemResult& sr : r.systems) {
+    if (!sr.best || sr.best->index == r.chosen->index || chosen_metric <= 0) continue;
+    const double a = r.chosen->uncertainty ? r.chosen->uncertainty->median_abs : 0.0;
+    const double b = sr.best->uncertainty ? sr.best->uncertainty->median_abs : 0.0;
+    const double band = std::max(a, b);
+    const double diff = objective_metric(pc, *sr.best, r.by_cost) / chosen_metric - 1.0;
+    if (diff < band) {
+      sr.within_band_of_chosen = true;
+      add_warning(
+          r.warnings,
+          fmt::format("{}'s best option is {:.1f}% behind the chosen one on {}, inside the "
+                      "model's error band (median |error| {:.1f}% of published runs of "
+                      "their classes, results/FIDELITY.md): this model cannot decide "
+                      "between them; measure both",
+                      sr.label, diff * 100, model::objective_name(pc.objective), band * 100));
+    }
+  }
+}
+
+PlanResult plan_systems(const model::Scenario& s, const std::vector<SystemSearch>& systems) {
+  PlanResult r;
+  for (const char* reason : kReasons) r.rejected[reason] = 0;
+  check_plan_inputs(s, r);
+  r.by_cost = true;
+  for (const SystemSearch& sys : systems) {
+    PlanSystemResult sr;
+    sr.label = sys.label;
+    sr.hardware = sys.scenario->hardware.name;
+    sr.gpu = sys.scenario->hardware.gpu.name;
+    sr.gpu_hour_usd = sys.scenario->gpu_hour_usd;
+    sr.gpus = sys.scenario->plan.gpus;
+    for (const char* reason : kReasons) sr.rejected[reason] = 0;
+    r.systems.push_back(std::move(sr));
+    r.by_cost = r.by_cost && sys.scenario->gpu_hour_usd.has_value();
+  }
+  std::vector<PlanPoint> feasible;
+  std::optional<PlanPoint> nearest;
+  std::string nearest_reason;
+  double nearest_over = 0;
+  std::size_t index = 0;
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    search(systems[i], i, index, r, feasible, nearest, nearest_reason, nearest_over);
+  }
   r.feasible = feasible.size();
   if (feasible.empty()) {
     r.none_feasible_reason = none_feasible(r);
+    if (nearest) {
+      nearest->uncertainty = band_of(systems[nearest->system], *nearest);
+      r.nearest_reason = nearest_words(systems[nearest->system].scenario->plan, *nearest,
+                                       nearest_reason, nearest_over);
+      r.nearest = std::move(nearest);
+    }
     return r;
   }
-  choose(s, feasible, capacity, r);
+  choose(s.plan, feasible, r);
+  annotate_front(systems, r);
+  add_uncertainty(s.plan, systems, r);
+  // The notes of the chosen configuration's prediction (those of every candidate would repeat
+  // each cluster size's mesh and interference).
+  const SystemSearch& sys = systems[r.chosen->system];
+  const model::Scenario& cs = *sys.scenario;
+  const CandidateConfig c = candidate_config(cs, *r.chosen);
+  const Prediction pred = sys.predictor->predict(c.cluster, c.training, c.par, cs.gpu_hour_usd,
+                                                 cs.simulation.jitter_cv);
+  for (const std::string& w : pred.warnings) {
+    // The per-point "no target" note is replaced by the planner's own warning.
+    if (w.rfind("no training.target", 0) != 0) add_warning(r.warnings, "chosen: " + w);
+  }
   return r;
+}
+
+SystemSearch system_search(const model::Scenario& s, const Predictor& p, std::string label) {
+  return {&s, &p, std::move(label), (1.0 - s.plan.memory_margin) * p.hardware().gpu.memory_bytes};
+}
+
+// The label of the scenario's own hardware: its preset's name, else the system's name.
+std::string own_label(const model::Scenario& s) {
+  const nlohmann::json* hw = s.doc.contains("hardware") ? &s.doc.at("hardware") : nullptr;
+  if (hw && hw->is_object() && hw->contains("preset") && hw->at("preset").is_string()) {
+    return hw->at("preset").get<std::string>();
+  }
+  return s.hardware.name;
+}
+
+}  // namespace
+
+PlanResult make_plan(const model::Scenario& s, const Predictor& predictor) {
+  if (s.plan.systems.empty()) return plan_systems(s, {system_search(s, predictor, own_label(s))});
+  // plan.hardware: one Predictor per system (the one given serves the scenario's own hardware,
+  // which no longer takes part).
+  std::vector<std::unique_ptr<Predictor>> predictors;
+  std::vector<SystemSearch> systems;
+  for (const model::PlanSystem& sys : s.plan.systems) {
+    predictors.push_back(std::make_unique<Predictor>(*sys.scenario));
+    systems.push_back(system_search(*sys.scenario, *predictors.back(), sys.label));
+  }
+  return plan_systems(s, systems);
 }
 
 PlanResult make_plan(const model::Scenario& s) {
@@ -373,9 +607,26 @@ json plan_json(const model::Scenario& s, const PlanResult& r) {
   for (const PlanPoint& p : r.pareto) front.push_back(point_json(p));
   plan["pareto"] = std::move(front);
   plan["chosen"] = r.chosen ? point_json(*r.chosen) : json(nullptr);
+  plan["compares"] = r.by_cost ? "cost" : "gpu_hours";
+  json systems = json::array();
+  for (const PlanSystemResult& sr : r.systems) {
+    systems.push_back({{"system", sr.label},
+                       {"hardware", sr.hardware},
+                       {"gpu", sr.gpu},
+                       {"gpu_hour_usd", optional_json(sr.gpu_hour_usd)},
+                       {"gpus_searched", sr.gpus},
+                       {"candidates", sr.candidates},
+                       {"feasible", sr.feasible},
+                       {"rejected", sr.rejected},
+                       {"best", sr.best ? point_json(*sr.best) : json(nullptr)},
+                       {"within_band_of_chosen", sr.within_band_of_chosen}});
+  }
+  plan["systems"] = std::move(systems);
   plan["warnings"] = r.warnings;
   plan["none_feasible_reason"] =
       r.none_feasible_reason.empty() ? json(nullptr) : json(r.none_feasible_reason);
+  plan["nearest"] = r.nearest ? point_json(*r.nearest) : json(nullptr);
+  plan["nearest_reason"] = r.nearest_reason.empty() ? json(nullptr) : json(r.nearest_reason);
   json doc;
   doc["context"] = context_json("analytic");
   doc["scenario"] = scenario_json(s);
@@ -391,6 +642,58 @@ std::string hours_cell(double hours, bool by_throughput) {
   return by_throughput ? fmt::format("{:.3g}", hours) : fmt::format("{:.2f}", hours);
 }
 
+// Money with thousands separators: $286,807; cents below $100.
+std::string usd(double v) {
+  if (v < 100) return fmt::format("${:.2f}", v);
+  std::string digits = fmt::format("{:.0f}", v);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
+  return "$" + digits;
+}
+
+// The best option of each system, the chosen one marked.
+std::string systems_table(const model::Scenario& s, const PlanResult& r) {
+  const bool per_token = s.workload->seq_len > 1;
+  std::string out = fmt::format(
+      "Best option per system ({}):\n  {:>16} {:>9} {:>5} {:>18} {:>6} {:>4} {:>12} {:>10} {:>10} "
+      "{:>6} {:>10} {:>12} {:>12} {:>9} {:>14}\n",
+      r.by_throughput ? "per million samples" : "to the target", "system", "$/GPU-h", "gpus",
+      "strategy", "micro", "acc", "ckpt", "step_ms", per_token ? "tok/s/GPU" : "smp/s/GPU", "MFU",
+      r.by_throughput ? "h/1M smp" : "hours", r.by_throughput ? "$/1M smp" : "cost",
+      per_token ? "$/1M tok" : "$/1M smp", "free_GiB", "error med/max");
+  for (const PlanSystemResult& sr : r.systems) {
+    const std::string price = sr.gpu_hour_usd ? fmt::format("{:.2f}", *sr.gpu_hour_usd) : "-";
+    if (!sr.best) {
+      out += fmt::format("  {:>16} {:>9}  no feasible option among {} candidates\n", sr.label,
+                         price, sr.candidates);
+      continue;
+    }
+    const PlanPoint& p = *sr.best;
+    const bool chosen = r.chosen && r.chosen->index == p.index;
+    const std::optional<double> per_unit =
+        per_token ? p.cost_per_million_tokens : p.cost_per_million_samples;
+    const double spend =
+        r.by_throughput ? p.cost_per_million_samples.value_or(0) : p.cost_usd.value_or(0);
+    out += fmt::format(
+        "{} {:>16} {:>9} {:>5} {:>18} {:>6} {:>4} {:>12} {:>10.2f} {:>10.0f} {:>6.3f} {:>10} "
+        "{:>12} "
+        "{:>12} {:>9.1f} {:>14}\n",
+        chosen ? "*" : " ", sr.label, price, p.gpus, model::strategy_name(p.strategy),
+        p.per_gpu_batch, p.grad_accumulation,
+        model::checkpointing_short_name(p.activation_checkpointing), p.step_time_s * 1e3,
+        p.tokens_per_s_per_gpu, p.mfu, hours_cell(p.time_metric() / 3600.0, r.by_throughput),
+        p.gpu_hour_usd ? usd(spend) : "-", per_unit ? fmt::format("{:.4g}", *per_unit) : "-",
+        p.memory_headroom_bytes / kGiB,
+        p.uncertainty
+            ? fmt::format("{:.0f}%/{:.0f}%{}", p.uncertainty->median_abs * 100,
+                          p.uncertainty->max_abs * 100, sr.within_band_of_chosen ? " ~" : "")
+            : "-");
+  }
+  out +=
+      "  error med/max: median and max |error| of ddpsim on published runs of the option's "
+      "class (results/FIDELITY.md); ~ marks an option inside that band of the chosen one\n";
+  return out;
+}
+
 }  // namespace
 
 std::string plan_table(const model::Scenario& s, const PlanResult& r) {
@@ -400,12 +703,19 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
   for (const model::ActivationCheckpointing& ac : pc.activation_checkpointing) {
     searches_checkpointing = searches_checkpointing || ac.enabled();
   }
-  std::string out = fmt::format("{}: plan for {} on {} ({}), objective {}\n",
-                                s.name.empty() ? s.file : s.name, s.workload->name, s.hardware.name,
-                                s.hardware.gpu.name, model::objective_name(pc.objective));
+  const bool multi = r.systems.size() > 1;
+  std::string out =
+      multi ? fmt::format("{}: plan for {} on {} systems, objective {}\n",
+                          s.name.empty() ? s.file : s.name, s.workload->name, r.systems.size(),
+                          model::objective_name(pc.objective))
+            : fmt::format("{}: plan for {} on {} ({}), objective {}\n",
+                          s.name.empty() ? s.file : s.name, s.workload->name, s.hardware.name,
+                          s.hardware.gpu.name, model::objective_name(pc.objective));
+  if (multi) out += systems_table(s, r);
   if (!r.pareto.empty()) {
-    out += r.by_throughput ? "Pareto front of time vs GPU-hours per million samples:\n"
-                           : "Pareto front of time to train vs GPU-hours:\n";
+    out += fmt::format("Pareto front of {} vs {}:\n",
+                       r.by_throughput ? "time per million samples" : "time to train",
+                       r.by_cost ? "cost" : "GPU-hours");
     out += fmt::format(
         "  {:>5} {:>5} {:>6} {:>4} {:>8} {:>12} {:>18} {:>9} {:>10} {:>10} {:>12} {:>12} "
         "{:>11} {:>8}\n",
@@ -414,6 +724,7 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
         r.by_throughput ? "GPU-h/1M smp" : "GPU-hours", "cost_usd", "mem_GiB");
     if (s.reliability) out.insert(out.size() - 1, fmt::format(" {:>6}", "ETTR"));
     if (searches_checkpointing) out.insert(out.size() - 1, fmt::format(" {:>12}", "ckpt"));
+    if (multi) out.insert(out.size() - 1, fmt::format(" {:>14}", "system"));
     for (const PlanPoint& p : r.pareto) {
       const bool chosen = r.chosen && r.chosen->index == p.index;
       out += fmt::format(
@@ -431,6 +742,7 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
             out.size() - 1,
             fmt::format(" {:>12}", model::checkpointing_short_name(p.activation_checkpointing)));
       }
+      if (multi) out.insert(out.size() - 1, fmt::format(" {:>14}", p.system_label));
     }
   }
   if (!r.pareto.empty()) {
@@ -466,11 +778,55 @@ std::string plan_table(const model::Scenario& s, const PlanResult& r) {
       out.insert(out.size() - 1, ", activation checkpointing " +
                                      model::checkpointing_name(c.activation_checkpointing));
     }
+    if (multi) out.insert(out.size() - 1, ", on " + c.system_label);
   } else {
     out += r.none_feasible_reason + "\n";
+    if (!r.nearest_reason.empty()) out += r.nearest_reason + "\n";
   }
   for (const std::string& w : r.warnings) out += "note: " + w + "\n";
   return printable(out);  // names come from the user: no terminal escapes
+}
+
+std::string plan_csv(const PlanResult& r) {
+  std::string out =
+      "role,system,gpu_hour_usd,gpus,nodes,strategy,per_gpu_batch,grad_accumulation,"
+      "bucket_cap_mb,comm_hook,activation_checkpointing,global_batch,step_time_s,steps_to_target,"
+      "time_to_train_s,gpu_hours,cost_usd,time_per_million_samples_s,"
+      "gpu_hours_per_million_samples,cost_per_million_samples,cost_per_million_tokens,"
+      "tokens_per_s_per_gpu,mfu,memory_per_gpu_bytes,memory_headroom_bytes,ettr,"
+      "uncertainty_median_abs_error,uncertainty_max_abs_error,uncertainty_rows\n";
+  auto opt = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.9g}", *v) : std::string();
+  };
+  auto row = [&](const char* role, const PlanPoint& p) {
+    // RFC 4180: a label with a comma or a quote is quoted, its quotes doubled.
+    std::string label = p.system_label;
+    if (label.find_first_of(",\"\n") != std::string::npos) {
+      std::string q = "\"";
+      for (char c : label) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      label = q + "\"";
+    }
+    const std::optional<Uncertainty>& u = p.uncertainty;
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{:.9g},{},{},{},{:.9g},{},{},{},{},{:.9g},{:.9g},{},{},{:.9g},"
+        "{:.9g},{:.9g},{:.9g},{},{},{},{}\n",
+        role, label, opt(p.gpu_hour_usd), p.gpus, p.nodes, model::strategy_name(p.strategy),
+        p.per_gpu_batch, p.grad_accumulation, p.bucket_cap_mb, p.comm_hook,
+        model::checkpointing_short_name(p.activation_checkpointing), p.global_batch, p.step_time_s,
+        opt(p.steps_to_target), opt(p.time_to_train_s), opt(p.gpu_hours), opt(p.cost_usd),
+        p.time_per_million_samples_s, p.gpu_hours_per_million_samples,
+        opt(p.cost_per_million_samples), opt(p.cost_per_million_tokens), p.tokens_per_s_per_gpu,
+        p.mfu, p.memory_per_gpu_bytes, p.memory_headroom_bytes, opt(p.ettr),
+        opt(u ? std::optional<double>(u->median_abs) : std::nullopt),
+        opt(u ? std::optional<double>(u->max_abs) : std::nullopt),
+        u ? std::to_string(u->rows) : std::string());
+  };
+  for (const PlanSystemResult& sr : r.systems) {
+    if (sr.best) row(r.chosen && r.chosen->index == sr.best->index ? "chosen" : "best", *sr.best);
+  }
+  for (const PlanPoint& p : r.pareto) row("front", p);
+  if (r.nearest) row("nearest", *r.nearest);
+  return out;
 }
 
 }  // namespace ddpsim::sim

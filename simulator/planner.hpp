@@ -49,12 +49,17 @@
 
 #include "model/scenario/scenario.hpp"
 #include "simulator/analytic/analytic.hpp"
+#include "simulator/prediction/uncertainty.hpp"
 
 namespace ddpsim::sim {
 
 /// One evaluated candidate.
 struct PlanPoint {
   std::size_t index = 0;  ///< position in the enumeration (deterministic tie-break)
+  /// Which system of plan.hardware (0 and the scenario's hardware without one).
+  std::size_t system = 0;
+  std::string system_label;            ///< the preset's name (or the hardware's name)
+  std::optional<double> gpu_hour_usd;  ///< that system's price
   int gpus = 1;
   int nodes = 1;
   std::int64_t per_gpu_batch = 1;
@@ -79,6 +84,18 @@ struct PlanPoint {
   double time_per_million_samples_s = 0;     ///< step_time_s x 1e6 / global_batch
   double gpu_hours_per_million_samples = 0;  ///< that x gpus / 3600
   double memory_per_gpu_bytes = 0;
+  /// (1 - plan.memory_margin) x GPU memory - memory_per_gpu_bytes: what is left (>= 0 when it
+  /// fits).
+  double memory_headroom_bytes = 0;
+  double mfu = 0;                   ///< model FLOPs utilisation (prediction.hpp mfu)
+  double tokens_per_s_per_gpu = 0;  ///< samples/s x seq_len / gpus (samples/s for non-sequence)
+  /// With a price: what one million samples (tokens) cost, ETTR included. Per token only for
+  /// sequence models.
+  std::optional<double> cost_per_million_samples;
+  std::optional<double> cost_per_million_tokens;
+  /// The error band of this point's class (front points, system bests, the chosen and the
+  /// nearest point; simulator/prediction/uncertainty.hpp).
+  std::optional<Uncertainty> uncertainty;
   std::size_t hook_index = 0;  ///< position of comm_hook in plan.comm_hook (to re-predict)
   /// Front points only (make_plan fills them after the choice): the relative change of step time,
   /// in percent (negative = faster), when one hardware figure improves by 10% while everything
@@ -96,6 +113,25 @@ struct PlanPoint {
     return time_to_train_s ? *time_to_train_s : time_per_million_samples_s;
   }
   double gpu_hours_metric() const { return gpu_hours ? *gpu_hours : gpu_hours_per_million_samples; }
+  /// GPU-hours at this system's price (0 without one): cost to train, or per million samples.
+  double cost_metric() const { return gpu_hours_metric() * gpu_hour_usd.value_or(0.0); }
+};
+
+/// One system of the search (plan.hardware, or the scenario's hardware): its best option under
+/// the objective and the constraints, and what was rejected.
+struct PlanSystemResult {
+  std::string label;     ///< preset or hardware name
+  std::string hardware;  ///< HardwareSpec::name ("DGX H100")
+  std::string gpu;       ///< the GPU's name
+  std::optional<double> gpu_hour_usd;
+  std::vector<int> gpus;  ///< the cluster sizes searched
+  std::size_t candidates = 0;
+  std::size_t feasible = 0;
+  std::map<std::string, std::size_t> rejected;
+  std::optional<PlanPoint> best;  ///< by the plan's objective among this system's feasible points
+  /// best's objective metric differs from the chosen point's by less than the larger median
+  /// |error| of their two classes: the model cannot tell them apart (false for the chosen one).
+  bool within_band_of_chosen = false;
 };
 
 struct PlanResult {
@@ -112,6 +148,15 @@ struct PlanResult {
   std::vector<std::string> warnings;  ///< deduplicated, in order of first appearance
   /// One line saying why nothing is feasible (counts per reason); empty when something is.
   std::string none_feasible_reason;
+  /// When nothing is feasible: the rejected candidate closest to its limit (the smallest ratio of
+  /// what it needs to what the limit allows), and that in words.
+  std::optional<PlanPoint> nearest;
+  std::string nearest_reason;
+  /// Every system searched, in plan.hardware's order (one: the scenario's own hardware).
+  std::vector<PlanSystemResult> systems;
+  /// The second front metric and the choice compare cost (every system has a price) or else
+  /// GPU-hours (one price for all, or none).
+  bool by_cost = false;
 };
 
 /// Plans `s` (its base point: a sweep is ignored, with a warning) with `predictor`, which must
@@ -131,5 +176,12 @@ nlohmann::json plan_json(const model::Scenario& s, const PlanResult& r);
 
 /// The Pareto front as a fixed-width table, the chosen row marked with '*', then counts.
 std::string plan_table(const model::Scenario& s, const PlanResult& r);
+
+/// CSV, one row per system's best option ("role" best, or chosen for the chosen one), then one
+/// per front point ("front"), then the nearest rejected option ("nearest") when nothing is
+/// feasible: system, price, knobs, step time, time and cost (to the target or per million
+/// samples), cost per million tokens, tokens/s/GPU, MFU, memory and headroom, and the error
+/// band (median and max |error|, rows).
+std::string plan_csv(const PlanResult& r);
 
 }  // namespace ddpsim::sim

@@ -62,6 +62,11 @@ json goodput_json(const Goodput& g) {
 
 }  // namespace
 
+std::optional<Uncertainty> point_uncertainty(const model::Scenario& point, const Prediction& p) {
+  return uncertainty_for(point.hardware.gpu.name, p.strategy,
+                         static_cast<double>(point.workload->param_count()));
+}
+
 json prediction_json(const model::Scenario& point, const Prediction& p) {
   json r;
   if (!point.point.empty()) r["sweep_point"] = point.point;
@@ -168,6 +173,8 @@ json prediction_json(const model::Scenario& point, const Prediction& p) {
   r["time_to_train_s"] = optional_json(p.time_to_train_s);
   r["gpu_hours"] = optional_json(p.gpu_hours);
   r["cost_usd"] = optional_json(p.cost_usd);
+  const auto band = point_uncertainty(point, p);
+  r["uncertainty"] = band ? uncertainty_json(*band, p.step_time_s) : json(nullptr);
   r["goodput"] = p.goodput ? goodput_json(*p.goodput) : json(nullptr);
   r["warnings"] = p.warnings;
   return r;
@@ -218,6 +225,7 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
   }
   const bool goodput = std::any_of(predictions.begin(), predictions.end(),
                                    [](const Prediction& p) { return p.goodput.has_value(); });
+  std::vector<std::string> bands;
   std::string head;
   for (const auto& k : extra_keys) head += fmt::format("{:>14} ", k.substr(k.rfind('.') + 1));
   out += head + fmt::format(
@@ -249,6 +257,10 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
                      tokens_per_s_per_gpu(p), mfu(p), p.weak_scaling_efficiency,
                      p.strong_scaling_efficiency, p.memory.total() / (1024.0 * 1024.0 * 1024.0),
                      p.fits_in_memory ? "yes" : "NO");
+    if (const auto band = point_uncertainty(points[i], p)) {
+      const std::string line = uncertainty_line(*band);
+      if (std::find(bands.begin(), bands.end(), line) == bands.end()) bands.push_back(line);
+    }
     if (p.goodput) {
       out.insert(out.size() - 1,
                  fmt::format(" {:>7.3f} {:>8.3g} {:>8.3g}", p.goodput->ettr,
@@ -257,6 +269,8 @@ std::string results_table(const model::Scenario& base, const std::vector<model::
       out.insert(out.size() - 1, fmt::format(" {:>7} {:>8} {:>8}", "-", "-", "-"));
     }
   }
+  // How far to trust these rows: the published runs of their class (uncertainty.hpp).
+  for (const std::string& b : bands) out += b + "\n";
   return printable(out);  // names come from the user: no terminal escapes
 }
 
@@ -268,12 +282,14 @@ std::string results_csv(const std::vector<model::Scenario>& points,
       "throughput_samples_per_s,weak_scaling_efficiency,strong_scaling_efficiency,"
       "memory_per_gpu_bytes,fits_in_memory,lr,steps_to_target,time_to_train_s,gpu_hours,"
       "tokens_per_s_per_gpu,model_tflops_per_gpu,mfu,hfu,ettr,job_mtbf_s,checkpoint_time_s,"
-      "time_to_train_with_failures_s\n";
+      "time_to_train_with_failures_s,cost_usd,uncertainty_median_abs_error,"
+      "uncertainty_max_abs_error,uncertainty_rows\n";
   auto opt = [](const std::optional<double>& v) {
     return v ? fmt::format("{:.9g}", *v) : std::string();
   };
   for (std::size_t i = 0; i < predictions.size(); ++i) {
     const Prediction& p = predictions[i];
+    const std::optional<Uncertainty> band = point_uncertainty(points[i], p);
     std::string point = points[i].point.empty() ? std::string() : points[i].point.dump();
     // RFC 4180: quote the field and double its quotes.
     std::string quoted = "\"";
@@ -281,7 +297,7 @@ std::string results_csv(const std::vector<model::Scenario>& points,
     quoted += "\"";
     out += fmt::format(
         "{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{:.9g},"
-        "{:.9g},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n",
+        "{:.9g},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{},{}\n",
         point.empty() ? std::string() : quoted, p.gpus, p.nodes, p.per_gpu_batch,
         p.grad_accumulation, p.global_batch, model::strategy_name(p.strategy), p.step_time_s,
         p.forward_time_s, p.backward_time_s, p.optimizer_time_s, p.comm_time_s, p.exposed_comm_s,
@@ -292,7 +308,10 @@ std::string results_csv(const std::vector<model::Scenario>& points,
         opt(p.goodput ? std::optional<double>(p.goodput->ettr) : std::nullopt),
         opt(p.goodput ? std::optional<double>(p.goodput->job_mtbf_s) : std::nullopt),
         opt(p.goodput ? std::optional<double>(p.goodput->checkpoint_time_s) : std::nullopt),
-        opt(p.goodput ? p.goodput->time_to_train_s : std::nullopt));
+        opt(p.goodput ? p.goodput->time_to_train_s : std::nullopt), opt(p.cost_usd),
+        opt(band ? std::optional<double>(band->median_abs) : std::nullopt),
+        opt(band ? std::optional<double>(band->max_abs) : std::nullopt),
+        band ? std::to_string(band->rows) : std::string());
   }
   return out;
 }

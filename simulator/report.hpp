@@ -10,11 +10,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/scenario/scenario.hpp"
 #include "simulator/prediction/prediction.hpp"
+#include "simulator/prediction/uncertainty.hpp"
 
 namespace ddpsim::sim {
 
@@ -24,7 +26,12 @@ nlohmann::json context_json(const std::string& engine);
 /// The "scenario" block: file, name, model label and name, parameters, tensors, hardware, GPU.
 nlohmann::json scenario_json(const model::Scenario& s);
 
-/// One result object (the contract keys plus first_step_time_s, bucket detail, sweep point).
+/// The error band of a point's class (GPU family, strategy, model size; uncertainty.hpp), or
+/// nullopt without scenarios/data/uncertainty.json.
+std::optional<Uncertainty> point_uncertainty(const model::Scenario& point, const Prediction& p);
+
+/// One result object (the contract keys plus first_step_time_s, bucket detail, sweep point,
+/// "uncertainty").
 nlohmann::json prediction_json(const model::Scenario& point, const Prediction& p);
 
 /// The whole document for a scenario's sweep points and their predictions.

@@ -23,21 +23,48 @@ void parse_plan(const json& doc, const std::string& file, Scenario& s) {
   PlanConfig& pc = s.plan;
   const json pl = doc.value("plan", json::object());
   const int gpn = s.cluster.gpus_per_node;
+  if (pl.contains("min_gpus")) pc.min_gpus = pl.at("min_gpus").get<int>();
+  if (pl.contains("max_gpus")) pc.max_gpus = pl.at("max_gpus").get<int>();
+  const int lo = pc.min_gpus.value_or(1);
+  const int hi = pc.max_gpus.value_or(4096);
+  if (lo > hi) {
+    throw InputError(file, "/plan/min_gpus", "at most plan.max_gpus (" + std::to_string(hi) + ")",
+                     std::to_string(lo));
+  }
+  auto valid_shape = [gpn](int n) { return n <= gpn || n % gpn == 0; };
   if (pl.contains("gpus")) {
     const json& g = pl.at("gpus");
     for (std::size_t i = 0; i < g.size(); ++i) {
       const int n = g[i].get<int>();
-      if (n > gpn && n % gpn != 0) {
+      if (!valid_shape(n)) {
         throw InputError(file, "/plan/gpus/" + std::to_string(i),
                          "at most gpus_per_node (" + std::to_string(gpn) + ") or a multiple of it",
                          std::to_string(n));
       }
-      pc.gpus.push_back(n);
+      if (n >= lo && n <= hi) pc.gpus.push_back(n);
     }
   } else {
-    for (int n = 1; n <= 4096; n *= 2) {
-      if (n <= gpn || n % gpn == 0) pc.gpus.push_back(n);
+    // The powers of two up to a node, then whole nodes doubling (8 per node: 1, 2, 4, 8, 16,
+    // ...; 72 per node: 1, ..., 64, 72, 144, ...), and the largest shape within max_gpus (48
+    // GPUs of 8 per node: ..., 32, 48), all within [min_gpus, max_gpus], min_gpus itself
+    // included when it is a shape.
+    std::vector<int> sizes;
+    for (int n = 1; n < gpn && n <= hi; n *= 2) sizes.push_back(n);
+    for (long long n = gpn; n <= hi; n *= 2) sizes.push_back(static_cast<int>(n));
+    sizes.push_back(hi <= gpn ? hi : hi / gpn * gpn);
+    if (valid_shape(lo)) sizes.push_back(lo);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    for (const int n : sizes) {
+      if (n >= lo && n <= hi) pc.gpus.push_back(n);
     }
+  }
+  if (pc.gpus.empty()) {
+    throw InputError(file, pl.contains("gpus") ? "/plan/gpus" : "/plan/min_gpus",
+                     fmt::format("a cluster size between plan.min_gpus ({}) and plan.max_gpus ({}) "
+                                 "that is at most gpus_per_node ({}) or a multiple of it",
+                                 lo, hi, gpn),
+                     "none");
   }
   if (pl.contains("per_gpu_batch")) {
     pc.per_gpu_batch = pl.at("per_gpu_batch").get<std::vector<std::int64_t>>();
@@ -121,7 +148,7 @@ void parse_plan(const json& doc, const std::string& file, Scenario& s) {
   if (pl.contains("deadline_hours")) pc.deadline_hours = pl.at("deadline_hours").get<double>();
   if (pl.contains("budget_usd")) {
     pc.budget_usd = pl.at("budget_usd").get<double>();
-    if (!s.gpu_hour_usd) {
+    if (!s.gpu_hour_usd && !pl.contains("hardware")) {  // else each system is checked
       throw InputError(file, "/plan/budget_usd", "pricing.gpu_hour_usd alongside a budget",
                        "a budget without a price");
     }
@@ -134,7 +161,7 @@ void parse_plan(const json& doc, const std::string& file, Scenario& s) {
   pc.objective = objective == "cost"        ? PlanObjective::kCost
                  : objective == "gpu_hours" ? PlanObjective::kGpuHours
                                             : PlanObjective::kTime;
-  if (pc.objective == PlanObjective::kCost && !s.gpu_hour_usd) {
+  if (pc.objective == PlanObjective::kCost && !s.gpu_hour_usd && !pl.contains("hardware")) {
     throw InputError(file, "/plan/objective", "pricing.gpu_hour_usd for the \"cost\" objective",
                      "\"cost\" without a price");
   }
@@ -143,7 +170,8 @@ void parse_plan(const json& doc, const std::string& file, Scenario& s) {
       static_cast<double>(pc.gpus.size()) * static_cast<double>(pc.per_gpu_batch.size()) *
       static_cast<double>(pc.grad_accumulation.size()) *
       static_cast<double>(pc.bucket_cap_mb.size()) * static_cast<double>(pc.comm_hook.size()) *
-      static_cast<double>(pc.strategy.size());
+      static_cast<double>(pc.strategy.size()) *
+      static_cast<double>(pc.activation_checkpointing.size());
   if (total > 1e6) {
     throw InputError(file, "/plan", "at most 1,000,000 candidates in the Cartesian product",
                      fmt::format("{:.0f}", total));

@@ -213,8 +213,104 @@ using detail::get_or_default;
 namespace {
 
 Scenario parse_with(const json& doc, const std::string& file,
+                    std::shared_ptr<const Workload> reuse_workload, const std::string& reuse_label);
+
+// The keys of a plan.hardware entry that are not hardware keys.
+constexpr const char* kPlanSystemKeys[] = {"gpu_hour_usd", "min_gpus", "max_gpus"};
+
+json hardware_of_system(const json& entry) {
+  json hw = entry;
+  for (const char* k : kPlanSystemKeys) hw.erase(k);
+  return hw;
+}
+
+// Each plan.hardware entry as a scenario of its own: `doc` with that hardware, its price and GPU
+// range, one node as cluster.gpus (every size is a shape) and the node size of that hardware,
+// parsed like any scenario (the workload reused). An error in it names /plan/hardware/i.
+std::vector<PlanSystem> parse_plan_systems(const json& doc, const std::string& file,
+                                           const Scenario& s, bool price_from_first) {
+  std::vector<PlanSystem> out;
+  const json& entries = doc.at("plan").at("hardware");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string base = "/plan/hardware/" + std::to_string(i);
+    const json& entry = entries[i];
+    json d = doc;
+    d["hardware"] = hardware_of_system(entry);
+    d["plan"].erase("hardware");
+    // Its own price, else the file's pricing (not one taken from the first entry).
+    if (entry.contains("gpu_hour_usd")) {
+      d["pricing"]["gpu_hour_usd"] = entry.at("gpu_hour_usd");
+    } else if (price_from_first) {
+      d.erase("pricing");
+    }
+    for (const char* k : {"min_gpus", "max_gpus"}) {
+      if (entry.contains(k)) d["plan"][k] = entry.at(k);
+    }
+    PlanSystem sys;
+    try {
+      const HardwareSpec hw = resolve_hardware(d.at("hardware"), file, base);
+      d["cluster"].erase("gpus_per_node");
+      d["cluster"]["gpus"] = hw.gpus_per_node;
+      auto sc = std::make_shared<Scenario>(parse_with(d, file, s.workload, s.model_label));
+      sc->sweep.clear();
+      sys.label = entry.contains("preset") ? entry.at("preset").get<std::string>() : hw.name;
+      sys.scenario = std::move(sc);
+    } catch (const InputError& e) {
+      if (e.pointer().rfind(base, 0) == 0) throw;
+      std::string pointer = e.pointer();
+      std::string expected = e.expected();
+      if (pointer.rfind("/hardware", 0) == 0) {
+        pointer = base + pointer.substr(9);
+      } else if (pointer == "/pricing/gpu_hour_usd" || pointer == "/plan/objective" ||
+                 pointer == "/plan/budget_usd") {
+        pointer = base + "/gpu_hour_usd";
+      } else if (pointer.rfind("/plan/min_gpus", 0) == 0 ||
+                 pointer.rfind("/plan/max_gpus", 0) == 0) {
+        pointer = base + pointer.substr(5);
+      } else {
+        expected += " (with plan.hardware[" + std::to_string(i) + "])";
+      }
+      throw InputError(file, pointer, expected, e.got());
+    }
+    out.push_back(std::move(sys));
+  }
+  // The candidates of every system are predicted one by one: the same bound as one system's.
+  double total = 0;
+  for (const PlanSystem& sys : out) {
+    const PlanConfig& pc = sys.scenario->plan;
+    total +=
+        static_cast<double>(pc.gpus.size() * pc.per_gpu_batch.size() * pc.grad_accumulation.size() *
+                            pc.bucket_cap_mb.size() * pc.comm_hook.size() * pc.strategy.size() *
+                            pc.activation_checkpointing.size());
+  }
+  if (total > 1e6) {
+    throw InputError(file, "/plan/hardware", "at most 1,000,000 candidates over all systems",
+                     fmt::format("{:.0f}", total));
+  }
+  return out;
+}
+
+Scenario parse_with(const json& doc_in, const std::string& file,
                     std::shared_ptr<const Workload> reuse_workload,
                     const std::string& reuse_label) {
+  // A buyer's file may name its systems under plan.hardware only: the first is the hardware.
+  const json* docp = &doc_in;
+  json with_hardware;
+  bool price_from_first = false;
+  if (!doc_in.contains("hardware") && doc_in.contains("plan") && doc_in.at("plan").is_object() &&
+      doc_in.at("plan").contains("hardware") && doc_in.at("plan").at("hardware").is_array() &&
+      !doc_in.at("plan").at("hardware").empty() &&
+      doc_in.at("plan").at("hardware").at(0).is_object()) {
+    with_hardware = doc_in;
+    const json& first = doc_in.at("plan").at("hardware").at(0);
+    with_hardware["hardware"] = hardware_of_system(first);
+    if (first.contains("gpu_hour_usd") && !doc_in.contains("pricing")) {
+      with_hardware["pricing"]["gpu_hour_usd"] = first.at("gpu_hour_usd");
+      price_from_first = true;
+    }
+    docp = &with_hardware;
+  }
+  const json& doc = *docp;
   validate(doc, scenario_keys(), file);
   Scenario s;
   s.file = file;
@@ -239,6 +335,9 @@ Scenario parse_with(const json& doc, const std::string& file,
   if (s.reliability) s.reliability->checkpoint.staging_bytes_per_s = s.hardware.pcie.bandwidth;
   detail::parse_plan(doc, file, s);
   detail::parse_sweep(doc, file, s);
+  if (doc.contains("plan") && doc.at("plan").contains("hardware")) {
+    s.plan.systems = parse_plan_systems(doc, file, s, price_from_first);
+  }
   return s;
 }
 

@@ -143,6 +143,10 @@ struct TrainingConfig {
   std::optional<Float8Config> float8;
   std::optional<LrConfig> lr;
   std::optional<CriticalBatchTarget> critical_batch;
+  /// training.target.tokens or .samples: a fixed amount of work (samples = tokens / seq_len),
+  /// trained in ceil(samples / global batch) steps; exclusive with critical_batch.
+  std::optional<double> target_samples;
+  std::optional<double> target_tokens;  ///< as written (the report shows it); samples above
   /// training.target.steps_multiplier: steps to the target under local SGD or stale-synchronous
   /// training relative to synchronous SGD (user-given; nothing is invented when absent).
   std::optional<double> target_steps_multiplier;
@@ -264,8 +268,21 @@ const char* objective_name(PlanObjective o);  ///< "time", "cost", "gpu_hours"
 /// from 1 to 4096 that the cluster shape allows). Cluster sizes the shape does not allow (above
 /// gpus_per_node and not a multiple of it) are an InputError naming /plan/gpus/i, like
 /// /cluster/gpus, rather than a rejected candidate.
+struct Scenario;
+
+/// One system of plan.hardware (a buyer's choice of GPU type, its price and how many can be had):
+/// the scenario with that hardware, price and GPU range, parsed and validated like any scenario.
+struct PlanSystem {
+  std::string label;                         ///< the preset's name, else the hardware's name
+  std::shared_ptr<const Scenario> scenario;  ///< plan.systems empty there; plan.gpus its own
+};
+
 struct PlanConfig {
+  /// plan.hardware: the systems searched (empty: the scenario's own hardware, price and gpus).
+  std::vector<PlanSystem> systems;
   std::vector<int> gpus;
+  std::optional<int> min_gpus;  ///< plan.min_gpus: candidate sizes below it are left out
+  std::optional<int> max_gpus;  ///< plan.max_gpus: the GPUs one can have (default list up to it)
   std::vector<std::int64_t> per_gpu_batch;
   std::vector<int> grad_accumulation;
   std::vector<double> bucket_cap_mb;

@@ -206,6 +206,13 @@ void add_training_keys(std::vector<KeySpec>& t) {
                               true, "gradient noise scale B_noise", 1e15)));
   t.push_back(required(number("/training/target/critical_batch/s_min", "steps", nullptr, 0, true,
                               "steps needed at infinite batch", 1e15)));
+  t.push_back(number("/training/target/tokens", "tokens", nullptr, 0, true,
+                     "train on this many tokens (samples = tokens / seq_len; steps = "
+                     "ceil(samples / global batch)): time to train, GPU-hours and cost without a "
+                     "critical-batch model",
+                     1e18));
+  t.push_back(number("/training/target/samples", "samples", nullptr, 0, true,
+                     "train on this many samples (steps = ceil(samples / global batch))", 1e18));
   t.push_back(number("/training/target/steps_multiplier", "", nullptr, 0, true,
                      "steps to the target with simulation.local_sgd_period > 1 or "
                      "simulation.staleness > 0, relative to synchronous SGD (measure it: without "
@@ -420,6 +427,30 @@ void add_sweep_and_plan_keys(std::vector<KeySpec>& t) {
   }
   t.push_back(integer("/plan/gpus/*", "GPUs", nullptr, 1,
                       "a cluster size; above gpus_per_node a multiple of it", 1e7));
+  t.push_back(
+      integer("/plan/min_gpus", "GPUs", nullptr, 1, "the smallest cluster size searched", 1e7));
+  t.push_back(integer("/plan/max_gpus", "GPUs", nullptr, 1,
+                      "the GPUs one can have: the largest cluster size searched (the default "
+                      "list goes up to it, 4096 without it)",
+                      1e7));
+  {
+    KeySpec hw = array("/plan/hardware", 1,
+                       "systems to choose among, each a hardware section (preset, file or "
+                       "explicit keys) with its own price and GPU range (default: /hardware "
+                       "alone); without /hardware the first one is the scenario's hardware");
+    hw.maximum = 16;
+    t.push_back(hw);
+  }
+  t.push_back(obj("/plan/hardware/*", "a system: a hardware section and what it costs"));
+  add_hardware_keys(t, "/plan/hardware/*");
+  t.push_back(number("/plan/hardware/*/gpu_hour_usd", "USD/GPU-hour", nullptr, 0, false,
+                     "this system's price of one GPU for one hour (default: "
+                     "pricing.gpu_hour_usd)",
+                     1e6));
+  t.push_back(integer("/plan/hardware/*/min_gpus", "GPUs", nullptr, 1,
+                      "this system's smallest cluster size (default: plan.min_gpus)", 1e7));
+  t.push_back(integer("/plan/hardware/*/max_gpus", "GPUs", nullptr, 1,
+                      "how many of this system's GPUs one can have (default: plan.max_gpus)", 1e7));
   {
     KeySpec b = array("/plan/per_gpu_batch", 1,
                       "candidate micro-batches per GPU (default: [training.per_gpu_batch])");
@@ -451,13 +482,13 @@ void add_sweep_and_plan_keys(std::vector<KeySpec>& t) {
   {
     KeySpec st = array("/plan/strategy", 1,
                        "candidate data-parallel strategies (default: [parallelism.strategy])");
-    st.maximum = 7;
+    st.maximum = 8;
     t.push_back(st);
   }
-  t.push_back(str(
-      "/plan/strategy/*", nullptr,
-      {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid"},
-      "a strategy"));
+  t.push_back(str("/plan/strategy/*", nullptr,
+                  {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op",
+                   "fsdp_hybrid", "fsdp2"},
+                  "a strategy (fsdp2 with parallelism.fsdp2's mesh and resharding)"));
   {
     KeySpec ac = array("/plan/activation_checkpointing", 1,
                        "candidate activation checkpointing modes, each a "

@@ -29,6 +29,33 @@ namespace {
 // small enough that products with it stay exact in an int64.
 constexpr double kMaxGlobalBatch = 1e18;
 
+// training.target's amount of work: tokens (converted to samples with the model's sequence
+// length) or samples, at most one of them and not beside a critical-batch model, which states
+// the steps to the target itself.
+void parse_work_target(const json& target, const std::string& file, Scenario& s) {
+  const int given = static_cast<int>(target.contains("tokens")) +
+                    static_cast<int>(target.contains("samples")) +
+                    static_cast<int>(target.contains("critical_batch"));
+  if (given > 1) {
+    throw InputError(file, "/training/target",
+                     "one of tokens, samples and critical_batch (each says how much training is "
+                     "left)",
+                     std::to_string(given) + " of them");
+  }
+  if (target.contains("tokens")) {
+    if (s.workload->seq_len <= 1) {
+      throw InputError(file, "/training/target/tokens",
+                       "a sequence model (tokens per sample known); use training.target.samples",
+                       s.model_label);
+    }
+    s.training.target_tokens = target.at("tokens").get<double>();
+    s.training.target_samples =
+        *s.training.target_tokens / static_cast<double>(s.workload->seq_len);
+  } else if (target.contains("samples")) {
+    s.training.target_samples = target.at("samples").get<double>();
+  }
+}
+
 }  // namespace
 
 CommHook parse_comm_hook(const std::string& text) {
@@ -261,6 +288,7 @@ void parse_training(const json& t, const std::string& file, Scenario& s) {
     s.training.critical_batch =
         CriticalBatchTarget{cb.at("b_noise").get<double>(), cb.at("s_min").get<double>()};
   }
+  if (t.contains("target")) parse_work_target(t.at("target"), file, s);
   if (t.contains("target") && t.at("target").contains("steps_multiplier")) {
     s.training.target_steps_multiplier = t.at("target").at("steps_multiplier").get<double>();
   }

@@ -139,6 +139,9 @@ TrainingComparison predict_row(const json& row, std::size_t i, const std::string
   c.step_time_s = p.step_time_s;
   c.ddpsim = step_time_in(kind, p.step_time_s, u);
   c.relative_error = (c.ddpsim - c.published) / c.published;
+  c.speed_error =
+      kind == ThroughputKind::kStepTimeS ? c.published / c.ddpsim - 1.0 : c.relative_error;
+  c.params = static_cast<double>(s.workload->param_count());
   c.fits_in_memory = p.fits_in_memory;
   c.setup = setup_text(s);
   c.gpu = s.hardware.gpu.name;

@@ -59,6 +59,10 @@ struct TrainingComparison {
   double ddpsim = 0;          ///< the same quantity from ddpsim's step time
   double relative_error = 0;  ///< (ddpsim - published) / published
   double step_time_s = 0;     ///< ddpsim's step
+  /// ddpsim's throughput / the published one - 1 (relative_error, inverted for step_time_s rows):
+  /// > 0 when ddpsim is too fast. What scenarios/data/uncertainty.json records.
+  double speed_error = 0;
+  double params = 0;  ///< the model's parameters
   bool fits_in_memory = true;
   std::optional<double> published_mfu;  ///< when the row gives one
   std::optional<double> ddpsim_mfu;     ///< with the row's model_dims and mfu_peak_tflops

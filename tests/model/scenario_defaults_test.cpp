@@ -306,6 +306,8 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
   std::set<std::string> defaulted;
   for (const KeySpec& k : scenario_keys().keys) {
     if (k.default_value.is_null()) continue;
+    // plan.hardware's entries are hardware sections: the /hardware rows' cases cover them.
+    if (k.pointer.rfind("/plan/hardware/*/", 0) == 0) continue;
     defaulted.insert(k.pointer);
     const auto it = cases.find(k.pointer);
     if (it == cases.end()) {

@@ -2,7 +2,8 @@
 # committed RESULTS_DIR/FIDELITY.md (the results.FIDELITY.md test) or, with -DUPDATE=ON, copies
 # FIDELITY.md and fidelity.json into RESULTS_DIR. fidelity.json carries the run context (date,
 # revision), so only the Markdown is compared.
-# cmake -DDDPSIM=... -DOUT_DIR=... -DRESULTS_DIR=... [-DHINT=...] [-DUPDATE=ON] -P check_fidelity.cmake
+# scenarios/data/uncertainty.json (DATA_DIR) is compared and copied the same way.
+# cmake -DDDPSIM=... -DOUT_DIR=... -DRESULTS_DIR=... -DDATA_DIR=... [-DHINT=...] [-DUPDATE=ON] -P check_fidelity.cmake
 cmake_minimum_required(VERSION 3.25)
 file(MAKE_DIRECTORY ${OUT_DIR})
 execute_process(
@@ -17,7 +18,9 @@ endif()
 if(UPDATE)
   file(COPY_FILE ${OUT_DIR}/FIDELITY.md ${RESULTS_DIR}/FIDELITY.md ONLY_IF_DIFFERENT)
   file(COPY_FILE ${OUT_DIR}/fidelity.json ${RESULTS_DIR}/fidelity.json)
-  message(STATUS "${out}results/FIDELITY.md and results/fidelity.json are up to date")
+  file(COPY_FILE ${OUT_DIR}/uncertainty.json ${DATA_DIR}/uncertainty.json ONLY_IF_DIFFERENT)
+  message(STATUS "${out}results/FIDELITY.md, results/fidelity.json and "
+                 "scenarios/data/uncertainty.json are up to date")
   return()
 endif()
 
@@ -30,4 +33,12 @@ execute_process(
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "results/FIDELITY.md is out of date: run `${HINT}` "
                       "(compare ${OUT_DIR}/FIDELITY.md with ${RESULTS_DIR}/FIDELITY.md)")
+endif()
+# The error bands every prediction carries come from the same rows.
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT_DIR}/uncertainty.json ${DATA_DIR}/uncertainty.json
+  RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "scenarios/data/uncertainty.json is out of date: run `${HINT}` "
+                      "(compare ${OUT_DIR}/uncertainty.json with ${DATA_DIR}/uncertainty.json)")
 endif()

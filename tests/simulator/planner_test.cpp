@@ -356,10 +356,28 @@ TEST(PlannerTest, DefaultsFollowTheScenario) {
   EXPECT_FALSE(s.plan.bucket_cap_given);
   EXPECT_DOUBLE_EQ(s.plan.memory_margin, 0.05);
   EXPECT_EQ(s.plan.objective, model::PlanObjective::kTime);
-  // 6 GPUs per node: 1, 2, 4 and no other power of two is a multiple of 6.
+  // 6 GPUs per node: the powers of two below a node (1, 2, 4), then whole nodes doubling
+  // (6, 12, ..., 3072) and the largest whole-node size within 4096: 682 x 6 = 4092.
   json d = doc_with_plan(nullptr);
   d["cluster"] = {{"gpus", 6}, {"gpus_per_node", 6}};
-  EXPECT_EQ(model::parse_scenario(d, "case.json").plan.gpus, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(model::parse_scenario(d, "case.json").plan.gpus,
+            (std::vector<int>{1, 2, 4, 6, 12, 24, 48, 96, 192, 384, 768, 1536, 3072, 4092}));
+  // min_gpus and max_gpus bound the default list; the largest shape within max_gpus joins it
+  // (48 GPUs of 8 per node: 32 and 48), and min_gpus itself when it is a shape (24).
+  d = doc_with_plan({{"min_gpus", 24}, {"max_gpus", 48}});
+  EXPECT_EQ(model::parse_scenario(d, "case.json").plan.gpus, (std::vector<int>{24, 32, 48}));
+  // An explicit list is filtered by them; nothing left is an error naming the list.
+  d = doc_with_plan({{"gpus", {8, 16, 64}}, {"max_gpus", 32}});
+  EXPECT_EQ(model::parse_scenario(d, "case.json").plan.gpus, (std::vector<int>{8, 16}));
+  d = doc_with_plan({{"gpus", {64}}, {"max_gpus", 32}});
+  EXPECT_THROW(
+      try { model::parse_scenario(d, "case.json"); } catch (const InputError& e) {
+        EXPECT_EQ(e.pointer(), "/plan/gpus");
+        throw;
+      },
+      InputError);
+  d = doc_with_plan({{"min_gpus", 64}, {"max_gpus", 32}});
+  EXPECT_THROW(model::parse_scenario(d, "case.json"), InputError);
 }
 
 TEST(PlannerTest, BadPlanSectionsNameTheirPointer) {
