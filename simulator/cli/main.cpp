@@ -2,7 +2,8 @@
 //
 //   ddpsim predict SCENARIO.json [--engine analytic|event] [--format table|json|csv]
 //                  [--out FILE.json] [--trace OUT.json]
-//   ddpsim plan SCENARIO.json [--format table|json] [--out FILE.json]
+//   ddpsim plan SCENARIO.json [--format table|json|csv] [--out FILE.json]
+//   (predict, plan and lr: SCENARIO may be - for standard input; --set KEY=VALUE, repeatable)
 //   ddpsim schema [--format json|markdown]
 //   ddpsim collective --hardware dgx-h100 --gpus 16 [--op all_reduce] [--min-bytes 8]
 //                     [--max-bytes 8G] [--algorithm auto]
@@ -12,11 +13,12 @@
 //   ddpsim import trace RANK0.pt.trace.json[.gz] [MORE...] [--out OUT.json]
 //                   (a scenario drafted from a DDP job's profiler traces: import_verb.hpp)
 //   ddpsim lr SCENARIO.json [--steps N] [--format table|json]
-//   ddpsim published [--out-dir results/published]
-//   ddpsim fidelity [--out-dir results]
+//   ddpsim published --out-dir results/published
+//   ddpsim fidelity --out-dir results
 //   ddpsim <verb> ...   runs ddpsim-<verb> (calibrate, exec, validate, plot, gui) when built.
 //
-// Exit codes: 0 ok, 2 bad input (one line on stderr naming file and JSON pointer), 1 internal.
+// Exit codes: 0 ok, 2 bad input (one line on stderr naming file and JSON pointer), 1 internal
+// or a plan with no feasible configuration.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -43,11 +45,13 @@
 #include "model/schema.hpp"
 #include "model/units.hpp"
 #include "simulator/cli/import_verb.hpp"
+#include "simulator/cli/scenario_input.hpp"
 #include "simulator/collectives/collective.hpp"
 #include "simulator/fidelity/fidelity.hpp"
 #include "simulator/fidelity/published_report.hpp"
 #include "simulator/planner.hpp"
 #include "simulator/prediction/lr_schedule.hpp"
+#include "simulator/prediction/uncertainty.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
 
@@ -56,11 +60,12 @@ namespace {
 using namespace ddpsim;
 using nlohmann::json;
 
-int run_predict(const std::string& path, const std::string& profile, const std::string& engine,
-                const std::string& format, const std::string& out, const std::string& trace) {
+int run_predict(const std::string& path, const std::vector<std::string>& sets,
+                const std::string& profile, const std::string& engine, const std::string& format,
+                const std::string& out, const std::string& trace) {
   model::check_output_path("--out", out, {path, trace, profile});
   model::check_output_path("--trace", trace, {path, profile});
-  const model::Scenario s = model::load_scenario(path, profile);
+  const model::Scenario s = cli::load_cli_scenario(path, sets, profile);
   sim::RunOptions o;
   if (!engine.empty())
     o.engine = engine == "event" ? model::Engine::kEvent : model::Engine::kAnalytic;
@@ -86,19 +91,25 @@ int run_predict(const std::string& path, const std::string& profile, const std::
   return 0;
 }
 
-// Exit 0 also when nothing is feasible: "feasible": 0 with the counts per reason is an answer.
-int run_plan(const std::string& path, const std::string& profile, const std::string& format,
-             const std::string& out) {
+// Exit 1 when nothing is feasible (the answer, with the nearest option, is still printed).
+int run_plan(const std::string& path, const std::vector<std::string>& sets,
+             const std::string& profile, const std::string& format, const std::string& out) {
   model::check_output_path("--out", out, {path, profile});
-  const model::Scenario s = model::load_scenario(path, profile);
+  const model::Scenario s = cli::load_cli_scenario(path, sets, profile);
   const sim::PlanResult r = sim::plan(s);
   const json doc = sim::plan_json(s, r);
   if (!out.empty()) model::write_file_atomic(out, doc.dump(2) + "\n");
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
+  } else if (format == "csv") {
+    std::cout << sim::plan_csv(r);
   } else {
     std::cout << sim::plan_table(s, r);
     if (!out.empty()) std::cout << "wrote " << out << "\n";
+  }
+  if (!r.chosen) {
+    std::fprintf(stderr, "ddpsim: %s\n", printable(r.none_feasible_reason).c_str());
+    return 1;
   }
   return 0;
 }
@@ -237,8 +248,9 @@ const char* scaling_name(model::LrScaling s) {
 }
 
 // `ddpsim lr`: the warmup schedule and the batch-size warnings of every sweep point.
-int run_lr(const std::string& path, std::optional<std::int64_t> steps, const std::string& format) {
-  const model::Scenario s = model::load_scenario(path);
+int run_lr(const std::string& path, const std::vector<std::string>& sets,
+           std::optional<std::int64_t> steps, const std::string& format) {
+  const model::Scenario s = cli::load_cli_scenario(path, sets);
   if (!s.training.lr) {
     throw InputError(path, "/training/lr",
                      "a learning-rate section {\"base\", \"base_batch\", \"scaling\", "
@@ -317,6 +329,14 @@ int run_fidelity(const std::string& out_dir) {
   const std::filesystem::path dir(out_dir);
   model::write_file_atomic((dir / "fidelity.json").string(), sim::fidelity_json(r).dump(2) + "\n");
   model::write_file_atomic((dir / "FIDELITY.md").string(), sim::fidelity_markdown(r));
+  // Each row's miss with its class: the error bands every prediction carries
+  // (simulator/prediction/uncertainty.hpp; fidelity-update copies it to scenarios/data/).
+  std::vector<sim::PublishedError> errors;
+  for (const sim::TrainingComparison& c : r.rows) {
+    errors.push_back({c.id, c.gpu, c.strategy, c.params, c.speed_error, c.held_out});
+  }
+  model::write_file_atomic((dir / "uncertainty.json").string(),
+                           sim::published_errors_json(errors).dump(1) + "\n");
   for (const auto& [name, summary] :
        {std::pair{"visible", &r.visible}, {"held-out", &r.held_out}}) {
     if (summary->empty()) continue;
@@ -324,8 +344,9 @@ int run_fidelity(const std::string& out_dir) {
     std::cout << fmt::format("{} rows: {} predicted, median |error| {:.1f}%, max {:.1f}%\n", name,
                              all.count, all.median_abs * 100, all.max_abs * 100);
   }
-  std::cout << fmt::format("{} not predicted\nwrote {} and {}\n", r.not_predicted.size(),
-                           (dir / "FIDELITY.md").string(), (dir / "fidelity.json").string());
+  std::cout << fmt::format("{} not predicted\nwrote {}, {} and {}\n", r.not_predicted.size(),
+                           (dir / "FIDELITY.md").string(), (dir / "fidelity.json").string(),
+                           (dir / "uncertainty.json").string());
   return 0;
 }
 
@@ -371,13 +392,25 @@ struct Verb {
   std::function<int()> run;
 };
 
+// --set KEY=VALUE, repeatable (scenario_input.hpp).
+void add_set_option(CLI::App* c, std::vector<std::string>& sets) {
+  c->add_option("--set", sets,
+                "KEY=VALUE: set one scenario key before it is checked (repeatable; KEY a JSON "
+                "pointer /training/per_gpu_batch or dotted training.per_gpu_batch, VALUE JSON or "
+                "a bare word)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 Verb add_predict(CLI::App& app) {
   struct Options {
     std::string path, profile, engine, format = "table", out, trace;
+    std::vector<std::string> sets;
   };
   auto o = std::make_shared<Options>();
   auto* c = app.add_subcommand("predict", "predict a scenario (and its sweep)");
-  c->add_option("scenario", o->path, "scenario JSON file")->required();
+  c->add_option("scenario", o->path, "scenario JSON file (- reads standard input)")->required();
+  add_set_option(c, o->sets);
   c->add_option("--profile", o->profile,
                 "a calibration profile (ddpsim calibrate) as the hardware: every section it "
                 "measured (GEMMs, collectives, interference, torch) replaces the model's");
@@ -389,24 +422,32 @@ Verb add_predict(CLI::App& app) {
   c->add_option("--trace", o->trace,
                 "write a Chrome trace (Perfetto) of the simulated steps: needs --engine "
                 "event; ranks 0-63 and the slowest; sweeps write OUT.1.json, OUT.2.json...");
-  return {c,
-          [o] { return run_predict(o->path, o->profile, o->engine, o->format, o->out, o->trace); }};
+  return {c, [o] {
+            return run_predict(o->path, o->sets, o->profile, o->engine, o->format, o->out,
+                               o->trace);
+          }};
 }
 
 Verb add_plan(CLI::App& app) {
   struct Options {
     std::string path, profile, format = "table", out;
+    std::vector<std::string> sets;
   };
   auto o = std::make_shared<Options>();
   auto* c = app.add_subcommand(
       "plan",
-      "best N and knobs under memory, deadline and budget; Pareto front of time vs GPU-hours");
-  c->add_option("scenario", o->path, "scenario JSON file (candidates in its \"plan\" section)")
+      "which systems (plan.hardware, each with its price), how many GPUs and which knobs, under "
+      "memory, deadline and budget; best option per system and the Pareto front of time vs cost "
+      "(exit 1 when nothing is feasible, naming the nearest option)");
+  c->add_option("scenario", o->path,
+                "scenario JSON file (candidates in its \"plan\" section; - reads standard input)")
       ->required();
-  c->add_option("--format", o->format, "table | json")->check(CLI::IsMember({"table", "json"}));
+  add_set_option(c, o->sets);
+  c->add_option("--format", o->format, "table | json | csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
   c->add_option("--out", o->out, "also write the JSON plan to this file (atomically)");
   c->add_option("--profile", o->profile, "a calibration profile as the hardware (as predict)");
-  return {c, [o] { return run_plan(o->path, o->profile, o->format, o->out); }};
+  return {c, [o] { return run_plan(o->path, o->sets, o->profile, o->format, o->out); }};
 }
 
 Verb add_schema(CLI::App& app) {
@@ -510,32 +551,39 @@ Verb add_import(CLI::App& app) {
 Verb add_lr(CLI::App& app) {
   struct Options {
     std::string path, format = "table";
+    std::vector<std::string> sets;
     std::optional<std::int64_t> steps;
   };
   auto o = std::make_shared<Options>();
   auto* c = app.add_subcommand(
       "lr", "learning-rate schedule (scaling + gradual warmup) and batch-size warnings");
-  c->add_option("scenario", o->path, "scenario JSON file with training.lr")->required();
+  c->add_option("scenario", o->path, "scenario JSON file with training.lr (- reads standard input)")
+      ->required();
+  add_set_option(c, o->sets);
   c->add_option("--steps", o->steps, "last step shown (default: twice the warmup)")
       ->check(CLI::Range(static_cast<std::int64_t>(0), static_cast<std::int64_t>(1e12)));
   c->add_option("--format", o->format, "table | json")->check(CLI::IsMember({"table", "json"}));
-  return {c, [o] { return run_lr(o->path, o->steps, o->format); }};
+  return {c, [o] { return run_lr(o->path, o->sets, o->steps, o->format); }};
 }
 
 Verb add_published(CLI::App& app) {
-  auto dir = std::make_shared<std::string>("results/published");
+  auto dir = std::make_shared<std::string>();
   auto* c = app.add_subcommand(
       "published", "compare ddpsim with every published row it can predict (README.md + JSON)");
-  c->add_option("--out-dir", *dir, "folder for README.md and published.json");
+  c->add_option("--out-dir", *dir,
+                "folder for README.md and published.json (e.g. results/published)")
+      ->required();
   return {c, [dir] { return run_published(*dir); }};
 }
 
 Verb add_fidelity(CLI::App& app) {
-  auto dir = std::make_shared<std::string>("results");
+  auto dir = std::make_shared<std::string>();
   auto* c = app.add_subcommand(
       "fidelity",
       "presets against published training runs and nccl-tests sweeps (FIDELITY.md + JSON)");
-  c->add_option("--out-dir", *dir, "folder for FIDELITY.md and fidelity.json");
+  c->add_option("--out-dir", *dir,
+                "folder for FIDELITY.md, fidelity.json and uncertainty.json (e.g. results)")
+      ->required();
   return {c, [dir] { return run_fidelity(*dir); }};
 }
 
@@ -554,6 +602,14 @@ int main(int argc, char** argv) {
   CLI::App app{"ddpsim: predict data-parallel training step time, memory and scaling"};
   app.set_version_flag("--version", std::string("ddpsim ") + DDPSIM_VERSION);
   app.require_subcommand(1);
+  app.footer(
+      "Programs run through ddpsim when built (each has --help):\n"
+      "  calibrate   measure this machine's GEMMs, collectives and PyTorch ops into a profile\n"
+      "  exec        run a real DDP step with Gloo and OpenBLAS, per component\n"
+      "  validate    compare measured steps with predictions from a profile\n"
+      "  plot        write a scenario's charts as SVG/PNG\n"
+      "  gui         the Qt planner\n"
+      "A scenario argument may be - (standard input); --set KEY=VALUE overrides keys.");
   const std::vector<Verb> verbs = {add_predict(app),    add_plan(app),    add_schema(app),
                                    add_collective(app), add_import(app),  add_lr(app),
                                    add_published(app),  add_fidelity(app)};

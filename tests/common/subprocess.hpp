@@ -49,8 +49,10 @@ inline void replace_all(std::string& s, const std::string& from, const std::stri
 
 /// Runs argv (argv[0] a path) in `cwd` with `env` ("NAME=value") added to the environment,
 /// under RLIMIT_AS = memory_mb (0: no limit), killed with its process group after timeout_s.
+/// Standard input is `stdin_path` (default /dev/null).
 inline Outcome run(const std::vector<std::string>& argv, const std::filesystem::path& cwd,
-                   double timeout_s, const std::vector<std::string>& env = {}, long memory_mb = 0) {
+                   double timeout_s, const std::vector<std::string>& env = {}, long memory_mb = 0,
+                   const std::filesystem::path& stdin_path = "/dev/null") {
   using Clock = std::chrono::steady_clock;
   const std::filesystem::path out_path = cwd / ".stdout";
   const std::filesystem::path err_path = cwd / ".stderr";
@@ -60,7 +62,7 @@ inline Outcome run(const std::vector<std::string>& argv, const std::filesystem::
   if (pid == 0) {
     setpgid(0, 0);
     if (chdir(cwd.c_str()) != 0) _exit(125);
-    const int in = open("/dev/null", O_RDONLY);
+    const int in = open(stdin_path.c_str(), O_RDONLY);
     const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (in < 0 || out < 0 || err < 0) _exit(125);
