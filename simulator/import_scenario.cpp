@@ -26,17 +26,27 @@ namespace {
 
 // Every value an import produced, checked against its scenario key (type and range) and, when
 // wrong, named as the imported file's: the value came from it, not from a base scenario (a
-// DeepSpeed micro-batch of 2e9 was reported at the base's /training/per_gpu_batch). Keys this
-// build's table does not know are the caller's warning.
-void check_imported_values(const json& patch, const std::string& path) {
+// DeepSpeed micro-batch of 2e9 was reported at the base's /training/per_gpu_batch). An object
+// is checked merged onto the base's object at that key, as it will be applied: a member the key
+// requires may come from the base (ZeRO-Offload's parallelism.offload {param} takes
+// host_adam_params_per_s from it). Keys this build's table does not know are the caller's
+// warning.
+void check_imported_values(const json& patch, const std::string& path, const json* base) {
   for (const auto& [section, keys] : patch.items()) {
     if (!keys.is_object()) continue;
     for (const auto& [key, value] : keys.items()) {
       const std::string pointer = "/" + section + "/" + key;
       const model::KeySpec* spec = model::scenario_keys().find(pointer);
       if (spec == nullptr) continue;
+      json checked = value;
+      if (value.is_object() && base != nullptr && base->is_object()) {
+        const json::json_pointer at(pointer);
+        if (base->contains(at) && base->at(at).is_object()) {
+          checked = model::apply_import_patch(base->at(at), value);
+        }
+      }
       try {
-        model::validate_value(value, *spec, model::scenario_keys(), path, pointer);
+        model::validate_value(checked, *spec, model::scenario_keys(), path, pointer);
       } catch (const InputError& e) {
         throw InputError(path, "",
                          "values that make a valid scenario; its scenario key " + section + "." +
@@ -121,7 +131,7 @@ ImportedScenario import_scenario(ImportKind kind, const std::string& path, const
   }
   json imported = r.patch;
   if (gpus) imported["cluster"].erase("gpus");  // the world size is checked by its caller
-  check_imported_values(imported, path);
+  check_imported_values(imported, path, base ? &*base : nullptr);
 
   ImportedScenario out;
   out.scenario = base ? model::apply_import_patch(*base, r.patch) : r.patch;

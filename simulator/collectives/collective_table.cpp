@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "model/collective_op.hpp"
 #include "model/error.hpp"
@@ -120,7 +121,7 @@ CollectiveTable collective_table(const CollectiveTableRequest& q) {
 json collective_table_json(const CollectiveTable& t) {
   json rows = json::array();
   for (const CollectiveTableRow& r : t.rows) {
-    rows.push_back({{"size_bytes", r.size_bytes},
+    rows.push_back({{"size_bytes", static_cast<std::int64_t>(r.size_bytes)},
                     {"count", r.count},
                     {"type", "float"},
                     {"algorithm", r.algorithm},

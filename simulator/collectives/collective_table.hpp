@@ -43,8 +43,8 @@ struct CollectiveTableRequest {
 };
 
 struct CollectiveTableRow {
-  double size_bytes = 0;
-  double count = 0;  ///< float elements (size / 4), as nccl-tests prints
+  double size_bytes = 0;  ///< whole bytes (an integer in the JSON)
+  double count = 0;       ///< float elements (size / 4), as nccl-tests prints
   std::string algorithm;
   std::string protocol;
   int channels = 0;
