@@ -8,9 +8,9 @@ standard library: pyproject.toml requires nothing, so pip's isolated build envir
 nothing and `pip install .` works offline (no setuptools, wheel or pybind11 from an index;
 pybind11 comes from Debian's pybind11-dev through CMake).
 
-The build folder: config setting build-dir (``pip install . -C build-dir=PATH``), else
-$DDPSIM_BUILD_DIR, else build/ -- the folder scripts/setup.sh builds, so after it only the module
-is compiled. A folder without a CMake cache is configured first (Release, Ninja when found,
+The build folder: config setting build-dir (``pip install . --config-settings build-dir=PATH``),
+else $DDPSIM_BUILD_DIR, else build/ -- the folder scripts/setup.sh builds, so after it only the
+module is compiled. A folder without a CMake cache is configured first (Release, Ninja when found,
 -DPython3_EXECUTABLE=this interpreter, plus $DDPSIM_CMAKE_ARGS); a configured one is built as it
 is configured, and refused when it was configured for another Python version.
 """
@@ -111,7 +111,8 @@ def _build(config_settings):
             f"ddpsim: building target ddpsim_python in {build} failed (exit {e.returncode}); a "
             "folder configured without the Python module (DDPSIM_WITH_PYTHON=OFF, or without "
             "python3-dev and pybind11-dev) has no such target: reconfigure it with "
-            "-DDDPSIM_WITH_PYTHON=ON, or name another folder (-C build-dir=PATH)") from None
+            "-DDDPSIM_WITH_PYTHON=ON, or name another folder (--config-settings build-dir=PATH)"
+        ) from None
     package = build / "python" / NAME
     names = ["_core" + s for s in importlib.machinery.EXTENSION_SUFFIXES]
     if not any((package / n).is_file() for n in names):
@@ -119,7 +120,8 @@ def _build(config_settings):
         raise RuntimeError(
             f"ddpsim: {build} is configured for another Python (it built {', '.join(found)}; "
             f"{sys.executable} imports {names[0]}): build in a folder of its own, e.g. "
-            f"pip install . -C build-dir=build-py{sys.version_info[0]}{sys.version_info[1]}")
+            "pip install . --config-settings "
+            f"build-dir=build-py{sys.version_info[0]}{sys.version_info[1]}")
     return package
 
 

@@ -56,9 +56,11 @@ def _base(scenario, base_dir):
     return None, value
 
 
-def _warn(lines: Iterable[str], prefix: str = "") -> None:
+def _warn(lines: Iterable[str], prefix: str = "", stacklevel: int = 3) -> None:
+    """Each line as a ScenarioWarning attributed to the user's call (`stacklevel` frames up:
+    3 for a public function calling this directly)."""
     for line in lines:
-        warnings.warn(prefix + line, ScenarioWarning, stacklevel=3)
+        warnings.warn(prefix + line, ScenarioWarning, stacklevel=stacklevel)
 
 
 def predict(scenario, engine: Optional[str] = None, base_dir: Optional[PathLike] = None
@@ -135,7 +137,7 @@ def collective(hardware: Union[str, Mapping] = "dgx-h100", gpus: int = 8, *,
 def _import(kind, path, scenario, gpus, base_dir):
     base, base_path = _base(scenario, base_dir)
     doc, lines = _core.import_scenario(kind, _path(path, kind), base, base_path, gpus)
-    _warn(lines)
+    _warn(lines, stacklevel=4)  # _warn <- _import <- import_* <- the caller
     return doc
 
 

@@ -72,6 +72,8 @@ def calling(function, *args, **kwargs):
         result = function(*args, **kwargs)
     for w in caught:
         assert issubclass(w.category, ddpsim.ScenarioWarning), w
+        # Attributed to the line that called ddpsim, not to the package's own code.
+        assert os.path.basename(w.filename) == os.path.basename(__file__), w.filename
     return result, [str(w.message) for w in caught]
 
 
