@@ -9,6 +9,8 @@
 #                                                    dispatch runs ddpsim-<verb> from ddpsim's folder)
 #   P/share/ddpsim/                                  scenarios/: the presets, data and examples, where
 #                                                    model::data_dir() looks from P/bin (model/paths.hpp)
+#   P/lib/python3.X/site-packages/ddpsim/            the ddpsim Python package (python/CMakeLists.txt,
+#                                                    DDPSIM_PYTHON_INSTALL_DIR; component python)
 #   P/share/ddpsim/python/                           the Python packages calibrate.torch (PyTorch's own
 #                                                    runner and calibration) and ddpsim_torch, which
 #                                                    the programs run from there (model/process_env.hpp)
@@ -74,7 +76,10 @@ ddpsim_project_targets(DDPSIM_INSTALLED_PROGRAMS ${PROJECT_SOURCE_DIR} EXECUTABL
 set_target_properties(${DDPSIM_INSTALLED_PROGRAMS} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS ${DDPSIM_INSTALLED_PROGRAMS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenarios/ DESTINATION ${DDPSIM_INSTALL_DATADIR})
+# Component presets: `cmake --install B --component presets` with `--component python` installs
+# the Python package and what it reads without the libraries and programs (tests/python).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenarios/ DESTINATION ${DDPSIM_INSTALL_DATADIR}
+        COMPONENT presets)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/calibrate/torch/
         DESTINATION ${DDPSIM_INSTALL_DATADIR}/python/calibrate/torch
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <system_error>
 #include <vector>
 
@@ -16,7 +17,15 @@ bool is_data_dir(const std::filesystem::path& p) {
   return std::filesystem::is_directory(p / "models", ec) &&
          std::filesystem::is_directory(p / "hardware", ec);
 }
+
+std::mutex g_packaged_mutex;
+std::filesystem::path g_packaged_dir;  // set_packaged_data_dir's folder (guarded by the mutex)
 }  // namespace
+
+void set_packaged_data_dir(const std::filesystem::path& dir) {
+  const std::lock_guard<std::mutex> lock(g_packaged_mutex);
+  g_packaged_dir = dir;
+}
 
 std::vector<std::filesystem::path> data_dir_candidates(const std::filesystem::path& exe) {
   std::vector<std::filesystem::path> out;
@@ -37,6 +46,10 @@ std::filesystem::path data_dir() {
                   " does not hold models/ and hardware/ preset folders");
     }
     return env;
+  }
+  {
+    const std::lock_guard<std::mutex> lock(g_packaged_mutex);
+    if (!g_packaged_dir.empty() && is_data_dir(g_packaged_dir)) return g_packaged_dir;
   }
   // Without /proc, self_exe() is empty: only the configured folders.
   for (const auto& dir : data_dir_candidates(self_exe())) {

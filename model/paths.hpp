@@ -2,6 +2,8 @@
 //
 // Search order (the first folder holding models/ and hardware/ wins):
 //   1. $DDPSIM_DATA_DIR (an error if it is set and holds neither);
+//   1b. the folder set_packaged_data_dir() named: the presets a program embedding the library
+//      ships with itself (the Python package's ddpsim/data), whatever the running binary is;
 //   2. <folder of the running binary>/../share/ddpsim: the installed layout (cmake --install puts
 //      the programs in P/bin and scenarios/ in P/share/ddpsim), before anything in a checkout
 //      that may lie above an install prefix;
@@ -21,6 +23,11 @@ namespace ddpsim::model {
 
 /// The scenarios/ directory holding models/ and hardware/. Throws Error if none exists.
 std::filesystem::path data_dir();
+
+/// Step 1b of the search order: `dir` (used when it holds models/ and hardware/; empty: none).
+/// The Python package sets its own copy at import, since the running binary is the
+/// interpreter. Thread-safe.
+void set_packaged_data_dir(const std::filesystem::path& dir);
 
 /// Steps 2 to 5 of the search order above for a program at `exe` (an absolute path), in order,
 /// whether or not they exist. data_dir() takes the first that holds models/ and hardware/.

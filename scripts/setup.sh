@@ -18,8 +18,9 @@ packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libboost-graph-dev
           libfmt-dev zlib1g-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
           # calibration and executor: CPU GEMMs, CPU collectives, an optional launcher, namespaces
           libopenblas-dev libgloo-dev openmpi-bin libopenmpi-dev iproute2
-          # the Python module of the run API (python/): headers of Python and pybind11
-          python3-dev pybind11-dev
+          # the Python package of the run API (python/): headers of Python and pybind11; venv
+          # (with Debian's pip) for `pip install .` into a venv, offline (README, "Python API")
+          python3-dev pybind11-dev python3-venv
           # real PyTorch (CPU, gloo) for `ddpsim validate --runner torch` and the exporter's tests
           python3-torch
           # GUI: Qt 6 Widgets + Charts + SVG export, an X server for screenshots. Qt6Charts'
