@@ -229,6 +229,14 @@ class PlanPoint(_Document):
     memory_per_gpu_bytes: float = _typed()
     limited_by: Optional[str] = _typed()
     step_time_sensitivity_pct: Dict[str, float] = _typed()
+    system: Optional[str] = _typed()          # plan.hardware's system (preset name)
+    gpu_hour_usd: Optional[float] = _typed()
+    memory_headroom_bytes: Optional[float] = _typed()
+    mfu: Optional[float] = _typed()
+    tokens_per_s_per_gpu: Optional[float] = _typed()
+    cost_per_million_samples: Optional[float] = _typed()
+    cost_per_million_tokens: Optional[float] = _typed()
+    uncertainty: Optional[Dict[str, Any]] = _typed()  # the error band of the option's class
     raw: Dict[str, Any] = _raw()
 
     @property
@@ -256,6 +264,10 @@ class Plan(_Document):
     constraints: Dict[str, Any] = _typed()
     warnings: Tuple[str, ...] = _typed(tuple)
     none_feasible_reason: Optional[str] = _typed()
+    compares: Optional[str] = _typed()    # "cost" (every system priced) or "gpu_hours"
+    systems: Tuple[Dict[str, Any], ...] = _typed(tuple)  # each system's best option
+    nearest: Optional[PlanPoint] = _typed(PlanPoint.from_dict)  # nothing feasible: the closest
+    nearest_reason: Optional[str] = _typed()
     scenario: ScenarioInfo = field(default=None)
     context: Dict[str, Any] = field(default=None)
     raw: Dict[str, Any] = _raw()
