@@ -7,8 +7,8 @@
 #            same tree: every object carries libFuzzer's
 #            coverage hooks (-fsanitize=fuzzer-no-link) and only tests/fuzz links libFuzzer, so
 #            one clang build serves both stages (a second tree would double the longest step).
-#   2. fuzz  each libFuzzer target of tests/fuzz for DDPSIM_FUZZ_SECONDS (default 25 s, two at a
-#            time on two cores: five targets take ~75 s) from the seed corpora. A crash, a leak,
+#   2. fuzz  each libFuzzer target of tests/fuzz for DDPSIM_FUZZ_SECONDS (default 15 s, two at a
+#            time on two cores: six targets take ~50 s) from the seed corpora. A crash, a leak,
 #            an input running over 1 s (-timeout=1) or an escaped non-ddpsim exception fails it.
 #   3. tsan  ThreadSanitizer build (preset `tsan`) of what starts threads: the collectives and
 #            the DDP executor (ctest labels comm, exec: ranks are processes, each with Gloo's and
@@ -23,7 +23,7 @@
 #   bash scripts/ci-reliability.sh [asan|fuzz|tsan ...]   # default: all three, in that order
 #
 # Environment: DDPSIM_ASAN_DIR (build-asan), DDPSIM_TSAN_DIR (build-tsan), DDPSIM_FUZZ_SECONDS
-# (25), DDPSIM_FUZZ_STATS (a file to write the per-target executions and coverage to, as
+# (15), DDPSIM_FUZZ_STATS (a file to write the per-target executions and coverage to, as
 # Markdown rows; results/RELIABILITY.md records them).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -37,7 +37,7 @@ done
 
 asan_dir="${DDPSIM_ASAN_DIR:-build-asan}"
 tsan_dir="${DDPSIM_TSAN_DIR:-build-tsan}"
-fuzz_seconds="${DDPSIM_FUZZ_SECONDS:-25}"
+fuzz_seconds="${DDPSIM_FUZZ_SECONDS:-15}"
 jobs="$(nproc)"
 supp="$root/tests/sanitizers"
 

@@ -27,6 +27,7 @@ BUILD = os.environ["DDPSIM_BUILD_DIR"]
 # Predicts the default scenario's first two points and prints what the caller checks.
 PROBE = r"""
 import json, os, sys, ddpsim
+search_path = list(getattr(sys, "path"))  # read, never edited
 doc = json.load(open(os.path.join(ddpsim.data_dir(), "default.json")))
 doc["sweep"] = {"cluster.gpus": [1, 8]}
 pred = ddpsim.predict(doc, base_dir=ddpsim.data_dir())
@@ -38,7 +39,7 @@ except ddpsim.Error as e:
 print(json.dumps({"file": ddpsim.__file__, "core": ddpsim._core.__file__,
                   "data_dir": ddpsim.data_dir(), "version": ddpsim.__version__,
                   "step_time_s": [r.step_time_s for r in pred.results], "raised": raised,
-                  "path": sys.path}))
+                  "path": search_path}))
 """
 
 
@@ -80,7 +81,7 @@ def probe(python, cwd, env, where, data_dir):
     if os.path.realpath(got["data_dir"]) != os.path.realpath(data_dir):
         fail(f"installed ddpsim reads its presets from {got['data_dir']}, expected {data_dir}")
     if any(os.path.realpath(p) == os.path.realpath(SOURCE) for p in got["path"] if p):
-        fail(f"the source tree is on the installed probe's sys.path: {got['path']}")
+        fail(f"the source tree is on the installed probe's module search path: {got['path']}")
     want = expected_step_times()
     if got["step_time_s"] != want["step_time_s"] or len(want["step_time_s"]) != 2:
         fail(f"installed prediction {got['step_time_s']} != build tree's {want['step_time_s']}")
