@@ -166,12 +166,7 @@ void parse_plan(const json& doc, const std::string& file, Scenario& s) {
                      "\"cost\" without a price");
   }
   // The Cartesian product is predicted point by point: keep it to what runs in seconds.
-  const double total =
-      static_cast<double>(pc.gpus.size()) * static_cast<double>(pc.per_gpu_batch.size()) *
-      static_cast<double>(pc.grad_accumulation.size()) *
-      static_cast<double>(pc.bucket_cap_mb.size()) * static_cast<double>(pc.comm_hook.size()) *
-      static_cast<double>(pc.strategy.size()) *
-      static_cast<double>(pc.activation_checkpointing.size());
+  const double total = pc.candidate_count();
   if (total > 1e6) {
     throw InputError(file, "/plan", "at most 1,000,000 candidates in the Cartesian product",
                      fmt::format("{:.0f}", total));

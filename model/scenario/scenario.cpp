@@ -276,13 +276,7 @@ std::vector<PlanSystem> parse_plan_systems(const json& doc, const std::string& f
   }
   // The candidates of every system are predicted one by one: the same bound as one system's.
   double total = 0;
-  for (const PlanSystem& sys : out) {
-    const PlanConfig& pc = sys.scenario->plan;
-    total +=
-        static_cast<double>(pc.gpus.size() * pc.per_gpu_batch.size() * pc.grad_accumulation.size() *
-                            pc.bucket_cap_mb.size() * pc.comm_hook.size() * pc.strategy.size() *
-                            pc.activation_checkpointing.size());
-  }
+  for (const PlanSystem& sys : out) total += sys.scenario->plan.candidate_count();
   if (total > 1e6) {
     throw InputError(file, "/plan/hardware", "at most 1,000,000 candidates over all systems",
                      fmt::format("{:.0f}", total));

@@ -296,6 +296,14 @@ struct PlanConfig {
   double memory_margin = 0.05;  ///< fits when memory <= (1 - margin) x capacity
   std::optional<std::int64_t> max_global_batch;
   PlanObjective objective = PlanObjective::kTime;
+  /// The size of the Cartesian product of the candidate lists (in double: it can pass 2^64).
+  double candidate_count() const {
+    return static_cast<double>(gpus.size()) * static_cast<double>(per_gpu_batch.size()) *
+           static_cast<double>(grad_accumulation.size()) *
+           static_cast<double>(bucket_cap_mb.size()) * static_cast<double>(comm_hook.size()) *
+           static_cast<double>(strategy.size()) *
+           static_cast<double>(activation_checkpointing.size());
+  }
 };
 
 struct SweepAxis {

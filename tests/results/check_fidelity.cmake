@@ -27,18 +27,15 @@ endif()
 if(NOT EXISTS ${RESULTS_DIR}/FIDELITY.md)
   message(FATAL_ERROR "results/FIDELITY.md does not exist: run `${HINT}`")
 endif()
-execute_process(
-  COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT_DIR}/FIDELITY.md ${RESULTS_DIR}/FIDELITY.md
-  RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "results/FIDELITY.md is out of date: run `${HINT}` "
-                      "(compare ${OUT_DIR}/FIDELITY.md with ${RESULTS_DIR}/FIDELITY.md)")
-endif()
+# Fails naming `label` when the generated `name` differs from the committed copy in `dir`.
+function(require_same name dir label)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT_DIR}/${name} ${dir}/${name}
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${label} is out of date: run `${HINT}` "
+                        "(compare ${OUT_DIR}/${name} with ${dir}/${name})")
+  endif()
+endfunction()
+require_same(FIDELITY.md ${RESULTS_DIR} results/FIDELITY.md)
 # The error bands every prediction carries come from the same rows.
-execute_process(
-  COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT_DIR}/uncertainty.json ${DATA_DIR}/uncertainty.json
-  RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "scenarios/data/uncertainty.json is out of date: run `${HINT}` "
-                      "(compare ${OUT_DIR}/uncertainty.json with ${DATA_DIR}/uncertainty.json)")
-endif()
+require_same(uncertainty.json ${DATA_DIR} scenarios/data/uncertainty.json)
