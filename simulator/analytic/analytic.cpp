@@ -104,6 +104,7 @@ Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::Har
   param_count_ = static_cast<double>(workload_->param_count());
   buffer_bytes_ = workload_->buffer_bytes();
   activation_bytes_per_sample_ = workload_->activation_bytes_per_sample();
+  param_counts_ = param_counts(*workload_);
   for (const model::Layer& l : workload_->layers) {
     layer_fwd_flops_.push_back(l.fwd_flops_per_sample());
     layer_bwd_flops_.push_back(l.bwd_flops_per_sample());

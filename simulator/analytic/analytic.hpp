@@ -43,6 +43,7 @@
 #include "model/scenario/scenario.hpp"
 #include "model/workload/bucketing.hpp"
 #include "simulator/analytic/comm_hooks.hpp"
+#include "simulator/analytic/sharded_context.hpp"
 #include "simulator/analytic/step_plan.hpp"
 #include "simulator/analytic/torch_profile.hpp"
 #include "simulator/collectives/collective.hpp"
@@ -235,6 +236,7 @@ class Predictor {
   double param_count_ = 0;
   double buffer_bytes_ = 0;
   double activation_bytes_per_sample_ = 0;
+  ParamCounts param_counts_;  ///< what every sharded plan reads (sharded_context.hpp)
 };
 
 }  // namespace ddpsim::sim

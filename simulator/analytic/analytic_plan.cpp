@@ -117,6 +117,7 @@ void Predictor::plan_sharded_model(StepPlan& sp, const model::ClusterConfig& clu
   const model::CollectiveBandwidths& bw = sp.bandwidths;
   ShardedContext ctx;
   ctx.workload = workload_.get();
+  ctx.counts = &param_counts_;
   ctx.hardware = &hw_;
   ctx.cluster = cluster;
   ctx.training = training;

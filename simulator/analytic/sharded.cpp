@@ -19,6 +19,12 @@ using model::CommHook;
 using model::Strategy;
 
 std::vector<DeepSpeedBucket> deepspeed_buckets(const model::Workload& w, double cap_elements) {
+  return deepspeed_buckets(w, cap_elements, param_counts(w).tensor_elements);
+}
+
+std::vector<DeepSpeedBucket> deepspeed_buckets(const model::Workload& w, double cap_elements,
+                                               const std::vector<std::int64_t>& numel) {
+  DDPSIM_ASSERT(numel.size() == w.tensors.size(), "one count per tensor");
   // Flat offsets in model.parameters() order: DeepSpeed flattens each parameter group in that
   // order (bit16_groups_flat) and partitions the flat buffer into n equal parts.
   std::vector<std::int64_t> offset(w.tensors.size(), -1);
@@ -26,7 +32,7 @@ std::vector<DeepSpeedBucket> deepspeed_buckets(const model::Workload& w, double 
   for (std::size_t i = 0; i < w.tensors.size(); ++i) {
     if (w.tensors[i].tied_to >= 0) continue;
     offset[i] = total;
-    total += w.tensors[i].numel();
+    total += numel[i];
   }
   // Gradient hooks fire in reverse parameter order (the backward reaches layers in reverse).
   // stage_1_and_2.py reduce_independent_p_g_buckets_and_remove_grad: "if
@@ -37,8 +43,8 @@ std::vector<DeepSpeedBucket> deepspeed_buckets(const model::Workload& w, double 
   DeepSpeedBucket cur;
   for (std::size_t i = w.tensors.size(); i-- > 0;) {
     const model::ParamTensor& t = w.tensors[i];
-    if (t.tied_to >= 0 || t.numel() == 0) continue;
-    const std::int64_t e = t.numel();
+    const std::int64_t e = numel[i];
+    if (t.tied_to >= 0 || e == 0) continue;
     if (cur.elements > 0 && static_cast<double>(cur.elements + e) > cap_elements) {
       cur.trigger_layer = t.layer;
       out.push_back(cur);
@@ -142,28 +148,29 @@ struct ScheduleBuilder {
   ScheduleBuilder(StepPlan& plan, const ShardedContext& context)
       : sp(plan),
         ctx(context),
+        own_counts(context.counts ? ParamCounts{} : param_counts(*context.workload)),
+        counts(context.counts ? *context.counts : own_counts),
         w(*context.workload),
         hw(*context.hardware),
         par(context.parallelism) {}
 
   StepPlan& sp;
   const ShardedContext& ctx;
+  const ParamCounts own_counts;  // only without ctx.counts
+  const ParamCounts& counts;
   const model::Workload& w;
   const model::HardwareSpec& hw;
   const model::ParallelismConfig& par;
-  int n = 0;                                 // ranks
-  int shard = 0;                             // ranks one parameter is sharded over
-  int replicas = 1;                          // fsdp_hybrid: nodes
-  int L = 0;                                 // layers
-  int end_op = 0;                            // the end of a micro-batch
-  double param_bytes = 0;                    // per element, the precision's parameter dtype
-  double grad_bytes = 0;                     // per element, the gradient dtype
-  double wire_bytes = 0;                     // per element, the dtype gradients are reduced in
-  double cast_bytes_per_element = 0;         // an fp16/bf16 hook's casts around the collective
-  bool hook_casts = false;                   // an fp16/bf16 hook casts (FSDP1 then does not)
-  std::vector<std::int64_t> layer_elements;  // parameters per layer, tied tensors once
-  std::vector<int> layer_tensors;
-  std::int64_t total = 0;
+  int n = 0;                          // ranks
+  int shard = 0;                      // ranks one parameter is sharded over
+  int replicas = 1;                   // fsdp_hybrid: nodes
+  int L = 0;                          // layers
+  int end_op = 0;                     // the end of a micro-batch
+  double param_bytes = 0;             // per element, the precision's parameter dtype
+  double grad_bytes = 0;              // per element, the gradient dtype
+  double wire_bytes = 0;              // per element, the dtype gradients are reduced in
+  double cast_bytes_per_element = 0;  // an fp16/bf16 hook's casts around the collective
+  bool hook_casts = false;            // an fp16/bf16 hook casts (FSDP1 then does not)
   std::map<std::pair<int, double>, CollectiveCost> memo;
   std::vector<Pending> pending;
 
@@ -204,9 +211,7 @@ void begin_schedule(ScheduleBuilder& b) {
     // DeepSpeedCPUAdam steps this rank's partition on the host at the rate the user measured;
     // the updated 16-bit partition then crosses PCIe to the GPU (2 bytes per element) before
     // the all-gather, unless offload_param keeps the parameters on the host.
-    std::int64_t params = 0;
-    for (const model::ParamTensor& t : b.w.tensors) params += t.tied_to >= 0 ? 0 : t.numel();
-    const double partition = static_cast<double>(params) / b.shard;
+    const double partition = static_cast<double>(b.counts.total) / b.shard;
     b.sp.optimizer_s = partition / b.par.offload->host_adam_params_per_s +
                        (b.par.offload->param ? 0.0 : 2.0 * partition / b.hw.pcie.bandwidth);
   }
@@ -230,15 +235,6 @@ void begin_schedule(ScheduleBuilder& b) {
   b.grad_bytes = model::dtype_bytes(gdt);
   b.wire_bytes = model::dtype_bytes(wire);
   b.sp.wire_scale = b.wire_bytes / b.grad_bytes;
-
-  b.layer_elements.assign(static_cast<std::size_t>(b.L), 0);
-  b.layer_tensors.assign(static_cast<std::size_t>(b.L), 0);
-  for (const model::ParamTensor& t : b.w.tensors) {
-    if (t.tied_to >= 0) continue;
-    b.layer_elements[static_cast<std::size_t>(t.layer)] += t.numel();
-    ++b.layer_tensors[static_cast<std::size_t>(t.layer)];
-    b.total += t.numel();
-  }
 }
 
 // zero1 / zero2: DeepSpeed's gradient buckets (all-reduced, or reduced slice by slice to their
@@ -259,7 +255,7 @@ void plan_zero12(ScheduleBuilder& b, bool per_micro) {
   // -> reduce_ipg_grads): the compute stream waits for the reduction.
   const bool overlap_comm = par.overlap_defaulted ? false : par.overlap;
   b.sp.overlap = overlap_comm;
-  const auto buckets = deepspeed_buckets(b.w, par.reduce_bucket_elements);
+  const auto buckets = deepspeed_buckets(b.w, par.reduce_bucket_elements, b.counts.tensor_elements);
   // Memory passes of average_tensor per bucket element, in the gradient dtype (g bytes):
   // tensor.div_(world size) reads and writes the bucket (gradient_average, DeepSpeed's
   // default MEAN), allreduce_bucket's self.flatten(bucket) (torch.cat of the slices) reads and
@@ -288,7 +284,7 @@ void plan_zero12(ScheduleBuilder& b, bool per_micro) {
       // nccl-tests bus factor 1), so each costs as a Broadcast of the slice: (n-1) latency
       // steps + slice / B.
       double time = 0;
-      const auto slices = owner_slices(bucket.flat_begin, bucket.elements, b.total, n);
+      const auto slices = owner_slices(bucket.flat_begin, bucket.elements, b.counts.total, n);
       for (std::int64_t e : slices) {
         time += b.cost(model::CollectiveOp::kReduce, static_cast<double>(e) * wire_bytes,
                        model::CollectiveAlgorithm::kRing)
@@ -329,7 +325,7 @@ void plan_zero12(ScheduleBuilder& b, bool per_micro) {
     b.add(gate, 0, std::move(c));
   }
   // The optimizer updated this rank's partition; every rank gathers all partitions.
-  const auto chunks = allgather_chunks(b.total, n, par.allgather_bucket_elements);
+  const auto chunks = allgather_chunks(b.counts.total, n, par.allgather_bucket_elements);
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     const double bytes = static_cast<double>(chunks[i]) * b.param_bytes;
     const CollectiveCost cc = b.cost(model::CollectiveOp::kAllGather, bytes, par.algorithm);
@@ -342,7 +338,8 @@ void plan_zero12(ScheduleBuilder& b, bool per_micro) {
 
 // zero3: stage3.py reduces DeepSpeed ipg buckets with a coalesced reduce-scatter.
 void add_zero3_bucket_reduce_scatters(ScheduleBuilder& b) {
-  const auto buckets = deepspeed_buckets(b.w, b.par.reduce_bucket_elements);
+  const auto buckets =
+      deepspeed_buckets(b.w, b.par.reduce_bucket_elements, b.counts.tensor_elements);
   for (std::size_t i = 0; i < buckets.size(); ++i) {
     const DeepSpeedBucket& bucket = buckets[i];
     const double bytes = static_cast<double>(bucket.elements) * b.wire_bytes;
@@ -380,12 +377,16 @@ void plan_units(ScheduleBuilder& b) {
   // Units: the layers with parameters, in forward order.
   std::vector<int> units;
   for (int l = 0; l < L; ++l) {
-    if (b.layer_elements[static_cast<std::size_t>(l)] > 0) units.push_back(l);
+    if (b.counts.layer_elements[static_cast<std::size_t>(l)] > 0) units.push_back(l);
   }
   const int U = static_cast<int>(units.size());
   auto unit_name = [&](int i) { return b.w.layers[static_cast<std::size_t>(units[i])].name; };
-  auto unit_elements = [&](int i) { return b.layer_elements[static_cast<std::size_t>(units[i])]; };
-  auto unit_tensors = [&](int i) { return b.layer_tensors[static_cast<std::size_t>(units[i])]; };
+  auto unit_elements = [&](int i) {
+    return b.counts.layer_elements[static_cast<std::size_t>(units[i])];
+  };
+  auto unit_tensors = [&](int i) {
+    return b.counts.layer_tensors[static_cast<std::size_t>(units[i])];
+  };
   auto gather = [&](int i, bool fwd, int gate, int priority) {
     const double bytes = static_cast<double>(unit_elements(i)) * b.param_bytes;
     const CollectiveCost cc = b.cost(model::CollectiveOp::kAllGather, bytes, par.algorithm);
@@ -517,7 +518,7 @@ void plan_sharded(StepPlan& sp, const ShardedContext& ctx) {
   begin_schedule(b);
   const bool per_micro = strategy != Strategy::kZero1;
   sp.grad_bytes_total =
-      static_cast<double>(b.total) * b.grad_bytes * (per_micro ? sp.grad_accumulation : 1);
+      static_cast<double>(b.counts.total) * b.grad_bytes * (per_micro ? sp.grad_accumulation : 1);
   if (n <= 1) return;  // one GPU: nothing to gather or reduce (equals ddp)
 
   if (strategy == Strategy::kZero1 || strategy == Strategy::kZero2) {

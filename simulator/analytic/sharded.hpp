@@ -95,6 +95,9 @@ struct DeepSpeedBucket {
   int trigger_layer = -1;
 };
 std::vector<DeepSpeedBucket> deepspeed_buckets(const model::Workload& w, double cap_elements);
+/// The same with each tensor's elements already counted (ParamCounts::tensor_elements).
+std::vector<DeepSpeedBucket> deepspeed_buckets(const model::Workload& w, double cap_elements,
+                                               const std::vector<std::int64_t>& tensor_elements);
 
 /// DeepSpeed average_tensor's slices of one bucket: one per partition (of ceil(total / n)
 /// elements) it overlaps, as element counts in order.

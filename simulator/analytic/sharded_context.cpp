@@ -51,4 +51,19 @@ model::CollectiveBandwidths cross_node_rail_bandwidths(const model::CollectiveBa
   return cross;
 }
 
+ParamCounts param_counts(const model::Workload& w) {
+  ParamCounts c;
+  c.layer_elements.assign(w.layers.size(), 0);
+  c.layer_tensors.assign(w.layers.size(), 0);
+  c.tensor_elements.reserve(w.tensors.size());
+  for (const model::ParamTensor& t : w.tensors) {
+    c.tensor_elements.push_back(t.numel());
+    if (t.tied_to >= 0) continue;
+    c.layer_elements[static_cast<std::size_t>(t.layer)] += c.tensor_elements.back();
+    ++c.layer_tensors[static_cast<std::size_t>(t.layer)];
+    c.total += c.tensor_elements.back();
+  }
+  return c;
+}
+
 }  // namespace ddpsim::sim

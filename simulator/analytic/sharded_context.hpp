@@ -4,7 +4,9 @@
 // of a replica group across nodes.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/hardware/cluster.hpp"
 #include "model/hardware/hardware.hpp"
@@ -17,8 +19,21 @@ namespace ddpsim::sim {
 
 /// What plan_sharded needs besides the StepPlan it fills (layer times, optimizer_s and
 /// bandwidths already set by Predictor::plan).
+/// Each parameter tensor's elements and their sums per layer (tied tensors once): what every
+/// sharded plan reads. numel() walks a tensor's shape with overflow checks; a Predictor counts
+/// once per workload instead of once per prediction (ShardedContext::counts).
+struct ParamCounts {
+  std::vector<std::int64_t> tensor_elements;  ///< numel() of every tensor, tied ones included
+  std::vector<std::int64_t> layer_elements;   ///< per layer, tied tensors left out
+  std::vector<int> layer_tensors;             ///< per layer, tied tensors left out
+  std::int64_t total = 0;                     ///< every untied tensor's elements
+};
+ParamCounts param_counts(const model::Workload& w);
+
 struct ShardedContext {
   const model::Workload* workload = nullptr;
+  /// param_counts(*workload), computed by the caller once (nullptr: counted per plan).
+  const ParamCounts* counts = nullptr;
   const model::HardwareSpec* hardware = nullptr;
   model::ClusterConfig cluster;
   model::TrainingConfig training;
