@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "model/error.hpp"
+#include "model/units.hpp"
 #include "simulator/analytic/analytic.hpp"
 #include "simulator/analytic/ddp_timeline.hpp"
 #include "simulator/analytic/normal_order_stats.hpp"
@@ -151,6 +152,33 @@ void add_training_target(const model::TrainingConfig& training, const model::Clu
   }
 }
 
+// Sharded with autocast, every weight's 16-bit cast lives from forward to backward unsharded
+// (memory.cpp; each matmul saves its cast weight): say so when it is a large part of the memory,
+// with what the FSDP units are assumed to be and what avoids the copies.
+void add_autocast_copy_note(const model::TrainingConfig& training,
+                            const model::ParallelismConfig& par, double params, Prediction& r) {
+  const bool autocast = training.precision == model::Precision::kAmpBf16 ||
+                        training.precision == model::Precision::kAmpFp16;
+  if (!autocast || !model::is_sharded(par.strategy) ||
+      (par.strategy == model::Strategy::kFsdp2 && par.fsdp2.param_dtype)) {
+    return;
+  }
+  const double copies = params * model::dtype_bytes(model::compute_dtype(training.precision));
+  const double total = r.memory.total();
+  if (total <= 0 || copies < 0.25 * total) return;
+  r.warnings.push_back(fmt::format(
+      "memory: autocast keeps a 16-bit copy of every weight from forward to backward (each "
+      "matmul saves its cast weight; aten/src/ATen/autocast_mode.cpp): {:.1f} of {:.1f} GiB per "
+      "GPU, the whole model unsharded. Units are one per layer ({}); mixed precision in the "
+      "sharding instead of autocast (FSDP MixedPrecision, fsdp2 mixed_precision.param_dtype, "
+      "DeepSpeed bf16) gathers 16-bit weights and holds no such copy",
+      copies / kGiB, total / kGiB,
+      par.strategy == model::Strategy::kZero3
+          ? "ZeRO-3 gathers each module's parameters"
+          : "transformer_auto_wrap_policy; without an auto_wrap_policy FSDP wraps the whole "
+            "model as one unit, which gathers it all at once"));
+}
+
 }  // namespace
 
 Prediction Predictor::predict(const model::ClusterConfig& cluster,
@@ -198,6 +226,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   add_flops_and_scaling(cluster, training, par, r);
   r.memory = memory_estimate(sp, cluster, training, par);
   r.fits_in_memory = fits(r.memory, hw_.gpu.memory_bytes);
+  add_autocast_copy_note(training, par, param_count_, r);
   add_training_target(training, cluster, gpu_hour_usd, r);
   return r;
 }
