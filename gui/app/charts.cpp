@@ -43,7 +43,7 @@ QString elide(const std::string& s, int n = 140) {
 QLogValueAxis* gpuAxisFor(const SweepResult& r) {
   auto* x = new QLogValueAxis;
   x->setBase(2);
-  x->setLabelFormat(QStringLiteral("%g"));
+  x->setLabelFormat(QStringLiteral("%.0f"));  // localized numbers need a precision: "1,024"
   x->setTitleText(QStringLiteral("GPUs"));
   int lo = 1, hi = 2;
   if (!r.points.empty()) {
@@ -114,7 +114,7 @@ QLogValueAxis* logAxis(const QList<QPointF>& a, const QList<QPointF>& b, const Q
   }
   auto* y = new QLogValueAxis;
   y->setBase(10);
-  y->setLabelFormat(QStringLiteral("%g"));
+  y->setLabelFormat(QStringLiteral("%.0f"));
   y->setTitleText(title);
   if (hi > 0) {
     const double from = std::pow(10, std::floor(std::log10(lo)));

@@ -52,9 +52,9 @@ QString formatHours(double hours) {
 
 QString axisLabelFormat(double lo, double hi, const QString& prefix) {
   if (!(lo > 0) || lo >= 1) return prefix + QStringLiteral("%.0f");
-  if (hi < 999999.5) return prefix + QStringLiteral("%g");
-  const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(lo) - 1e-9)), 1, 6);
-  return prefix + QStringLiteral("%.") + QString::number(decimals) + QStringLiteral("f");
+  const int digits =
+      hi >= 1 ? std::clamp(static_cast<int>(std::floor(std::log10(hi) + 1e-9)) + 1, 1, 15) : 1;
+  return prefix + QStringLiteral("%.") + QString::number(digits) + QStringLiteral("g");
 }
 
 }  // namespace ddpsim::gui

@@ -25,10 +25,11 @@ QString formatMoney(double usd);
 /// days ("1.4 h", "47.5 h"), then days and whole hours ("4 d 16 h").
 QString formatHours(double hours);
 
-/// The printf format of a chart axis whose ticks run from `lo` to `hi` (a chart with localized
-/// numbers adds the thousands separators, so 1e+06 reads 1,000,000): whole numbers when every
-/// tick is at least 1; else "%g" ("0.1", "100") while no tick reaches 1e6 (which "%g" writes
-/// 1e+06), and as many decimals as `lo` needs (at most 6) beyond; `prefix` goes in front ("$").
+/// The printf format of a chart axis whose ticks run from `lo` to `hi`, for a chart with
+/// localized numbers (QChart::setLocalizeNumbers), which adds the thousands separators (1e+06
+/// reads 1,000,000) and only understands "%.<digits><type>" (a bare "%g" draws no labels):
+/// "%.0f" when every tick is at least 1, else "%.<p>g" with enough digits p that `hi` keeps no
+/// exponent ("0.01", "0.1", "100"); `prefix` goes in front ("$").
 QString axisLabelFormat(double lo, double hi, const QString& prefix = {});
 
 }  // namespace ddpsim::gui

@@ -450,8 +450,8 @@ class ModelsTest : public QObject {
     QCOMPARE(formatHours(1.4), QStringLiteral("1.40 h"));
     QCOMPARE(formatHours(112.3), QStringLiteral("4 d 16 h"));
     QCOMPARE(axisLabelFormat(1000, 1e7, "$"), QStringLiteral("$%.0f"));  // "$10,000,000"
-    QCOMPARE(axisLabelFormat(0.01, 100), QStringLiteral("%g"));
-    QCOMPARE(axisLabelFormat(0.01, 1e7), QStringLiteral("%.2f"));  // never "1e+07"
+    QCOMPARE(axisLabelFormat(0.01, 100), QStringLiteral("%.3g"));        // "0.01" .. "100"
+    QCOMPARE(axisLabelFormat(0.01, 1e7), QStringLiteral("%.8g"));        // never "1e+07"
   }
 
   // Issue 41 item 3, defect 7: the planner reads the panel's max GPUs as plan.max_gpus when the

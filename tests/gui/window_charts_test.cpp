@@ -255,6 +255,28 @@ class WindowChartsTest : public WindowFixture {
     }
   }
 
+  // Issue 41 item 3: with localized numbers (thousands separators) a chart draws an axis's
+  // labels only for a "%.<digits><type>" format: a bare "%g" left the GPU and time axes blank.
+  void axisLabelFormatsHaveAPrecision() {
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-gpt2-xl.json"));
+    const QRegularExpression ok(QStringLiteral("^[^%]*%\\.\\d+[defgiEG][^%]*$"));
+    QList<QChart*> charts;
+    for (ChartKind k :
+         {ChartKind::kStep, ChartKind::kScaling, ChartKind::kMemory, ChartKind::kCost})
+      charts << m_w->chartView(k)->chart();
+    charts << m_w->recommendationView()->chartView()->chart();
+    for (QChart* c : charts) {
+      QVERIFY(c->localizeNumbers());
+      for (QAbstractAxis* a : c->axes()) {
+        QString format;
+        if (auto* v = qobject_cast<QValueAxis*>(a)) format = v->labelFormat();
+        if (auto* l = qobject_cast<QLogValueAxis*>(a)) format = l->labelFormat();
+        QVERIFY2(format.isEmpty() || ok.match(format).hasMatch(),
+                 qPrintable(a->titleText() + ": " + format));
+      }
+    }
+  }
+
   // Issue 19 item 8: hover values and the log scale.
   void hoverShowsValuesAndLogScaleSeparatesComponents() {
     QChart* step = m_w->chartView(ChartKind::kStep)->chart();
