@@ -81,7 +81,6 @@ RecommendationView::RecommendationView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_summary);
   auto* split = new QSplitter(Qt::Vertical);
   m_systems = new SystemsTable;
-  m_systems->setMinimumHeight(90);
   m_table = new QTableWidget(0, 16);
   m_table->setObjectName(QStringLiteral("recommendationTable"));
   m_table->setHorizontalHeaderLabels({tr("system"), tr("GPUs"), tr("strategy"), tr("micro-batch"),

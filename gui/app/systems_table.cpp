@@ -1,6 +1,8 @@
 #include "gui/app/systems_table.hpp"
 
 #include <QHeaderView>
+#include <QScrollBar>
+#include <algorithm>
 
 #include "gui/models/number_format.hpp"
 
@@ -68,6 +70,11 @@ void SystemsTable::setPlan(const PlanView& plan) {
       setItem(i, col, item);
     }
   }
+  // Every system's row in view (up to 6) without scrolling the table: the buyer's comparison.
+  int height = horizontalHeader()->sizeHint().height() + 2 * frameWidth() +
+               horizontalScrollBar()->sizeHint().height();
+  for (int i = 0; i < std::min(rowCount(), 6); ++i) height += verticalHeader()->sectionSize(i);
+  setMinimumHeight(height);
 }
 
 }  // namespace ddpsim::gui
