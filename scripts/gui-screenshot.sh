@@ -23,9 +23,10 @@ else
   QT_QPA_PLATFORM=offscreen "$bin/ddpsim-gui" "$root/scenarios/default.json" --screenshot "$shot"
 fi
 
-# Tabs of the window on two scenarios (issue 19): one that fits and plans a deadline (Time &
-# cost, Recommendation), one that does not fit under its own strategy (Step time); and the
-# window at 1100x700 (nothing truncated). Any other tab: tab_shots SCENARIO TAG "Tab name".
+# Tabs of the window on three scenarios (issue 19): one that fits and plans a deadline (Time &
+# cost, Recommendation), one that does not fit under its own strategy (Step time), and the
+# buyer's question over three systems (issue 41 item 3: Recommendation); and the window at
+# 1100x700 (nothing truncated). Any other tab: tab_shots SCENARIO TAG "Tab name".
 tab_shots() {
   local scen="$1" tag="$2"
   shift 2
@@ -39,12 +40,14 @@ if command -v xvfb-run >/dev/null; then
   xvfb-run -a -s "-screen 0 1600x1000x24" bash -c "$(declare -p bin root out); $(declare -f tab_shots);
     tab_shots plan-gpt2-xl.json plan Time Recommendation;
     tab_shots gpt2-xl-not-fitting.json not-fitting 'Step time';
+    tab_shots plan-buy-llama-3-8b.json buy Recommendation;
     '$bin/ddpsim-gui' '$root/scenarios/examples/plan-gpt2-xl.json' --tab Recommendation \
       --screenshot '$out/small-1100x700.png' --size 1100x700"
 else
   export QT_QPA_PLATFORM=offscreen
   tab_shots plan-gpt2-xl.json plan Time Recommendation
   tab_shots gpt2-xl-not-fitting.json not-fitting "Step time"
+  tab_shots plan-buy-llama-3-8b.json buy Recommendation
   "$bin/ddpsim-gui" "$root/scenarios/examples/plan-gpt2-xl.json" --tab Recommendation \
     --screenshot "$out/small-1100x700.png" --size 1100x700
 fi

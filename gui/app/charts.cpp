@@ -16,6 +16,7 @@
 #include <cmath>
 #include <iterator>
 
+#include "gui/models/number_format.hpp"
 #include "gui/models/series.hpp"
 
 namespace ddpsim::gui {
@@ -42,7 +43,7 @@ QString elide(const std::string& s, int n = 140) {
 QLogValueAxis* gpuAxisFor(const SweepResult& r) {
   auto* x = new QLogValueAxis;
   x->setBase(2);
-  x->setLabelFormat(QStringLiteral("%g"));
+  x->setLabelFormat(QStringLiteral("%.0f"));  // localized numbers need a precision: "1,024"
   x->setTitleText(QStringLiteral("GPUs"));
   int lo = 1, hi = 2;
   if (!r.points.empty()) {
@@ -98,7 +99,10 @@ QList<QPointF> positive(const QList<QPointF>& pts) {
   return out;
 }
 
-QLogValueAxis* logAxis(const QList<QPointF>& a, const QList<QPointF>& b, const QString& title) {
+// A log axis over the positive y of `a` and `b`, labelled in one number format (issue 41 item 3:
+// "$1,000,000" on a cost axis, not "1e+06"; the chart's localized numbers add the separators).
+QLogValueAxis* logAxis(const QList<QPointF>& a, const QList<QPointF>& b, const QString& title,
+                       const QString& prefix = {}) {
   double lo = 1e300, hi = 0;
   for (const auto* l : {&a, &b}) {
     for (const QPointF& p : *l) {
@@ -110,10 +114,13 @@ QLogValueAxis* logAxis(const QList<QPointF>& a, const QList<QPointF>& b, const Q
   }
   auto* y = new QLogValueAxis;
   y->setBase(10);
-  y->setLabelFormat(QStringLiteral("%g"));
+  y->setLabelFormat(QStringLiteral("%.0f"));
   y->setTitleText(title);
   if (hi > 0) {
-    y->setRange(std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi))));
+    const double from = std::pow(10, std::floor(std::log10(lo)));
+    const double to = std::pow(10, std::ceil(std::log10(hi)));
+    y->setRange(from, to);
+    y->setLabelFormat(axisLabelFormat(from, to, prefix));
   }
   y->setMinorTickCount(8);
   return y;
@@ -404,7 +411,7 @@ void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   }
   QLogValueAxis* y2 = nullptr;
   if (!cost.isEmpty()) {
-    y2 = logAxis(cost, budget, costLabel(r));
+    y2 = logAxis(cost, budget, costLabel(r), costInUsd ? QStringLiteral("$") : QString());
     chart->addAxis(y2, Qt::AlignRight);
     attach(chart, lineOf(cost, costLabel(r), kGreen), x, y2);
   }
@@ -425,9 +432,7 @@ void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
   }
   if (y2 && !budget.isEmpty()) {
     attach(chart,
-           lineOf(budget,
-                  QStringLiteral("budget $%1")
-                      .arg(QLocale(QLocale::English).toString(*r.plan.budgetUsd, 'f', 0)),
+           lineOf(budget, QStringLiteral("budget %1").arg(formatMoney(*r.plan.budgetUsd)),
                   kGreen.darker(140), Qt::DashLine, 1.5),
            x, y2);
   }
@@ -556,6 +561,9 @@ QString hoverText(const QChart* chart, double gpus, double* at) {
 void buildChart(ChartKind k, QChart* chart, const SweepResult& r, const ChartOverlay& overlay) {
   clearChart(chart);
   chart->legend()->setAlignment(Qt::AlignBottom);
+  // Axis labels in the window's one number format: thousands separators, "$" on money axes.
+  chart->setLocale(QLocale(QLocale::English, QLocale::UnitedStates));
+  chart->setLocalizeNumbers(true);
   switch (k) {
     case ChartKind::kStep:
       buildStep(chart, r, overlay);

@@ -20,17 +20,30 @@
 #include <QVBoxLayout>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 
 #include "gui/app/chart_export.hpp"
 #include "gui/app/hover_chart_view.hpp"
 #include "gui/app/recommendation_view.hpp"
 #include "gui/app/scenario_panel.hpp"
+#include "gui/app/stale_banner.hpp"
 #include "gui/app/timeline_view.hpp"
+#include "gui/models/price_book.hpp"
+#include "gui/models/scenario_subject.hpp"
 #include "gui/models/series.hpp"
+#include "model/paths.hpp"
 
 namespace ddpsim::gui {
 
 namespace {
+
+bool isHardwarePreset(const std::string& name) {
+  try {
+    return std::filesystem::exists(model::data_dir() / "hardware" / (name + ".json"));
+  } catch (const std::exception&) {
+    return false;  // no data folder
+  }
+}
 
 constexpr ChartKind kChartKinds[] = {ChartKind::kStep, ChartKind::kScaling, ChartKind::kMemory,
                                      ChartKind::kCost};
@@ -51,6 +64,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(&m_doc, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
   connect(m_panel, &ScenarioPanel::maxGpusChanged, this, &MainWindow::requestSweep);
   connect(m_panel, &ScenarioPanel::maxGpusEdited, this, &MainWindow::writeSweepRange);
+  connect(m_panel, &ScenarioPanel::inputRefused, this,
+          [this](const QString& message) { showStatus(message, true); });
   connect(&m_runner, &SweepRunner::finished, this, &MainWindow::applyResult);
   updateTitle();
 }
@@ -113,10 +128,16 @@ void MainWindow::buildUi() {
   connect(reset, &QPushButton::clicked, m_timeline, &TimelineView::resetZoom);
   m_tabs->addTab(timelinePage, tr("Timeline"));
 
+  auto* tablePage = new QWidget;
+  auto* tpl = new QVBoxLayout(tablePage);
+  tpl->setContentsMargins(0, 0, 0, 0);
+  m_tableBanner = new StaleBanner;
   m_tableView = new QTableView;
   m_tableView->setModel(&m_table);
   m_tableView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  m_tabs->addTab(m_tableView, tr("Table"));
+  tpl->addWidget(m_tableBanner);
+  tpl->addWidget(m_tableView, 1);
+  m_tabs->addTab(tablePage, tr("Table"));
 
   auto* comparePage = new QWidget;
   auto* cl = new QVBoxLayout(comparePage);
@@ -129,6 +150,8 @@ void MainWindow::buildUi() {
   m_compare->setObjectName(QStringLiteral("compareTable"));
   m_compare->setHorizontalHeaderLabels({tr("key / metric"), tr("pinned"), tr("current")});
   m_compare->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  m_compareBanner = new StaleBanner;
+  cl->addWidget(m_compareBanner);
   cl->addWidget(m_compareLabel);
   cl->addWidget(m_compare, 1);
   m_tabs->addTab(comparePage, tr("Compare"));
@@ -235,6 +258,8 @@ bool MainWindow::openFile(const QString& path) {
     return false;
   }
   m_panel->setMaxGpus(defaultMaxGpus(m_doc.json()));
+  // A file that asks the planner a question opens on its answer (issue 41 item 3).
+  if (m_doc.json().contains("plan")) m_tabs->setCurrentWidget(m_recommend);
   return true;
 }
 
@@ -310,7 +335,7 @@ void MainWindow::onDocumentChanged() {
   m_redoAction->setEnabled(m_doc.canRedo());
   if (!m_doc.isValid()) {
     showStatus(m_doc.issueMessage(), true);
-    markChartsStale();
+    markStale();
     return;
   }
   showStatus(QString(), false);
@@ -320,27 +345,34 @@ void MainWindow::onDocumentChanged() {
 void MainWindow::writeSweepRange(int maxGpus) {
   // The resolved GPUs per node (the hardware preset's when the document leaves it out) of the
   // latest valid result; without one the slider only moves the charts' range.
+  // The planner's candidates honour the same bound (issue 41 item 3: at 2 it still recommended
+  // 4096 GPUs).
   const int perNode = m_result && m_result->error.empty() ? m_result->gpusPerNode : 0;
   if (perNode < 1) {
-    requestSweep();
+    m_doc.setValue(QStringLiteral("/plan/max_gpus"), maxGpus);
+    requestSweep();  // no change when the document has that bound already
     return;
   }
   nlohmann::json counts = nlohmann::json::array();
   for (int g : gpuAxis(maxGpus, perNode)) counts.push_back(g);
-  m_doc.setValue(QStringLiteral("/sweep/cluster.gpus"), counts);
+  m_doc.setValues({{QStringLiteral("/sweep/cluster.gpus"), counts},
+                   {QStringLiteral("/plan/max_gpus"), maxGpus}});
 }
 
-void MainWindow::markChartsStale() {
-  const QString note =
-      tr("<font color=\"#c0392b\"><b>Not updated:</b> the scenario does not validate (%1); "
-         "showing the last valid result</font><br>")
-          .arg(m_doc.issuePointer().isEmpty() ? tr("see the status bar")
-                                              : m_doc.issuePointer().toHtmlEscaped());
+void MainWindow::markStale() {
+  const QString pointer = m_doc.issuePointer();
+  const QString note = QStringLiteral("<font color=\"#c0392b\"><b>") +
+                       StaleBanner::sentence(pointer).toHtmlEscaped().replace(
+                           QStringLiteral("Not updated:"), QStringLiteral("Not updated:</b>")) +
+                       QStringLiteral("</font><br>");
   for (QChartView* v : m_views) {
     QChart* c = v->chart();
     if (!c->title().startsWith(QStringLiteral("<font"))) c->setTitle(note + c->title());
   }
   m_timeline->setStale(true);
+  m_recommend->setStale(true, pointer);
+  m_tableBanner->setStale(true, pointer);
+  m_compareBanner->setStale(true, pointer);
 }
 
 void MainWindow::requestSweep() {
@@ -349,6 +381,7 @@ void MainWindow::requestSweep() {
   req.doc = m_doc.json();
   req.file = m_doc.anchorPath();
   req.maxGpus = m_panel->maxGpus();
+  req.planMaxGpus = m_panel->maxGpus();
   req.gpuCounts = scenarioGpuCounts(req.doc, req.maxPoints);
   m_requestNs = m_clock.nsecsElapsed();
   m_runner.request(std::move(req));
@@ -370,6 +403,9 @@ void MainWindow::applyResult(const SweepResultPtr& result) {
   m_timeline->setStale(false);
   m_table.setResult(result);
   m_recommend->setPlan(result->plan);
+  m_recommend->setStale(false);
+  m_tableBanner->setStale(false);
+  m_compareBanner->setStale(false);
   updateCompare();
   if (!result->error.empty()) {
     showStatus(QString::fromStdString(result->error), true);
@@ -381,6 +417,8 @@ void MainWindow::applyResult(const SweepResultPtr& result) {
                         .arg(result->points.size())
                         .arg(result->computeMs, 0, 'f', 1)
                         .arg(m_lastRedrawMs, 0, 'f', 1));
+  // A result of an earlier request that arrives after an invalid edit is the last valid one.
+  if (!m_doc.isValid()) markStale();
   emit redrawn(m_lastRedrawMs);
 }
 
@@ -389,12 +427,19 @@ void MainWindow::loadPlanPoint(const PlanPointView& p) {
   const nlohmann::json cap = p.bucketCapMb == std::floor(p.bucketCapMb)
                                  ? nlohmann::json(static_cast<std::int64_t>(p.bucketCapMb))
                                  : nlohmann::json(p.bucketCapMb);
-  m_doc.setValues({{QStringLiteral("/cluster/gpus"), p.gpus},
-                   {QStringLiteral("/training/per_gpu_batch"), p.perGpuBatch},
-                   {QStringLiteral("/training/grad_accumulation"), p.gradAccumulation},
-                   {QStringLiteral("/parallelism/strategy"), p.strategy},
-                   {QStringLiteral("/parallelism/bucket_cap_mb"), cap},
-                   {QStringLiteral("/parallelism/comm_hook"), p.commHook}});
+  nlohmann::json next = m_doc.json();
+  // An option of another system of plan.hardware brings that system and its price along.
+  if (!p.system.empty() && p.system != currentSystem(next) && isHardwarePreset(p.system))
+    next = withSystem(next, p.system, m_panel->prices());
+  const std::pair<const char*, nlohmann::json> knobs[] = {
+      {"/cluster/gpus", p.gpus},
+      {"/training/per_gpu_batch", p.perGpuBatch},
+      {"/training/grad_accumulation", p.gradAccumulation},
+      {"/parallelism/strategy", p.strategy},
+      {"/parallelism/bucket_cap_mb", cap},
+      {"/parallelism/comm_hook", p.commHook}};
+  for (const auto& [pointer, value] : knobs) next[nlohmann::json::json_pointer(pointer)] = value;
+  m_doc.replace(next);  // one edit, one undo step
   showStatus(tr("loaded the planner's point: %1 (Edit > Undo restores the previous values)")
                  .arg(planPointLabel(p, m_result && m_result->plan.byThroughput)),
              false);
@@ -404,8 +449,12 @@ void MainWindow::pinCurrent() {
   if (!m_result) return;
   m_pinned = m_result;
   m_pinnedDoc = m_doc.json();
-  m_pinnedLabel = QString::fromStdString(m_result->name.empty() ? "pinned" : m_result->name);
-  if (m_pinnedLabel.size() > 40) m_pinnedLabel = m_pinnedLabel.left(39) + QChar(0x2026);
+  // What was predicted (model, system, strategy), not the file's `name`, which an edit of the
+  // system does not change (issue 41 item 3: a B200 run was pinned as "GPT-2 XL on DGX H100").
+  m_pinnedLabel = QString::fromStdString(m_result->subject.empty()
+                                             ? std::string("pinned")
+                                             : m_result->subject + ", " + m_result->strategy);
+  if (m_pinnedLabel.size() > 60) m_pinnedLabel = m_pinnedLabel.left(59) + QChar(0x2026);
   applyResult(m_result);
 }
 
@@ -458,10 +507,10 @@ void MainWindow::updateCompare() {
 }
 
 void MainWindow::updateTitle() {
+  // The model and system as they are now, not the file's `name` (issue 41 item 3).
   QString title = QStringLiteral("ddpsim planner");
-  const nlohmann::json name = m_doc.value(QStringLiteral("/name"));
-  if (name.is_string())
-    title += QStringLiteral(" \u2014 ") + QString::fromStdString(name.get<std::string>());
+  if (const QString subject = scenarioSubject(m_doc.json()); !subject.isEmpty())
+    title += QStringLiteral(" \u2014 ") + subject;
   if (!m_doc.filePath().isEmpty())
     title += QStringLiteral(" [") + QFileInfo(m_doc.filePath()).fileName() + "]";
   if (m_doc.isModified()) title += QLatin1Char('*');

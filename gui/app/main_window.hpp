@@ -31,6 +31,7 @@ namespace ddpsim::gui {
 
 class RecommendationView;
 class ScenarioPanel;
+class StaleBanner;
 class TimelineView;
 
 class MainWindow : public QMainWindow {
@@ -58,6 +59,10 @@ class MainWindow : public QMainWindow {
   QTableWidget* compareTable() const { return m_compare; }
   QTabWidget* tabs() const { return m_tabs; }
   RecommendationView* recommendationView() const { return m_recommend; }
+  /// The "Not updated" banners over the Table and Compare tabs (issue 41 item 3; the charts'
+  /// titles, the timeline and the Recommendation tab carry their own).
+  StaleBanner* tableBanner() const { return m_tableBanner; }
+  StaleBanner* compareBanner() const { return m_compareBanner; }
   /// The Step time tab's "log scale" switch (issue 19 item 8).
   QCheckBox* logStepBox() const { return m_logStep; }
   SweepResultPtr lastResult() const { return m_result; }
@@ -91,11 +96,13 @@ class MainWindow : public QMainWindow {
   void buildUi();
   void buildMenus();
   void onDocumentChanged();
-  /// The user moved the max-GPUs slider: the GPU counts it draws become /sweep/cluster.gpus.
+  /// The user moved the max-GPUs slider: the GPU counts it draws become /sweep/cluster.gpus and
+  /// the planner's largest size /plan/max_gpus, in one edit.
   void writeSweepRange(int maxGpus);
-  /// The charts keep the last valid result while the document does not validate: their titles
-  /// say so (issue 19 item 5).
-  void markChartsStale();
+  /// Every view keeps the last valid result while the document does not validate: each says so
+  /// (issue 19 item 5: the charts' titles and the timeline; issue 41 item 3: the
+  /// Recommendation, Table and Compare tabs too).
+  void markStale();
   void applyResult(const SweepResultPtr& result);
   /// Loads a planner point's knobs into the document as one edit (one undo step).
   void loadPlanPoint(const PlanPointView& p);
@@ -114,6 +121,8 @@ class MainWindow : public QMainWindow {
   RecommendationView* m_recommend = nullptr;
   QCheckBox* m_logStep = nullptr;
   QTableView* m_tableView = nullptr;
+  StaleBanner* m_tableBanner = nullptr;
+  StaleBanner* m_compareBanner = nullptr;
   QTableWidget* m_compare = nullptr;
   QLabel* m_compareLabel = nullptr;
   QLabel* m_status = nullptr;

@@ -17,6 +17,9 @@
 
 #include "gui/app/charts.hpp"
 #include "gui/app/hover_chart_view.hpp"
+#include "gui/app/stale_banner.hpp"
+#include "gui/app/systems_table.hpp"
+#include "gui/models/number_format.hpp"
 #include "gui/models/series.hpp"
 
 namespace ddpsim::gui {
@@ -27,27 +30,45 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 bool byCost(const PlanView& p) { return p.objective == "cost" || p.objective == "gpu_hours"; }
 
-QString money(double usd) {
-  return QStringLiteral("$") + QLocale(QLocale::English).toString(usd, 'f', 0);
-}
-
-// Time metric in words: hours to train, or hours per million samples without a target.
+// Time metric in words: time to train, or time per million samples without a target, in the
+// unit that keeps its digits (never "0.00 h": issue 41 item 3).
 QString timeText(const PlanPointView& p, bool byThroughput) {
-  return QStringLiteral("%1 h%2")
-      .arg(p.timeMetric / 3600.0, 0, 'f', byThroughput ? 2 : 1)
-      .arg(byThroughput ? QStringLiteral(" per 1M samples") : QString());
+  return formatHours(p.timeMetric / 3600.0) +
+         (byThroughput ? QStringLiteral(" per 1M samples") : QString());
 }
 
 QString gpuHoursText(const PlanPointView& p, bool byThroughput) {
   return QStringLiteral("%1 GPU-h%2")
-      .arg(QLocale(QLocale::English).toString(p.gpuHoursMetric, 'f', 0))
+      .arg(formatNumber(p.gpuHoursMetric, 3))
       .arg(byThroughput ? QStringLiteral(" per 1M samples") : QString());
+}
+
+QString percent(double fraction) { return formatNumber(100 * fraction, 3) + QLatin1Char('%'); }
+
+// The sizes searched, and whether the choice sits at an edge of them (more or fewer GPUs were
+// not tried): "searched 1-1024 GPUs (the panel's max GPUs); the choice is the largest size".
+QString searchText(const PlanView& plan) {
+  if (plan.searchedGpus.empty()) return {};
+  const int lo = plan.searchedGpus.front(), hi = plan.searchedGpus.back();
+  QString t = lo == hi ? QStringLiteral("searched %1 GPUs").arg(lo)
+                       : QStringLiteral("searched %1-%2 GPUs").arg(lo).arg(hi);
+  if (plan.panelMaxGpus) t += QStringLiteral(" (up to the panel's max GPUs)");
+  if (plan.chosen && lo != hi) {
+    if (plan.chosen->gpus == hi) {
+      t += QStringLiteral("; the choice is the largest size searched: raise max GPUs to try more");
+    } else if (plan.chosen->gpus == lo) {
+      t += QStringLiteral("; the choice is the smallest size searched");
+    }
+  }
+  return t;
 }
 
 }  // namespace
 
 RecommendationView::RecommendationView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
+  m_stale = new StaleBanner;
+  layout->addWidget(m_stale);
   m_chosen = new QLabel;
   m_chosen->setObjectName(QStringLiteral("recommendationChosen"));
   m_chosen->setWordWrap(true);
@@ -59,12 +80,14 @@ RecommendationView::RecommendationView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_chosen);
   layout->addWidget(m_summary);
   auto* split = new QSplitter(Qt::Vertical);
-  m_table = new QTableWidget(0, 12);
+  m_systems = new SystemsTable;
+  m_table = new QTableWidget(0, 16);
   m_table->setObjectName(QStringLiteral("recommendationTable"));
-  m_table->setHorizontalHeaderLabels({tr("GPUs"), tr("strategy"), tr("micro-batch"),
+  m_table->setHorizontalHeaderLabels({tr("system"), tr("GPUs"), tr("strategy"), tr("micro-batch"),
                                       tr("accumulation"), tr("global batch"), tr("bucket MiB"),
                                       tr("hook"), tr("time"), tr("GPU-hours"), tr("cost"),
-                                      tr("memory GiB"), tr("vs chosen / limited by")});
+                                      tr("memory GiB"), tr("MFU"), tr("tokens/s/GPU"),
+                                      tr("error band"), tr("vs chosen / limited by")});
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->horizontalHeader()->setStretchLastSection(true);
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -79,15 +102,28 @@ RecommendationView::RecommendationView(QWidget* parent) : QWidget(parent) {
   m_chart->setRenderHint(QPainter::Antialiasing);
   m_chart->setMinimumHeight(320);
   m_table->setMinimumHeight(120);
+  split->addWidget(m_systems);
   split->addWidget(m_table);
   split->addWidget(m_chart);
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 3);
-  split->setSizes({260, 420});
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 2);
+  split->setStretchFactor(2, 3);
+  split->setSizes({110, 240, 400});
   layout->addWidget(split, 1);
 }
 
 QString RecommendationView::chosenText() const { return m_chosen->text(); }
+
+void RecommendationView::setStale(bool stale, const QString& pointer) {
+  m_stale->setStale(stale, pointer);
+  // The last valid plan stays readable but greyed; its rows cannot be loaded into a scenario it
+  // no longer answers.
+  for (QWidget* w : {static_cast<QWidget*>(m_table), static_cast<QWidget*>(m_systems),
+                     static_cast<QWidget*>(m_chart)})
+    w->setEnabled(!stale);
+}
+
+bool RecommendationView::isStale() const { return m_stale->isStale(); }
 QString RecommendationView::summaryText() const { return m_summary->text(); }
 
 void RecommendationView::setPlan(const PlanView& plan) {
@@ -102,14 +138,28 @@ void RecommendationView::setPlan(const PlanView& plan) {
     m_chosen->setText(tr("<b>No recommendation:</b> ") +
                       QString::fromStdString(plan.error).toHtmlEscaped());
   } else if (!plan.chosen) {
-    m_chosen->setText(tr("<b>Nothing is feasible:</b> ") +
-                      QString::fromStdString(plan.noneFeasibleReason).toHtmlEscaped());
+    QString t = tr("<b>Nothing is feasible:</b> ") +
+                QString::fromStdString(plan.noneFeasibleReason).toHtmlEscaped();
+    if (plan.nearest) {
+      t += tr("<br><b>Nearest:</b> %1 GPUs%2, %3, %4")
+               .arg(plan.nearest->gpus)
+               .arg(plan.nearest->system.empty()
+                        ? QString()
+                        : QStringLiteral(" of ") +
+                              QString::fromStdString(plan.nearest->system).toHtmlEscaped())
+               .arg(QString::fromStdString(plan.nearest->strategy))
+               .arg(QString::fromStdString(plan.nearestReason).toHtmlEscaped());
+    }
+    m_chosen->setText(t);
   } else {
     const PlanPointView& c = *plan.chosen;
-    QString t = tr("<b>Recommended (minimises %1):</b> %2 GPUs, %3, micro-batch %4 x %5 "
-                   "accumulation = global batch %6, bucket %7 MiB, hook %8: %9, %10")
+    QString t = tr("<b>Recommended (minimises %1):</b> %2 GPUs%3, %4, micro-batch %5 x %6 "
+                   "accumulation = global batch %7, bucket %8 MiB, hook %9: %10, %11")
                     .arg(QString::fromStdString(plan.objective))
                     .arg(c.gpus)
+                    .arg(c.system.empty() ? QString()
+                                          : QStringLiteral(" of ") +
+                                                QString::fromStdString(c.system).toHtmlEscaped())
                     .arg(QString::fromStdString(c.strategy))
                     .arg(c.perGpuBatch)
                     .arg(c.gradAccumulation)
@@ -118,16 +168,25 @@ void RecommendationView::setPlan(const PlanView& plan) {
                     .arg(QString::fromStdString(c.commHook))
                     .arg(timeText(c, plan.byThroughput))
                     .arg(gpuHoursText(c, plan.byThroughput));
-    if (c.costUsd) t += QStringLiteral(", ") + money(*c.costUsd);
+    if (c.costUsd) t += QStringLiteral(", ") + formatMoney(*c.costUsd);
     t += tr("; %1 GiB per GPU").arg(c.memoryBytes / kGiB, 0, 'f', 1);
+    if (c.mfu > 0) t += tr(", MFU %1").arg(percent(c.mfu));
+    if (c.tokensPerSPerGpu > 0)
+      t += tr(", %1 tokens/s/GPU").arg(formatNumber(c.tokensPerSPerGpu, 4));
     if (!c.limitedBy.empty()) t += tr("; limited by %1").arg(QString::fromStdString(c.limitedBy));
+    if (c.band) {
+      t += tr("<br>Error band of its class (published runs like it): %1")
+               .arg(errorBandText(c.band).toHtmlEscaped());
+    }
     if (plan.byThroughput)
-      t += tr(" (no training target: planned by throughput, per million samples)");
+      t += tr("<br>(no training target: planned by throughput, per million samples)");
     m_chosen->setText(t);
   }
   // The planner's notes (the predictor's, repeated per strategy) go to the tooltip: the summary
   // line stays readable.
   QString summary = planSummary(plan).toHtmlEscaped();
+  if (const QString searched = searchText(plan); !searched.isEmpty())
+    summary += QStringLiteral("; ") + searched.toHtmlEscaped();
   QStringList notes;
   for (const std::string& w : plan.warnings) notes << QString::fromStdString(w);
   if (!notes.isEmpty()) summary += tr(" <i>(%1 planner notes: hover here)</i>").arg(notes.size());
@@ -140,18 +199,23 @@ void RecommendationView::setPlan(const PlanView& plan) {
     QString vs = plan.chosen ? versusChosen(p, *plan.chosen) : QString();
     if (!p.limitedBy.empty())
       vs += QStringLiteral("; limited by ") + QString::fromStdString(p.limitedBy);
-    const QStringList cells = {QString::number(p.gpus),
-                               QString::fromStdString(p.strategy),
-                               QString::number(p.perGpuBatch),
-                               QString::number(p.gradAccumulation),
-                               QString::number(p.globalBatch),
-                               QString::number(p.bucketCapMb),
-                               QString::fromStdString(p.commHook),
-                               timeText(p, plan.byThroughput),
-                               gpuHoursText(p, plan.byThroughput),
-                               p.costUsd ? money(*p.costUsd) : QStringLiteral("-"),
-                               QString::number(p.memoryBytes / kGiB, 'f', 1),
-                               vs};
+    const QStringList cells = {
+        QString::fromStdString(p.system),
+        QString::number(p.gpus),
+        QString::fromStdString(p.strategy),
+        QString::number(p.perGpuBatch),
+        QString::number(p.gradAccumulation),
+        QString::number(p.globalBatch),
+        QString::number(p.bucketCapMb),
+        QString::fromStdString(p.commHook),
+        timeText(p, plan.byThroughput),
+        gpuHoursText(p, plan.byThroughput),
+        p.costUsd ? formatMoney(*p.costUsd) : QStringLiteral("-"),
+        QString::number(p.memoryBytes / kGiB, 'f', 1),
+        p.mfu > 0 ? percent(p.mfu) : QStringLiteral("-"),
+        p.tokensPerSPerGpu > 0 ? formatNumber(p.tokensPerSPerGpu, 4) : QStringLiteral("-"),
+        errorBandText(p.band),
+        vs};
     for (int col = 0; col < cells.size(); ++col) {
       auto* item = new QTableWidgetItem(cells[col]);
       if (vs.startsWith(QStringLiteral("chosen"))) {
@@ -162,11 +226,13 @@ void RecommendationView::setPlan(const PlanView& plan) {
       m_table->setItem(i, col, item);
     }
   }
+  m_systems->setPlan(plan);
+  m_systems->setVisible(plan.systems.size() > 1);
   buildChart();
 }
 
 void RecommendationView::requestLoad(int row) {
-  if (row < 0 || row >= static_cast<int>(m_rows.size())) return;
+  if (isStale() || row < 0 || row >= static_cast<int>(m_rows.size())) return;
   emit loadRequested(m_rows[static_cast<std::size_t>(row)]);
 }
 
@@ -205,25 +271,31 @@ void RecommendationView::buildChart() {
   QPen pen(QColor(230, 159, 0));
   pen.setWidthF(1.5);
   line->setPen(pen);
-  const auto logAxisOver = [](double lo, double hi, const QString& title) {
+  // One number format (issue 41 item 3): "$1,000,000", never "1e+06" (localized numbers add
+  // the thousands separators).
+  chart->setLocale(QLocale(QLocale::English, QLocale::UnitedStates));
+  chart->setLocalizeNumbers(true);
+  const auto logAxisOver = [](double lo, double hi, const QString& title, const QString& prefix) {
     auto* a = new QLogValueAxis;
     a->setBase(10);
-    a->setLabelFormat(QStringLiteral("%g"));
     a->setTitleText(title);
     lo = std::max(lo, 1e-12);
     hi = std::max(hi, lo);
-    a->setRange(std::pow(10, std::floor(std::log10(lo))),
-                std::pow(10, std::ceil(std::log10(hi * 1.0001))));
+    const double from = std::pow(10, std::floor(std::log10(lo)));
+    const double to = std::pow(10, std::ceil(std::log10(hi * 1.0001)));
+    a->setRange(from, to);
+    a->setLabelFormat(axisLabelFormat(from, to, prefix));
     a->setMinorTickCount(8);
     return a;
   };
   if (!tp && m_plan.deadlineHours) xhi = std::max(xhi, *m_plan.deadlineHours);
   if (usd && m_plan.budgetUsd) yhi = std::max(yhi, *m_plan.budgetUsd);
   auto* x =
-      logAxisOver(xlo, xhi, tp ? tr("hours per million samples") : tr("time to train (hours)"));
+      logAxisOver(xlo, xhi, tp ? tr("hours per million samples") : tr("time to train (hours)"), {});
   auto* y = logAxisOver(
       ylo, yhi,
-      usd ? tr("cost (USD)") : (tp ? tr("GPU-hours per million samples") : tr("GPU-hours")));
+      usd ? tr("cost (USD)") : (tp ? tr("GPU-hours per million samples") : tr("GPU-hours")),
+      usd ? QStringLiteral("$") : QString());
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   for (QAbstractSeries* s :
@@ -257,7 +329,7 @@ void RecommendationView::buildChart() {
   }
   if (usd && m_plan.budgetUsd) {
     auto* b = new QLineSeries;
-    b->setName(tr("budget %1").arg(money(*m_plan.budgetUsd)));
+    b->setName(tr("budget %1").arg(formatMoney(*m_plan.budgetUsd)));
     QPen bp(QColor(0, 110, 80));
     bp.setStyle(Qt::DashLine);
     b->setPen(bp);

@@ -4,7 +4,10 @@
 // deadline, budget, dominated), the Pareto front as a table ordered by the objective with each
 // point against the chosen one, and a time-vs-GPU-hours (or cost) chart of the front. A
 // double-click on a row, or a click on a point of the chart, asks to load that configuration.
-// The deadline, budget and objective are edited in the scenario panel ("Plan" group).
+// The deadline, budget and objective are edited in the scenario panel ("Plan" group). With
+// several systems (plan.hardware) each one's best option is listed (systems_table.hpp), and
+// every option carries the error band of its class. While the scenario does not validate a
+// "Not updated" banner says the answer shown is the last valid one (issue 41 item 3).
 //
 //   RecommendationView v;
 //   v.setPlan(result.plan);
@@ -21,6 +24,9 @@ class QTableWidget;
 
 namespace ddpsim::gui {
 
+class StaleBanner;
+class SystemsTable;
+
 class RecommendationView : public QWidget {
   Q_OBJECT
 
@@ -32,6 +38,12 @@ class RecommendationView : public QWidget {
   /// The front in table order (the objective's metric, best first).
   const std::vector<PlanPointView>& rows() const { return m_rows; }
   QTableWidget* table() const { return m_table; }
+  SystemsTable* systemsTable() const { return m_systems; }
+  /// Marks the view as showing the last valid plan (the scenario does not validate now, at
+  /// `pointer`), or clears the mark; a stale view does not load its points.
+  void setStale(bool stale, const QString& pointer = {});
+  bool isStale() const;
+  StaleBanner* staleBanner() const { return m_stale; }
   QChartView* chartView() const { return m_chart; }
   QString chosenText() const;
   QString summaryText() const;
@@ -46,9 +58,11 @@ class RecommendationView : public QWidget {
 
   PlanView m_plan;
   std::vector<PlanPointView> m_rows;
+  StaleBanner* m_stale = nullptr;
   QLabel* m_chosen = nullptr;
   QLabel* m_summary = nullptr;
   QTableWidget* m_table = nullptr;
+  SystemsTable* m_systems = nullptr;
   QChartView* m_chart = nullptr;
 };
 

@@ -16,6 +16,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include "gui/app/integer_spin_box.hpp"
+#include "gui/app/wheel_guard.hpp"
 #include "gui/models/scenario_document.hpp"
 #include "model/paths.hpp"
 #include "model/scenario/scenario.hpp"
@@ -150,6 +152,18 @@ QGroupBox* ScenarioPanel::buildHardware() {
   profRow->addWidget(m_profile);
   profRow->addWidget(profButton);
   f->addRow(tr("calibration profile"), profRow);
+  // The price belongs to the system (issue 41 item 3): it sits here and follows the preset.
+  m_price = named(new QDoubleSpinBox, "gpuHourUsd");
+  m_price->setRange(0, 1000);
+  m_price->setDecimals(2);
+  m_price->setSpecialValueText(tr("(no price)"));
+  f->addRow(tr("USD per GPU-hour (this system)"), m_price);
+  m_priceNote = named(new QLabel, "priceNote");
+  m_priceNote->setWordWrap(true);
+  m_priceNote->setTextFormat(Qt::RichText);
+  f->addRow(m_priceNote);
+  bind("/pricing/gpu_hour_usd", m_price);
+  connect(m_price, &QDoubleSpinBox::valueChanged, this, &ScenarioPanel::setPrice);
   bind("/hardware", m_hardwarePreset);
   bind("/hardware/preset", m_hardwarePreset);
   bind("/hardware/profile", m_profile);
@@ -162,10 +176,10 @@ QGroupBox* ScenarioPanel::buildHardware() {
 QGroupBox* ScenarioPanel::buildCluster() {
   QFormLayout* f = nullptr;
   auto* clusterBox = group(tr("Cluster"), f);
-  m_gpus = named(new QSpinBox, "clusterGpus");
+  m_gpus = integerField("clusterGpus");
   m_gpus->setRange(0, 1 << 20);
   f->addRow(tr("GPUs (memory, timeline)"), m_gpus);
-  m_gpusPerNode = named(new QSpinBox, "gpusPerNode");
+  m_gpusPerNode = integerField("gpusPerNode");
   m_gpusPerNode->setRange(0, 1024);
   m_gpusPerNode->setSpecialValueText(tr("(system preset)"));
   f->addRow(tr("GPUs per node"), m_gpusPerNode);
@@ -178,10 +192,27 @@ QGroupBox* ScenarioPanel::buildCluster() {
   m_maxGpusLabel->setMinimumWidth(48);
   maxRow->addWidget(m_maxGpus);
   maxRow->addWidget(m_maxGpusLabel);
-  f->addRow(tr("max GPUs (sweep)"), maxRow);
-  m_maxGpus->setToolTip(
-      tr("The largest GPU count of the charts' sweep; moving it writes the GPU counts drawn as "
-         "the scenario's sweep (/sweep/cluster.gpus), so the saved file sweeps the same points"));
+  f->addRow(tr("max GPUs (sweep and plan)"), maxRow);
+  m_minGpus = integerField("minGpus");
+  m_minGpus->setRange(0, 1 << 20);
+  m_minGpus->setSpecialValueText(tr("(no minimum)"));
+  f->addRow(tr("min GPUs (plan)"), m_minGpus);
+  bind("/plan/max_gpus", m_maxGpus);
+  const QString maxHelp =
+      tr("The largest GPU count of the charts' sweep and of the planner's search; moving it "
+         "writes the GPU counts drawn as the scenario's sweep (/sweep/cluster.gpus) and "
+         "/plan/max_gpus, so the saved file sweeps and plans the same");
+  m_maxGpus->setProperty("ddpsimHelp", maxHelp);
+  m_maxGpus->setToolTip(maxHelp);
+  bind("/plan/min_gpus", m_minGpus);
+  connect(m_minGpus, &QSpinBox::valueChanged, this, [this](int v) {
+    if (m_refreshing) return;
+    if (v == 0) {
+      removeWithEmptyParent("/plan/min_gpus");
+    } else {
+      setNumber("/plan/min_gpus", v, true);
+    }
+  });
   bind("/cluster/gpus", m_gpus);
   bind("/cluster/gpus_per_node", m_gpusPerNode);
   connect(m_gpus, &QSpinBox::valueChanged, this,
@@ -219,7 +250,7 @@ QGroupBox* ScenarioPanel::buildParallelism() {
   bucketRow->addWidget(m_bucketCap);
   bucketRow->addWidget(m_bucketLabel);
   f->addRow(tr("bucket cap (MiB)"), bucketRow);
-  m_accumulation = named(new QSpinBox, "gradAccumulation");
+  m_accumulation = integerField("gradAccumulation");
   m_accumulation->setRange(0, 4096);
   f->addRow(tr("grad accumulation"), m_accumulation);
   m_commHook = named(new QComboBox, "commHook");
@@ -304,7 +335,7 @@ QGroupBox* ScenarioPanel::buildParallelism() {
 QGroupBox* ScenarioPanel::buildFsdp2() {
   QFormLayout* f = nullptr;
   auto* fsdp2Box = group(tr("FSDP2 (strategy fsdp2)"), f);
-  m_fsdp2Shard = named(new QSpinBox, "fsdp2Shard");
+  m_fsdp2Shard = integerField("fsdp2Shard");
   m_fsdp2Shard->setRange(0, 1 << 20);
   m_fsdp2Shard->setSpecialValueText(tr("(every GPU)"));
   f->addRow(tr("shard over (GPUs; HSDP below all)"), m_fsdp2Shard);
@@ -324,7 +355,7 @@ QGroupBox* ScenarioPanel::buildFsdp2() {
   f->addRow(m_fsdp2Sync);
   m_fsdp2Offload = named(new QDoubleSpinBox, "fsdp2Offload");
   m_fsdp2Offload->setRange(0, 1e6);
-  m_fsdp2Offload->setDecimals(0);
+  m_fsdp2Offload->setDecimals(1);
   m_fsdp2Offload->setSpecialValueText(tr("(no CPU offload)"));
   f->addRow(tr("CPU offload: host GB/s"), m_fsdp2Offload);
   bind("/parallelism/fsdp2/mesh/shard", m_fsdp2Shard);
@@ -394,7 +425,7 @@ QGroupBox* ScenarioPanel::buildFsdp2() {
 QGroupBox* ScenarioPanel::buildTraining() {
   QFormLayout* f = nullptr;
   auto* trainBox = group(tr("Training"), f);
-  m_perGpuBatch = named(new QSpinBox, "perGpuBatch");
+  m_perGpuBatch = integerField("perGpuBatch");
   m_perGpuBatch->setRange(0, 1 << 20);
   f->addRow(tr("per-GPU batch"), m_perGpuBatch);
   m_lrRule = named(new QComboBox, "lrRule");
@@ -405,7 +436,7 @@ QGroupBox* ScenarioPanel::buildTraining() {
   m_lrBase->setRange(0, 100);
   m_lrBase->setValue(kDefaultLrBase);
   f->addRow(tr("base LR"), m_lrBase);
-  m_lrBaseBatch = named(new QSpinBox, "lrBaseBatch");
+  m_lrBaseBatch = integerField("lrBaseBatch");
   m_lrBaseBatch->setRange(0, 1 << 30);
   m_lrBaseBatch->setValue(kDefaultLrBaseBatch);
   f->addRow(tr("at global batch"), m_lrBaseBatch);
@@ -418,14 +449,9 @@ QGroupBox* ScenarioPanel::buildTraining() {
   f->addRow(tr("B_noise (samples)"), m_bNoise);
   m_sMin = named(new QDoubleSpinBox, "sMin");
   m_sMin->setRange(0, 1e12);
-  m_sMin->setDecimals(0);
+  m_sMin->setDecimals(1);  // a '.' typed into a 0-decimal field vanished: 2.5 became 25
   m_sMin->setValue(kDefaultSMin);
   f->addRow(tr("S_min (steps)"), m_sMin);
-  m_price = named(new QDoubleSpinBox, "gpuHourUsd");
-  m_price->setRange(0, 1000);
-  m_price->setDecimals(2);
-  m_price->setSpecialValueText(tr("(no price)"));
-  f->addRow(tr("USD per GPU-hour"), m_price);
   bind("/training/per_gpu_batch", m_perGpuBatch);
   bind("/training/lr", m_lrRule);
   bind("/training/lr/scaling", m_lrRule);
@@ -434,7 +460,6 @@ QGroupBox* ScenarioPanel::buildTraining() {
   bind("/training/target", m_target);
   bind("/training/target/critical_batch/b_noise", m_bNoise);
   bind("/training/target/critical_batch/s_min", m_sMin);
-  bind("/pricing/gpu_hour_usd", m_price);
   connect(m_perGpuBatch, &QSpinBox::valueChanged, this,
           [this](int v) { setNumber("/training/per_gpu_batch", v, true); });
   connect(m_lrRule, &QComboBox::activated, this, &ScenarioPanel::setLrRule);
@@ -451,8 +476,6 @@ QGroupBox* ScenarioPanel::buildTraining() {
   connect(m_sMin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
     if (m_target->isChecked()) setNumber("/training/target/critical_batch/s_min", v, false);
   });
-  connect(m_price, &QDoubleSpinBox::valueChanged, this,
-          [this](double v) { setOrRemove("/pricing/gpu_hour_usd", v); });
   return trainBox;
 }
 
@@ -467,7 +490,7 @@ QGroupBox* ScenarioPanel::buildPlan() {
   f->addRow(tr("deadline (hours)"), m_deadline);
   m_budget = named(new QDoubleSpinBox, "budgetUsd");
   m_budget->setRange(0, 1e12);
-  m_budget->setDecimals(0);
+  m_budget->setDecimals(2);
   m_budget->setSpecialValueText(tr("(no budget)"));
   f->addRow(tr("budget (USD)"), m_budget);
   m_objective = named(new QComboBox, "objective");
@@ -496,7 +519,7 @@ QGroupBox* ScenarioPanel::buildReliability() {
   f->addRow(m_reliability);
   m_nodeMtbf = named(new QDoubleSpinBox, "nodeMtbfHours");
   m_nodeMtbf->setRange(0, 1e9);
-  m_nodeMtbf->setDecimals(0);
+  m_nodeMtbf->setDecimals(1);
   m_nodeMtbf->setSpecialValueText(tr("(Llama 3: 6,335)"));
   f->addRow(tr("node MTBF (hours)"), m_nodeMtbf);
   m_restart = named(new QDoubleSpinBox, "restartMinutes");
@@ -570,6 +593,15 @@ void ScenarioPanel::build() {
   // the wheel), not on every keystroke: each keystroke's commit re-read the field from the
   // document, so typing "3.75" $/GPU-hour left 3.00 and B_noise "1500.5" left 1500.00.
   for (QAbstractSpinBox* box : findChildren<QAbstractSpinBox*>()) box->setKeyboardTracking(false);
+  // The wheel scrolls the panel; it edits a field only once the field has the focus.
+  WheelGuard::install(this);
+}
+
+QSpinBox* ScenarioPanel::integerField(const char* name) {
+  auto* box = named(new IntegerSpinBox, name);
+  connect(box, &IntegerSpinBox::refused, this,
+          [this, box](const QString& text) { markRefused(box, text); });
+  return box;
 }
 
 }  // namespace ddpsim::gui

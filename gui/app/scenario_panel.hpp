@@ -13,6 +13,8 @@
 #include <QWidget>
 #include <nlohmann/json.hpp>
 
+#include "gui/models/price_book.hpp"
+
 class QComboBox;
 class QSpinBox;
 class QDoubleSpinBox;
@@ -44,10 +46,14 @@ class ScenarioPanel : public QWidget {
   /// The message under the form ("" when the document is valid).
   QString issueText() const;
   /// The fields of keys a document may leave out (base LR and its batch, B_noise, S_min) back
-  /// to their defaults: called before another file is opened, so that enabling the LR rule or
-  /// the target there does not carry the previous file's values over (issue 19 item 5). Edits
-  /// within one document keep them (unticking and re-ticking the target keeps B_noise).
+  /// to their defaults, and the prices known per system forgotten: called before another file
+  /// is opened, so that enabling the LR rule or the target there does not carry the previous
+  /// file's values over (issue 19 item 5). Edits within one document keep them (unticking and
+  /// re-ticking the target keeps B_noise; switching the system back restores its price).
   void resetOptionalFields();
+  /// The price per GPU-hour known for each system (hardware preset) in this document: switching
+  /// the preset writes that system's price (issue 41 item 3).
+  const PriceBook& prices() const { return m_prices; }
 
  public slots:
   /// Re-reads every field from the document and re-marks the validation problem.
@@ -58,6 +64,9 @@ class ScenarioPanel : public QWidget {
   void maxGpusChanged(int gpus);
   /// The user moved the slider: the window writes the sweep range into the document.
   void maxGpusEdited(int gpus);
+  /// A typed value was refused (a decimal in a whole-number field): the message says which
+  /// field, what was typed and that the value did not change.
+  void inputRefused(const QString& message);
 
  private:
   // What the optional fields show before a document gives them (resetOptionalFields): the values
@@ -81,6 +90,12 @@ class ScenarioPanel : public QWidget {
   void setNumber(const QString& pointer, double v, bool integer);
   void setModelPreset(const QString& name);
   void setHardwarePreset(const QString& name);
+  /// The current system's price (0: none), kept in the price book for that system.
+  void setPrice(double usd);
+  void showPriceNote();
+  /// A whole-number field whose refused decimals are shown at the field (issue 41 item 3).
+  QSpinBox* integerField(const char* name);
+  void markRefused(QSpinBox* box, const QString& text);
   void setMlpWidths();
   void chooseHfConfig();
   void chooseProfile();
@@ -111,6 +126,7 @@ class ScenarioPanel : public QWidget {
   QSpinBox* m_gpusPerNode = nullptr;
   QSlider* m_maxGpus = nullptr;
   QLabel* m_maxGpusLabel = nullptr;
+  QSpinBox* m_minGpus = nullptr;  ///< /plan/min_gpus; 0: none
   QComboBox* m_strategy = nullptr;
   QSlider* m_bucketCap = nullptr;
   QLabel* m_bucketLabel = nullptr;
@@ -125,7 +141,9 @@ class ScenarioPanel : public QWidget {
   QCheckBox* m_target = nullptr;
   QDoubleSpinBox* m_bNoise = nullptr;
   QDoubleSpinBox* m_sMin = nullptr;
-  QDoubleSpinBox* m_price = nullptr;
+  QDoubleSpinBox* m_price = nullptr;  ///< the current system's price (price_book.hpp)
+  QLabel* m_priceNote = nullptr;
+  PriceBook m_prices;
   QComboBox* m_checkpointing = nullptr;
   QCheckBox* m_compile =
       nullptr;  ///< /training/compile  ///< item data: the key's JSON (null: left out)

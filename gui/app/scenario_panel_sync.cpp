@@ -84,16 +84,6 @@ void ScenarioPanel::chooseHfConfig() {
   m_doc->setValue("/model", json{{"hf_config", relativeToScenario(path).toStdString()}});
 }
 
-void ScenarioPanel::setHardwarePreset(const QString& name) {
-  if (m_refreshing || m_hardwarePreset->currentIndex() == 0) return;
-  const json hw = m_doc->value("/hardware");
-  if (hw.is_object() && hw.contains("preset")) {
-    m_doc->setValue("/hardware/preset", name.toStdString());  // keeps the overrides beside it
-  } else {
-    m_doc->setValue("/hardware", json{{"preset", name.toStdString()}});
-  }
-}
-
 void ScenarioPanel::chooseProfile() {
   const QString path =
       QFileDialog::getOpenFileName(this, tr("Calibration profile"), {}, tr("JSON (*.json)"));
@@ -143,6 +133,7 @@ void ScenarioPanel::removeWithEmptyParent(const QString& pointer) {
 }
 
 void ScenarioPanel::resetOptionalFields() {
+  m_prices.clear();
   const bool was = m_refreshing;
   m_refreshing = true;  // not edits: nothing is written into the document
   m_lrBase->setValue(kDefaultLrBase);
@@ -183,7 +174,8 @@ void ScenarioPanel::refresh() {
     }
   }
   m_mlpWidths->setText(widths.join(QStringLiteral(", ")));
-  setCombo(m_hardwarePreset, at("/hardware/preset"), 0);
+  // The system: /hardware/preset, or the first plan.hardware entry of a file without /hardware.
+  setCombo(m_hardwarePreset, json(currentSystem(d)), 0);
   m_profile->setText(at("/hardware/profile").is_string()
                          ? QString::fromStdString(at("/hardware/profile").get<std::string>())
                          : QString());
@@ -225,7 +217,9 @@ void ScenarioPanel::refresh() {
     const json v = at(p);
     return v.is_number() ? v.get<double>() : 0.0;
   };
-  m_price->setValue(numberOr0("/pricing/gpu_hour_usd"));
+  m_prices.record(d);  // an undo or another edit may bring a price back
+  m_price->setValue(currentPrice(d).value_or(0.0));
+  showPriceNote();
   const json overlap = at("/parallelism/overlap");
   m_overlap->setCheckState(overlap.is_boolean()
                                ? (overlap.get<bool>() ? Qt::Checked : Qt::Unchecked)
@@ -244,6 +238,7 @@ void ScenarioPanel::refresh() {
   m_checkpointing->setCurrentIndex(std::max(ckptIndex, 0));
   const json compile = at("/training/compile");
   m_compile->setChecked(compile.is_boolean() && compile.get<bool>());
+  m_minGpus->setValue(static_cast<int>(numberOr0("/plan/min_gpus")));
   m_deadline->setValue(numberOr0("/plan/deadline_hours"));
   m_budget->setValue(numberOr0("/plan/budget_usd"));
   setCombo(m_objective, at("/plan/objective"), 0);
@@ -288,12 +283,27 @@ void ScenarioPanel::markIssue() {
   }
   const QString message = m_doc->issueMessage();
   m_issue->setText(message);
-  const QString pointer = fieldPointerFor(m_doc->issuePointer());
-  if (QWidget* w = m_fields.value(pointer)) {
+  const auto mark = [&message](QWidget* w) {
     w->setStyleSheet(QStringLiteral("border: 2px solid #c0392b;"));
     w->setToolTip(message);
     w->setProperty("ddpsimError", message);
-  }
+  };
+  const QString pointer = fieldPointerFor(m_doc->issuePointer());
+  if (QWidget* w = m_fields.value(pointer)) mark(w);
+  // "the cost objective needs pricing.gpu_hour_usd" is answered at the price field.
+  if (message.contains(QLatin1String("gpu_hour_usd"))) mark(m_price);
+}
+
+void ScenarioPanel::markRefused(QSpinBox* box, const QString& text) {
+  const QString pointer = box->property("ddpsimPointer").toString();
+  const QString message = tr("%1: \"%2\" is not a whole number; the value stays %3")
+                              .arg(pointer.isEmpty() ? box->objectName() : pointer, text)
+                              .arg(box->value());
+  box->setStyleSheet(QStringLiteral("border: 2px solid #c0392b;"));
+  box->setToolTip(message);
+  box->setProperty("ddpsimError", message);
+  m_issue->setText(message);
+  emit inputRefused(message);
 }
 
 }  // namespace ddpsim::gui

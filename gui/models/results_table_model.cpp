@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "gui/models/number_format.hpp"
+
 namespace ddpsim::gui {
 
 namespace {
@@ -17,6 +19,8 @@ enum class Field {
   kOptimizer,
   kComm,
   kThroughput,
+  kTokens,
+  kMfu,
   kWeak,
   kStrong,
   kMemory,
@@ -44,11 +48,13 @@ constexpr Column kColumns[] = {
     {Field::kOptimizer, "optimizer (ms)", "optimizer_time_s"},
     {Field::kComm, "all comm (ms)", "comm_time_s"},
     {Field::kThroughput, "samples/s", "throughput_samples_per_s"},
+    {Field::kTokens, "tokens/s/GPU", "tokens_per_s_per_gpu"},
+    {Field::kMfu, "MFU (%)", "mfu"},
     {Field::kWeak, "weak eff. (%)", "weak_scaling_efficiency"},
     {Field::kStrong, "strong eff. (%)", "strong_scaling_efficiency"},
     {Field::kMemory, "memory/GPU (GiB)", "memory_per_gpu_bytes"},
     {Field::kTimeToTrain, "time to train (h)", "time_to_train_s"},
-    {Field::kCost, "cost (USD)", "cost_usd"},
+    {Field::kCost, "cost", "cost_usd"},
     {Field::kError, "error", "error"},
 };
 constexpr int kColumnCount = static_cast<int>(std::size(kColumns));
@@ -114,6 +120,10 @@ QString ResultsTableModel::cell(int row, int column, bool forCsv) const {
       return ok ? num(p.commS, 1e3, 2) : QString();
     case Field::kThroughput:
       return ok ? num(p.throughputSamplesPerS, 1, 1) : QString();
+    case Field::kTokens:
+      return ok && p.tokensPerSPerGpu > 0 ? num(p.tokensPerSPerGpu, 1, 0) : QString();
+    case Field::kMfu:
+      return ok && p.mfu > 0 ? num(p.mfu, 100, 1) : QString();
     case Field::kWeak:
       return ok ? num(p.weakEfficiency, 100, 1) : QString();
     case Field::kStrong:
@@ -121,9 +131,12 @@ QString ResultsTableModel::cell(int row, int column, bool forCsv) const {
     case Field::kMemory:
       return ok ? num(p.memoryBytes, 1.0 / (1024.0 * 1024 * 1024), 2) : QString();
     case Field::kTimeToTrain:
-      return ok && p.timeToTrainS ? num(*p.timeToTrainS, 1.0 / 3600, 2) : QString();
+      if (!ok || !p.timeToTrainS) return {};
+      return forCsv ? num(*p.timeToTrainS, 1, 0) : formatNumber(*p.timeToTrainS / 3600, 3);
     case Field::kCost:
-      return ok && p.costUsd ? num(*p.costUsd, 1, 0) : QString();
+      // The window's one money format, "$286,807" (issue 41 item 3); the CSV keeps the number.
+      if (!ok || !p.costUsd) return {};
+      return forCsv ? num(*p.costUsd, 1, 0) : formatMoney(*p.costUsd);
     case Field::kError:
       return QString::fromStdString(p.error);
   }

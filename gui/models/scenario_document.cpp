@@ -112,10 +112,15 @@ void ScenarioDocument::setValues(const std::vector<std::pair<QString, nlohmann::
   nlohmann::json next = m_doc;
   for (const auto& [pointer, value] : values)
     next[nlohmann::json::json_pointer(pointer.toStdString())] = value;
+  replace(next);
+}
+
+void ScenarioDocument::replace(const nlohmann::json& next, const QString& mergeKey) {
   if (next == m_doc) return;
-  recordUndo({});  // never merged with a single-key edit
-  m_lastEditPointer.clear();
-  m_doc = std::move(next);
+  // An empty key is never merged; a key is never a JSON pointer, so never merged with one key's
+  // setValue either.
+  recordUndo(mergeKey.isEmpty() ? std::string() : "#" + mergeKey.toStdString());
+  m_doc = next;
   m_modified = m_doc != m_saved;
   revalidate();
   emit changed();

@@ -67,6 +67,10 @@ class ScenarioDocument : public QObject {
   void setValue(const QString& pointer, const nlohmann::json& value);
   /// Sets several values as ONE edit (one undo step, one changed()): loading a planner point.
   void setValues(const std::vector<std::pair<QString, nlohmann::json>>& values);
+  /// Replaces the whole document as ONE edit (one undo step, one changed()), for edits that set
+  /// some keys and remove others together (switching the system and its price). Replacements
+  /// with the same non-empty `mergeKey` less than coalesceMs() apart merge like one key's edits.
+  void replace(const nlohmann::json& next, const QString& mergeKey = {});
   /// Removes the key at `pointer` if present; emits changed() when something was removed.
   void removeValue(const QString& pointer);
 

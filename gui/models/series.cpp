@@ -6,6 +6,8 @@
 #include <cmath>
 #include <utility>
 
+#include "gui/models/number_format.hpp"
+
 namespace ddpsim::gui {
 
 namespace {
@@ -96,9 +98,9 @@ QString planSummary(const PlanView& plan) {
                 : QStringLiteral("%1 miss the deadline").arg(n));
   }
   if (const std::size_t n = count("budget")) {
-    why << (plan.budgetUsd ? QStringLiteral("%1 cost more than the $%2 budget")
+    why << (plan.budgetUsd ? QStringLiteral("%1 cost more than the %2 budget")
                                  .arg(n)
-                                 .arg(QLocale(QLocale::English).toString(*plan.budgetUsd, 'f', 0))
+                                 .arg(formatMoney(*plan.budgetUsd))
                            : QStringLiteral("%1 cost more than the budget").arg(n));
   }
   if (const std::size_t n = count("global_batch"))
@@ -108,9 +110,9 @@ QString planSummary(const PlanView& plan) {
 }
 
 QString versusChosen(const PlanPointView& p, const PlanPointView& c) {
-  if (p.gpus == c.gpus && p.globalBatch == c.globalBatch && p.strategy == c.strategy &&
-      p.gradAccumulation == c.gradAccumulation && p.bucketCapMb == c.bucketCapMb &&
-      p.commHook == c.commHook) {
+  if (p.system == c.system && p.gpus == c.gpus && p.globalBatch == c.globalBatch &&
+      p.strategy == c.strategy && p.gradAccumulation == c.gradAccumulation &&
+      p.bucketCapMb == c.bucketCapMb && p.commHook == c.commHook) {
     return QStringLiteral("chosen");
   }
   const auto pct = [](double a, double b) {
@@ -264,10 +266,10 @@ QString planPointLabel(const PlanPointView& p, bool byThroughput) {
   if (p.commHook != "none")
     l += QStringLiteral(", hook %1").arg(QString::fromStdString(p.commHook));
   if (p.costUsd) {
-    l += QStringLiteral(", $%1").arg(*p.costUsd, 0, 'f', 0);
+    l += QStringLiteral(", ") + formatMoney(*p.costUsd);  // one money format (issue 41 item 3)
   } else {
     l += QStringLiteral(", %1 GPU-hours%2")
-             .arg(p.gpuHoursMetric, 0, 'f', 1)
+             .arg(formatNumber(p.gpuHoursMetric, 3))
              .arg(byThroughput ? QStringLiteral(" per million samples") : QString());
   }
   return l;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "gui/models/plan_bounds.hpp"
 #include "model/error.hpp"
 #include "model/scenario/scenario.hpp"
 #include "simulator/event/simulate.hpp"
@@ -35,6 +36,8 @@ StepPoint toStepPoint(const sim::Prediction& p) {
   s.otherS = std::max(0.0, p.step_time_s - s.computeS - s.exposedCommS - s.optimizerS);
   s.commS = p.comm_time_s;
   s.throughputSamplesPerS = p.throughput_samples_per_s;
+  s.mfu = sim::mfu(p);
+  s.tokensPerSPerGpu = sim::tokens_per_s_per_gpu(p);
   s.weakEfficiency = p.weak_scaling_efficiency;
   s.strongEfficiency = p.strong_scaling_efficiency;
   s.memoryBytes = p.memory.total();
@@ -128,6 +131,29 @@ PlanPointView toPlanPoint(const sim::PlanPoint& p) {
   v.stepTimeS = p.step_time_s;
   v.memoryBytes = p.memory_per_gpu_bytes;
   v.limitedBy = p.limited_by;
+  v.system = p.system_label;
+  v.gpuHourUsd = p.gpu_hour_usd;
+  v.mfu = p.mfu;
+  v.tokensPerSPerGpu = p.tokens_per_s_per_gpu;
+  v.costPerMillionTokens = p.cost_per_million_tokens;
+  if (p.uncertainty) {
+    v.band = ErrorBandView{p.uncertainty->median_abs, p.uncertainty->max_abs, p.uncertainty->rows,
+                           p.uncertainty->matched_on};
+  }
+  return v;
+}
+
+PlanSystemView toSystemView(const sim::PlanSystemResult& sr) {
+  PlanSystemView v;
+  v.label = sr.label;
+  v.hardware = sr.hardware;
+  v.gpu = sr.gpu;
+  v.gpuHourUsd = sr.gpu_hour_usd;
+  v.gpus = sr.gpus;
+  v.candidates = sr.candidates;
+  v.feasible = sr.feasible;
+  if (sr.best) v.best = toPlanPoint(*sr.best);
+  v.withinBandOfChosen = sr.within_band_of_chosen;
   return v;
 }
 
@@ -147,9 +173,36 @@ PlanView planView(const model::Scenario& s, PredictorCache& cache) {
     v.rejected = r.rejected;
     v.dominated = r.dominated;
     v.warnings = r.warnings;
+    if (r.nearest) v.nearest = toPlanPoint(*r.nearest);
+    v.nearestReason = r.nearest_reason;
+    v.byCost = r.by_cost;
+    std::set<int> sizes;
+    for (const sim::PlanSystemResult& sr : r.systems) {
+      v.systems.push_back(toSystemView(sr));
+      sizes.insert(sr.gpus.begin(), sr.gpus.end());
+    }
+    v.searchedGpus.assign(sizes.begin(), sizes.end());
   } catch (const std::exception& e) {
     v.error = e.what();
   }
+  return v;
+}
+
+// The plan of `s`, or of the document bounded by the window's max GPUs (plan_bounds.hpp) when
+// that differs. A bounded document that does not parse (the bound against the file's own
+// plan.min_gpus) gives the planner's message, not a failed sweep.
+PlanView boundedPlanView(const model::Scenario& s, const SweepRequest& req, PredictorCache& c) {
+  if (req.planMaxGpus < 1) return planView(s, c);
+  const nlohmann::json bounded = planDocument(req.doc, req.planMaxGpus);
+  if (bounded == req.doc) return planView(s, c);
+  PlanView v;
+  try {
+    v = planView(model::parse_scenario(bounded, req.file), c);
+  } catch (const std::exception& e) {
+    v.objective = model::objective_name(s.plan.objective);
+    v.error = e.what();
+  }
+  v.panelMaxGpus = req.planMaxGpus;
   return v;
 }
 
@@ -350,6 +403,9 @@ int defaultMaxGpus(const nlohmann::json& doc) {
   };
   scan(nlohmann::json::json_pointer("/sweep/cluster.gpus"));
   scan(nlohmann::json::json_pointer("/plan/gpus"));
+  const nlohmann::json::json_pointer planMax("/plan/max_gpus");
+  if (doc.contains(planMax) && doc.at(planMax).is_number_integer())
+    best = std::max(best, doc.at(planMax).get<int>());
   if (best > 0) return best;
   const nlohmann::json::json_pointer g("/cluster/gpus");
   const int gpus = doc.contains(g) && doc.at(g).is_number_integer() ? doc.at(g).get<int>() : 1;
@@ -400,7 +456,7 @@ SweepResult computeSweep(const SweepRequest& req, PredictorCache* cache) {
   // A Predictor is not thread-safe (mutable caches): callers run one computation at a time
   // (SweepRunner's pool has one thread; ddpsim-plot is single-threaded).
   if (req.withMemory) out.memory = memoryByStrategy(s, c);
-  if (req.withPlan) out.plan = planView(s, c);
+  if (req.withPlan) out.plan = boundedPlanView(s, req, c);
   if (req.withTimeline) out.timeline = timelineView(s, c, req.timelineRanks);
   out.computeMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -44,6 +44,8 @@ struct StepPoint {
   double otherS = 0;  ///< step - (compute + exposed + optimizer), >= 0
   double commS = 0;   ///< all collectives, hidden or not
   double throughputSamplesPerS = 0;
+  double mfu = 0;               ///< model FLOPs utilisation, 0..1 (sim::mfu; 0 when unknown)
+  double tokensPerSPerGpu = 0;  ///< samples/s x seq_len / gpus (sim::tokens_per_s_per_gpu)
   double weakEfficiency = 0;
   double strongEfficiency = 0;
   double memoryBytes = 0;
@@ -77,7 +79,18 @@ struct StrategyMemory {
   }
 };
 
+/// The error band of a planner point's class (simulator/prediction/uncertainty.hpp): how far
+/// ddpsim missed published runs like it. Fractions.
+struct ErrorBandView {
+  double medianAbs = 0;
+  double maxAbs = 0;
+  std::size_t rows = 0;
+  std::string matchedOn;  ///< "gpu, strategy and size", ..., "all rows"
+};
+
 struct PlanPointView {
+  std::string system;                ///< the system of plan.hardware it runs on (its preset's name)
+  std::optional<double> gpuHourUsd;  ///< that system's price
   int gpus = 1;
   std::int64_t perGpuBatch = 1;
   std::int64_t globalBatch = 1;
@@ -91,6 +104,24 @@ struct PlanPointView {
   double stepTimeS = 0;
   double memoryBytes = 0;
   std::string limitedBy;  ///< the planner's "what limits it" (front points)
+  double mfu = 0;         ///< model FLOPs utilisation, 0..1
+  double tokensPerSPerGpu = 0;
+  std::optional<double> costPerMillionTokens;
+  std::optional<ErrorBandView> band;
+};
+
+/// One system searched (plan.hardware, or the scenario's own hardware): its best option.
+struct PlanSystemView {
+  std::string label;     ///< preset or hardware name
+  std::string hardware;  ///< "DGX H100"
+  std::string gpu;
+  std::optional<double> gpuHourUsd;
+  std::vector<int> gpus;  ///< the cluster sizes searched
+  std::size_t candidates = 0, feasible = 0;
+  std::optional<PlanPointView> best;
+  /// best differs from the chosen option by less than the error band: the model cannot tell
+  /// them apart.
+  bool withinBandOfChosen = false;
 };
 
 struct PlanView {
@@ -105,6 +136,15 @@ struct PlanView {
   std::vector<PlanPointView> pareto;
   std::optional<PlanPointView> chosen;
   std::string noneFeasibleReason;
+  /// When nothing is feasible: the rejected option closest to its limit, and why it misses.
+  std::optional<PlanPointView> nearest;
+  std::string nearestReason;
+  std::vector<PlanSystemView> systems;
+  bool byCost = false;  ///< every system has a price: the choice compares cost
+  /// The cluster sizes searched over every system, increasing (the edge of the search).
+  std::vector<int> searchedGpus;
+  /// The window bounded the search by the panel's max GPUs (plan_bounds.hpp): that bound.
+  std::optional<int> panelMaxGpus;
 };
 
 /// One busy interval on a lane of the timeline (times in seconds from the step start).
@@ -145,6 +185,9 @@ struct SweepRequest {
   int maxPoints = 64;  ///< at most this many GPU counts
   bool withMemory = true;
   bool withPlan = true;
+  /// > 0: the planner reads planDocument(doc, planMaxGpus) (gui/models/plan_bounds.hpp): the
+  /// window's max GPUs bounds the sizes recommended when the file does not.
+  int planMaxGpus = 0;
   bool withTimeline = true;
   int timelineRanks = 4;  ///< ranks drawn on the timeline (plus the slowest one)
   /// The engine of the sweep's points (the Timeline always runs the event engine).
@@ -187,7 +230,7 @@ std::vector<int> gpuAxis(int maxGpus, int gpusPerNode, int maxPoints = 64);
 std::vector<int> scenarioGpuCounts(const nlohmann::json& doc, int maxPoints = 64);
 
 /// The sweep's default upper end for a document: the largest cluster.gpus of its sweep or plan
-/// section, else max(64, cluster.gpus).
+/// section (plan.gpus, plan.max_gpus), else max(64, cluster.gpus).
 int defaultMaxGpus(const nlohmann::json& doc);
 
 /// Caches the Predictor between calls for an unchanged model + hardware (+ file): the run API's

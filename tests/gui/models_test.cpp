@@ -9,8 +9,12 @@
 #include <fstream>
 
 #include "gui/models/measured.hpp"
+#include "gui/models/number_format.hpp"
+#include "gui/models/plan_bounds.hpp"
+#include "gui/models/price_book.hpp"
 #include "gui/models/results_table_model.hpp"
 #include "gui/models/scenario_document.hpp"
+#include "gui/models/scenario_subject.hpp"
 #include "gui/models/series.hpp"
 #include "gui/models/sweep_engine.hpp"
 #include "gui/models/sweep_runner.hpp"
@@ -432,6 +436,81 @@ class ModelsTest : public QObject {
     QCOMPARE(pts[1].gpus, 16);
     QCOMPARE(pts[1].stepTimeS, 0.7);
     QCOMPARE(pts[0].source, std::string("validation-a.json"));
+  }
+  // Issue 41 item 3: one money format, durations that keep their digits, no "1e+06" axis.
+  void numbersAreFormattedForABuyer() {
+    QCOMPARE(formatMoney(286807.2), QStringLiteral("$286,807"));
+    QCOMPARE(formatMoney(56.34), QStringLiteral("$56.3"));
+    QCOMPARE(formatMoney(0.05123), QStringLiteral("$0.0512"));
+    QCOMPARE(formatMoney(0), QStringLiteral("$0"));
+    QCOMPARE(formatNumber(12345.6), QStringLiteral("12,346"));
+    QCOMPARE(formatNumber(0.001234), QStringLiteral("0.00123"));
+    QCOMPARE(formatHours(0.00123), QStringLiteral("4.43 s"));  // was "0.00 h"
+    QCOMPARE(formatHours(0.25), QStringLiteral("15.0 min"));
+    QCOMPARE(formatHours(1.4), QStringLiteral("1.40 h"));
+    QCOMPARE(formatHours(112.3), QStringLiteral("4 d 16 h"));
+    QCOMPARE(axisLabelFormat(1000, 1e7, "$"), QStringLiteral("$%.0f"));  // "$10,000,000"
+    QCOMPARE(axisLabelFormat(0.01, 100), QStringLiteral("%.3g"));        // "0.01" .. "100"
+    QCOMPARE(axisLabelFormat(0.01, 1e7), QStringLiteral("%.8g"));        // never "1e+07"
+  }
+
+  // Issue 41 item 3, defect 7: the planner reads the panel's max GPUs as plan.max_gpus when the
+  // file bounds nothing; a file's own bound and sizes are kept; plan.hardware limits are capped.
+  void planDocumentIsBoundedByThePanel() {
+    const json def = ddpsim::model::read_json_file(kScenarios + "/default.json");
+    QCOMPARE(planDocument(def, 1024).at("plan"), json({{"max_gpus", 1024}}));
+    QCOMPARE(planDocument(def, 0), def);
+    const json gpt2 = ddpsim::model::read_json_file(kScenarios + "/examples/plan-gpt2-xl.json");
+    QCOMPARE(planDocument(gpt2, 16), gpt2);  // its own plan.gpus
+    const std::string buyFile = kScenarios + "/examples/plan-buy-llama-3-8b.json";
+    const json buy = ddpsim::model::read_json_file(buyFile);
+    const json b = planDocument(buy, 40);
+    QCOMPARE(b.at("plan").at("max_gpus"), json(40));
+    QCOMPARE(b.at("plan").at("hardware").at(0).at("max_gpus"), json(40));
+    QCOMPARE(b.at("plan").at("hardware").at(2).at("max_gpus"), json(32));
+    (void)ddpsim::model::parse_scenario(b, buyFile);
+    // A minimum above the bound is left to the file (no invented contradiction).
+    const json high = json{{"plan", {{"min_gpus", 64}}}};
+    QVERIFY(!planDocument(high, 16).at("plan").contains("max_gpus"));
+  }
+
+  // Issue 41 item 3, defect 4: a price per system; a switch takes the system's own price.
+  void priceBookKeepsAPricePerSystem() {
+    const json gpt2 = ddpsim::model::read_json_file(kScenarios + "/examples/plan-gpt2-xl.json");
+    PriceBook book;
+    book.record(gpt2);
+    QCOMPARE(currentSystem(gpt2), std::string("dgx-h100"));
+    QCOMPARE(book.price("dgx-h100"), std::optional<double>(2.5));
+    json b200 = withSystem(gpt2, "dgx-b200", book);
+    QCOMPARE(b200.at("hardware"), json({{"preset", "dgx-b200"}}));
+    QVERIFY(!b200.contains("pricing"));
+    book.set("dgx-b200", 5.0);
+    b200 = withSystem(gpt2, "dgx-b200", book);
+    QCOMPARE(currentPrice(b200), std::optional<double>(5.0));
+    QCOMPARE(currentPrice(withSystem(b200, "dgx-h100", book)), std::optional<double>(2.5));
+    const json buy =
+        ddpsim::model::read_json_file(kScenarios + "/examples/plan-buy-llama-3-8b.json");
+    QCOMPARE(currentSystem(buy), std::string("dgx-h100"));
+    QCOMPARE(currentPrice(buy), std::optional<double>(2.5));
+    PriceBook buyBook;
+    buyBook.record(buy);
+    QCOMPARE(buyBook.prices().size(), std::size_t{3});
+    // /hardware set: the price goes to /pricing and to that system's plan.hardware entry.
+    const json h200 = withPrice(withSystem(buy, "hgx-h200", buyBook), 3.25);
+    QCOMPARE(h200.at("pricing").at("gpu_hour_usd"), json(3.25));
+    QCOMPARE(h200.at("plan").at("hardware").at(1).at("gpu_hour_usd"), json(3.25));
+    QCOMPARE(h200.at("plan").at("hardware").at(0).at("gpu_hour_usd"), json(2.5));
+  }
+
+  // Issue 41 item 3, defect 8: the window title's subject, read from the document as it is.
+  void scenarioSubjectNamesModelAndSystem() {
+    QCOMPARE(scenarioSubject(ddpsim::model::read_json_file(kScenarios + "/default.json")),
+             QStringLiteral("gpt2-xl on dgx-h100"));
+    QCOMPARE(scenarioSubject(ddpsim::model::read_json_file(
+                 kScenarios + "/examples/llama-3-70b-fsdp2-hsdp.json")),
+             QStringLiteral("llama-3-70b on dgx-h100"));
+    QCOMPARE(scenarioSubject(json{{"model", {{"mlp", {{"widths", {1024, 4096, 1024}}}}}}}),
+             QStringLiteral("MLP 1024-4096-1024"));
   }
 };
 

@@ -1,6 +1,9 @@
 // QTest of what the window draws, under the offscreen platform: a slider changes a chart series,
 // exports, the pinned comparison, the timeline zoom, axes, legends, hover and the recommendation
-// view. The scenario editor is window_test.cpp's.
+// view; and what a buyer reads (issue 41 item 3): a "Not updated" mark on every view, a
+// recommendation within the sizes the panel allows with digits that do not round to zero, one
+// money format, MFU and tokens/s, pins named by what they predicted, each system's best option
+// and its error band. The scenario editor is window_test.cpp's.
 #include <QAction>
 #include <QAreaSeries>
 #include <QChartView>
@@ -28,7 +31,10 @@
 #include "gui/app/main_window.hpp"
 #include "gui/app/recommendation_view.hpp"
 #include "gui/app/scenario_panel.hpp"
+#include "gui/app/stale_banner.hpp"
+#include "gui/app/systems_table.hpp"
 #include "gui/app/timeline_view.hpp"
+#include "gui/models/number_format.hpp"
 #include "model/scenario/scenario.hpp"
 #include "window_fixture.hpp"
 
@@ -249,6 +255,28 @@ class WindowChartsTest : public WindowFixture {
     }
   }
 
+  // Issue 41 item 3: with localized numbers (thousands separators) a chart draws an axis's
+  // labels only for a "%.<digits><type>" format: a bare "%g" left the GPU and time axes blank.
+  void axisLabelFormatsHaveAPrecision() {
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-gpt2-xl.json"));
+    const QRegularExpression ok(QStringLiteral("^[^%]*%\\.\\d+[defgiEG][^%]*$"));
+    QList<QChart*> charts;
+    for (ChartKind k :
+         {ChartKind::kStep, ChartKind::kScaling, ChartKind::kMemory, ChartKind::kCost})
+      charts << m_w->chartView(k)->chart();
+    charts << m_w->recommendationView()->chartView()->chart();
+    for (QChart* c : charts) {
+      QVERIFY(c->localizeNumbers());
+      for (QAbstractAxis* a : c->axes()) {
+        QString format;
+        if (auto* v = qobject_cast<QValueAxis*>(a)) format = v->labelFormat();
+        if (auto* l = qobject_cast<QLogValueAxis*>(a)) format = l->labelFormat();
+        QVERIFY2(format.isEmpty() || ok.match(format).hasMatch(),
+                 qPrintable(a->titleText() + ": " + format));
+      }
+    }
+  }
+
   // Issue 19 item 8: hover values and the log scale.
   void hoverShowsValuesAndLogScaleSeparatesComponents() {
     QChart* step = m_w->chartView(ChartKind::kStep)->chart();
@@ -279,6 +307,190 @@ class WindowChartsTest : public WindowFixture {
     QVERIFY(log);
     QVERIFY(hasSeriesStartingWith(step, "exposed communication"));
     QVERIFY(hasSeriesStartingWith(step, "step time"));
+  }
+
+  // Issue 41 item 3, defect 1: after an invalid edit (plan-gpt2-xl.json switched to dgx-b200,
+  // then to gb200-nvl72, whose 72-GPU nodes make /plan/gpus/4 = 128 no cluster shape) the
+  // Recommendation and Table tabs kept the B200's answer with no mark: markChartsStale marked
+  // only the charts and the timeline. Every view now says "Not updated"; a valid edit clears it.
+  // Without the banners the Recommendation check fails.
+  void everyViewIsMarkedStale() {
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-gpt2-xl.json"));
+    ScenarioDocument* d = m_w->document();
+    QSignalSpy redrawn(m_w, &MainWindow::redrawn);
+    d->setValue("/hardware/preset", "dgx-b200");
+    QVERIFY(waitRedraw(redrawn));
+    settle();
+    RecommendationView* r = m_w->recommendationView();
+    QVERIFY(!r->isStale());
+    QVERIFY(r->staleBanner()->isHidden());
+    d->setValue("/hardware/preset", "gb200-nvl72");
+    QVERIFY(!d->isValid());
+    QCOMPARE(d->issuePointer(), QStringLiteral("/plan/gpus/4"));
+    for (StaleBanner* b : {r->staleBanner(), m_w->tableBanner(), m_w->compareBanner()}) {
+      QVERIFY(b->isStale());
+      QVERIFY(!b->isHidden());
+      QVERIFY2(b->text().startsWith("Not updated") && b->text().contains("/plan/gpus/4"),
+               qPrintable(b->text()));
+    }
+    QVERIFY(!r->table()->isEnabled());  // the last valid rows are not loadable
+    for (ChartKind k :
+         {ChartKind::kStep, ChartKind::kScaling, ChartKind::kMemory, ChartKind::kCost}) {
+      QVERIFY(m_w->chartView(k)->chart()->title().contains("Not updated"));
+    }
+    QVERIFY(m_w->timelineView()->isStale());
+    d->setValue("/hardware/preset", "dgx-h100");
+    QVERIFY(waitRedraw(redrawn));
+    settle();
+    for (StaleBanner* b : {r->staleBanner(), m_w->tableBanner(), m_w->compareBanner()}) {
+      QVERIFY(!b->isStale());
+      QVERIFY(b->isHidden());
+    }
+    QVERIFY(r->table()->isEnabled());
+  }
+
+  // Issue 41 item 3, defect 5: "max GPUs" at 2 still recommended 4096 GPUs. The slider writes
+  // /plan/max_gpus, and min GPUs /plan/min_gpus: every option recommended is within them.
+  // Without the bound the chosen option has 4096 GPUs.
+  void maxAndMinGpusBoundTheRecommendation() {
+    QVERIFY(openAndSettle(kScenarios + "/default.json"));
+    QSignalSpy redrawn(m_w, &MainWindow::redrawn);
+    m_w->panel()->findChild<QSlider*>("maxGpus")->setValue(1);  // 2 GPUs
+    QVERIFY(waitRedraw(redrawn));
+    settle();
+    QCOMPARE(m_w->document()->value("/plan/max_gpus"), nlohmann::json(2));
+    const PlanView& plan = m_w->recommendationView()->plan();
+    QVERIFY2(plan.chosen.has_value(), qPrintable(m_w->recommendationView()->chosenText()));
+    QVERIFY(plan.chosen->gpus <= 2);
+    for (const PlanPointView& p : plan.pareto) QVERIFY(p.gpus <= 2);
+    qobject_cast<QSpinBox*>(m_w->panel()->field("/plan/min_gpus"))->setValue(2);
+    QVERIFY(waitRedraw(redrawn));
+    settle();
+    QCOMPARE(m_w->recommendationView()->plan().chosen->gpus, 2);
+    QCOMPARE(m_w->recommendationView()->plan().searchedGpus, std::vector<int>{2});
+  }
+
+  // Issue 41 item 3, defect 7: default.json (a 1-1024 GPU sweep, no plan section) and the FSDP2
+  // example (256 GPUs) were recommended 4096 GPUs, "0.00 h per 1M samples". The planner searches
+  // up to the panel's max GPUs (the sweep's largest count) and the time keeps its digits.
+  // Without the bound both choose 4096; with 'f', 2 the time reads "0.00 h".
+  void recommendationStaysWithinTheSweep() {
+    QVERIFY(openAndSettle(kScenarios + "/default.json"));
+    RecommendationView* r = m_w->recommendationView();
+    QVERIFY(r->plan().chosen.has_value());
+    QVERIFY2(r->plan().chosen->gpus <= 1024, qPrintable(r->chosenText()));
+    for (const PlanPointView& p : r->plan().pareto) QVERIFY(p.gpus <= 1024);
+    QCOMPARE(r->plan().searchedGpus.back(), 1024);
+    QVERIFY2(r->summaryText().contains("searched 1-1024 GPUs"), qPrintable(r->summaryText()));
+    QVERIFY(!r->chosenText().contains("0.00 h"));
+    const QString time = formatHours(r->plan().chosen->timeMetric / 3600.0);
+    QVERIFY2(r->chosenText().contains(time + " per 1M samples"), qPrintable(r->chosenText()));
+    QVERIFY(!time.startsWith("0 "));
+    for (int row = 0; row < r->table()->rowCount(); ++row)
+      QVERIFY(!r->table()->item(row, 8)->text().startsWith("0.00"));
+    // The document itself is unchanged: saving writes the file as it was.
+    QVERIFY(m_w->document()->value("/plan").is_null());
+    QVERIFY(openAndSettle(kScenarios + "/examples/llama-3-70b-fsdp2-hsdp.json"));
+    QVERIFY(r->plan().chosen.has_value());
+    QVERIFY2(r->plan().chosen->gpus <= 256, qPrintable(r->chosenText()));
+  }
+
+  // Issue 41 item 3, defect 8: money one way with units ("$286807" in the legend, "$286,807" in
+  // the Recommendation table, "286807" in the Table tab, "1e+06" on cost axes), and the Table
+  // tab has MFU and tokens/s/GPU. Before, the legend and the Table's cost cells differ from
+  // formatMoney and the columns are missing.
+  void moneyIsFormattedOneWayAndTheTableHasMfu() {
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-gpt2-xl.json"));
+    const PlanView& plan = m_w->recommendationView()->plan();
+    QVERIFY(plan.chosen && plan.chosen->costUsd);
+    const QString money = formatMoney(*plan.chosen->costUsd);
+    QChart* cost = m_w->chartView(ChartKind::kCost)->chart();
+    QVERIFY(hasSeriesStartingWith(cost, "chosen:"));
+    bool legend = false;
+    for (QAbstractSeries* s : cost->series()) legend |= s->name().endsWith(", " + money);
+    QVERIFY2(legend, qPrintable(money));
+    QVERIFY(cost->localizeNumbers());
+    bool dollarAxis = false;
+    for (QAbstractAxis* a : cost->axes(Qt::Vertical)) {
+      if (auto* log = qobject_cast<QLogValueAxis*>(a))
+        dollarAxis |= log->labelFormat().startsWith("$") && !log->labelFormat().contains("%g");
+    }
+    QVERIFY(dollarAxis);
+    QTableWidget* rec = m_w->recommendationView()->table();
+    bool cell = false;
+    for (int row = 0; row < rec->rowCount(); ++row) cell |= rec->item(row, 10)->text() == money;
+    QVERIFY(cell);
+    ResultsTableModel* t = m_w->tableModel();
+    QStringList headers;
+    for (int c = 0; c < t->columnCount(); ++c)
+      headers << t->headerData(c, Qt::Horizontal).toString();
+    const int costCol = static_cast<int>(headers.indexOf("cost"));
+    const int mfuCol = static_cast<int>(headers.indexOf("MFU (%)"));
+    const int tokCol = static_cast<int>(headers.indexOf("tokens/s/GPU"));
+    QVERIFY2(costCol >= 0 && mfuCol >= 0 && tokCol >= 0, qPrintable(headers.join("|")));
+    const StepPoint& p0 = m_w->lastResult()->points.front();
+    QVERIFY(p0.costUsd.has_value());
+    QCOMPARE(t->data(t->index(0, costCol)).toString(), formatMoney(*p0.costUsd));
+    QVERIFY(p0.mfu > 0 && p0.tokensPerSPerGpu > 0);
+    QVERIFY(t->data(t->index(0, mfuCol)).toString().toDouble() > 0);
+    QVERIFY(t->data(t->index(0, tokCol)).toString().toDouble() > 0);
+    QVERIFY(m_w->tableModel()->toCsv().contains("mfu"));
+  }
+
+  // Issue 41 item 3, defect 8: a pin was labelled with the file's `name`, so a B200 run pinned
+  // from plan-gpt2-xl.json read "pinned - GPT-2 XL on DGX H100". It is labelled with the model,
+  // system and strategy predicted.
+  void pinIsNamedByWhatWasPredicted() {
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-gpt2-xl.json"));
+    QSignalSpy redrawn(m_w, &MainWindow::redrawn);
+    m_w->document()->setValue("/hardware/preset", "dgx-b200");
+    QVERIFY(waitRedraw(redrawn));
+    settle();
+    m_w->pinCurrent();
+    m_w->document()->setValue("/hardware/preset", "hgx-h200");
+    QVERIFY(waitRedraw(redrawn));
+    settle();
+    QString pinned;
+    for (QAbstractSeries* s : m_w->chartView(ChartKind::kStep)->chart()->series()) {
+      if (s->name().startsWith("pinned")) pinned = s->name();
+    }
+    QVERIFY2(pinned.contains("dgx-b200") && pinned.contains("ddp"), qPrintable(pinned));
+    QVERIFY2(!pinned.contains("DGX H100"), qPrintable(pinned));
+  }
+
+  // Issue 41 item 3: a file with a plan section opens on its answer, the Recommendation tab.
+  void planFileOpensOnTheRecommendation() {
+    QVERIFY(m_w->tabs()->currentWidget() != m_w->recommendationView());  // mlp-fp16-hook.json
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-gpt2-xl.json"));
+    QCOMPARE(m_w->tabs()->currentWidget(), static_cast<QWidget*>(m_w->recommendationView()));
+  }
+
+  // Issue 41 item 3: with several systems (plan.hardware) the Recommendation lists each one's
+  // best option, and each option carries the error band of its class (median and max |error|
+  // of published runs like it).
+  void eachSystemsBestAndTheErrorBandAreShown() {
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-buy-llama-3-8b.json"));
+    RecommendationView* r = m_w->recommendationView();
+    const PlanView& plan = r->plan();
+    QVERIFY2(plan.error.empty(), plan.error.c_str());
+    QCOMPARE(plan.systems.size(), std::size_t{3});
+    SystemsTable* t = r->systemsTable();
+    QVERIFY(!t->isHidden());
+    QCOMPARE(t->rowCount(), 3);
+    QStringList systems;
+    for (int row = 0; row < 3; ++row) systems << t->item(row, 0)->text();
+    QVERIFY2(systems.join("|").contains("dgx-h100") && systems.join("|").contains("hgx-h200") &&
+                 systems.join("|").contains("dgx-b200"),
+             qPrintable(systems.join("|")));
+    QVERIFY(plan.chosen.has_value());
+    int chosenRows = 0;
+    for (int row = 0; row < 3; ++row) chosenRows += t->item(row, 11)->text() == "chosen" ? 1 : 0;
+    QCOMPARE(chosenRows, 1);
+    if (plan.chosen->band) {
+      QVERIFY2(r->chosenText().contains("Error band"), qPrintable(r->chosenText()));
+      QVERIFY(t->item(0, 10)->text().contains("median"));
+    }
+    QVERIFY(r->chosenText().contains(QString::fromStdString(plan.chosen->system)));
   }
 
   // Issue 19 item 3: the recommendation, its front, and loading a point as one undoable edit.

@@ -47,6 +47,20 @@ class WindowFixture : public QObject {
     return spy.wait(ms) || !spy.isEmpty();
   }
 
+  // Opens `path` and waits until the latest request's result is drawn.
+  bool openAndSettle(const QString& path) {
+    QSignalSpy redrawn(m_w, &MainWindow::redrawn);
+    if (!m_w->openFile(path) || !waitRedraw(redrawn)) return false;
+    settle();
+    return true;
+  }
+
+  // Lets the last delivered result be the latest request's.
+  void settle() {
+    m_w->runner()->waitForDone();
+    QCoreApplication::processEvents();
+  }
+
  private slots:
   void init() {
     m_w = new MainWindow;
