@@ -54,6 +54,7 @@ set(DDPSIM_PUBLIC_HEADERS
   simulator/prediction/prediction.hpp
   simulator/prediction/uncertainty.hpp
   simulator/analytic/comm_hooks.hpp
+  simulator/analytic/sharded_context.hpp
   simulator/analytic/step_plan.hpp
   simulator/analytic/torch_profile.hpp
   simulator/analytic/analytic.hpp

@@ -34,9 +34,9 @@ TEST(AutocastCopyNote, ShardedAutocastSaysTheWholeModelIsHeldIn16Bits) {
   // No autocast (pure bf16), FSDP2 gathering bf16 parameters, or DDP (every rank holds the
   // whole model anyway): no note.
   EXPECT_FALSE(has_note({{"strategy", "fsdp_full_shard"}}, "bf16"));
-  EXPECT_FALSE(has_note({{"strategy", "fsdp2"},
-                         {"fsdp2", {{"mixed_precision", {{"param_dtype", "bf16"}}}}}},
-                        "amp_bf16"));
+  EXPECT_FALSE(
+      has_note({{"strategy", "fsdp2"}, {"fsdp2", {{"mixed_precision", {{"param_dtype", "bf16"}}}}}},
+               "amp_bf16"));
   EXPECT_FALSE(has_note({{"strategy", "ddp"}}, "amp_bf16"));
 }
 
