@@ -56,7 +56,7 @@ std::string require_file(const std::string& file, const std::string& pointer,
   if (!std::filesystem::is_regular_file(st)) {
     // What the path is, not "does not exist" for a FIFO or /dev/zero (issue 42).
     namespace fs = std::filesystem;
-    const char* what = !fs::exists(st)            ? " does not exist)"
+    const char* what = !fs::exists(st)             ? " does not exist)"
                        : fs::is_directory(st)      ? " is a directory)"
                        : fs::is_fifo(st)           ? " is a FIFO (named pipe))"
                        : fs::is_character_file(st) ? " is a character device)"
