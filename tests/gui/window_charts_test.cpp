@@ -484,11 +484,11 @@ class WindowChartsTest : public WindowFixture {
              qPrintable(systems.join("|")));
     QVERIFY(plan.chosen.has_value());
     int chosenRows = 0;
-    for (int row = 0; row < 3; ++row) chosenRows += t->item(row, 11)->text() == "chosen" ? 1 : 0;
+    for (int row = 0; row < 3; ++row) chosenRows += t->item(row, 12)->text() == "chosen" ? 1 : 0;
     QCOMPARE(chosenRows, 1);
     if (plan.chosen->band) {
       QVERIFY2(r->chosenText().contains("Error band"), qPrintable(r->chosenText()));
-      QVERIFY(t->item(0, 10)->text().contains("median"));
+      QVERIFY(t->item(0, 11)->text().contains("median"));
     }
     QVERIFY(r->chosenText().contains(QString::fromStdString(plan.chosen->system)));
   }
