@@ -10,6 +10,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QLogValueAxis>
@@ -491,6 +492,14 @@ class WindowChartsTest : public WindowFixture {
       QVERIFY(t->item(0, 11)->text().contains("median"));
     }
     QVERIFY(r->chosenText().contains(QString::fromStdString(plan.chosen->system)));
+    // The chosen option's notes are listed in view, not hidden in a tooltip (the buyer's
+    // review, defect 11: "7 planner notes: hover here").
+    QVERIFY(!plan.warnings.empty());
+    QVERIFY(!r->findChild<QLabel*>("recommendationNotes")->isHidden());
+    QVERIFY2(r->notesText().contains(QStringLiteral("Notes (%1)").arg(plan.warnings.size())),
+             qPrintable(r->notesText()));
+    QVERIFY2(r->notesText().contains("chosen: fsdp2"), qPrintable(r->notesText()));
+    QVERIFY(!r->summaryText().contains("hover here"));
   }
 
   // Issue 19 item 3: the recommendation, its front, and loading a point as one undoable edit.

@@ -570,6 +570,19 @@ class WindowTest : public WindowFixture {
     QVERIFY(!d->json().at("plan").contains("hardware"));
   }
 
+  // The buyer's review, defect 16: the bucket-cap slider moved under fsdp2, where the cap is
+  // not read (25 and 220 MiB drew the same chart). It is enabled for ddp only.
+  void bucketCapIsDdpOnly() {
+    auto* cap = m_w->panel()->field("/parallelism/bucket_cap_mb");
+    QVERIFY(cap);
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-buy-llama-3-8b.json"));  // fsdp2
+    QVERIFY(!cap->isEnabled());
+    const QString label = m_w->panel()->findChild<QLabel*>("bucketCapLabel")->text();
+    QVERIFY2(label.contains("DDP only (not read by fsdp2)"), qPrintable(label));
+    QVERIFY(openAndSettle(kScenarios + "/examples/mlp-fp16-hook.json"));  // ddp
+    QVERIFY(cap->isEnabled());
+  }
+
   // Issue 41 item 3: a buyer's file naming its systems under plan.hardware only (no /hardware)
   // shows the first one's preset and price; a typed price goes to that entry, the planner's.
   void planHardwarePricesAreEdited() {
