@@ -416,7 +416,14 @@ void buildCost(QChart* chart, const SweepResult& r, const ChartOverlay& o) {
     attach(chart, lineOf(cost, costLabel(r), kGreen), x, y2);
   }
   if (!y) return;
-  attach(chart, lineOf(time, timeLabel, kBlue), x, y);
+  // The curve is the panel's configuration, the squares the planner's (the buyer's review,
+  // defect 9: the curve's legend did not say which strategy it is).
+  attach(
+      chart,
+      lineOf(time,
+             timeLabel + QStringLiteral(", the panel's %1").arg(QString::fromStdString(r.strategy)),
+             kBlue),
+      x, y);
   // Reliability: the same without failures and checkpoints, and the ETTR that separates them.
   if (!ideal.isEmpty()) {
     attach(chart,

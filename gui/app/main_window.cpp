@@ -437,7 +437,16 @@ void MainWindow::applyResult(const SweepResultPtr& result) {
   if (!result->error.empty()) {
     showStatus(QString::fromStdString(result->error), true);
   } else if (const QString w = memoryWarning(*result); !w.isEmpty()) {
-    showStatus(w, true);  // charted, but not runnable: said where it cannot be missed
+    // Charted, but not runnable: said where it cannot be missed, and said to be the panel's
+    // configuration (the buyer's review, defect 9: "does not fit, 64 of 64 points" read as the
+    // answer while the Recommendation offered an option that fits).
+    QString text = tr("the panel's %1: %2").arg(QString::fromStdString(result->strategy), w);
+    if (result->plan.chosen) {
+      text += tr("; the Recommendation's %1 GPUs, %2 fits")
+                  .arg(result->plan.chosen->gpus)
+                  .arg(QString::fromStdString(result->plan.chosen->strategy));
+    }
+    showStatus(text, true);
   }
   m_lastRedrawMs = static_cast<double>(m_clock.nsecsElapsed() - m_requestNs) * 1e-6;
   m_timing->setText(tr("%1 GPU counts: computed in %2 ms, redrawn %3 ms after the edit")
