@@ -62,7 +62,7 @@ TasksOnNode tasks_on_node(const char* name, const std::string& v, int world_size
       }
     }
     if (node >= r.nodes && node < r.nodes + repeat) r.tasks = tasks;
-    r.nodes += repeat;  // int64: at most (2^31 - 1) x (length / 5) items, no overflow
+    r.nodes += repeat;  // below world_size + INT_MAX here: no overflow in int64
     if (r.nodes > world_size) {
       throw bad("of at most " + std::to_string(world_size) +
                 " nodes (one per task of the step, SLURM_STEP_NUM_TASKS or SLURM_NTASKS)");
