@@ -39,6 +39,7 @@
 #include "calibrate/gpu_criteria.hpp"
 #include "calibrate/torch_calibration.hpp"
 #include "model/atomic_file.hpp"
+#include "model/cli_validators.hpp"
 #include "model/error.hpp"
 #include "model/imports/kineto_import.hpp"
 #include "model/imports/measurement_import.hpp"
@@ -61,20 +62,35 @@ void emit(const json& doc, const std::string& out) {
     std::printf("%s\n", doc.dump(2).c_str());
   } else {
     model::write_file_atomic(out, doc.dump(2) + "\n");
-    std::fprintf(stderr, "calibrate: wrote %s\n", out.c_str());
+    std::fprintf(stderr, "calibrate: wrote %s\n", one_line(out).c_str());
   }
 }
 
 // `import nccl-tests FILE`: the log or -J JSON as a profile, its fits summarised on stderr.
+// The profile an import wrote, read back by the profile reader. A value it refuses was derived
+// from the imported file (a step time, a fit): the error names that file and what in it gave the
+// value, not a pointer of this tool's own output (it said "/layer_times/cpu_step_s" of a trace).
+model::Profile read_back_imported(const json& doc, const std::string& source, const char* what) {
+  try {
+    return model::Profile::from_json(doc, source);
+  } catch (const InputError& e) {
+    throw InputError(source, "",
+                     std::string(what) + " whose imported values make a valid profile; its " +
+                         e.pointer() + " would be " + e.expected(),
+                     e.got());
+  }
+}
+
 int run_import_nccl_tests(const std::string& nt_file, const std::string& nt_op,
                           const std::string& nt_out, const std::string& command) {
   json doc =
       model::imported_profile(model::import_nccl_tests_file(nt_file, nt_op), nullptr, command);
-  const model::Profile p = model::Profile::from_json(doc, nt_file);
+  const model::Profile p = read_back_imported(doc, nt_file, "an nccl-tests log");
   for (const auto& [name, table] : p.document().at("collectives").at("ops").items()) {
     const json& f = table.at("fit");
-    std::fprintf(stderr, "calibrate: %s: %zu rows, %zu fit segment(s), R^2 %.4f\n", name.c_str(),
-                 table.at("rows").size(), f.at("segments").size(), f.at("r_squared").get<double>());
+    std::fprintf(stderr, "calibrate: %s: %zu rows, %zu fit segment(s), R^2 %.4f\n",
+                 one_line(name).c_str(), table.at("rows").size(), f.at("segments").size(),
+                 f.at("r_squared").get<double>());
   }
   emit(p.document(), nt_out);
   return 0;
@@ -114,7 +130,7 @@ int run_gpu_criteria(const std::vector<std::string>& gc_profiles, double gc_gemm
 int run_import_kineto(const std::string& kt_file, const std::string& kt_out,
                       const std::string& command) {
   json doc = model::imported_profile(nullptr, model::import_kineto_file(kt_file), command);
-  const model::Profile p = model::Profile::from_json(doc, kt_file);
+  const model::Profile p = read_back_imported(doc, kt_file, "a profiler trace");
   const json& l = p.document().at("layer_times");
   double fwd = 0, bwd = 0;
   for (const json& x : l.at("layers")) {
@@ -152,17 +168,18 @@ int run_main(int argc, char** argv) {
                  "optimizer and gloo all-reduce through PyTorch, into the profile's torch section)")
       ->check(CLI::IsMember({"cpu", "cuda", "torch"}));
   app.add_option("--nproc", o.nproc, "ranks on this host (default 2 on cpu, the GPUs on cuda)")
-      ->check(CLI::Range(1, 1024));
+      ->check(ddpsim::model::integer_in(1, 1024));
   app.add_option("--scenario", o.scenario, "time the GEMMs this scenario runs (all sweep batches)");
   app.add_flag("--quick", o.quick, "fewer repeats, sizes up to 4 MiB (under a minute)");
   app.add_flag("--plan", o.plan_only,
                "list the GEMMs a run would time and its timing budget; time nothing");
   app.add_option("--out", o.out, "profile to write (default results/profile-<host>.json)");
-  app.add_option("--timeout-s", o.timeout_s, "per-collective timeout")->check(CLI::PositiveNumber);
+  app.add_option("--timeout-s", o.timeout_s, "per-collective timeout")
+      ->check(ddpsim::model::positive_number(1e6));
   app.add_option("--max-bytes", o.max_bytes,
                  "largest collective size (K/M/G; default 256M, 4M with --quick)");
   app.add_option("--iters", o.iters, "timed calls per collective size (default 20, 5 quick)")
-      ->check(CLI::Range(1, 100000));
+      ->check(ddpsim::model::integer_in(1, 100000));
   app.add_option("--gemm-operands", o.gemm_operands,
                  "cold (default: operands rotated through 128 MiB of copies, from memory as in a "
                  "training step) or warm (one set reused, cache-resident)")
@@ -196,7 +213,8 @@ int run_main(int argc, char** argv) {
   cf->add_option("--op", cf_op, "the collective to check")
       ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast"}));
   cf->add_option("--above", cf_above, "judge sizes above this (K/M/G)");
-  cf->add_option("--tolerance", cf_tol, "largest relative error")->check(CLI::Range(0.0, 10.0));
+  cf->add_option("--tolerance", cf_tol, "largest relative error")
+      ->check(ddpsim::model::number_in(0.0, 10.0));
   auto* gc = app.add_subcommand(
       "gpu-criteria",
       "judge a CUDA calibration against its own peaks: every bf16 GEMM of the scenario >= 80% "
@@ -207,15 +225,16 @@ int run_main(int argc, char** argv) {
   gc->add_option("profiles", gc_profiles,
                  "profiles of one device (the grid run without --scenario, the scenario's run)")
       ->required();
-  gc->add_option("--gemm-min", gc_gemm, "fraction of the GEMM peak")->check(CLI::Range(0.0, 1.0));
+  gc->add_option("--gemm-min", gc_gemm, "fraction of the GEMM peak")
+      ->check(ddpsim::model::number_in(0.0, 1.0));
   gc->add_option("--copy-min", gc_copy, "fraction of the copy bandwidth")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(ddpsim::model::number_in(0.0, 1.0));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     // One line, like every other input error (CLI11's own exit() adds a second line).
-    std::fprintf(stderr, "ddpsim-calibrate: %s\n", e.what());
+    ddpsim::print_error("ddpsim-calibrate", e.what());
     return 2;
   }
   o.collectives = !no_coll;
@@ -228,13 +247,13 @@ int run_main(int argc, char** argv) {
     if (o.backend == "torch") return calib::run_torch_calibration(o);
     return calib::run_calibration(o, argc, argv);
   } catch (const InputError& e) {
-    std::fprintf(stderr, "ddpsim-calibrate: %s\n", e.what());
+    ddpsim::print_error("ddpsim-calibrate", e.what());
     return 2;
   } catch (const UnsupportedError& e) {
-    std::fprintf(stderr, "ddpsim-calibrate: %s\n", e.what());
+    ddpsim::print_error("ddpsim-calibrate", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddpsim-calibrate: %s\n", e.what());
+    ddpsim::print_error("ddpsim-calibrate", e.what());
     return 1;
   }
 }

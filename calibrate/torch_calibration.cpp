@@ -116,7 +116,7 @@ int run_torch_calibration(const RunOptions& o) {
     }
   }
   std::fprintf(stderr, "calibrate: timing %zu workload(s) through PyTorch (%s, %d ranks)\n",
-               seen.size(), python.c_str(), nproc);
+               seen.size(), one_line(python).c_str(), nproc);
   const int rc = run_status(argv);
   if (rc == 2) {
     throw UnsupportedError("--backend torch: " + o.scenario +

@@ -17,11 +17,9 @@ std::string format_input_error(const std::string& file, const std::string& point
     msg += ", got ";
     msg += got;
   }
-  // One line, always: a newline inside a value would break scripts that read stderr.
-  for (char& c : msg) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return msg;
+  // One line, always: a newline inside a value (a file name, a key) would break scripts that
+  // read stderr; it prints as \n, like every other control character (one_line).
+  return one_line(msg);
 }
 }  // namespace
 
@@ -33,21 +31,86 @@ InputError::InputError(const std::string& file, const std::string& pointer,
       expected_(expected),
       got_(got) {}
 
-std::string printable(const std::string& text) {
+namespace {
+
+// Length of the valid UTF-8 sequence starting at text[i] (2-4; RFC 3629: no overlong forms, no
+// surrogates, at most U+10FFFF), or 0 when text[i] does not start one.
+std::size_t utf8_length(const std::string& text, std::size_t i) {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b0 = at(i);
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the allowed range of the second byte
+  if (b0 >= 0xc2 && b0 <= 0xdf) {
+    n = 2;
+  } else if (b0 >= 0xe0 && b0 <= 0xef) {
+    n = 3;
+    if (b0 == 0xe0) lo = 0xa0;
+    if (b0 == 0xed) hi = 0x9f;
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    n = 4;
+    if (b0 == 0xf0) lo = 0x90;
+    if (b0 == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
+    if (at(i + k) < 0x80 || at(i + k) > 0xbf) return 0;
+  }
+  return n;
+}
+
+std::string escape_for_terminal(const std::string& text, bool keep_line_breaks) {
   static const char* const kHex = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
-  for (const char c : text) {
+  const auto hex = [&](const char* prefix, unsigned u) {
+    out += prefix;
+    out += kHex[(u >> 4) & 0xf];
+    out += kHex[u & 0xf];
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
     const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
+    if (u < 0x80) {
+      if (c == '\n' || c == '\t' || c == '\r') {
+        if (keep_line_breaks && c != '\r') {
+          out += c;
+        } else {
+          out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
+        }
+      } else if (u < 0x20 || u == 0x7f) {
+        hex("\\x", u);
+      } else {
+        out += c;
+      }
+      ++i;
+      continue;
+    }
+    const std::size_t n = utf8_length(text, i);
+    if (n == 0) {
+      hex("\\x", u);
+      ++i;
+    } else if (n == 2 && u == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
+      hex("\\u00", static_cast<unsigned char>(text[i + 1]));  // C1: U+0080..U+009F
+      i += 2;
     } else {
-      out += c;
+      out.append(text, i, n);
+      i += n;
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string printable(const std::string& text) { return escape_for_terminal(text, true); }
+
+std::string one_line(const std::string& text) { return escape_for_terminal(text, false); }
+
+void print_error(const char* program, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", program, one_line(message).c_str());
 }
 
 namespace detail {

@@ -49,10 +49,23 @@ class UnsupportedError : public Error {
   using Error::Error;
 };
 
-/// `text` safe to print on a terminal: control characters other than newline and tab (ESC
-/// sequences in a scenario name, a key, a trace's names) and DEL become \xNN, so a user string
-/// can never move the cursor or recolour the screen. Bytes >= 0x80 (UTF-8) are kept.
+/// `text` safe to print on a terminal: every byte or character a terminal would act on becomes a
+/// visible escape, so a user string (a scenario name, a key, a trace's names, an environment
+/// value) can never move the cursor, recolour the screen or set the window title:
+///   - C0 controls other than newline and tab, and DEL: \xNN (ESC is \x1b);
+///   - C1 controls, as UTF-8 (U+0080..U+009F, e.g. U+009B, the 8-bit CSI): \u009b;
+///   - bytes that are not valid UTF-8 (a lone 0x9b is CSI to a Latin-1 terminal): \xNN.
+/// Valid UTF-8 text above U+009F is kept. For whole tables and reports (newlines kept).
 std::string printable(const std::string& text);
+
+/// printable(text) on one line: newline, carriage return and tab become \n, \r, \t as well.
+/// Every value a message echoes goes through this (error lines, notes, echoed environment
+/// values), so one line on stderr is always one line.
+std::string one_line(const std::string& text);
+
+/// Prints "PROGRAM: MESSAGE" on stderr as one line (MESSAGE through one_line). Every program's
+/// top-level error report.
+void print_error(const char* program, const std::string& message);
 
 namespace detail {
 /// Where an assertion failed. std::source_location would do, but clang 14 (the fuzzing

@@ -52,8 +52,25 @@ std::filesystem::path data_dir() {
     if (!g_packaged_dir.empty() && is_data_dir(g_packaged_dir)) return g_packaged_dir;
   }
   // Without /proc, self_exe() is empty: only the configured folders.
-  for (const auto& dir : data_dir_candidates(self_exe())) {
+  const auto candidates = data_dir_candidates(self_exe());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto& dir = candidates[i];
     if (is_data_dir(dir)) return dir;
+    // The installed layout's own folder (P/share/ddpsim beside P/bin) that exists but lost a
+    // preset folder: an error, not a quiet fall-back to whatever checkout the library was built
+    // from (its presets may differ from the installed ones, or be gone tomorrow).
+    std::error_code ec;
+    if (i == 0 && !self_exe().empty() && std::filesystem::is_directory(dir, ec)) {
+      std::string missing;
+      for (const char* sub : {"models", "hardware"}) {
+        if (!std::filesystem::is_directory(dir / sub, ec)) {
+          missing += std::string(missing.empty() ? "" : " and ") + sub + "/";
+        }
+      }
+      throw Error(dir.string() + ": the installed ddpsim's preset folder has no " + missing +
+                  " (reinstall it, or set DDPSIM_DATA_DIR to a folder holding models/ and "
+                  "hardware/)");
+    }
   }
   throw Error(
       "cannot find the ddpsim presets (scenarios/models, scenarios/hardware); set "

@@ -6,7 +6,8 @@
 //      ships with itself (the Python package's ddpsim/data), whatever the running binary is;
 //   2. <folder of the running binary>/../share/ddpsim: the installed layout (cmake --install puts
 //      the programs in P/bin and scenarios/ in P/share/ddpsim), before anything in a checkout
-//      that may lie above an install prefix;
+//      that may lie above an install prefix; a P/share/ddpsim that exists without models/ or
+//      hardware/ is an error naming what it lacks, not a reason to read another tree;
 //   3. a scenarios/ folder beside the binary or in any folder above it (a checkout, a copied tree);
 //   4. <install prefix>/share/ddpsim as configured when the library was built, for programs of
 //      other projects that link the installed library from elsewhere;

@@ -49,7 +49,10 @@ json goodput_json(const Goodput& g) {
           {"restore_read_s", g.restore_read_s},
           {"restart_time_s", g.restart_time_s},
           {"young_interval_s", g.young_interval_s},
-          {"interval_rule", g.interval_given ? "given" : "young"},
+          // "none": the interval reaches the end of the job, no checkpoint is taken.
+          {"interval_rule", !g.checkpoints     ? "none"
+                            : g.interval_given ? "given"
+                                               : "young"},
           {"interval_steps", g.interval_steps},
           {"interval_s", g.interval_s},
           {"lost_per_failure_s", g.lost_per_failure_s},

@@ -25,6 +25,7 @@
 #include "calibrate/comm/rank.hpp"
 #include "calibrate/comm/sweep.hpp"
 #include "model/atomic_file.hpp"
+#include "model/cli_validators.hpp"
 #include "model/error.hpp"
 #include "model/process_env.hpp"
 
@@ -65,21 +66,23 @@ int main(int argc, char** argv) {
   double size_offset = 1.0;
   bool quick = false, no_in_place = false;
   app.add_option("--nproc", nproc, "ranks to start on this host (ignored under torchrun/mpirun)")
-      ->check(CLI::Range(1, 256));
+      ->check(ddpsim::model::integer_in(1, 256));
   app.add_option("--op", op, "all_reduce | reduce_scatter | all_gather | broadcast | all");
   app.add_option("--backend", backend, "gloo | nccl")->check(CLI::IsMember({"gloo", "nccl"}));
   app.add_option("-b,--minbytes", minb, "smallest size (bytes of the largest buffer; K/M/G)");
   app.add_option("-e,--maxbytes", maxb, "largest size");
-  app.add_option("-f,--stepfactor", factor, "size growth factor")->check(CLI::Range(2, 1024));
+  app.add_option("-f,--stepfactor", factor, "size growth factor")
+      ->check(ddpsim::model::integer_in(2, 1024));
   app.add_option("-w,--warmup_iters", warmup, "untimed calls per size")
-      ->check(CLI::Range(1, 10000));
-  app.add_option("-n,--iters", iters, "timed calls per size")->check(CLI::Range(1, 100000));
-  app.add_option("-r,--root", root, "broadcast root")->check(CLI::NonNegativeNumber);
+      ->check(ddpsim::model::integer_in(1, 10000));
+  app.add_option("-n,--iters", iters, "timed calls per size")
+      ->check(ddpsim::model::integer_in(1, 100000));
+  app.add_option("-r,--root", root, "broadcast root")->check(ddpsim::model::integer_in(0, 255));
   app.add_option("--timeout-s", timeout_s, "per-collective timeout and launcher limit x10")
-      ->check(CLI::PositiveNumber);
+      ->check(ddpsim::model::positive_number(1e6));
   app.add_option("--size-offset", size_offset,
                  "first size = minbytes x this (1.5: midpoints between the powers of two)")
-      ->check(CLI::Range(1.0, 1024.0));
+      ->check(ddpsim::model::number_in(1.0, 1024.0));
   app.add_flag("--quick", quick, "sizes up to 4 MiB, 2 warmup and 5 timed calls");
   app.add_flag("--no-in-place", no_in_place, "only out-of-place rows");
   app.add_option("--json", json_out, "write the profile's collectives section here (atomically)");
@@ -88,7 +91,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     // One line, like every other input error (CLI11's own exit() adds a second line).
-    std::fprintf(stderr, "ddpsim-collectives: %s\n", e.what());
+    ddpsim::print_error("ddpsim-collectives", e.what());
     return 2;
   }
 
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
     so.size_offset = size_offset;
     (void)ddpsim::comm::sweep_sizes(so);  // bad combinations are refused before ranks start
   } catch (const ddpsim::Error& e) {
-    std::fprintf(stderr, "ddpsim-collectives: %s\n", e.what());
+    ddpsim::print_error("ddpsim-collectives", e.what());
     return 2;
   }
   try {
@@ -172,19 +175,19 @@ int main(int argc, char** argv) {
       try {
         ddpsim::comm::verify_sweep(section);
       } catch (const ddpsim::Error& e) {
-        std::fprintf(stderr, "ddpsim-collectives: %s\n", e.what());
+        ddpsim::print_error("ddpsim-collectives", e.what());
       }
     }
     comm->barrier();
     return wrong == 0 ? 0 : 1;
   } catch (const ddpsim::InputError& e) {
-    std::fprintf(stderr, "ddpsim-collectives: %s\n", e.what());
+    ddpsim::print_error("ddpsim-collectives", e.what());
     return 2;
   } catch (const ddpsim::UnsupportedError& e) {
-    std::fprintf(stderr, "ddpsim-collectives: %s\n", e.what());
+    ddpsim::print_error("ddpsim-collectives", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddpsim-collectives: %s\n", e.what());
+    ddpsim::print_error("ddpsim-collectives", e.what());
     return 1;
   }
 }

@@ -68,6 +68,7 @@ class GlooCommunicator : public Communicator {
     if (info.store_dir.empty()) {
       throw Error("gloo: no rendezvous directory (set DDPSIM_STORE_DIR or use launch_local)");
     }
+    ensure_store_dir(info.store_dir);
     // Several communicators in one process (all ranks create them in the same order) must not
     // read each other's keys: each gets its own prefix.
     // Gloo writes to its sockets without MSG_NOSIGNAL: a write to a dead peer would kill this

@@ -67,6 +67,7 @@ class NcclCommunicator : public Communicator {
     if (info.store_dir.empty()) {
       throw Error("nccl: no rendezvous directory (set DDPSIM_STORE_DIR or use launch_local)");
     }
+    ensure_store_dir(info.store_dir);
     static std::atomic<int> instances{0};
     ncclUniqueId id;
     try {

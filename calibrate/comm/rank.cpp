@@ -155,4 +155,15 @@ std::optional<RankInfo> rank_from_env() {
   return rank_from_env([](const char* name) -> const char* { return std::getenv(name); });
 }
 
+void ensure_store_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw Error("rendezvous folder " + dir +
+                " (DDPSIM_STORE_DIR, else $TMPDIR/ddpsim-store-JOB): " +
+                (ec ? "cannot be created (" + ec.message() + ")" : std::string("is not a folder")) +
+                "; set DDPSIM_STORE_DIR to a folder every rank of the job can reach");
+  }
+}
+
 }  // namespace ddpsim::comm

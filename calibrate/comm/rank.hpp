@@ -47,4 +47,9 @@ std::optional<RankInfo> rank_from_env();
 /// The same, reading variables through `getenv` (for tests; returns nullptr when unset).
 std::optional<RankInfo> rank_from_env(const std::function<const char*(const char*)>& getenv);
 
+/// Creates the rendezvous folder `dir` (RankInfo::store_dir) when it is missing, so that Gloo's
+/// FileStore finds it (it fails with "enforce fail ... realpath" otherwise, as under torchrun
+/// without DDPSIM_STORE_DIR); throws Error naming the folder and why it cannot be made.
+void ensure_store_dir(const std::string& dir);
+
 }  // namespace ddpsim::comm

@@ -27,6 +27,7 @@
 #include "calibrate/exec/executor.hpp"
 #include "calibrate/exec/results.hpp"
 #include "model/atomic_file.hpp"
+#include "model/cli_validators.hpp"
 #include "model/error.hpp"
 #include "model/process_env.hpp"
 #include "model/run_context.hpp"
@@ -81,19 +82,20 @@ struct Options {
 void add_options(CLI::App& app, Options& o) {
   app.add_option("scenario", o.scenario_path, "scenario JSON (model.mlp or a GPT-2 hf_config)")
       ->required();
-  app.add_option("--nproc", o.nproc, "ranks (default: cluster.gpus)")->check(CLI::Range(1, 64));
+  app.add_option("--nproc", o.nproc, "ranks (default: cluster.gpus)")
+      ->check(ddpsim::model::integer_in(1, 64));
   app.add_option("--steps", o.steps, "measured steps (default: simulation.steps)")
-      ->check(CLI::Range(1, 100000));
+      ->check(ddpsim::model::integer_in(1, 100000));
   app.add_option("--warmup-steps", o.warmup, "steps before the measured ones (default 1)")
-      ->check(CLI::Range(0, 1000));
+      ->check(ddpsim::model::integer_in(0, 1000));
   app.add_option("--per-gpu-batch", o.batch, "override training.per_gpu_batch")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(ddpsim::model::integer_in(1, 1 << 20));
   app.add_option("--grad-accumulation", o.accum, "override training.grad_accumulation")
-      ->check(CLI::Range(1, 1024));
+      ->check(ddpsim::model::integer_in(1, 1024));
   app.add_option("--overlap", o.overlap, "override parallelism.overlap (true|false)")
       ->check(CLI::IsMember({"true", "false"}));
   app.add_option("--lr", o.lr, "learning rate (default: training.lr scaled, else 0.05 / 1e-3)")
-      ->check(CLI::PositiveNumber);
+      ->check(ddpsim::model::positive_number(1e6));
   app.add_option("--loss", o.loss, "mse | cross_entropy")
       ->check(CLI::IsMember({"mse", "cross_entropy"}));
   app.add_option("--noise-scale", o.noise,
@@ -101,7 +103,7 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::IsMember({"true", "false"}));
   app.add_option("--noise-ema", o.noise_ema,
                  "EMA factor smoothing the noise-scale estimates (default 0.95)")
-      ->check(CLI::Range(0.0, 0.999999));
+      ->check(ddpsim::model::number_in(0.0, 0.999999));
   app.add_flag("--independent,--no-comm", o.independent,
                "efficiency baseline: the same per-rank work, all ranks at once, no collectives "
                "(no all-reduce; ddp only)");
@@ -113,9 +115,9 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--trace", o.trace_path, "Chrome trace of the measured run (one pid per rank)");
   app.add_option("--dump-params", o.dump_path, "final parameters of rank 0, raw float32");
   app.add_option("--timeout-s", o.timeout_s, "Gloo timeout of every collective")
-      ->check(CLI::PositiveNumber);
+      ->check(ddpsim::model::positive_number(1e6));
   app.add_option("--launch-timeout-s", o.launch_timeout_s, "limit for the whole run")
-      ->check(CLI::PositiveNumber);
+      ->check(ddpsim::model::positive_number(1e6));
 }
 
 // Starts the ranks (this program again, under launch_local) and waits for them. A failed run must
@@ -232,7 +234,7 @@ int run_this_rank(const ddpsim::exec::ExecConfig& cfg, const ddpsim::comm::RankI
     }
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddpsim-exec: rank %d: %s\n", me.rank, e.what());
+    ddpsim::print_error("ddpsim-exec", "rank " + std::to_string(me.rank) + ": " + e.what());
     return 1;
   }
 }
@@ -250,7 +252,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     // One line, like every other input error (CLI11's own exit() adds a second line).
-    std::fprintf(stderr, "ddpsim-exec: %s\n", e.what());
+    ddpsim::print_error("ddpsim-exec", e.what());
     return 2;
   }
   ddpsim::exec::ExecConfig cfg;
@@ -265,7 +267,7 @@ int main(int argc, char** argv) {
       ddpsim::exec::check_memory(cfg, ddpsim::exec::mem_available_bytes());
     }
   } catch (const ddpsim::Error& e) {
-    std::fprintf(stderr, "ddpsim-exec: %s\n", e.what());
+    ddpsim::print_error("ddpsim-exec", e.what());
     return 2;
   }
 
@@ -273,7 +275,7 @@ int main(int argc, char** argv) {
     try {
       return ddpsim::exec::run_cuda_backend(cfg, o.out_path);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "ddpsim-exec: --backend cuda: %s\n", e.what());
+      ddpsim::print_error("ddpsim-exec", std::string("--backend cuda: ") + e.what());
       return 1;
     }
   }

@@ -13,6 +13,7 @@
 #include "gui/models/measured.hpp"
 #include "gui/models/scenario_document.hpp"
 #include "gui/models/sweep_engine.hpp"
+#include "model/cli_validators.hpp"
 #include "model/error.hpp"
 #include "model/scenario/scenario.hpp"
 
@@ -26,21 +27,22 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"step", "scaling", "memory", "cost", "timeline"}));
   cli.add_option("--out", out, "output file: .png or .svg")->required();
   cli.add_option("--max-gpus", maxGpus, "largest GPU count of the sweep (default: the scenario's)")
-      ->check(CLI::Range(1, 1 << 20));
-  cli.add_option("--width", width, "pixels")->check(CLI::Range(200, 8000));
-  cli.add_option("--height", height, "pixels")->check(CLI::Range(150, 8000));
-  cli.add_option("--ranks", ranks, "timeline: ranks drawn")->check(CLI::Range(1, 64));
+      ->check(ddpsim::model::integer_in(1, 1 << 20));
+  cli.add_option("--width", width, "pixels")->check(ddpsim::model::integer_in(200, 8000));
+  cli.add_option("--height", height, "pixels")->check(ddpsim::model::integer_in(150, 8000));
+  cli.add_option("--ranks", ranks, "timeline: ranks drawn")
+      ->check(ddpsim::model::integer_in(1, 64));
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ddpsim-plot: %s\n", e.what());
+    ddpsim::print_error("ddpsim-plot", e.what());
     return 2;
   }
   if (!QString::fromStdString(out).endsWith(".png", Qt::CaseInsensitive) &&
       !QString::fromStdString(out).endsWith(".svg", Qt::CaseInsensitive)) {
-    std::fprintf(stderr, "ddpsim-plot: --out: expected a .png or .svg file, got %s\n", out.c_str());
+    ddpsim::print_error("ddpsim-plot", "--out: expected a .png or .svg file, got " + out);
     return 2;
   }
   qputenv("QT_QPA_PLATFORM", "offscreen");  // headless whatever the session has
@@ -70,7 +72,7 @@ int main(int argc, char** argv) {
       t->setTimeline(r.timeline);
       view.reset(t);
       if (!r.timeline.error.empty()) {
-        std::fprintf(stderr, "ddpsim-plot: warning: %s\n", r.timeline.error.c_str());
+        ddpsim::print_error("ddpsim-plot", "warning: " + r.timeline.error);
       }
     } else {
       auto* c = new QChart;
@@ -81,7 +83,8 @@ int main(int argc, char** argv) {
       view.reset(v);
       for (const auto& p : r.points) {
         if (!p.ok()) {
-          std::fprintf(stderr, "ddpsim-plot: warning: %d GPUs: %s\n", p.gpus, p.error.c_str());
+          ddpsim::print_error("ddpsim-plot",
+                              "warning: " + std::to_string(p.gpus) + " GPUs: " + p.error);
           break;
         }
       }
@@ -92,15 +95,15 @@ int main(int argc, char** argv) {
     QApplication::processEvents();
     QString err;
     if (!ddpsim::gui::exportView(view.get(), QString::fromStdString(out), &err)) {
-      std::fprintf(stderr, "ddpsim-plot: %s\n", qPrintable(err));
+      ddpsim::print_error("ddpsim-plot", err.toStdString());
       return 2;
     }
     return 0;
   } catch (const ddpsim::Error& e) {
-    std::fprintf(stderr, "ddpsim-plot: %s\n", e.what());
+    ddpsim::print_error("ddpsim-plot", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddpsim-plot: internal error: %s\n", e.what());
+    ddpsim::print_error("ddpsim-plot", std::string("internal error: ") + e.what());
     return 1;
   }
 }

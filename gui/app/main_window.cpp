@@ -18,16 +18,23 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "gui/app/chart_export.hpp"
 #include "gui/app/hover_chart_view.hpp"
 #include "gui/app/recommendation_view.hpp"
 #include "gui/app/scenario_panel.hpp"
 #include "gui/app/stale_banner.hpp"
+#include "gui/app/systems_picker.hpp"
+#include "gui/app/systems_table.hpp"
 #include "gui/app/timeline_view.hpp"
+#include "gui/models/compare_systems.hpp"
 #include "gui/models/price_book.hpp"
 #include "gui/models/scenario_subject.hpp"
 #include "gui/models/series.hpp"
@@ -141,6 +148,19 @@ void MainWindow::buildUi() {
 
   auto* comparePage = new QWidget;
   auto* cl = new QVBoxLayout(comparePage);
+  // Which system for this job (issue 41 item 3): tick 2-4 systems, give their prices, press
+  // Compare; the planner searches each for the same job and the table shows each one's best.
+  auto* systemsLabel = new QLabel(
+      tr("<b>Which system for this job?</b> Tick 2 to 4 systems, check their prices, then press "
+         "Compare: each is planned for the same job (its own sizes, strategy and batch), and the "
+         "table shows each one's best option."));
+  systemsLabel->setWordWrap(true);
+  m_systemsPicker = new SystemsPicker;
+  m_compareSystemsButton = new QPushButton(tr("Compare the ticked systems"));
+  m_compareSystemsButton->setObjectName(QStringLiteral("compareSystemsButton"));
+  connect(m_compareSystemsButton, &QPushButton::clicked, this, &MainWindow::compareSystems);
+  m_compareSystems = new SystemsTable;
+  m_compareSystems->setObjectName(QStringLiteral("compareSystemsTable"));
   m_compareLabel =
       new QLabel(tr("Compare > Pin current scenario, then edit or open another: the "
                     "charts overlay the pinned one (dashed) and this table lists "
@@ -152,6 +172,12 @@ void MainWindow::buildUi() {
   m_compare->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   m_compareBanner = new StaleBanner;
   cl->addWidget(m_compareBanner);
+  cl->addWidget(systemsLabel);
+  auto* pickRow = new QHBoxLayout;
+  pickRow->addWidget(m_systemsPicker, 1);
+  pickRow->addWidget(m_compareSystemsButton, 0, Qt::AlignTop);
+  cl->addLayout(pickRow);
+  cl->addWidget(m_compareSystems, 2);
   cl->addWidget(m_compareLabel);
   cl->addWidget(m_compare, 1);
   m_tabs->addTab(comparePage, tr("Compare"));
@@ -258,6 +284,7 @@ bool MainWindow::openFile(const QString& path) {
     return false;
   }
   m_panel->setMaxGpus(defaultMaxGpus(m_doc.json()));
+  refreshSystemsPicker();
   // A file that asks the planner a question opens on its answer (issue 41 item 3).
   if (m_doc.json().contains("plan")) m_tabs->setCurrentWidget(m_recommend);
   return true;
@@ -464,7 +491,35 @@ void MainWindow::clearPin() {
   if (m_result) applyResult(m_result);
 }
 
+void MainWindow::refreshSystemsPicker() {
+  std::vector<std::string> ticked = comparedSystems(m_doc.json());
+  if (const std::string current = currentSystem(m_doc.json());
+      !current.empty() && std::find(ticked.begin(), ticked.end(), current) == ticked.end()) {
+    ticked.insert(ticked.begin(), current);
+  }
+  m_systemsPicker->setSystems(hardwarePresets(), ticked, m_panel->prices().prices());
+}
+
+void MainWindow::compareSystems() {
+  const std::vector<std::string> systems = m_systemsPicker->checkedSystems();
+  if (systems.size() < 2 || systems.size() > 4) {
+    showStatus(tr("Compare: tick 2 to 4 systems (%1 ticked)").arg(systems.size()), true);
+    return;
+  }
+  // Prices typed here are the systems' prices from now on (the panel's price follows them).
+  std::map<std::string, double> prices = m_panel->prices().prices();
+  for (const auto& [system, usd] : m_systemsPicker->prices()) prices[system] = usd;
+  m_doc.replace(withComparedSystems(m_doc.json(), systems, prices));  // one edit, one undo step
+  QStringList names;
+  for (const std::string& s : systems) names << QString::fromStdString(s);
+  showStatus(tr("comparing %1 for the same job (Edit > Undo restores the previous plan)")
+                 .arg(names.join(QStringLiteral(", "))),
+             false);
+}
+
 void MainWindow::updateCompare() {
+  m_compareSystems->setPlan(m_result ? m_result->plan : PlanView{});
+  m_compareSystems->setVisible(m_result && m_result->plan.systems.size() > 1);
   m_compare->setRowCount(0);
   if (!m_pinned || !m_result) return;
   const auto add = [this](const QString& key, const QString& a, const QString& b) {

@@ -23,6 +23,7 @@
 class QChartView;
 class QCheckBox;
 class QLabel;
+class QPushButton;
 class QTabWidget;
 class QTableView;
 class QTableWidget;
@@ -32,6 +33,8 @@ namespace ddpsim::gui {
 class RecommendationView;
 class ScenarioPanel;
 class StaleBanner;
+class SystemsPicker;
+class SystemsTable;
 class TimelineView;
 
 class MainWindow : public QMainWindow {
@@ -57,6 +60,10 @@ class MainWindow : public QMainWindow {
   QWidget* viewFor(ChartKind kind) const;
   ResultsTableModel* tableModel() { return &m_table; }
   QTableWidget* compareTable() const { return m_compare; }
+  /// The Compare tab's systems to tick, its button and the table of each system's best option.
+  SystemsPicker* systemsPicker() const { return m_systemsPicker; }
+  QPushButton* compareSystemsButton() const { return m_compareSystemsButton; }
+  SystemsTable* compareSystemsTable() const { return m_compareSystems; }
   QTabWidget* tabs() const { return m_tabs; }
   RecommendationView* recommendationView() const { return m_recommend; }
   /// The "Not updated" banners over the Table and Compare tabs (issue 41 item 3; the charts'
@@ -107,6 +114,10 @@ class MainWindow : public QMainWindow {
   /// Loads a planner point's knobs into the document as one edit (one undo step).
   void loadPlanPoint(const PlanPointView& p);
   void updateCompare();
+  /// The Compare tab's ticks: the document's plan.hardware systems and its current one.
+  void refreshSystemsPicker();
+  /// "Compare the ticked systems": they become plan.hardware with their prices (one edit).
+  void compareSystems();
   void updateTitle();
   void showStatus(const QString& text, bool error);
   QString currentChartFile(const QString& suffix) const;
@@ -125,6 +136,9 @@ class MainWindow : public QMainWindow {
   StaleBanner* m_compareBanner = nullptr;
   QTableWidget* m_compare = nullptr;
   QLabel* m_compareLabel = nullptr;
+  SystemsPicker* m_systemsPicker = nullptr;
+  QPushButton* m_compareSystemsButton = nullptr;
+  SystemsTable* m_compareSystems = nullptr;
   QLabel* m_status = nullptr;
   QLabel* m_timing = nullptr;
   SweepResultPtr m_result;

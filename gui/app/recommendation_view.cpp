@@ -77,8 +77,15 @@ RecommendationView::RecommendationView(QWidget* parent) : QWidget(parent) {
   m_summary->setObjectName(QStringLiteral("recommendationSummary"));
   m_summary->setWordWrap(true);
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // The chosen option's notes, in view (the review: "the notes hide in a tooltip").
+  m_notes = new QLabel;
+  m_notes->setObjectName(QStringLiteral("recommendationNotes"));
+  m_notes->setWordWrap(true);
+  m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_notes->setTextFormat(Qt::RichText);
   layout->addWidget(m_chosen);
   layout->addWidget(m_summary);
+  layout->addWidget(m_notes);
   auto* split = new QSplitter(Qt::Vertical);
   m_systems = new SystemsTable;
   m_table = new QTableWidget(0, 16);
@@ -125,6 +132,7 @@ void RecommendationView::setStale(bool stale, const QString& pointer) {
 
 bool RecommendationView::isStale() const { return m_stale->isStale(); }
 QString RecommendationView::summaryText() const { return m_summary->text(); }
+QString RecommendationView::notesText() const { return m_notes->text(); }
 
 void RecommendationView::setPlan(const PlanView& plan) {
   m_plan = plan;
@@ -182,16 +190,23 @@ void RecommendationView::setPlan(const PlanView& plan) {
       t += tr("<br>(no training target: planned by throughput, per million samples)");
     m_chosen->setText(t);
   }
-  // The planner's notes (the predictor's, repeated per strategy) go to the tooltip: the summary
-  // line stays readable.
+  // The chosen option's notes (the planner keeps only the chosen prediction's), listed under the
+  // summary: what the model assumed and why the option costs what it does.
   QString summary = planSummary(plan).toHtmlEscaped();
   if (const QString searched = searchText(plan); !searched.isEmpty())
     summary += QStringLiteral("; ") + searched.toHtmlEscaped();
-  QStringList notes;
-  for (const std::string& w : plan.warnings) notes << QString::fromStdString(w);
-  if (!notes.isEmpty()) summary += tr(" <i>(%1 planner notes: hover here)</i>").arg(notes.size());
   m_summary->setText(summary);
-  m_summary->setToolTip(notes.join(QLatin1Char('\n')));
+  QString notes;
+  for (const std::string& w : plan.warnings) {
+    notes += QStringLiteral("<li>") + QString::fromStdString(w).toHtmlEscaped() +
+             QStringLiteral("</li>");
+  }
+  m_notes->setText(notes.isEmpty() ? QString()
+                                   : tr("<small><b>Notes (%1):</b><ul style=\"margin: 0\">%2</ul>"
+                                        "</small>")
+                                         .arg(plan.warnings.size())
+                                         .arg(notes));
+  m_notes->setVisible(!notes.isEmpty());
 
   m_table->setRowCount(static_cast<int>(m_rows.size()));
   for (int i = 0; i < static_cast<int>(m_rows.size()); ++i) {

@@ -47,6 +47,9 @@ class RecommendationView : public QWidget {
   QChartView* chartView() const { return m_chart; }
   QString chosenText() const;
   QString summaryText() const;
+  /// The chosen option's notes (what the model assumed and why it costs what it does), shown as
+  /// a list under the summary; "" without notes.
+  QString notesText() const;
   /// Asks to load the front point of table row `row` (what a double-click does).
   void requestLoad(int row);
 
@@ -61,6 +64,7 @@ class RecommendationView : public QWidget {
   StaleBanner* m_stale = nullptr;
   QLabel* m_chosen = nullptr;
   QLabel* m_summary = nullptr;
+  QLabel* m_notes = nullptr;
   QTableWidget* m_table = nullptr;
   SystemsTable* m_systems = nullptr;
   QChartView* m_chart = nullptr;

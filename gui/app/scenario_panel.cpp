@@ -246,6 +246,7 @@ QGroupBox* ScenarioPanel::buildParallelism() {
   m_bucketCap = named(new QSlider(Qt::Horizontal), "bucketCap");
   m_bucketCap->setRange(1, 256);
   m_bucketLabel = new QLabel;
+  m_bucketLabel->setObjectName(QStringLiteral("bucketCapLabel"));
   m_bucketLabel->setMinimumWidth(80);
   bucketRow->addWidget(m_bucketCap);
   bucketRow->addWidget(m_bucketLabel);

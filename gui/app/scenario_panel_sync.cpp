@@ -186,6 +186,11 @@ void ScenarioPanel::refresh() {
   m_bucketCap->setValue(cap.is_number() ? static_cast<int>(std::lround(cap.get<double>())) : 25);
   m_bucketLabel->setText(cap.is_number() ? QStringLiteral("%1 MiB").arg(cap.get<double>())
                                          : tr("25 MiB (default)"));
+  // bucket_cap_mb is DDP's Reducer's: the sharded strategies bucket by their own keys (the
+  // review: under fsdp2 the slider moved and 25 and 220 MiB drew the same chart).
+  const bool ddp = m_strategy->currentText() == QStringLiteral("ddp");
+  m_bucketCap->setEnabled(ddp);
+  if (!ddp) m_bucketLabel->setText(tr("DDP only (not read by %1)").arg(m_strategy->currentText()));
   m_accumulation->setValue(intOr(at("/training/grad_accumulation"), 1));
   const json hook = at("/parallelism/comm_hook");
   m_commHook->setCurrentText(hook.is_string() ? QString::fromStdString(hook.get<std::string>())

@@ -16,11 +16,12 @@ QString errorBandText(const std::optional<ErrorBandView>& band) {
       .arg(QString::fromStdString(band->matchedOn));
 }
 
-SystemsTable::SystemsTable(QWidget* parent) : QTableWidget(0, 12, parent) {
+SystemsTable::SystemsTable(QWidget* parent) : QTableWidget(0, 13, parent) {
   setObjectName(QStringLiteral("systemsTable"));
   setHorizontalHeaderLabels({tr("system"), tr("USD/GPU-h"), tr("GPUs searched"), tr("best: GPUs"),
                              tr("strategy"), tr("time"), tr("cost"), tr("per 1M tokens"), tr("MFU"),
-                             tr("tokens/s/GPU"), tr("error band"), tr("vs chosen")});
+                             tr("tokens/s/GPU"), tr("memory headroom"), tr("error band"),
+                             tr("vs chosen")});
   horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   horizontalHeader()->setStretchLastSection(true);
   setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -56,6 +57,7 @@ void SystemsTable::setPlan(const PlanView& plan) {
             << (b.costPerMillionTokens ? formatMoney(*b.costPerMillionTokens) : QStringLiteral("-"))
             << (b.mfu > 0 ? formatNumber(100 * b.mfu, 3) + QLatin1Char('%') : QStringLiteral("-"))
             << (b.tokensPerSPerGpu > 0 ? formatNumber(b.tokensPerSPerGpu, 4) : QStringLiteral("-"))
+            << formatNumber(b.memoryHeadroomBytes / (1024.0 * 1024 * 1024), 3) + tr(" GiB")
             << errorBandText(b.band) << vs;
     } else {
       cells << tr("none feasible (%1 of %2 candidates)").arg(s.feasible).arg(s.candidates);

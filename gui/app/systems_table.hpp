@@ -1,8 +1,9 @@
 // systems_table.hpp: the buyer's comparison in the Recommendation tab (issue 41 item 3): one row
 // per system the planner searched (plan.hardware, or the scenario's own hardware) with its best
 // option under the objective and the constraints: GPUs, strategy, time, cost, cost per million
-// tokens, MFU, tokens/s/GPU and the error band of its class, and whether it is the chosen one or
-// within the error band of it (the model cannot tell the two apart).
+// tokens, MFU, tokens/s/GPU, memory headroom and the error band of its class, and whether it is
+// the chosen one or within the error band of it (the model cannot tell the two apart). The
+// Recommendation tab and the Compare tab (systems ticked there) both show it.
 //
 //   SystemsTable t;
 //   t.setPlan(result.plan);   // rows: plan.systems in plan.hardware's order

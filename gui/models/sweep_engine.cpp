@@ -136,6 +136,7 @@ PlanPointView toPlanPoint(const sim::PlanPoint& p) {
   v.mfu = p.mfu;
   v.tokensPerSPerGpu = p.tokens_per_s_per_gpu;
   v.costPerMillionTokens = p.cost_per_million_tokens;
+  v.memoryHeadroomBytes = p.memory_headroom_bytes;
   if (p.uncertainty) {
     v.band = ErrorBandView{p.uncertainty->median_abs, p.uncertainty->max_abs, p.uncertainty->rows,
                            p.uncertainty->matched_on};

@@ -108,6 +108,7 @@ struct PlanPointView {
   double tokensPerSPerGpu = 0;
   std::optional<double> costPerMillionTokens;
   std::optional<ErrorBandView> band;
+  double memoryHeadroomBytes = 0;  ///< usable GPU memory left (negative: over)
 };
 
 /// One system searched (plan.hardware, or the scenario's own hardware): its best option.

@@ -260,6 +260,15 @@ class Reader : public json::json_sax_t {
       throw InputError(file_, "/traceEvents/" + std::to_string(index),
                        "a complete event (ph X) with numeric ts and dur >= 0", got);
     }
+    // Microseconds in a double resolve 1 us up to 2^53 (285 years; Kineto's epoch timestamps
+    // are ~1.7e15). Past it, a trace shifted by 1e300 read as steps of 0.000 ms.
+    constexpr double kMaxUs = 9007199254740992.0;
+    if (std::fabs(ev_.ts) > kMaxUs || ev_.dur > kMaxUs || std::fabs(ev_.ts + ev_.dur) > kMaxUs) {
+      throw InputError(file_, "/traceEvents/" + std::to_string(index) + "/ts",
+                       "ts and ts + dur within 2^53 us (9.0e15, where a double still resolves "
+                       "1 us)",
+                       json(ev_.ts).dump() + " and dur " + json(ev_.dur).dump());
+    }
     TraceEvent e;
     e.ts = ev_.ts;
     e.dur = ev_.dur;

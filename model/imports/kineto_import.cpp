@@ -417,6 +417,19 @@ json import_kineto_trace(const KinetoTrace& t, const std::string& file) {
         "an empty trace (" + std::to_string(t.array_entries) + " entries, no complete event)");
   }
   const detail::TraceLinks links = detail::link_trace(t);
+  // torch.profiler's schedule records one ProfilerStep#N after another on the main thread; spans
+  // that overlap by more than a microsecond (2,000 nested ones imported as 2,000 steps of 10 s
+  // each) are not a step list.
+  for (std::size_t k = 1; k < links.steps.size(); ++k) {
+    const detail::StepWindow& prev = links.steps[k - 1];
+    const detail::StepWindow& cur = links.steps[k];
+    if (cur.begin < prev.end - 1.0) {  // 1 us: timestamps rounded to the microsecond touch
+      throw InputError(file, "/traceEvents",
+                       "ProfilerStep#N spans one after another, as torch.profiler records them",
+                       cur.name + " starting " + json(cur.begin - prev.begin).dump() + " us into " +
+                           prev.name + " (overlapping steps)");
+    }
+  }
   const Attribution a = attribute(t, links);
   const Outside outside = outside_layers(t, links);
   if (outside.gpu_events == 0 && outside.runtime_calls > 0) {

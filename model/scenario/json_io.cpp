@@ -52,11 +52,19 @@ std::string require_file(const std::string& file, const std::string& pointer,
                          const std::string& ref) {
   const auto path = resolve_relative(file, ref);
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    const bool dir = std::filesystem::is_directory(path, ec);
-    throw InputError(
-        file, pointer, "an existing file (paths are relative to the scenario file)",
-        "\"" + ref + "\" (" + path.string() + (dir ? " is a directory)" : " does not exist)"));
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::is_regular_file(st)) {
+    // What the path is, not "does not exist" for a FIFO or /dev/zero (issue 42).
+    namespace fs = std::filesystem;
+    const char* what = !fs::exists(st)             ? " does not exist)"
+                       : fs::is_directory(st)      ? " is a directory)"
+                       : fs::is_fifo(st)           ? " is a FIFO (named pipe))"
+                       : fs::is_character_file(st) ? " is a character device)"
+                       : fs::is_block_file(st)     ? " is a block device)"
+                       : fs::is_socket(st)         ? " is a socket)"
+                                                   : " is not a regular file)";
+    throw InputError(file, pointer, "an existing file (paths are relative to the scenario file)",
+                     "\"" + ref + "\" (" + path.string() + what);
   }
   return path.string();
 }

@@ -342,8 +342,37 @@ Scenario parse_with(const json& doc_in, const std::string& file,
 
 }  // namespace
 
+namespace {
+
+// A parallelism.fsdp2 section that nothing reads: the strategy is not fsdp2 and neither a sweep
+// over parallelism.strategy nor the plan tries fsdp2. It used to be ignored silently, invalid
+// values included (a mesh for another cluster, a typo'd strategy beside a careful section).
+void refuse_unread_fsdp2_section(const json& doc, const std::string& file, const Scenario& s) {
+  const auto p = doc.find("parallelism");
+  if (p == doc.end() || !p->is_object() || !p->contains("fsdp2")) return;
+  if (s.parallelism.strategy == Strategy::kFsdp2) return;
+  for (const SweepAxis& a : s.sweep) {
+    if (a.key != "parallelism.strategy") continue;
+    for (const json& v : a.values) {
+      if (v == "fsdp2") return;
+    }
+  }
+  for (Strategy st : s.plan.strategy) {
+    if (st == Strategy::kFsdp2) return;
+  }
+  throw InputError(file, "/parallelism/fsdp2",
+                   "no fsdp2 section unless parallelism.strategy is fsdp2 (or a sweep or the "
+                   "plan tries fsdp2)",
+                   std::string("a section beside strategy \"") +
+                       strategy_name(s.parallelism.strategy) + "\", which never reads it");
+}
+
+}  // namespace
+
 Scenario parse_scenario(const json& doc, const std::string& file) {
-  return parse_with(doc, file, nullptr, "");
+  Scenario s = parse_with(doc, file, nullptr, "");
+  refuse_unread_fsdp2_section(doc, file, s);
+  return s;
 }
 
 Scenario load_scenario(const std::string& path) {

@@ -88,7 +88,12 @@ struct CommHook {
 struct ClusterConfig {
   int gpus = 1;
   int gpus_per_node = 8;
-  int nodes() const { return gpus <= gpus_per_node ? 1 : gpus / gpus_per_node; }
+  /// Nodes (or hosts, when gpus_per_node is a host's GPU count) the GPUs occupy, rounded up: 6
+  /// GPUs on GB200's 4-GPU trays are 2 hosts, not 1. (A scenario's cluster.gpus above one node
+  /// is a multiple of gpus_per_node; a host is smaller than the NVLink domain it sits in.)
+  int nodes() const {
+    return gpus <= gpus_per_node ? 1 : (gpus + gpus_per_node - 1) / gpus_per_node;
+  }
 };
 
 struct LrConfig {

@@ -228,10 +228,13 @@ void add_parallelism_keys(std::vector<KeySpec>& t) {
           {"ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_hybrid",
            "fsdp2"},
           "data-parallel strategy (fsdp2: PyTorch's fully_shard, knobs under parallelism.fsdp2)"));
-  t.push_back(number("/parallelism/bucket_cap_mb", "MiB", 25, 0, true,
+  // At least 2^-20 MiB: one byte, the least cap DDP's int(bucket_cap_mb * 2^20) can hold (an
+  // import that wrote 1e-9 passed the key and failed later, in the cross-key check).
+  constexpr double kOneByteMiB = 1.0 / 1048576.0;
+  t.push_back(number("/parallelism/bucket_cap_mb", "MiB", 25, kOneByteMiB, false,
                      "DDP bucket_cap_mb (MiB); leaving it out also enables the 1 MiB first bucket",
                      1e6));
-  t.push_back(number("/parallelism/first_bucket_mb", "MiB", nullptr, 0, true,
+  t.push_back(number("/parallelism/first_bucket_mb", "MiB", nullptr, kOneByteMiB, false,
                      "DDP's first bucket limit (dist._DEFAULT_FIRST_BUCKET_BYTES, MiB) whatever "
                      "bucket_cap_mb is, as torch 1.13 buckets (1); left out: 1 MiB only when "
                      "bucket_cap_mb is left out, as newer PyTorch buckets",
@@ -472,7 +475,8 @@ void add_sweep_and_plan_keys(std::vector<KeySpec>& t) {
     c.maximum = 10000;
     t.push_back(c);
   }
-  t.push_back(number("/plan/bucket_cap_mb/*", "MiB", nullptr, 0, true, "a bucket cap", 1e6));
+  t.push_back(
+      number("/plan/bucket_cap_mb/*", "MiB", nullptr, 1.0 / 1048576.0, false, "a bucket cap", 1e6));
   {
     KeySpec h = array("/plan/comm_hook", 1,
                       "candidate communication hooks (default: [parallelism.comm_hook])");

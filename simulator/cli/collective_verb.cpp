@@ -106,10 +106,10 @@ int run_collective(const CollectiveOptions& o) {
       model::protocol_from_name(o.proto).value_or(model::CollectiveProtocol::kAuto);
   const model::NcclKernelCosts& k = s.hardware.nccl_kernel;
   std::printf("# %s on %d x %s (%s), %d node(s), model prediction\n", o.op.c_str(), o.gpus,
-              s.hardware.gpu.name.c_str(), s.hardware.name.c_str(), bw.nodes);
+              one_line(s.hardware.gpu.name).c_str(), one_line(s.hardware.name).c_str(), bw.nodes);
   std::printf("# NCCL %s, %d GPU(s) per launching thread%s, algorithm %s, protocol %s\n",
-              k.nccl_version.c_str(), k.gpus_per_process, k.cuda_graphs ? ", CUDA graphs" : "",
-              o.algo.c_str(), o.proto.c_str());
+              one_line(k.nccl_version).c_str(), k.gpus_per_process,
+              k.cuda_graphs ? ", CUDA graphs" : "", o.algo.c_str(), o.proto.c_str());
   std::printf("# %12s %12s %8s %13s %8s %8s %10s %10s %8s %8s\n", "size(B)", "count", "type",
               "algorithm", "protocol", "channels", "chunk(B)", "time(us)", "algbw", "busbw");
   for (double b = lo; b <= hi; b *= 2) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/atomic_file.hpp"
+#include "model/error.hpp"
 #include "model/json_file.hpp"
 #include "simulator/import_scenario.hpp"
 
@@ -23,7 +24,7 @@ namespace {
 void write_scenario(const json& doc, const std::string& out) {
   if (!out.empty()) {
     model::write_file_atomic(out, doc.dump(2) + "\n");
-    std::cout << "wrote " << out << "\n";
+    std::cout << "wrote " << one_line(out) << "\n";
   } else {
     std::cout << doc.dump(2) << "\n";
   }
@@ -43,7 +44,7 @@ int run_import(const std::string& kind, const std::string& path, const std::stri
                                                   : sim::ImportKind::kTorch;
   const sim::ImportedScenario r =
       sim::import_scenario(k, path, base ? &*base : nullptr, base_path, gpus);
-  for (const auto& w : r.warnings) std::fprintf(stderr, "ddpsim: warning: %s\n", w.c_str());
+  for (const auto& w : r.warnings) print_error("ddpsim", "warning: " + w);
   write_scenario(r.scenario, out);
   return 0;
 }
@@ -59,8 +60,8 @@ int run_import_trace(const std::vector<std::string>& traces, const std::string& 
   if (!base_path.empty()) base = model::read_json_file(base_path);
   const sim::DraftedScenario d = sim::import_trace(traces, base ? &*base : nullptr, base_path,
                                                    out.empty() ? "(drafted scenario)" : out);
-  for (const auto& u : d.unknown) std::fprintf(stderr, "ddpsim: unknown: %s\n", u.c_str());
-  std::fprintf(stderr, "ddpsim: %s\n", d.summary.c_str());
+  for (const auto& u : d.unknown) print_error("ddpsim", "unknown: " + u);
+  print_error("ddpsim", d.summary);
   write_scenario(d.scenario, out);
   return 0;
 }

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "model/atomic_file.hpp"
+#include "model/cli_validators.hpp"
 #include "model/error.hpp"
 #include "model/process_env.hpp"
 #include "model/scenario/scenario.hpp"
@@ -113,7 +114,7 @@ int run_plan(const std::string& path, const std::vector<std::string>& sets,
     if (!out.empty()) std::cout << "wrote " << out << "\n";
   }
   if (!r.chosen) {
-    std::fprintf(stderr, "ddpsim: %s\n", printable(r.none_feasible_reason).c_str());
+    ddpsim::print_error("ddpsim", r.none_feasible_reason);
     return 1;
   }
   return 0;
@@ -254,7 +255,7 @@ int dispatch(const std::string& verb, int argc, char** argv) {
     for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
     args.push_back(nullptr);
     execv(name.c_str(), args.data());
-    std::fprintf(stderr, "ddpsim: cannot run %s\n", name.c_str());
+    ddpsim::print_error("ddpsim", "cannot run " + name);
     return 1;
   }
   // What each optional part needs; a build without it says how to get it.
@@ -266,16 +267,16 @@ int dispatch(const std::string& verb, int argc, char** argv) {
       {"gui", "Qt 6 (apt-get install qt6-base-dev qt6-charts-dev qt6-svg-dev, then rebuild)"}};
   for (const auto& [k, what] : known) {
     if (k == verb) {
-      std::fprintf(stderr,
-                   "ddpsim: '%s' is not built (ddpsim-%s not found beside %s); it needs %s\n",
-                   verb.c_str(), verb.c_str(), self.c_str(), what.c_str());
+      std::fprintf(
+          stderr, "ddpsim: '%s' is not built (ddpsim-%s not found beside %s); it needs %s\n",
+          one_line(verb).c_str(), one_line(verb).c_str(), one_line(self).c_str(), what.c_str());
       return 2;
     }
   }
   std::fprintf(stderr,
                "ddpsim: unknown command '%s' (commands: predict, plan, schema, collective, "
                "import, lr, published, fidelity, calibrate, exec, validate, plot, gui)\n",
-               verb.c_str());
+               one_line(verb).c_str());
   return 2;
 }
 
@@ -354,7 +355,7 @@ Verb add_collective(CLI::App& app) {
   auto o = std::make_shared<cli::CollectiveOptions>();
   auto* c = app.add_subcommand("collective", "nccl-tests-style table of modelled collectives");
   c->add_option("--hardware", o->hw, "system preset name or a JSON hardware section");
-  c->add_option("--gpus", o->gpus, "ranks")->check(CLI::Range(1, 10000000));
+  c->add_option("--gpus", o->gpus, "ranks")->check(ddpsim::model::integer_in(1, 10000000));
   c->add_option("--op", o->op, "all_reduce | reduce_scatter | all_gather | broadcast")
       ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast"}));
   c->add_option("--min-bytes", o->min_b, "smallest size (8, 64K, 32M, 8G)");
@@ -372,7 +373,7 @@ Verb add_collective(CLI::App& app) {
       ->check(CLI::IsMember({"process", "threads"}));
   c->add_option("--gpus-per-process", o->gpus_per_process,
                 "GPUs one launching thread drives (nccl-tests -g N)")
-      ->check(CLI::Range(1, 1024));
+      ->check(ddpsim::model::integer_in(1, 1024));
   c->add_flag("--graphs", o->graphs, "launched from a CUDA graph (nccl-tests -G)");
   return {c, [o] { return cli::run_collective(*o); }};
 }
@@ -395,7 +396,7 @@ Verb add_import(CLI::App& app) {
   ds->add_option("--gpus", o->gpus,
                  "data-parallel world size for DeepSpeed's batch rule (default: the base "
                  "scenario's cluster.gpus)")
-      ->check(CLI::Range(1, 10000000));
+      ->check(ddpsim::model::integer_in(1, 10000000));
   ds->add_option("--out", o->out, "write the scenario here (atomically) instead of stdout");
   auto* titan = c->add_subcommand(
       "torchtitan",
@@ -409,13 +410,14 @@ Verb add_import(CLI::App& app) {
       ->add_option("--gpus", o->gpus,
                    "the job's world size (default: the base scenario's cluster.gpus); needed "
                    "when data_parallel_shard_degree is -1")
-      ->check(CLI::Range(1, 10000000));
+      ->check(ddpsim::model::integer_in(1, 10000000));
   titan->add_option("--out", o->out, "write the scenario here (atomically) instead of stdout");
   auto* torch =
       c->add_subcommand("torch", "PyTorch knobs {\"ddp\": {...}} or {\"fsdp\": {...}} -> scenario");
   torch->add_option("knobs", o->path, "knobs JSON")->required();
   torch->add_option("--scenario", o->base, "base scenario the keys are applied to");
-  torch->add_option("--gpus", o->gpus, "also set cluster.gpus")->check(CLI::Range(1, 10000000));
+  torch->add_option("--gpus", o->gpus, "also set cluster.gpus")
+      ->check(ddpsim::model::integer_in(1, 10000000));
   torch->add_option("--out", o->out, "write the scenario here (atomically) instead of stdout");
   auto* trace = c->add_subcommand(
       "trace",
@@ -454,7 +456,7 @@ Verb add_lr(CLI::App& app) {
       ->required();
   add_set_option(c, o->sets);
   c->add_option("--steps", o->steps, "last step shown (default: twice the warmup)")
-      ->check(CLI::Range(static_cast<std::int64_t>(0), static_cast<std::int64_t>(1e12)));
+      ->check(ddpsim::model::integer_in(0, 1'000'000'000'000));
   c->add_option("--format", o->format, "table | json")->check(CLI::IsMember({"table", "json"}));
   return {c, [o] { return run_lr(o->path, o->sets, o->steps, o->format); }};
 }
@@ -520,7 +522,7 @@ int main(int argc, char** argv) {
     for (char& c : msg) {
       if (c == '\n') c = ' ';
     }
-    std::fprintf(stderr, "ddpsim: %s (see ddpsim --help)\n", msg.c_str());
+    ddpsim::print_error("ddpsim", msg + " (see ddpsim --help)");
     return 2;
   }
   try {
@@ -528,13 +530,13 @@ int main(int argc, char** argv) {
       if (*v.command) return model::stdout_checked("ddpsim", v.run());
     }
   } catch (const ddpsim::Error& e) {
-    std::fprintf(stderr, "ddpsim: %s\n", printable(e.what()).c_str());
+    ddpsim::print_error("ddpsim", e.what());
     return 2;
   } catch (const nlohmann::json::exception& e) {
-    std::fprintf(stderr, "ddpsim: bad JSON: %s\n", printable(e.what()).c_str());
+    ddpsim::print_error("ddpsim", std::string("bad JSON: ") + e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddpsim: internal error: %s\n", printable(e.what()).c_str());
+    ddpsim::print_error("ddpsim", std::string("internal error: ") + e.what());
     return 1;
   }
   return 0;

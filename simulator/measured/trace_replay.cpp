@@ -6,6 +6,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <system_error>
 
 #include "model/error.hpp"
 #include "model/imports/deepspeed_import.hpp"
@@ -21,8 +26,75 @@ double at(const json& o, const char* k) { return o.contains(k) ? o.at(k).get<dou
 
 }  // namespace
 
+namespace {
+
+// The traces are one job's ranks, each once (issue 42: the same rank's trace given twice counted
+// as two ranks, and another job's trace beside the first was averaged in). Told by the
+// distributedInfo each trace carries (rank, world_size, backend: the communication section), and
+// where a trace has none, by an identical import (the same file under another name).
+void check_one_job(const std::vector<std::string>& files, const std::vector<json>& sections) {
+  std::map<std::int64_t, std::size_t> file_of_rank;
+  std::optional<std::size_t> first_sized;    // the first trace that states its world size
+  std::optional<std::size_t> first_backend;  // the first that names its backend
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    for (std::size_t g = 0; g < f; ++g) {
+      std::error_code ec;
+      if (sections[f] == sections[g] || std::filesystem::equivalent(files[f], files[g], ec)) {
+        throw InputError(files[f], "", "each rank's trace once", "the same trace as " + files[g]);
+      }
+    }
+    const auto c = sections[f].find("communication");
+    if (c == sections[f].end()) continue;
+    if (c->contains("world_size")) {
+      const std::int64_t w = c->at("world_size").get<std::int64_t>();
+      if (!first_sized) {
+        first_sized = f;
+      } else {
+        const json& first = sections[*first_sized].at("communication");
+        const std::int64_t w0 = first.at("world_size").get<std::int64_t>();
+        if (w != w0) {
+          throw InputError(files[f], "",
+                           "the world size of " + files[*first_sized] + " (" + std::to_string(w0) +
+                               "): the traces of one job",
+                           std::to_string(w) + " (another job's trace?)");
+        }
+      }
+      if (static_cast<std::int64_t>(files.size()) > w) {
+        throw InputError(files[f], "",
+                         "at most one trace per rank of its " + std::to_string(w) + "-rank job",
+                         std::to_string(files.size()) + " traces");
+      }
+    }
+    const std::string backend = c->value("backend", "");
+    if (!backend.empty()) {
+      if (!first_backend) {
+        first_backend = f;
+      } else {
+        const std::string b0 = sections[*first_backend].at("communication").value("backend", "");
+        if (backend != b0) {
+          throw InputError(
+              files[f], "",
+              "the backend of " + files[*first_backend] + " (" + b0 + "): the traces of one job",
+              backend + " (another job's trace?)");
+        }
+      }
+    }
+    if (c->contains("rank")) {
+      const std::int64_t r = c->at("rank").get<std::int64_t>();
+      const auto [it, added] = file_of_rank.emplace(r, f);
+      if (!added) {
+        throw InputError(files[f], "/distributedInfo/rank", "each rank's trace once",
+                         "rank " + std::to_string(r) + " again (also " + files[it->second] + ")");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 TracedJob traced_job(const std::vector<std::string>& files, const std::vector<json>& sections) {
   DDPSIM_ASSERT(!files.empty() && files.size() == sections.size(), "one section per trace");
+  check_one_job(files, sections);
   TracedJob j;
   j.files = files;
   // Per all-reduce index over every step of every trace: summed duration and count.
@@ -287,6 +359,15 @@ DraftedScenario draft_scenario(const TracedJob& j) {
 DraftedScenario draft_onto(const TracedJob& j, const nlohmann::json& base_doc,
                            const model::Scenario& base) {
   const std::string& file = j.files.at(0);
+  // The traced job's all-reduce buckets are DDP's: a base of another strategy describes another
+  // job (it used to be switched to ddp without a word).
+  if (base.parallelism.strategy != model::Strategy::kDdp) {
+    throw InputError(base.file, "/parallelism/strategy",
+                     "ddp: the traced DDP job's all-reduce buckets are drafted onto a DDP "
+                     "scenario (" +
+                         file + ")",
+                     std::string("\"") + model::strategy_name(base.parallelism.strategy) + "\"");
+  }
   const std::vector<double> b = traced_bucket_bytes(j);
   const InferredCap cap = inferred_cap(b);
   DraftedScenario d;

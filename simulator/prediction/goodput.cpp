@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "model/error.hpp"
 #include "simulator/prediction/fsdp2.hpp"
@@ -41,12 +42,13 @@ CheckpointVolume checkpoint_volume(double params, model::Optimizer optimizer,
   CheckpointVolume v;
   v.total_bytes = param_bytes + opt_bytes;
   const int per_node = std::min(gpus, gpus_per_node);
-  const double nodes = model::ClusterConfig{gpus, gpus_per_node}.nodes();
   if (format == CheckpointFormat::kRank0) {
     v.write_bytes_max_node = v.total_bytes;
     v.read_bytes_per_rank = v.total_bytes;
   } else {
-    v.write_bytes_max_node = v.total_bytes / nodes;
+    // The busiest host writes its ranks' shares: per_node / n of the whole (1 / nodes when the
+    // GPUs fill whole hosts; 4/6 for 6 GPUs on 4-GPU trays, whose second tray holds 2).
+    v.write_bytes_max_node = v.total_bytes * per_node / n;
     switch (strategy) {
       case Strategy::kDdp:
         v.read_bytes_per_rank = v.total_bytes;
@@ -132,12 +134,29 @@ Goodput goodput(const model::ReliabilityConfig& r, const model::Workload& worklo
   // Checkpoints are taken between steps: the nearest whole number of steps, at least one.
   const double step = p.step_time_s;
   DDPSIM_ASSERT(step > 0, "goodput needs the prediction's step time");
-  g.interval_steps = std::max<std::int64_t>(1, std::llround(wanted / step));
-  g.interval_s = static_cast<double>(g.interval_steps) * step;
-  g.lost_per_failure_s =
-      g.restart_time_s + lost_write_s + (g.interval_s + g.checkpoint_blocking_s) / 2.0;
-  g.ettr = daly_ettr(g.interval_s, g.checkpoint_blocking_s, g.restart_time_s + lost_write_s,
-                     g.job_mtbf_s);
+  // An interval that reaches the end of the job (its failure-free time) takes no checkpoint: the
+  // job is one segment of T seconds that a failure restarts from the beginning (Daly's W with
+  // tau = T and delta = 0). Counted in steps it would round or overflow (10^6 s over a 10^-15 s
+  // step is past 2^63), so the comparison is made in seconds first.
+  const double job_s = p.time_to_train_s.value_or(std::numeric_limits<double>::infinity());
+  g.checkpoints = wanted < job_s;
+  if (!g.checkpoints) {
+    g.interval_steps = 0;
+    g.interval_s = job_s;
+    g.checkpoint_blocking_s = 0;
+    g.lost_per_failure_s = g.restart_time_s + job_s / 2.0;
+    g.ettr = daly_ettr(job_s, 0.0, g.restart_time_s, g.job_mtbf_s);
+  } else {
+    // Whole steps, at most 2^53 (exact in a double; a job of more steps has no time to train and
+    // keeps this interval).
+    const double steps = std::min(std::round(wanted / step), 9007199254740992.0);
+    g.interval_steps = std::max<std::int64_t>(1, static_cast<std::int64_t>(steps));
+    g.interval_s = static_cast<double>(g.interval_steps) * step;
+    g.lost_per_failure_s =
+        g.restart_time_s + lost_write_s + (g.interval_s + g.checkpoint_blocking_s) / 2.0;
+    g.ettr = daly_ettr(g.interval_s, g.checkpoint_blocking_s, g.restart_time_s + lost_write_s,
+                       g.job_mtbf_s);
+  }
   if (p.time_to_train_s && g.ettr > 0) {
     g.time_to_train_s = *p.time_to_train_s / g.ettr;
     g.gpu_hours = *g.time_to_train_s * cluster.gpus / 3600.0;
@@ -155,6 +174,14 @@ void apply_goodput(const std::optional<model::ReliabilityConfig>& r,
   if (!r) return;
   p.goodput = goodput(*r, workload, cluster, training, parallelism, p, gpu_hour_usd, gpus_per_host);
   const Goodput& g = *p.goodput;
+  if (!g.checkpoints) {
+    p.warnings.push_back(fmt::format(
+        "reliability: no checkpoint is taken: the {} interval ({:.3g} h) is not shorter than the "
+        "job ({:.3g} h without failures), so a failure restarts it from the beginning",
+        g.interval_given ? "checkpoint" : "optimal (Young's)",
+        (g.interval_given ? *r->checkpoint.interval_s : g.young_interval_s) / 3600.0,
+        g.interval_s / 3600.0));
+  }
   if (g.ettr <= 0) {
     p.warnings.push_back(fmt::format(
         "reliability: the job would not finish: a failure every {:.3g} h costs {:.3g} h (restart "

@@ -8,7 +8,9 @@
 //  - Checkpoint interval (Young, "A first order approximation to the optimum checkpoint interval",
 //    CACM 17(9), 1974): the waste per unit of work delta / tau + tau / (2 M) is least at
 //        tau* = sqrt(2 delta M).
-//    The job checkpoints at a step boundary: every k = max(1, round(tau / step)) steps.
+//    The job checkpoints at a step boundary: every k = max(1, round(tau / step)) steps. An
+//    interval at least as long as the job (training.target's failure-free time T) takes no
+//    checkpoint: a failure restarts the job from the beginning (tau = T, delta = 0 below).
 //  - Expected wall time per tau of training (Daly, "A higher order estimate of the optimum
 //    checkpoint interval for restart dumps", FGCS 22(3), 2006: its model of the wall-clock time
 //    with exponential failures, which may also strike during a checkpoint or a restart):
@@ -80,6 +82,9 @@ struct Goodput {
   double restart_time_s = 0;         ///< R: restart_minutes + restore_read_s
   double young_interval_s = 0;       ///< sqrt(2 delta M)
   bool interval_given = false;       ///< checkpoint.interval_minutes set (else Young's)
+  /// False when the interval reaches the end of the job (training.target): no checkpoint is
+  /// taken, interval_steps is 0 and interval_s the job's failure-free time.
+  bool checkpoints = true;
   std::int64_t interval_steps = 1;
   double interval_s = 0;  ///< interval_steps x step time: the tau ETTR uses
   /// First order: the restart plus, on average, half of an interval and checkpoint redone.

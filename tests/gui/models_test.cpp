@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gui/models/compare_systems.hpp"
 #include "gui/models/measured.hpp"
 #include "gui/models/number_format.hpp"
 #include "gui/models/plan_bounds.hpp"
@@ -500,6 +501,40 @@ class ModelsTest : public QObject {
     QCOMPARE(h200.at("pricing").at("gpu_hour_usd"), json(3.25));
     QCOMPARE(h200.at("plan").at("hardware").at(1).at("gpu_hour_usd"), json(3.25));
     QCOMPARE(h200.at("plan").at("hardware").at(0).at("gpu_hour_usd"), json(2.5));
+  }
+
+  // Issue 41 item 3 (compare 2-4 systems for the same job): the ticked systems become
+  // plan.hardware with their prices, an entry the file had keeps its bounds, /hardware stays,
+  // fewer than two remove the list (and an emptied plan).
+  void comparedSystemsBecomePlanHardware() {
+    const json gpt2 = ddpsim::model::read_json_file(kScenarios + "/examples/plan-gpt2-xl.json");
+    QVERIFY(comparedSystems(gpt2).empty());
+    const json two = withComparedSystems(gpt2, {"dgx-h100", "hgx-h200", "dgx-h100"},
+                                         {{"dgx-h100", 2.5}, {"hgx-h200", 3.5}});
+    QCOMPARE(two.at("plan").at("hardware"),
+             json::parse(R"([{"preset": "dgx-h100", "gpu_hour_usd": 2.5},
+                             {"preset": "hgx-h200", "gpu_hour_usd": 3.5}])"));
+    QCOMPARE(two.at("hardware"), gpt2.at("hardware"));
+    QCOMPARE(comparedSystems(two), (std::vector<std::string>{"dgx-h100", "hgx-h200"}));
+    // The other plan keys are the file's; a system without a price gets none.
+    QCOMPARE(two.at("plan").at("objective"), gpt2.at("plan").at("objective"));
+    const json unpriced = withComparedSystems(gpt2, {"dgx-h100", "dgx-b200"}, {});
+    QVERIFY(!unpriced.at("plan").at("hardware").at(1).contains("gpu_hour_usd"));
+    // A buyer's file without /hardware: its max_gpus bounds are kept, /hardware is added.
+    const json buy =
+        ddpsim::model::read_json_file(kScenarios + "/examples/plan-buy-llama-3-8b.json");
+    const json bought = withComparedSystems(buy, {"hgx-h200", "dgx-h100"}, {{"hgx-h200", 3.0}});
+    QCOMPARE(bought.at("hardware"), json({{"preset", "dgx-h100"}}));
+    QCOMPARE(bought.at("plan").at("hardware").at(0).at("gpu_hour_usd"), json(3.0));
+    QCOMPARE(bought.at("plan").at("hardware").at(0).at("max_gpus"),
+             buy.at("plan").at("hardware").at(1).at("max_gpus"));
+    QVERIFY(!bought.at("plan").at("hardware").at(1).contains("gpu_hour_usd"));
+    // One system: nothing to compare.
+    const json one = withComparedSystems(two, {"dgx-h100"}, {});
+    QVERIFY(!one.at("plan").contains("hardware"));
+    const json bare = withComparedSystems(
+        ddpsim::model::read_json_file(kScenarios + "/default.json"), {"dgx-h100"}, {});
+    QVERIFY(!bare.contains("plan"));
   }
 
   // Issue 41 item 3, defect 8: the window title's subject, read from the document as it is.

@@ -10,6 +10,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QLogValueAxis>
@@ -484,13 +485,21 @@ class WindowChartsTest : public WindowFixture {
              qPrintable(systems.join("|")));
     QVERIFY(plan.chosen.has_value());
     int chosenRows = 0;
-    for (int row = 0; row < 3; ++row) chosenRows += t->item(row, 11)->text() == "chosen" ? 1 : 0;
+    for (int row = 0; row < 3; ++row) chosenRows += t->item(row, 12)->text() == "chosen" ? 1 : 0;
     QCOMPARE(chosenRows, 1);
     if (plan.chosen->band) {
       QVERIFY2(r->chosenText().contains("Error band"), qPrintable(r->chosenText()));
-      QVERIFY(t->item(0, 10)->text().contains("median"));
+      QVERIFY(t->item(0, 11)->text().contains("median"));
     }
     QVERIFY(r->chosenText().contains(QString::fromStdString(plan.chosen->system)));
+    // The chosen option's notes are listed in view, not hidden in a tooltip (the buyer's
+    // review, defect 11: "7 planner notes: hover here").
+    QVERIFY(!plan.warnings.empty());
+    QVERIFY(!r->findChild<QLabel*>("recommendationNotes")->isHidden());
+    QVERIFY2(r->notesText().contains(QStringLiteral("Notes (%1)").arg(plan.warnings.size())),
+             qPrintable(r->notesText()));
+    QVERIFY2(r->notesText().contains("chosen: fsdp2"), qPrintable(r->notesText()));
+    QVERIFY(!r->summaryText().contains("hover here"));
   }
 
   // Issue 19 item 3: the recommendation, its front, and loading a point as one undoable edit.

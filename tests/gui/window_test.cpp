@@ -18,6 +18,7 @@
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -38,6 +39,8 @@
 #include "gui/app/main_window.hpp"
 #include "gui/app/recommendation_view.hpp"
 #include "gui/app/scenario_panel.hpp"
+#include "gui/app/systems_picker.hpp"
+#include "gui/app/systems_table.hpp"
 #include "gui/app/timeline_view.hpp"
 #include "model/scenario/scenario.hpp"
 #include "window_fixture.hpp"
@@ -514,6 +517,70 @@ class WindowTest : public WindowFixture {
     // Another file starts from its own prices.
     QVERIFY(m_w->openFile(kScenarios + "/examples/mlp-fp16-hook.json"));
     QVERIFY(m_w->panel()->prices().prices().empty());
+  }
+
+  // Issue 41 item 3 (the review's defect 7: comparing H100 and H200 took about 10 actions and
+  // copying numbers by hand). In the Compare tab: tick H200, type its price, press Compare; the
+  // table then shows each system's best option for the same job (GPUs, time, cost, per 1M
+  // tokens, MFU, memory headroom), the whole comparison is one undo step.
+  void compareSystemsForTheSameJob() {
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-gpt2-xl.json"));
+    ScenarioDocument* d = m_w->document();
+    d->setCoalesceMs(0);
+    m_w->tabs()->setCurrentWidget(m_w->compareSystemsButton()->parentWidget());  // action 1
+    SystemsPicker* picker = m_w->systemsPicker();
+    QCOMPARE(picker->checkedSystems(), std::vector<std::string>{"dgx-h100"});  // the current one
+    QVERIFY(!m_w->compareSystemsTable()->isVisible());
+    // One system is not a comparison: said, nothing written.
+    QTest::mouseClick(m_w->compareSystemsButton(), Qt::LeftButton);
+    QVERIFY2(m_w->statusText().contains("tick 2 to 4 systems"), qPrintable(m_w->statusText()));
+    QVERIFY(!d->json().at("plan").contains("hardware"));
+    const int h200 = picker->rowOf("hgx-h200");
+    QVERIFY(h200 >= 0);
+    QCOMPARE(picker->item(h200, 1)->text(), QStringLiteral("h200-sxm"));
+    QCOMPARE(picker->item(picker->rowOf("dgx-h100"), 2)->text(), QStringLiteral("2.5"));
+    picker->setChecked("hgx-h200", true);                   // action 2
+    picker->item(h200, 2)->setText(QStringLiteral("3.5"));  // its price (unknown to the file)
+    QSignalSpy redrawn(m_w, &MainWindow::redrawn);
+    QTest::mouseClick(m_w->compareSystemsButton(), Qt::LeftButton);  // action 3
+    QCOMPARE(d->json().at("plan").at("hardware"),
+             nlohmann::json::parse(R"([{"preset": "dgx-h100", "gpu_hour_usd": 2.5},
+                                       {"preset": "hgx-h200", "gpu_hour_usd": 3.5}])"));
+    QVERIFY(waitRedraw(redrawn));
+    settle();
+    SystemsTable* t = m_w->compareSystemsTable();
+    QVERIFY(t->isVisible());
+    QCOMPARE(t->rowCount(), 2);
+    QVERIFY2(t->item(0, 0)->text().startsWith("dgx-h100"), qPrintable(t->item(0, 0)->text()));
+    QVERIFY2(t->item(1, 0)->text().startsWith("hgx-h200"), qPrintable(t->item(1, 0)->text()));
+    QStringList headers;
+    for (int c = 0; c < t->columnCount(); ++c) headers << t->horizontalHeaderItem(c)->text();
+    for (const char* h :
+         {"best: GPUs", "time", "cost", "per 1M tokens", "MFU", "memory headroom"}) {
+      QVERIFY2(headers.contains(h), h);
+    }
+    for (int row = 0; row < 2; ++row) {
+      bool ok = false;
+      QVERIFY(t->item(row, 3)->text().toInt(&ok) >= 1 && ok);  // best: GPUs
+      QVERIFY2(t->item(row, 6)->text().startsWith("$"), qPrintable(t->item(row, 6)->text()));
+      QVERIFY2(t->item(row, 10)->text().endsWith("GiB"), qPrintable(t->item(row, 10)->text()));
+    }
+    // One undo step takes the comparison back.
+    QVERIFY(d->undo());
+    QVERIFY(!d->json().at("plan").contains("hardware"));
+  }
+
+  // The buyer's review, defect 16: the bucket-cap slider moved under fsdp2, where the cap is
+  // not read (25 and 220 MiB drew the same chart). It is enabled for ddp only.
+  void bucketCapIsDdpOnly() {
+    auto* cap = m_w->panel()->field("/parallelism/bucket_cap_mb");
+    QVERIFY(cap);
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-buy-llama-3-8b.json"));  // fsdp2
+    QVERIFY(!cap->isEnabled());
+    const QString label = m_w->panel()->findChild<QLabel*>("bucketCapLabel")->text();
+    QVERIFY2(label.contains("DDP only (not read by fsdp2)"), qPrintable(label));
+    QVERIFY(openAndSettle(kScenarios + "/examples/mlp-fp16-hook.json"));  // ddp
+    QVERIFY(cap->isEnabled());
   }
 
   // Issue 41 item 3: a buyer's file naming its systems under plan.hardware only (no /hardware)

@@ -193,6 +193,17 @@ if(points LESS 1)
   message(FATAL_ERROR "ddpsim predict share/ddpsim/default.json gave no results")
 endif()
 
+# 6b. An installed share/ddpsim that lost its hardware/ folder is an error naming it (issue 42: the
+#     installed ddpsim used to fall back quietly to the source tree it was built from).
+file(RENAME ${prefix}/share/ddpsim/hardware ${prefix}/share/ddpsim/hardware.moved)
+execute_process(COMMAND ${prefix}/bin/ddpsim predict ${scenario} WORKING_DIRECTORY ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+file(RENAME ${prefix}/share/ddpsim/hardware.moved ${prefix}/share/ddpsim/hardware)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "share/ddpsim: the installed ddpsim's preset folder has no hardware/")
+  message(FATAL_ERROR "ddpsim predict without share/ddpsim/hardware exited ${rc}, expected 2 and "
+                      "an error naming the folder\n--- stderr\n${err}")
+endif()
+
 # 7. Git-style dispatch from the installed bin/.
 foreach(verb calibrate exec validate)
   if("ddpsim-${verb}" IN_LIST PROGRAMS)

@@ -101,5 +101,31 @@ TEST(Printable, EscapesControlCharactersOnly) {
   EXPECT_EQ(printable(std::string("x\0y", 3)), "x\\x00y");
 }
 
+// C1 controls act on a terminal too: U+009B (UTF-8 C2 9B) is the 8-bit CSI, so "\u009b31m"
+// recolours an xterm exactly as ESC [ 31m does. They print as \u00NN. A byte that is not valid
+// UTF-8 (a lone 0x9b, which a Latin-1 terminal takes as CSI; an overlong C0 80; a truncated
+// sequence) prints as \xNN. U+00A0 and above, and 4-byte characters, are kept.
+TEST(Printable, EscapesC1ControlsAndInvalidUtf8) {
+  EXPECT_EQ(printable("a\xc2\x9b"
+                      "31mb"),
+            "a\\u009b31mb");
+  EXPECT_EQ(printable("\xc2\x80\xc2\x9f\xc2\xa0"), "\\u0080\\u009f\xc2\xa0");
+  EXPECT_EQ(printable("x\x9b"
+                      "31m"),
+            "x\\x9b31m");
+  EXPECT_EQ(printable("\xc0\x80"), "\\xc0\\x80");
+  EXPECT_EQ(printable("\xe2\x82"), "\\xe2\\x82");
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a UTF-16 surrogate
+  EXPECT_EQ(printable("\xe2\x82\xac \xf0\x9f\x98\x80"), "\xe2\x82\xac \xf0\x9f\x98\x80");
+}
+
+// one_line: what a one-line message echoes. Newline, carriage return and tab become \n, \r, \t,
+// so a path or an environment value holding a newline cannot split the line in two.
+TEST(Printable, OneLineEscapesLineBreaks) {
+  EXPECT_EQ(one_line("a\nb\r\tc\x1b"), "a\\nb\\r\\tc\\x1b");
+  EXPECT_EQ(one_line("caf\xc3\xa9 \xc2\x9b"), "caf\xc3\xa9 \\u009b");
+  EXPECT_EQ(printable("a\nb\r"), "a\nb\\r");
+}
+
 }  // namespace
 }  // namespace ddpsim::model

@@ -369,8 +369,8 @@ TEST(HfTransformer, LayerCountsPastTheLimitAreRefused) {
 TEST(HfTransformer, ExtentsPastTwoToThe24AreRefusedBeforeAnyProduct) {
   const json gpt2 = hf_config("gpt2-config.json");
   for (const char* key : {"vocab_size", "n_positions", "n_inner", "n_embd"}) {
-    for (const json v : {json(9000000000000000000LL), json(std::int64_t{1} << 62),
-                         json(9223372036854775808ULL), json((std::int64_t{1} << 24) + 1)}) {
+    for (const json& v : {json(9000000000000000000LL), json(std::int64_t{1} << 62),
+                          json(9223372036854775808ULL), json((std::int64_t{1} << 24) + 1)}) {
       json c = gpt2;
       c[key] = v;
       expect_input_error(c, {}, std::string("/") + key);

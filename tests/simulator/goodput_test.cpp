@@ -204,6 +204,78 @@ TEST(Goodput, GivenIntervalAndGpuMtbf) {
   EXPECT_FALSE(g.time_to_train_s);  // no time to train without a target
 }
 
+// Hosts are counted rounded up (issue 42): 6 GPUs on GB200's 4-GPU trays fill 2 trays, not 1
+// (6 / 4 truncated). M = 6,400 h x 3,600 / 2 = 11,520,000 s; the busiest tray holds 4 of the 6
+// ranks and writes 4/6 of the 24e6 bytes: 16e6 bytes at 1e6 B/s = 16 s (was 24 s, one host).
+TEST(Goodput, PartlyFilledHostsRoundUp) {
+  model::ReliabilityConfig r;
+  r.node_mtbf_hours = 6400;
+  r.checkpoint.write_bytes_per_s_per_node = 1e6;
+  r.checkpoint.read_bytes_per_s_per_node = 1e6;
+  Prediction p;
+  p.step_time_s = 1.0;
+  const Goodput g = goodput(r, *two_layers(), {6, 72}, fp32_adam(), {}, p, std::nullopt, 4);
+  EXPECT_DOUBLE_EQ(g.job_mtbf_s, 11520000.0);
+  EXPECT_NE(g.mtbf_source.find("/ 2 nodes"), std::string::npos) << g.mtbf_source;
+  EXPECT_DOUBLE_EQ(g.volume.write_bytes_max_node, 16e6);
+  EXPECT_DOUBLE_EQ(g.checkpoint_time_s, 16.0);
+  EXPECT_EQ((model::ClusterConfig{6, 4}.nodes()), 2);
+  EXPECT_EQ((model::ClusterConfig{8, 4}.nodes()), 2);
+  EXPECT_EQ((model::ClusterConfig{3, 4}.nodes()), 1);
+}
+
+// An interval at least as long as the job takes no checkpoint (issue 42: it used to give ETTR 0,
+// "the job would not finish", where a job without checkpoints finishes). 8 GPUs of 100 h:
+// M = 45,000 s; R = 8 s (reading 8 x 24e6 bytes back at 24e6 B/s); the job runs T = 3,600 s
+// without failures, the interval asked for is 10^6 s. One segment of T that a failure restarts:
+// ETTR = T / (M e^(R/M) (e^(T/M) - 1)) = 3600 / 3748.5844011444 = 0.9603625301596406.
+TEST(Goodput, IntervalBeyondTheJobTakesNoCheckpoint) {
+  model::ReliabilityConfig r;
+  r.gpu_mtbf_hours = 100;
+  r.checkpoint.write_bytes_per_s_per_node = 24e6;
+  r.checkpoint.read_bytes_per_s_per_node = 24e6;
+  r.checkpoint.interval_s = 1e6;
+  Prediction p;
+  p.step_time_s = 1.0;
+  p.time_to_train_s = 3600.0;
+  const Goodput g = goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, p, std::nullopt);
+  EXPECT_FALSE(g.checkpoints);
+  EXPECT_EQ(g.interval_steps, 0);
+  EXPECT_DOUBLE_EQ(g.interval_s, 3600.0);
+  EXPECT_DOUBLE_EQ(g.checkpoint_blocking_s, 0.0);
+  EXPECT_NEAR(g.ettr, 0.9603625301596406, 1e-12);
+  ASSERT_TRUE(g.time_to_train_s);
+  EXPECT_NEAR(*g.time_to_train_s, 3748.5844011444033, 1e-6);
+  // The prediction says so, and does not say the job would not finish.
+  Prediction q = p;
+  apply_goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, std::nullopt, q);
+  ASSERT_EQ(q.warnings.size(), 1u);
+  EXPECT_NE(q.warnings[0].find("no checkpoint is taken"), std::string::npos) << q.warnings[0];
+  EXPECT_NE(q.warnings[0].find("interval (278 h)"), std::string::npos) << q.warnings[0];  // 1e6 s
+  // One second shorter than the job: a checkpoint is taken again.
+  r.checkpoint.interval_s = 3599.0;
+  EXPECT_TRUE(goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, p, std::nullopt).checkpoints);
+}
+
+// A tiny model's step (10^-15 s) against Young's interval: the interval in steps is past 2^63
+// and llround's result was unspecified (it came out as 1 step). Without a target it is capped at
+// 2^53 steps; with one that ends before the interval, no checkpoint is taken.
+TEST(Goodput, IntervalInStepsDoesNotOverflow) {
+  model::ReliabilityConfig r;
+  r.gpu_mtbf_hours = 1e6;
+  r.checkpoint.write_bytes_per_s_per_node = 1e3;  // 24e6 bytes: 24,000 s; Young's ~1.1e7 s
+  r.checkpoint.read_bytes_per_s_per_node = 1e3;
+  Prediction p;
+  p.step_time_s = 1e-15;
+  Goodput g = goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, p, std::nullopt);
+  EXPECT_TRUE(g.checkpoints);
+  EXPECT_EQ(g.interval_steps, std::int64_t{1} << 53);
+  p.time_to_train_s = 1e-3;
+  g = goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, p, std::nullopt);
+  EXPECT_FALSE(g.checkpoints);
+  EXPECT_EQ(g.interval_steps, 0);
+}
+
 json reliability_doc(json reliability) {
   return {{"model", {{"preset", "resnet50"}}},
           {"hardware", {{"preset", "dgx-a100"}}},

@@ -237,11 +237,11 @@ int run_trace_comparison(const std::string& scenario, const std::vector<std::str
     std::printf("extrapolated: the traced compute and optimizer, collectives from the model\n%s",
                 extrapolated_table.c_str());
   }
-  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+  for (const std::string& n : notes) std::printf("note: %s\n", one_line(n).c_str());
   if (!out.empty()) {
     model::write_file_atomic(
         out, trace_document(base, job, traces, notes, std::move(points)).dump(2) + "\n");
-    std::printf("wrote %s\n", out.c_str());
+    std::printf("wrote %s\n", one_line(out).c_str());
   }
   return 0;
 }

@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "model/atomic_file.hpp"
+#include "model/cli_validators.hpp"
 #include "model/error.hpp"
 #include "model/profile/profile.hpp"
 #include "model/run_context.hpp"
@@ -341,22 +342,22 @@ int run_main(int argc, char** argv) {
   app.add_option("scenario", o.scenario, "scenario JSON (an MLP; sweeps give one row set each)")
       ->required();
   app.add_option("--nproc", o.nproc, "ranks for every point (default: each point's cluster.gpus)")
-      ->check(CLI::Range(1, 64));
+      ->check(ddpsim::model::integer_in(1, 64));
   app.add_option("--profile", o.profiles,
                  "calibration profile(s); repeat for several rank counts (default: "
                  "results/profile-<host>.json or a fresh --quick calibration per rank count)");
   app.add_flag("--calibrate", o.calibrate, "always calibrate (ddpsim-calibrate --quick)");
   app.add_option("--steps", o.steps, "measured steps per run (default: simulation.steps)")
-      ->check(CLI::Range(1, 100000));
+      ->check(ddpsim::model::integer_in(1, 100000));
   app.add_option("--min-seconds", o.min_seconds,
                  "with --runner torch: every run measures more than --steps steps when they "
                  "would take less than this many seconds (at most 20x --steps; default 3, 0: "
                  "exactly --steps)")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(ddpsim::model::number_in(0.0, 3600.0));
   app.add_option("--repeat", o.repeat,
                  "runs per point, round-robin over the points; medians pool every run's steps "
                  "(default 1)")
-      ->check(CLI::Range(1, 1000));
+      ->check(ddpsim::model::integer_in(1, 1000));
   app.add_flag("--recalibrate-each", o.recalibrate_each,
                "calibrate afresh (ddpsim-calibrate --quick) before every repetition and predict "
                "each on its own calibration: rows get the predictions' spread over the "
@@ -404,7 +405,7 @@ int run_main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "ddpsim-validate: %s\n", e.what());
+    ddpsim::print_error("ddpsim-validate", e.what());
     return 2;
   }
   try {
@@ -432,16 +433,16 @@ int run_main(int argc, char** argv) {
     }
     return ddpsim::validate::run(o);
   } catch (const ddpsim::InputError& e) {
-    std::cerr << "ddpsim-validate: " << e.what() << "\n";
+    ddpsim::print_error("ddpsim-validate", e.what());
     return 2;
   } catch (const ddpsim::UnsupportedError& e) {
-    std::cerr << "ddpsim-validate: " << e.what() << "\n";
+    ddpsim::print_error("ddpsim-validate", e.what());
     return 2;
   } catch (const ddpsim::validate::ChildError& e) {
-    std::cerr << "ddpsim-validate: " << e.what() << "\n";
+    ddpsim::print_error("ddpsim-validate", e.what());
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "ddpsim-validate: " << e.what() << "\n";
+    ddpsim::print_error("ddpsim-validate", e.what());
     return 1;
   }
 }

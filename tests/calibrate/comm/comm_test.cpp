@@ -184,6 +184,31 @@ TEST(RankFromEnv, MalformedValuesAreErrors) {
   EXPECT_THROW(from({{"RANK", "1 "}, {"WORLD_SIZE", "2"}}), Error);
 }
 
+// Under torchrun without DDPSIM_STORE_DIR the rendezvous folder is $TMPDIR/ddpsim-store-JOB,
+// which nothing had created: Gloo's FileStore failed with "enforce fail ... realpath" (issue 42).
+// ensure_store_dir makes it (nested folders too); a file in its place is named in one line.
+TEST(RankFromEnv, RendezvousFolderIsCreatedOrNamed) {
+  const auto base =
+      std::filesystem::temp_directory_path() / ("ddpsim-store-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(base);
+  const auto dir = base / "a" / "ddpsim-store-127.0.0.1-29500";
+  ensure_store_dir(dir.string());
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  ensure_store_dir(dir.string());  // already there: nothing to do
+  const auto file = base / "file";
+  std::ofstream(file) << "x";
+  try {
+    ensure_store_dir((file / "sub").string());
+    ADD_FAILURE() << "a folder under a file was accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("rendezvous folder " + (file / "sub").string()), std::string::npos) << m;
+    EXPECT_NE(m.find("set DDPSIM_STORE_DIR"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  std::filesystem::remove_all(base);
+}
+
 TEST(Vocabulary, BusBandwidthFactorsOfNcclTests) {
   // PERFORMANCE.md of nccl-tests: 2(n-1)/n, (n-1)/n, (n-1)/n, 1.
   EXPECT_DOUBLE_EQ(model::busbw_factor(CollectiveOp::kAllReduce, 8), 1.75);

@@ -1,0 +1,122 @@
+#include "gui/app/systems_picker.hpp"
+
+#include <QHeaderView>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "model/json_file.hpp"
+#include "model/paths.hpp"
+
+namespace ddpsim::gui {
+
+namespace {
+constexpr int kSystem = 0, kGpu = 1, kPrice = 2;
+}  // namespace
+
+std::vector<HardwarePreset> hardwarePresets() {
+  std::vector<HardwarePreset> out;
+  try {
+    for (const auto& e : std::filesystem::directory_iterator(model::data_dir() / "hardware")) {
+      if (!e.is_regular_file() || e.path().extension() != ".json") continue;
+      HardwarePreset p{e.path().stem().string(), {}};
+      try {
+        const nlohmann::json doc = model::read_json_file(e.path().string());
+        const auto gpu = doc.find("gpu");
+        if (gpu != doc.end() && gpu->is_object()) {
+          for (const char* k : {"preset", "name"}) {
+            if (gpu->contains(k) && gpu->at(k).is_string()) {
+              p.gpu = gpu->at(k).get<std::string>();
+              break;
+            }
+          }
+        }
+      } catch (const std::exception&) {
+        // An unreadable preset is still listed; choosing it shows its error in the status bar.
+      }
+      out.push_back(std::move(p));
+    }
+  } catch (const std::exception&) {
+    // No data folder: nothing to list.
+  }
+  std::sort(out.begin(), out.end(),
+            [](const HardwarePreset& a, const HardwarePreset& b) { return a.name < b.name; });
+  return out;
+}
+
+SystemsPicker::SystemsPicker(QWidget* parent) : QTableWidget(0, 3, parent) {
+  setObjectName(QStringLiteral("systemsPicker"));
+  setHorizontalHeaderLabels({tr("compare"), tr("GPU"), tr("USD per GPU-hour")});
+  horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  horizontalHeader()->setStretchLastSection(true);
+  verticalHeader()->setVisible(false);
+  setSelectionMode(QAbstractItemView::NoSelection);
+  setEditTriggers(QAbstractItemView::AllEditTriggers);
+}
+
+void SystemsPicker::setSystems(const std::vector<HardwarePreset>& presets,
+                               const std::vector<std::string>& checked,
+                               const std::map<std::string, double>& prices) {
+  setRowCount(static_cast<int>(presets.size()));
+  for (int row = 0; row < rowCount(); ++row) {
+    const HardwarePreset& p = presets[static_cast<std::size_t>(row)];
+    auto* name = new QTableWidgetItem(QString::fromStdString(p.name));
+    name->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+    const bool on = std::find(checked.begin(), checked.end(), p.name) != checked.end();
+    name->setCheckState(on ? Qt::Checked : Qt::Unchecked);
+    setItem(row, kSystem, name);
+    auto* gpu = new QTableWidgetItem(QString::fromStdString(p.gpu));
+    gpu->setFlags(Qt::ItemIsEnabled);
+    setItem(row, kGpu, gpu);
+    const auto it = prices.find(p.name);
+    auto* price =
+        new QTableWidgetItem(it == prices.end() ? QString() : QString::number(it->second, 'g', 6));
+    price->setFlags(Qt::ItemIsEnabled | Qt::ItemIsEditable);
+    price->setToolTip(tr("USD per GPU-hour for %1 (empty: no price; costs then say GPU-hours)")
+                          .arg(QString::fromStdString(p.name)));
+    setItem(row, kPrice, price);
+  }
+  // Every system in view without scrolling (the data folder ships six), no empty space below.
+  int height = horizontalHeader()->sizeHint().height() + 2 * frameWidth();
+  for (int row = 0; row < std::min(rowCount(), 8); ++row)
+    height += verticalHeader()->sectionSize(row);
+  setMaximumHeight(height);
+  setMinimumHeight(height);
+}
+
+int SystemsPicker::rowOf(const std::string& system) const {
+  for (int row = 0; row < rowCount(); ++row) {
+    if (item(row, kSystem) && item(row, kSystem)->text().toStdString() == system) return row;
+  }
+  return -1;
+}
+
+void SystemsPicker::setChecked(const std::string& system, bool on) {
+  if (const int row = rowOf(system); row >= 0) {
+    item(row, kSystem)->setCheckState(on ? Qt::Checked : Qt::Unchecked);
+  }
+}
+
+std::vector<std::string> SystemsPicker::checkedSystems() const {
+  std::vector<std::string> out;
+  for (int row = 0; row < rowCount(); ++row) {
+    const QTableWidgetItem* it = item(row, kSystem);
+    if (it && it->checkState() == Qt::Checked) out.push_back(it->text().toStdString());
+  }
+  return out;
+}
+
+std::map<std::string, double> SystemsPicker::prices() const {
+  std::map<std::string, double> out;
+  for (int row = 0; row < rowCount(); ++row) {
+    const QTableWidgetItem* name = item(row, kSystem);
+    const QTableWidgetItem* price = item(row, kPrice);
+    if (!name || !price) continue;
+    bool ok = false;
+    const double v = price->text().trimmed().toDouble(&ok);
+    if (ok && v > 0 && std::isfinite(v)) out[name->text().toStdString()] = v;
+  }
+  return out;
+}
+
+}  // namespace ddpsim::gui
