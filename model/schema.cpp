@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <regex>
 #include <string_view>
 
@@ -108,13 +110,63 @@ std::string expected_text(const KeySpec& s) {
   return "a value";
 }
 
-bool regex_full_match(const std::string& value, const KeySpec& s) {
-  try {
-    return std::regex_match(value, std::regex(s.pattern, std::regex::ECMAScript));
-  } catch (const std::regex_error&) {
-    // The pattern comes from a built-in table, not from the user: a bad one is a ddpsim bug.
-    ::ddpsim::detail::assert_fail("std::regex(pattern)", s.pointer + ": bad pattern " + s.pattern);
+// A table's patterns compiled once: compiling one per validated string was a fifth of a
+// sweep's time (every point is validated). Patterns come from the built-in tables, so the map
+// stays small; std::regex_match on a const regex is safe from several threads.
+const std::regex& compiled(const KeySpec& s) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<const std::regex>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(s.pattern);
+  if (it == cache.end()) {
+    std::unique_ptr<const std::regex> re;
+    try {
+      re = std::make_unique<const std::regex>(s.pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+      // The pattern comes from a built-in table, not from the user: a bad one is a ddpsim bug.
+      ::ddpsim::detail::assert_fail("std::regex(pattern)",
+                                    s.pointer + ": bad pattern " + s.pattern);
+    }
+    it = cache.emplace(s.pattern, std::move(re)).first;
   }
+  return *it->second;
+}
+
+bool regex_full_match(const std::string& value, const KeySpec& s) {
+  return std::regex_match(value, compiled(s));
+}
+
+// The Index of a table, kept while the table's rows are the same: validate() runs for every
+// scenario and every sweep point, and building the Index (every pointer split into a tree of
+// levels) was half of a 10,000-point sweep's time. An Index is a function of the rows'
+// addresses and pointers only (Child::spec points at the row, whose other fields are read
+// when a value is checked), so an entry whose rows sit at the same addresses with the same
+// pointers is the Index a fresh build would make.
+std::shared_ptr<const Index> index_of(const KeyTable& table) {
+  struct Entry {
+    const KeySpec* rows = nullptr;
+    std::vector<std::string> pointers;
+    std::shared_ptr<const Index> index;
+  };
+  static std::mutex mutex;
+  static std::vector<Entry> cache;  // a few tables: the scenario's and its presets'
+  const auto same = [&](const Entry& e) {
+    if (e.rows != table.keys.data() || e.pointers.size() != table.keys.size()) return false;
+    for (std::size_t i = 0; i < e.pointers.size(); ++i) {
+      if (e.pointers[i] != table.keys[i].pointer) return false;
+    }
+    return true;
+  };
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const Entry& e : cache) {
+    if (same(e)) return e.index;
+  }
+  Entry e{table.keys.data(), {}, std::make_shared<const Index>(table)};
+  e.pointers.reserve(table.keys.size());
+  for (const KeySpec& k : table.keys) e.pointers.push_back(k.pointer);
+  if (cache.size() >= 16) cache.erase(cache.begin());
+  cache.push_back(std::move(e));
+  return cache.back().index;
 }
 
 bool in_range(double v, const KeySpec& s) {
@@ -466,14 +518,14 @@ const KeySpec* KeyTable::find(const std::string& concrete_pointer) const {
 
 void validate(const nlohmann::json& doc, const KeyTable& table, const std::string& file) {
   if (!doc.is_object()) throw InputError(file, "", "an object", describe_value(doc));
-  Index index(table);
-  Walker(index, file).walk(doc, "", "", nullptr);
+  const std::shared_ptr<const Index> index = index_of(table);
+  Walker(*index, file).walk(doc, "", "", nullptr);
 }
 
 void validate_value(const nlohmann::json& value, const KeySpec& spec, const KeyTable& table,
                     const std::string& file, const std::string& pointer) {
-  Index index(table);
-  Walker(index, file).walk(value, spec.pointer, pointer, &spec);
+  const std::shared_ptr<const Index> index = index_of(table);
+  Walker(*index, file).walk(value, spec.pointer, pointer, &spec);
 }
 
 nlohmann::json to_json_schema(const KeyTable& table) {

@@ -1,10 +1,11 @@
 #include "calibrate/comm/rank.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <vector>
 
 #include "model/error.hpp"
 
@@ -22,39 +23,54 @@ int parse_int(const char* name, const char* value) {
   return out;
 }
 
-// Slurm's tasks-per-node list ("2(x3),1": two tasks on each of three nodes, then one) expanded
-// to one count per node.
-std::vector<int> expand_tasks_per_node(const char* name, const std::string& v) {
-  std::vector<int> out;
-  std::size_t pos = 0;
-  auto bad = [&] {
-    return Error(std::string("environment variable ") + name +
-                 ": expected a Slurm task list like 2(x3),1, got '" + v + "'");
+// Slurm's tasks-per-node list ("2(x3),1": two tasks on each of three nodes, then one): the
+// task count of node `node`, read run by run without expanding the list. The list comes from
+// the environment, so it is bounded like a command-line value before it is used: every count
+// and repeat a positive int, and at most one node per task of the step (`world_size`; every
+// node of a step runs at least one of its tasks). "1(x2000000000)" once expanded to 2e9
+// integers and aborted on std::bad_alloc; now it is refused in one line.
+struct TasksOnNode {
+  int tasks = 0;           // on the node asked for (0 when the list has fewer nodes)
+  std::int64_t nodes = 0;  // nodes the list names
+};
+
+TasksOnNode tasks_on_node(const char* name, const std::string& v, int world_size, int node) {
+  auto bad = [&](const std::string& what) {
+    return Error(std::string("environment variable ") + name + ": expected a Slurm task list " +
+                 what + ", got '" + v + "'");
   };
+  const std::string like = "like 2(x3),1";
+  auto positive = [&](const std::string& text, int& out) {
+    const char* first = text.data();
+    const char* last = first + text.size();
+    const auto [ptr, ec] = std::from_chars(first, last, out);
+    return !text.empty() && ec == std::errc() && ptr == last && out >= 1;
+  };
+  TasksOnNode r;
+  std::size_t pos = 0;
   while (pos < v.size()) {
     std::size_t end = v.find(',', pos);
     if (end == std::string::npos) end = v.size();
     const std::string item = v.substr(pos, end - pos);
     const std::size_t paren = item.find("(x");
-    const std::string count = item.substr(0, paren);
     int tasks = 0, repeat = 1;
-    if (count.empty() || std::from_chars(count.data(), count.data() + count.size(), tasks).ptr !=
-                             count.data() + count.size()) {
-      throw bad();
-    }
+    if (!positive(item.substr(0, paren), tasks)) throw bad(like);
     if (paren != std::string::npos) {
       const std::string rep = item.substr(paren + 2);
-      if (rep.size() < 2 || rep.back() != ')' ||
-          std::from_chars(rep.data(), rep.data() + rep.size() - 1, repeat).ptr !=
-              rep.data() + rep.size() - 1) {
-        throw bad();
+      if (rep.size() < 2 || rep.back() != ')' || !positive(rep.substr(0, rep.size() - 1), repeat)) {
+        throw bad(like);
       }
     }
-    for (int i = 0; i < repeat; ++i) out.push_back(tasks);
+    if (node >= r.nodes && node < r.nodes + repeat) r.tasks = tasks;
+    r.nodes += repeat;  // below world_size + INT_MAX here: no overflow in int64
+    if (r.nodes > world_size) {
+      throw bad("of at most " + std::to_string(world_size) +
+                " nodes (one per task of the step, SLURM_STEP_NUM_TASKS or SLURM_NTASKS)");
+    }
     pos = end + 1;
   }
-  if (out.empty()) throw bad();
-  return out;
+  if (r.nodes == 0) throw bad(like);
+  return r;
 }
 
 }  // namespace
@@ -85,13 +101,14 @@ std::optional<RankInfo> rank_from_env(const std::function<const char*(const char
     info.world_size = get_int("SLURM_STEP_NUM_TASKS", get_int("SLURM_NTASKS", 1));
     info.local_rank = get_int("SLURM_LOCALID", info.rank);
     if (const char* per_node = getenv("SLURM_STEP_TASKS_PER_NODE")) {
-      const std::vector<int> counts = expand_tasks_per_node("SLURM_STEP_TASKS_PER_NODE", per_node);
       const int node = get_int("SLURM_NODEID", 0);
-      if (node < 0 || node >= static_cast<int>(counts.size())) {
+      const TasksOnNode t =
+          tasks_on_node("SLURM_STEP_TASKS_PER_NODE", per_node, std::max(info.world_size, 1), node);
+      if (node < 0 || node >= t.nodes) {
         throw Error("environment: SLURM_NODEID " + std::to_string(node) + " is outside the " +
-                    std::to_string(counts.size()) + " nodes of SLURM_STEP_TASKS_PER_NODE");
+                    std::to_string(t.nodes) + " nodes of SLURM_STEP_TASKS_PER_NODE");
       }
-      info.local_world_size = counts[static_cast<std::size_t>(node)];
+      info.local_world_size = t.tasks;
     } else {
       info.local_world_size = get_int("SLURM_NTASKS_PER_NODE", info.world_size);
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -213,7 +214,8 @@ using detail::get_or_default;
 namespace {
 
 Scenario parse_with(const json& doc, const std::string& file,
-                    std::shared_ptr<const Workload> reuse_workload, const std::string& reuse_label);
+                    std::shared_ptr<const Workload> reuse_workload, const std::string& reuse_label,
+                    const HardwareSpec* reuse_hardware = nullptr);
 
 // The keys of a plan.hardware entry that are not hardware keys.
 constexpr const char* kPlanSystemKeys[] = {"gpu_hour_usd", "min_gpus", "max_gpus"};
@@ -284,9 +286,11 @@ std::vector<PlanSystem> parse_plan_systems(const json& doc, const std::string& f
   return out;
 }
 
+// reuse_workload / reuse_hardware: what the caller already built from this document's own
+// "model" / "hardware" section (a sweep whose axes leave it alone), used as is.
 Scenario parse_with(const json& doc_in, const std::string& file,
-                    std::shared_ptr<const Workload> reuse_workload,
-                    const std::string& reuse_label) {
+                    std::shared_ptr<const Workload> reuse_workload, const std::string& reuse_label,
+                    const HardwareSpec* reuse_hardware) {
   // A buyer's file may name its systems under plan.hardware only: the first is the hardware.
   const json* docp = &doc_in;
   json with_hardware;
@@ -316,7 +320,8 @@ Scenario parse_with(const json& doc_in, const std::string& file,
   } else {
     s.workload = detail::build_workload(doc.at("model"), file, s.model_label);
   }
-  s.hardware = resolve_hardware(doc.at("hardware"), file, "/hardware");
+  s.hardware = reuse_hardware != nullptr ? *reuse_hardware
+                                         : resolve_hardware(doc.at("hardware"), file, "/hardware");
   // In this order: each section may read what the ones before it filled in.
   detail::parse_cluster(doc.at("cluster"), file, s);
   detail::parse_training(doc.at("training"), file, s);
@@ -417,26 +422,46 @@ std::vector<Scenario> expand_sweep(const Scenario& s) {
     throw InputError(s.file, "/sweep", "at most 10,000 points in the Cartesian product",
                      fmt::format("{:.0f}", total));
   }
-  bool touches_model = false;
-  for (const SweepAxis& a : s.sweep) touches_model |= a.key.rfind("model.", 0) == 0;
+  bool touches_model = false, touches_hardware = false;
+  for (const SweepAxis& a : s.sweep) {
+    touches_model |= a.key.rfind("model.", 0) == 0;
+    touches_hardware |= a.key == "hardware" || a.key.rfind("hardware.", 0) == 0;
+  }
 
+  // Each point starts from the document without its sweep: copying the whole document (the
+  // sweep's values included) per point made a sweep quadratic in its points (10,000 values on
+  // one axis: 10^8 JSON values copied and freed).
+  json base = s.doc;
+  base.erase("sweep");
+  std::vector<json::json_pointer> targets;
+  targets.reserve(s.sweep.size());
+  for (const SweepAxis& axis : s.sweep) {
+    std::string target = "/" + axis.key;
+    std::replace(target.begin(), target.end(), '.', '/');
+    targets.emplace_back(target);
+  }
+  // The hardware section as resolved (presets read and merged, validated) before the cluster
+  // section adjusts it: the same for every point whose axes leave "hardware" alone, so it is
+  // resolved once rather than per point (it was most of a point's parsing time).
+  std::optional<HardwareSpec> hardware;
+  if (!touches_hardware && base.contains("hardware")) {
+    hardware = resolve_hardware(base.at("hardware"), s.file, "/hardware");
+  }
   std::vector<Scenario> out;
   out.reserve(total);
   std::vector<std::size_t> idx(s.sweep.size(), 0);
   for (std::size_t n = 0; n < total; ++n) {
-    json doc = s.doc;
-    doc.erase("sweep");
+    json doc = base;
     json point = json::object();
     for (std::size_t a = 0; a < s.sweep.size(); ++a) {
       const SweepAxis& axis = s.sweep[a];
-      std::string target = "/" + axis.key;
-      std::replace(target.begin(), target.end(), '.', '/');
-      doc[json::json_pointer(target)] = axis.values[idx[a]];
+      doc[targets[a]] = axis.values[idx[a]];
       point[axis.key] = axis.values[idx[a]];
     }
     try {
-      Scenario p = touches_model ? parse_with(doc, s.file, nullptr, "")
-                                 : parse_with(doc, s.file, s.workload, s.model_label);
+      const HardwareSpec* hw = hardware ? &*hardware : nullptr;
+      Scenario p = touches_model ? parse_with(doc, s.file, nullptr, "", hw)
+                                 : parse_with(doc, s.file, s.workload, s.model_label, hw);
       p.point = point;
       p.sweep.clear();
       out.push_back(std::move(p));

@@ -86,15 +86,47 @@ std::vector<std::int64_t> allgather_chunks(std::int64_t total_elements, int rank
   std::vector<std::int64_t> out;
   if (total_elements <= 0) return out;
   const std::int64_t part = (total_elements + ranks - 1) / ranks;
-  const auto by_bucket = static_cast<std::int64_t>(
-      std::floor(static_cast<double>(part) * ranks / allgather_bucket_elements));
-  const std::int64_t shards = std::clamp<std::int64_t>(by_bucket, 1, part);
+  const std::int64_t shards =
+      allgather_chunk_count(total_elements, ranks, allgather_bucket_elements);
   const std::int64_t shard = part / shards;
+  out.reserve(static_cast<std::size_t>(shards));
   for (std::int64_t s = 0; s < shards; ++s) {
     const std::int64_t e = s + 1 == shards ? part - s * shard : shard;
     out.push_back(e * ranks);
   }
   return out;
+}
+
+std::int64_t allgather_chunk_count(std::int64_t total_elements, int ranks,
+                                   double allgather_bucket_elements) {
+  if (total_elements <= 0) return 0;
+  const std::int64_t part = (total_elements + ranks - 1) / ranks;
+  // In double, clamped before the cast: part x n // bucket is below 2^63 for every valid input
+  // (at most 1e15 parameters), but a bucket of a fraction of an element must not wrap around.
+  const double by_bucket =
+      std::floor(static_cast<double>(part) * ranks / allgather_bucket_elements);
+  return std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(std::min(by_bucket, static_cast<double>(part))), 1, part);
+}
+
+void check_allgather_chunks(const std::string& file, std::int64_t total_elements, int ranks,
+                            double allgather_bucket_elements) {
+  const std::int64_t chunks =
+      allgather_chunk_count(total_elements, ranks, allgather_bucket_elements);
+  if (static_cast<double>(chunks) <= kMaxStepCollectives) return;
+  // num_shards = floor(part x n / bucket) <= N exactly when bucket > part x n / (N + 1); the
+  // hint rounds part x n / N up, a bucket that certainly gives at most N.
+  const std::int64_t part = (total_elements + ranks - 1) / ranks;
+  const double gathered = static_cast<double>(part) * ranks;
+  throw InputError(
+      file, "/parallelism/allgather_bucket_size",
+      fmt::format("a bucket size that gives at most {:.0f} all-gathers of the updated parameters "
+                  "({:.4g} parameters / {:.4g} = {:.4g} all-gathers; at least {:.4g} elements "
+                  "per bucket)",
+                  kMaxStepCollectives, static_cast<double>(total_elements),
+                  allgather_bucket_elements, static_cast<double>(chunks),
+                  std::ceil(gathered / kMaxStepCollectives)),
+      fmt::format("{:.15g}", allgather_bucket_elements));
 }
 
 double per_rank_traffic_bytes(model::CollectiveOp kind, double bytes, int ranks) {
@@ -325,6 +357,8 @@ void plan_zero12(ScheduleBuilder& b, bool per_micro) {
     b.add(gate, 0, std::move(c));
   }
   // The optimizer updated this rank's partition; every rank gathers all partitions.
+  check_allgather_chunks(b.ctx.file.empty() ? std::string("<input>") : b.ctx.file, b.counts.total,
+                         n, par.allgather_bucket_elements);
   const auto chunks = allgather_chunks(b.counts.total, n, par.allgather_bucket_elements);
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     const double bytes = static_cast<double>(chunks[i]) * b.param_bytes;

@@ -108,6 +108,17 @@ std::vector<std::int64_t> owner_slices(std::int64_t flat_begin, std::int64_t ele
 /// gathered (n x shard), for `total_elements` parameters over `ranks` partitions.
 std::vector<std::int64_t> allgather_chunks(std::int64_t total_elements, int ranks,
                                            double allgather_bucket_elements);
+/// How many all-gathers allgather_chunks makes (num_shards), counted without allocating.
+std::int64_t allgather_chunk_count(std::int64_t total_elements, int ranks,
+                                   double allgather_bucket_elements);
+/// The most all-gathers of the updated parameters one ZeRO-1/2 step may hold: each is a
+/// scheduled collective laid out and reported one by one, so the count is bounded before any is
+/// made, at the step's own bound (sharded_layout.hpp kMaxStepCollectives, 5e5). A larger count
+/// (1e13 parameters with allgather_bucket_size 1e6: 1e7 all-gathers, ~3 GB of schedule, was an
+/// internal std::bad_alloc after 20 s) is an InputError on /parallelism/allgather_bucket_size
+/// naming the figures and the smallest bucket that fits.
+void check_allgather_chunks(const std::string& file, std::int64_t total_elements, int ranks,
+                            double allgather_bucket_elements);
 
 /// Bytes each rank sends for one collective of total size `bytes` over `ranks` ranks (nccl-tests'
 /// bus factor applied to the size): all-reduce 2(n-1)/n S; reduce-scatter, all-gather and

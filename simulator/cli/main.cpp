@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "model/atomic_file.hpp"
@@ -81,10 +82,13 @@ int run_predict(const std::string& path, const std::vector<std::string>& sets,
     std::cout << sim::results_csv(r.points, r.predictions);
   } else {
     std::cout << sim::results_table(s, r.points, r.predictions);
+    // Each distinct note once, in order of first appearance (a set: a 10,000-point sweep with
+    // a note per point would otherwise compare every note with every earlier one).
     std::vector<std::string> seen;
+    std::unordered_set<std::string> seen_set;
     for (const auto& p : r.predictions) {
       for (const auto& w : p.warnings) {
-        if (std::find(seen.begin(), seen.end(), w) == seen.end()) seen.push_back(w);
+        if (seen_set.insert(w).second) seen.push_back(w);
       }
     }
     for (const auto& w : seen) std::cout << "note: " << printable(w) << "\n";

@@ -91,7 +91,8 @@ class Case {
                                                 "timeout_s",
                                                 "known_bug",
                                                 "stdin_scenario",
-                                                "answer_with_exit_code"};
+                                                "answer_with_exit_code",
+                                                "env"};
     if (!c.is_object() || !c.contains("name") || !c.at("name").is_string()) {
       throw std::runtime_error("every case must be an object with a string \"name\"");
     }
@@ -134,7 +135,14 @@ class Case {
 
     const double timeout = c_.value("timeout_s", kDefaultTimeoutS);
     // "stdin_scenario": the scenario file is also the command's standard input ("-" reads it).
-    const Outcome o = run(argv, work_, timeout, {}, 0,
+    // "env": variables added to the command's environment ({"NAME": "value"}), as a launcher
+    // (srun, torchrun) sets them.
+    std::vector<std::string> env;
+    if (c_.contains("env")) {
+      for (const auto& [k, v] : c_.at("env").items())
+        env.push_back(k + "=" + expand(v.get<std::string>()));
+    }
+    const Outcome o = run(argv, work_, timeout, env, 0,
                           c_.value("stdin_scenario", false) ? file_ : fs::path("/dev/null"));
     std::vector<std::string> problems;
     const int want = c_.at("exit_code").get<int>();

@@ -356,6 +356,31 @@ TEST(ScenarioTest, SweepIsACartesianProductLastAxisFastest) {
   EXPECT_EQ(points[0].workload.get(), points[5].workload.get());
 }
 
+TEST(ScenarioTest, SweepPointsAreTheDocumentWithoutItsSweepAndTheirOwnHardware) {
+  // Each point is built from the document less its sweep (copying the sweep's values into every
+  // point made a 10,000-value axis quadratic), and the hardware section is resolved once when no
+  // axis touches it; what the cluster section sets on the hardware (gpus_per_node) stays per
+  // point, and a hardware axis still resolves each point's own hardware.
+  json d = base_doc();
+  d["cluster"]["gpus"] = 16;
+  d["sweep"] = json::parse(R"({"cluster.gpus_per_node": [4, 8]})");
+  const Scenario s = parse_scenario(d, "sw.json");
+  const auto points = expand_sweep(s);
+  ASSERT_EQ(points.size(), 2u);
+  for (const Scenario& p : points) {
+    EXPECT_FALSE(p.doc.contains("sweep"));
+    EXPECT_TRUE(p.sweep.empty());
+    EXPECT_EQ(p.hardware.gpus_per_node, p.cluster.gpus_per_node);
+  }
+  EXPECT_EQ(points[0].hardware.gpus_per_node, 4);
+  EXPECT_EQ(points[1].hardware.gpus_per_node, 8);
+  EXPECT_EQ(points[0].hardware.name, s.hardware.name);
+  d["sweep"] = json::parse(R"({"hardware.inter_node.bandwidth_gbps": [100, 400]})");
+  const auto hw = expand_sweep(parse_scenario(d, "sw.json"));
+  ASSERT_EQ(hw.size(), 2u);
+  EXPECT_DOUBLE_EQ(hw[1].hardware.inter_node.bandwidth, 4.0 * hw[0].hardware.inter_node.bandwidth);
+}
+
 TEST(ScenarioTest, InvalidSweepValuesNameTheirPointer) {
   json d = base_doc();
   d["sweep"] = json::parse(R"({"cluster.gpus": [8, "16"]})");

@@ -232,6 +232,31 @@ TEST(Schema, NumberRejectsNanAndInf) {
   EXPECT_NO_THROW(validate(d, t, "f"));
 }
 
+TEST(Schema, ATableEditedInPlaceIsValidatedAsItIsNow) {
+  // validate() keeps each table's Index (built once, not per sweep point) while the table's rows
+  // sit at the same addresses with the same pointers; a row renamed in place, or a table
+  // rebuilt where another was, is indexed afresh: never the old table's keys.
+  KeyTable t{"t", {spec("/a", KeyType::kInteger), spec("/b", KeyType::kString)}};
+  EXPECT_EQ(message_of({{"a", 1}}, t), "no error");
+  EXPECT_NE(message_of({{"c", 1}}, t).find("/c"), std::string::npos);
+  t.keys[0].pointer = "/c";  // same rows, same addresses, another key
+  EXPECT_EQ(message_of({{"c", 1}}, t), "no error");
+  EXPECT_NE(message_of({{"a", 1}}, t).find("f: /a: "), std::string::npos)
+      << message_of({{"a", 1}}, t);
+  // Another field of a row is read when a value is checked, not kept in the Index.
+  t.keys[0].type = KeyType::kString;
+  EXPECT_NE(message_of({{"c", 1}}, t).find("/c"), std::string::npos);
+  EXPECT_EQ(message_of({{"c", "x"}}, t), "no error");
+  // A pattern is compiled once per pattern text and applied to each value.
+  KeySpec p = spec("/p", KeyType::kString);
+  p.pattern = "^[a-z]+$";
+  const KeyTable patterned{"p", {p}};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(message_of({{"p", "abc"}}, patterned), "no error");
+    EXPECT_NE(message_of({{"p", "ABC"}}, patterned).find("/p"), std::string::npos);
+  }
+}
+
 TEST(Schema, NumberExclusiveMinimumAndMaximum) {
   auto doc = valid_doc();
   doc["training"]["learning_rate"] = 0;

@@ -137,6 +137,40 @@ TEST(StrategyTest, DeepSpeedBucketsSlicesAndChunks) {
   EXPECT_EQ(allgather_chunks(1000, 8, 5e8), (std::vector<std::int64_t>{1000}));
 }
 
+TEST(StrategyTest, AllgatherChunksAreCountedAndBoundedBeforeTheyAreMade) {
+  // num_shards = max(1, part x n // allgather_bucket_size), counted without a vector: the same
+  // count allgather_chunks makes.
+  for (const std::int64_t total : {1000LL, 1000000000LL, 3000000007LL}) {
+    for (const int n : {1, 7, 8, 64}) {
+      for (const double bucket : {1e6, 5e8, 1e13}) {
+        EXPECT_EQ(allgather_chunk_count(total, n, bucket),
+                  static_cast<std::int64_t>(allgather_chunks(total, n, bucket).size()))
+            << total << " " << n << " " << bucket;
+      }
+    }
+  }
+  // 1e13 parameters on 8 ranks: partitions of 1.25e12, 1e13 // 1e6 = 1e7 all-gathers, 20x the
+  // step's 5e5 collectives (kMaxStepCollectives): refused, naming the key, the figures and the
+  // smallest bucket the hint promises, ceil(1e13 / 5e5) = 2e7 elements.
+  EXPECT_EQ(allgather_chunk_count(10000000000000LL, 8, 1e6), 10000000);
+  try {
+    check_allgather_chunks("s.json", 10000000000000LL, 8, 1e6);
+    FAIL() << "1e7 all-gathers accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.json: /parallelism/allgather_bucket_size: expected a bucket size that gives at "
+              "most 500000 all-gathers of the updated parameters (1e+13 parameters / 1e+06 = "
+              "1e+07 all-gathers; at least 2e+07 elements per bucket), got 1000000");
+  }
+  // The hint is enough: 1e13 // 2e7 = 5e5 all-gathers, the bound itself, passes; 1.9e7 gives
+  // 526,315 and is refused.
+  EXPECT_EQ(allgather_chunk_count(10000000000000LL, 8, 2e7), 500000);
+  EXPECT_NO_THROW(check_allgather_chunks("s.json", 10000000000000LL, 8, 2e7));
+  EXPECT_THROW(check_allgather_chunks("s.json", 10000000000000LL, 8, 1.9e7), InputError);
+  // 1e15 parameters (the model maximum) on one partition per element: no overflow, at most part.
+  EXPECT_EQ(allgather_chunk_count(1000000000000000LL, 10000000, 1e-300), 100000000);
+}
+
 TEST(StrategyTest, ZeroTwoAllReducesEachBucketOrReducesOncePerOwningRank) {
   // Two layers (2e6 elements, one 8 MB bucket at the default 5e8 cap) on 4 GPUs of one node with
   // alpha = 1 us per step. DeepSpeed's default (use_multi_rank_bucket_allreduce) all-reduces the

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -119,6 +120,49 @@ TEST(RankFromEnv, SlurmMalformedTaskListIsNamed) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(RankFromEnv, SlurmTaskListIsBoundedBeforeItIsRead) {
+  // The list comes from the environment and is bounded like a command-line value: every node of
+  // a step runs at least one of its tasks, so a step of n tasks spans at most n nodes. "1(x2e9)"
+  // for a step of 2 tasks names 2e9 nodes (expanded, 8 GB of integers and an abort); a repeat or
+  // count that is not a positive int (from_chars out of range, 0) is malformed.
+  auto error_of = [](const std::string& list, const std::string& tasks = "2") {
+    try {
+      from({{"SLURM_PROCID", "0"},
+            {"SLURM_STEP_ID", "0"},
+            {"SLURM_STEP_NUM_TASKS", tasks.c_str()},
+            {"SLURM_NODEID", "0"},
+            {"SLURM_STEP_TASKS_PER_NODE", list.c_str()}});
+    } catch (const ddpsim::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(error_of("1(x2000000000)"),
+            "environment variable SLURM_STEP_TASKS_PER_NODE: expected a Slurm task list of at "
+            "most 2 nodes (one per task of the step, SLURM_STEP_NUM_TASKS or SLURM_NTASKS), got "
+            "'1(x2000000000)'");
+  // Read run by run, never expanded: the refusal is immediate.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.5);
+  EXPECT_NE(error_of("1,1,1").find("of at most 2 nodes"), std::string::npos);
+  for (const std::string bad : {"2(x99999999999)", "99999999999", "0", "2(x0)", "-1", "2(x-3)"}) {
+    EXPECT_NE(error_of(bad).find("expected a Slurm task list like 2(x3),1, got '" + bad + "'"),
+              std::string::npos)
+        << bad << ": " << error_of(bad);
+  }
+  // At the bound: two nodes of one task each for a step of two tasks.
+  auto r = from({{"SLURM_PROCID", "1"},
+                 {"SLURM_STEP_ID", "0"},
+                 {"SLURM_STEP_NUM_TASKS", "2"},
+                 {"SLURM_LOCALID", "0"},
+                 {"SLURM_NODEID", "1"},
+                 {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->local_world_size, 1);
+  // Fewer nodes than tasks is a step like any other (two tasks on one node of a 4-task step).
+  EXPECT_EQ(error_of("2", "4"), "accepted");
 }
 
 TEST(RankFromEnv, TorchrunWinsAndBindAddressOverrides) {
