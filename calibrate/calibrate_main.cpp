@@ -42,6 +42,7 @@
 #include "model/error.hpp"
 #include "model/imports/kineto_import.hpp"
 #include "model/imports/measurement_import.hpp"
+#include "model/interrupt.hpp"
 #include "model/profile/profile.hpp"
 #include "model/scenario/scenario.hpp"
 
@@ -68,6 +69,7 @@ void emit(const json& doc, const std::string& out) {
 // `import nccl-tests FILE`: the log or -J JSON as a profile, its fits summarised on stderr.
 int run_import_nccl_tests(const std::string& nt_file, const std::string& nt_op,
                           const std::string& nt_out, const std::string& command) {
+  model::check_output_path("--out", nt_out, {nt_file});
   json doc =
       model::imported_profile(model::import_nccl_tests_file(nt_file, nt_op), nullptr, command);
   const model::Profile p = model::Profile::from_json(doc, nt_file);
@@ -113,6 +115,7 @@ int run_gpu_criteria(const std::vector<std::string>& gc_profiles, double gc_gemm
 // `import kineto FILE`: a profiler trace's layer times as a profile, summarised on stderr.
 int run_import_kineto(const std::string& kt_file, const std::string& kt_out,
                       const std::string& command) {
+  model::check_output_path("--out", kt_out, {kt_file});
   json doc = model::imported_profile(nullptr, model::import_kineto_file(kt_file), command);
   const model::Profile p = model::Profile::from_json(doc, kt_file);
   const json& l = p.document().at("layer_times");
@@ -233,6 +236,9 @@ int run_main(int argc, char** argv) {
   } catch (const UnsupportedError& e) {
     std::fprintf(stderr, "ddpsim-calibrate: %s\n", e.what());
     return 2;
+  } catch (const Error& e) {  // an output refused or not writable (model/atomic_file.hpp)
+    std::fprintf(stderr, "ddpsim-calibrate: %s\n", printable(e.what()).c_str());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ddpsim-calibrate: %s\n", e.what());
     return 1;
@@ -243,5 +249,7 @@ int run_main(int argc, char** argv) {
 
 // What was printed must reach standard output (a full device fails only at the flush).
 int main(int argc, char** argv) {
+  // SIGINT/SIGTERM: ranks stopped, temporaries removed, one line, exit 130/143.
+  ddpsim::model::install_interrupt_handlers("ddpsim-calibrate");
   return ddpsim::model::stdout_checked("ddpsim-calibrate", run_main(argc, argv));
 }
