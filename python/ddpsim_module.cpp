@@ -45,6 +45,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -188,35 +189,68 @@ T run_interruptibly(F work) {
 class ToPython {
  public:
   py::object operator()(const nlohmann::json& v) {
-    if (++count_ % 4096 == 0 && PyErr_CheckSignals() != 0) throw py::error_already_set();
-    switch (v.type()) {
-      case nlohmann::json::value_t::object: {
-        py::dict d;
-        for (auto it = v.begin(); it != v.end(); ++it) d[py::str(it.key())] = (*this)(it.value());
-        return d;
-      }
-      case nlohmann::json::value_t::array: {
-        py::list l(v.size());
-        for (std::size_t i = 0; i < v.size(); ++i) l[i] = (*this)(v[i]);
-        return l;
-      }
-      case nlohmann::json::value_t::string:
-        return py::str(v.get_ref<const std::string&>());
-      case nlohmann::json::value_t::boolean:
-        return py::bool_(v.get<bool>());
-      case nlohmann::json::value_t::number_integer:
-        return py::int_(v.get<std::int64_t>());
-      case nlohmann::json::value_t::number_unsigned:
-        return py::int_(v.get<std::uint64_t>());
-      case nlohmann::json::value_t::number_float:
-        return py::float_(v.get<double>());
-      default:
-        return py::none();
-    }
+    return py::reinterpret_steal<py::object>(make(v));
   }
 
  private:
+  // A new reference (the C API directly: a 10,000-point result has millions of values).
+  PyObject* make(const nlohmann::json& v) {
+    if (++count_ % 4096 == 0 && PyErr_CheckSignals() != 0) throw py::error_already_set();
+    PyObject* o = nullptr;
+    switch (v.type()) {
+      case nlohmann::json::value_t::object: {
+        // Owned until complete: a Ctrl-C part way (an exception) releases what was built.
+        py::object d = py::reinterpret_steal<py::object>(PyDict_New());
+        if (!d) throw py::error_already_set();
+        for (auto it = v.begin(); it != v.end(); ++it) {
+          const py::object value = py::reinterpret_steal<py::object>(make(it.value()));
+          if (PyDict_SetItem(d.ptr(), key(it.key()), value.ptr()) != 0) {
+            throw py::error_already_set();
+          }
+        }
+        return d.release().ptr();
+      }
+      case nlohmann::json::value_t::array: {
+        py::object l =
+            py::reinterpret_steal<py::object>(PyList_New(static_cast<Py_ssize_t>(v.size())));
+        if (!l) throw py::error_already_set();
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          PyList_SET_ITEM(l.ptr(), static_cast<Py_ssize_t>(i), make(v[i]));  // steals it
+        }
+        return l.release().ptr();
+      }
+      case nlohmann::json::value_t::string: {
+        const std::string& t = v.get_ref<const std::string&>();
+        o = PyUnicode_DecodeUTF8(t.data(), static_cast<Py_ssize_t>(t.size()), "strict");
+        break;
+      }
+      case nlohmann::json::value_t::boolean:
+        o = PyBool_FromLong(v.get<bool>() ? 1 : 0);
+        break;
+      case nlohmann::json::value_t::number_integer:
+        o = PyLong_FromLongLong(v.get<std::int64_t>());
+        break;
+      case nlohmann::json::value_t::number_unsigned:
+        o = PyLong_FromUnsignedLongLong(v.get<std::uint64_t>());
+        break;
+      case nlohmann::json::value_t::number_float:
+        o = PyFloat_FromDouble(v.get<double>());
+        break;
+      default:
+        Py_INCREF(Py_None);
+        o = Py_None;
+    }
+    if (o == nullptr) throw py::error_already_set();
+    return o;
+  }
+  // Keys repeat in every point (as json.loads memoises them): one str per distinct key.
+  PyObject* key(const std::string& k) {
+    auto it = keys_.find(k);
+    if (it == keys_.end()) it = keys_.emplace(k, py::str(k)).first;
+    return it->second.ptr();
+  }
   std::size_t count_ = 0;
+  std::unordered_map<std::string, py::object> keys_;
 };
 
 // A base scenario: a dict (named `base_path` in errors), or the file at `base_path`, or none.
