@@ -12,11 +12,13 @@ PYTHONPATH=<build>/python. Checks:
     escaped, from the package and from the core alike; it was the part before the NUL that
     was read ("x.json\\0junk" predicted x.json);
   - a bytes path is decoded as os.fsdecode does and predicts what the str path predicts;
-    pathlib.Path still works.
+    pathlib.Path still works;
+  - the Python tools' atomic writer (ddpsim_torch.records) never replaces a FIFO or a folder.
 """
 import os
 import pathlib
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -100,6 +102,26 @@ class Paths(unittest.TestCase):
             with self.assertRaises(ddpsim.Error) as c:
                 ddpsim.predict(name)
             self.assertIn("caf\\xe9.json", str(c.exception))  # the byte, escaped
+
+
+class TorchRecords(unittest.TestCase):
+    """python/ddpsim_torch/records.py, the Python tools' writer (no torch needed)."""
+
+    def test_a_fifo_or_a_folder_is_never_replaced(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                        "python"))
+        from ddpsim_torch.records import write_json_atomic
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "p")
+            os.mkfifo(fifo)
+            with self.assertRaises(OSError) as c:
+                write_json_atomic(fifo, {"x": 1})
+            self.assertEqual(str(c.exception), f"{fifo}: is a FIFO (named pipe), not a regular file")
+            self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+            with self.assertRaises(OSError) as c:
+                write_json_atomic(d, {"x": 1})
+            self.assertIn("is a folder, not a regular file", str(c.exception))
+            self.assertEqual(os.listdir(d), ["p"])  # no temporary left
 
 
 if __name__ == "__main__":
