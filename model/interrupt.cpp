@@ -140,8 +140,15 @@ void stop_children(int sig) {
   }
 }
 
-// Runs once: every other SIGINT/SIGTERM is blocked while it runs (sa_mask) and it never returns.
+// Runs once: every other SIGINT/SIGTERM is blocked in its thread while it runs (sa_mask), one
+// in another thread waits (below), and it never returns.
 void on_signal(int sig) {
+  // A second signal delivered to another thread at the same moment waits for the first handler,
+  // which ends the process.
+  static std::atomic<bool> running{false};
+  if (running.exchange(true)) {
+    for (;;) ::pause();
+  }
   const char* program = g_program.load(std::memory_order_relaxed);
   g_len = 0;
   put(program != nullptr ? program : "ddpsim");

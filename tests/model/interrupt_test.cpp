@@ -14,6 +14,8 @@
 #include <functional>
 #include <string>
 
+#include "model/atomic_file.hpp"
+
 namespace ddpsim::model {
 namespace {
 
@@ -132,6 +134,33 @@ TEST_F(Interrupt, RunOutputsOfAFailedRunAreRemovedByTheDestructor) {
     outputs.keep();
   }
   EXPECT_TRUE(fs::exists(c));
+}
+
+TEST_F(Interrupt, ADroppedFileIsNotTheRunsAndAnAtomicWriteJoinsTheRun) {
+  const std::string kept = file("old.json"), gone = file("b.json");
+  {
+    RunOutputs outputs;
+    outputs.add(kept);
+    outputs.add(gone);
+    outputs.drop(kept);  // its write failed before replacing it: the earlier file stays
+    EXPECT_EQ(outputs.files(), std::vector<std::string>{gone});
+  }
+  EXPECT_TRUE(fs::exists(kept));
+  EXPECT_FALSE(fs::exists(gone));
+
+  // write_file_atomic(path, text, &outputs): the file is the run's from its rename on.
+  const std::string out = (dir_ / "out.json").string();
+  const Ended e = in_child([&] {
+    install_interrupt_handlers("ddpsim-test");
+    RunOutputs outputs;
+    write_file_atomic(out, "{}\n", &outputs);
+    if (outputs.files() != std::vector<std::string>{out}) ::_exit(3);
+    ::raise(SIGTERM);
+  });
+  EXPECT_EQ(e.code, 143);
+  EXPECT_EQ(e.stderr, "ddpsim-test: interrupted (SIGTERM); removed " + out + "\n");
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_TRUE(fs::exists(kept));  // dropped before the signal: not touched
 }
 
 TEST_F(Interrupt, ManyRunOutputsGrowTheHandlersBufferAndAllAreRemoved) {

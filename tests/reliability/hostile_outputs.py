@@ -11,6 +11,8 @@
     `ddpsim predict SWEEP --engine event --trace t.json` (after some t.N.json were written)
     exit 143 / 130 within a second with one line "ddpsim: interrupted (SIG...)" on stderr, and
     leave no temporary (*.tmp.*), no out.json and no t.N.json;
+  - SIGTERM to ddpsim-exec stops its ranks (exit 143, no rank left, no file), to ddpsim-validate
+    its children and removes its temporary folder (its one line names it);
   - checked writes: as root, `ddpsim-validate S --points-dir DIR` onto a 64 KiB tmpfs fails with
     one line naming "No space left on device", exit 2, and leaves no point file (it used to leave
     195 empty files of 199 and exit 0).
@@ -160,6 +162,44 @@ def signals():
     check(leftovers(d) == [], f"SIGINT: no trace, no temporary, no out.json ({leftovers(d)})")
 
 
+def children():
+    """SIGTERM to ddpsim-exec (its ranks) and ddpsim-validate (its children, its /tmp folder)."""
+    if EXEC == "-" or VALIDATE == "-":
+        print("skip: ddpsim-exec or ddpsim-validate is not built")
+        return
+    d = fresh("children")
+    long = dict(MLP, model={"mlp": {"widths": [1024, 1024, 1024, 8]}},
+                training={"per_gpu_batch": 64}, simulation={"steps": 400})
+    s = write_json(os.path.join(d, "s.json"), long)
+
+    def ranks_left(mark=s):
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        return [line for line in ps.splitlines() if mark in line and "ddpsim-" in line]
+
+    started = time.monotonic()
+    rc, err, took = interrupted([EXEC, s, "--out", "r.json", "--trace", "t.json"], d,
+                                signal.SIGTERM, lambda: time.monotonic() - started > 2.0,
+                                "ddpsim-exec")
+    check(rc == 143 and err.splitlines()[-1].startswith("ddpsim-exec: interrupted (SIGTERM)"),
+          "ddpsim-exec: exit 143, its line last")
+    check(took < 6.0 and ranks_left() == [], f"ddpsim-exec: no rank left ({took:.3f} s)")
+    check(sorted(os.listdir(d)) == ["s.json"], f"ddpsim-exec: nothing written ({os.listdir(d)})")
+
+    before = set(f for f in os.listdir("/tmp") if f.startswith("ddpsim-validate-"))
+    started = time.monotonic()
+    rc, err, took = interrupted([VALIDATE, s, "--out", "v.json", "--steps", "50"], d,
+                                signal.SIGTERM, lambda: time.monotonic() - started > 3.0,
+                                "ddpsim-validate")
+    after = set(f for f in os.listdir("/tmp") if f.startswith("ddpsim-validate-"))
+    last = err.splitlines()[-1] if err else ""
+    check(rc == 143 and last.startswith("ddpsim-validate: interrupted (SIGTERM); removed /tmp/"),
+          "ddpsim-validate: exit 143, its line names its temporary folder")
+    folder = last.rsplit("removed ", 1)[-1]  # its children's files live there
+    check(after - before == set() and ranks_left() == [] and ranks_left(folder) == [],
+          f"ddpsim-validate: its folder removed, no child left ({sorted(after - before)})")
+    check(sorted(os.listdir(d)) == ["s.json"], f"ddpsim-validate: nothing written")
+
+
 def full_disk():
     if VALIDATE == "-":
         print("skip: ddpsim-validate is not built")
@@ -191,6 +231,7 @@ def full_disk():
 fifo_outputs()
 device_output()
 signals()
+children()
 full_disk()
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)

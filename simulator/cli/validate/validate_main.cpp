@@ -88,8 +88,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-}  // namespace
-
 // Every file this run reads (the outputs are checked against them: check_outputs).
 std::vector<std::string> inputs_of(const Options& o) {
   std::vector<std::string> in = {o.scenario, o.netns_launch};
@@ -106,8 +104,6 @@ void check_outputs(const Options& o) {
   in.push_back(o.markdown);
   model::check_output_path("--out", o.out, in);
 }
-
-namespace {
 
 // The run's checks of option combinations, before anything is calibrated or measured.
 void check_run_options(const Options& o, bool torch) {
