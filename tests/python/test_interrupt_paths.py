@@ -2,7 +2,7 @@
 """Issue 42 in Python: Ctrl-C during a long run, and the paths the package accepts.
 
 Run by ctest (label `python`, python.interrupt_paths) from the source root with
-PYTHONPATH=<build>/python. Checks:
+PYTHONPATH=<build>/python:<source>/python. Checks:
   - Ctrl-C (a real SIGINT to an interpreter running ddpsim.predict over a 10,000-point sweep)
     raises KeyboardInterrupt within a second (the run asks between sweep points:
     RunOptions::cancelled, PyErr_CheckSignals under the GIL); before, it was ignored for the
@@ -108,9 +108,7 @@ class TorchRecords(unittest.TestCase):
     """python/ddpsim_torch/records.py, the Python tools' writer (no torch needed)."""
 
     def test_a_fifo_or_a_folder_is_never_replaced(self):
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                        "python"))
-        from ddpsim_torch.records import write_json_atomic
+        from ddpsim_torch.records import write_json_atomic  # PYTHONPATH has python/
         with tempfile.TemporaryDirectory() as d:
             fifo = os.path.join(d, "p")
             os.mkfifo(fifo)
