@@ -43,6 +43,7 @@
 #include "model/error.hpp"
 #include "model/imports/kineto_import.hpp"
 #include "model/imports/measurement_import.hpp"
+#include "model/interrupt.hpp"
 #include "model/profile/profile.hpp"
 #include "model/scenario/scenario.hpp"
 
@@ -83,6 +84,7 @@ model::Profile read_back_imported(const json& doc, const std::string& source, co
 
 int run_import_nccl_tests(const std::string& nt_file, const std::string& nt_op,
                           const std::string& nt_out, const std::string& command) {
+  model::check_output_path("--out", nt_out, {nt_file});
   json doc =
       model::imported_profile(model::import_nccl_tests_file(nt_file, nt_op), nullptr, command);
   const model::Profile p = read_back_imported(doc, nt_file, "an nccl-tests log");
@@ -129,6 +131,7 @@ int run_gpu_criteria(const std::vector<std::string>& gc_profiles, double gc_gemm
 // `import kineto FILE`: a profiler trace's layer times as a profile, summarised on stderr.
 int run_import_kineto(const std::string& kt_file, const std::string& kt_out,
                       const std::string& command) {
+  model::check_output_path("--out", kt_out, {kt_file});
   json doc = model::imported_profile(nullptr, model::import_kineto_file(kt_file), command);
   const model::Profile p = read_back_imported(doc, kt_file, "a profiler trace");
   const json& l = p.document().at("layer_times");
@@ -252,6 +255,9 @@ int run_main(int argc, char** argv) {
   } catch (const UnsupportedError& e) {
     ddpsim::print_error("ddpsim-calibrate", e.what());
     return 2;
+  } catch (const Error& e) {  // an output refused or not writable (model/atomic_file.hpp)
+    ddpsim::print_error("ddpsim-calibrate", e.what());
+    return 2;
   } catch (const std::exception& e) {
     ddpsim::print_error("ddpsim-calibrate", e.what());
     return 1;
@@ -262,5 +268,7 @@ int run_main(int argc, char** argv) {
 
 // What was printed must reach standard output (a full device fails only at the flush).
 int main(int argc, char** argv) {
+  // SIGINT/SIGTERM: ranks stopped, temporaries removed, one line, exit 130/143.
+  ddpsim::model::install_interrupt_handlers("ddpsim-calibrate");
   return ddpsim::model::stdout_checked("ddpsim-calibrate", run_main(argc, argv));
 }

@@ -160,6 +160,7 @@ void resolve_options(RunOptions& o) {
   if (o.nproc == 0) o.nproc = 2;
   if (!o.max_bytes.empty()) (void)parse_size(o.max_bytes);  // refused before any rank starts
   if (o.out.empty()) o.out = "results/profile-" + model::host_name() + ".json";
+  model::check_output_path("--out", o.out, {o.scenario});  // before any rank starts
 }
 
 #ifdef DDPSIM_HAVE_GLOO

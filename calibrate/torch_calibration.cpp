@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "model/atomic_file.hpp"
 #include "model/error.hpp"
+#include "model/interrupt.hpp"
 #include "model/process_env.hpp"
 #include "model/profile/profile.hpp"
 #include "model/run_context.hpp"
@@ -38,6 +40,7 @@ int run_status(const std::vector<std::string>& argv) {
   a.push_back(nullptr);
   pid_t pid = 0;
   if (posix_spawnp(&pid, a[0], nullptr, nullptr, a.data(), environ) != 0) return 127;
+  const model::StopOnInterrupt stop(pid);  // a SIGTERM to this process reaches the child too
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
   }
@@ -46,10 +49,12 @@ int run_status(const std::vector<std::string>& argv) {
 
 struct TempDir {
   fs::path path;
+  std::optional<model::RemoveOnInterrupt> on_interrupt;  // SIGINT/SIGTERM remove it too
   TempDir() {
     std::string t = (fs::temp_directory_path() / "ddpsim-torchcal-XXXXXX").string();
     if (mkdtemp(t.data()) == nullptr) throw std::runtime_error("cannot create a temporary folder");
     path = t;
+    on_interrupt.emplace(t, /*tree=*/true);
   }
   ~TempDir() {
     std::error_code ec;
@@ -58,8 +63,7 @@ struct TempDir {
 };
 
 void write_json(const fs::path& p, const json& j) {
-  std::ofstream f(p);
-  f << j.dump(2) << "\n";
+  model::write_file_atomic(p.string(), j.dump(2) + "\n");  // checked: a full disk is an error
 }
 
 }  // namespace
@@ -77,6 +81,7 @@ int run_torch_calibration(const RunOptions& o) {
                          o.scenario + " --out " + out + " first)",
                      "no such file");
   }
+  model::check_output_path("--out", out, {o.scenario});  // the profile it completes, never S
   json base = model::Profile::load(out).document();
   const model::Scenario scenario = model::load_scenario(o.scenario);
   TempDir tmp;

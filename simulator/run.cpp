@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <utility>
 
+#include "model/atomic_file.hpp"
 #include "model/error.hpp"
+#include "model/interrupt.hpp"
 #include "simulator/event/trace.hpp"
 #include "simulator/input_guards.hpp"
 #include "simulator/report.hpp"
@@ -167,15 +169,26 @@ Run predict(const model::Scenario& s, const RunOptions& o, PredictorCache* cache
     p.simulation.engine = run.engine;
     check_straggler(p, run.points.size() > 1);
   }
-  if (!o.trace_path.empty()) check_trace_path(o.trace_path);
+  if (!o.trace_path.empty()) {
+    // Every point's own file (a sweep writes t.1.json, t.2.json, ...): never the scenario,
+    // never a FIFO or a device (model/atomic_file.hpp check_output_path).
+    check_trace_path(o.trace_path);
+    for (std::size_t i = 0; run.points.size() > 1 && i < run.points.size(); ++i) {
+      model::check_output_path("--trace", trace_file(o.trace_path, i, run.points.size()), {s.file});
+    }
+  }
   PredictorCache own;
   PredictorCache& c = cache != nullptr ? *cache : own;
   const bool record = event && (o.keep_timeline || !o.trace_path.empty());
+  const auto check_cancelled = [&] {
+    if (o.cancelled && o.cancelled()) throw Cancelled();
+  };
   if (event) {
     // Every point's bounds before any point runs: a sweep refused at its 125th point leaves no
     // trace of the first 124 and has not spent their simulation time.
     double work = 0, spans = 0;
     for (const model::Scenario& p : run.points) {
+      check_cancelled();
       Predictor& predictor = *c.get(p);
       predictor.set_measured(o.measured);
       const Prediction pred =
@@ -186,36 +199,33 @@ Run predict(const model::Scenario& s, const RunOptions& o, PredictorCache* cache
     }
   }
   run.predictions.reserve(run.points.size());
-  // A run that fails after writing some points' traces (a full disk) removes them: no file of a
-  // failed run is left behind.
-  std::vector<std::string> written;
-  try {
-    for (std::size_t i = 0; i < run.points.size(); ++i) {
-      const model::Scenario& p = run.points[i];
-      std::vector<Span> timeline;
-      run.predictions.push_back(
-          predict_with(p, o, *c.get(p), record ? &timeline : nullptr, nullptr));
-      if (!o.trace_path.empty()) {
-        const EventOptions eo = event_options(p, o);
-        written.push_back(trace_file(o.trace_path, i, run.points.size()));
-        write_chrome_trace(written.back(), timeline,
-                           {{"scenario", s.name},
-                            {"file", s.file},
-                            {"gpus", p.cluster.gpus},
-                            {"point", p.point},
-                            {"steps", eo.steps},
-                            {"jitter_cv", eo.jitter_cv},
-                            {"seed", eo.seed},
-                            {"ranks_shown", "the first " + std::to_string(eo.timeline_max_ranks) +
-                                                " ranks and the slowest one"}});
-      }
-      run.timelines.push_back(o.keep_timeline ? std::move(timeline) : std::vector<Span>{});
+  // A run that fails or is interrupted (SIGINT/SIGTERM, a cancel) after writing some points'
+  // traces (a full disk) removes them: no file of an incomplete run is left behind.
+  model::RunOutputs own_outputs;
+  model::RunOutputs& written = o.outputs != nullptr ? *o.outputs : own_outputs;
+  for (std::size_t i = 0; i < run.points.size(); ++i) {
+    check_cancelled();
+    const model::Scenario& p = run.points[i];
+    std::vector<Span> timeline;
+    run.predictions.push_back(predict_with(p, o, *c.get(p), record ? &timeline : nullptr, nullptr));
+    if (!o.trace_path.empty()) {
+      const EventOptions eo = event_options(p, o);
+      const std::string file = trace_file(o.trace_path, i, run.points.size());
+      write_chrome_trace(file, timeline,
+                         {{"scenario", s.name},
+                          {"file", s.file},
+                          {"gpus", p.cluster.gpus},
+                          {"point", p.point},
+                          {"steps", eo.steps},
+                          {"jitter_cv", eo.jitter_cv},
+                          {"seed", eo.seed},
+                          {"ranks_shown", "the first " + std::to_string(eo.timeline_max_ranks) +
+                                              " ranks and the slowest one"}},
+                         &written);
     }
-  } catch (...) {
-    std::error_code ignored;
-    for (const std::string& f : written) std::filesystem::remove(f, ignored);
-    throw;
+    run.timelines.push_back(o.keep_timeline ? std::move(timeline) : std::vector<Span>{});
   }
+  own_outputs.keep();
   return run;
 }
 

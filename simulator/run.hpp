@@ -30,6 +30,8 @@
 //   sim::PlanResult p = sim::plan(s);           // `ddpsim plan`
 #pragma once
 
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -41,6 +43,10 @@
 #include "simulator/analytic/analytic.hpp"
 #include "simulator/event/simulate.hpp"
 #include "simulator/planner.hpp"
+
+namespace ddpsim::model {
+class RunOutputs;  // model/interrupt.hpp
+}  // namespace ddpsim::model
 
 namespace ddpsim::sim {
 
@@ -63,6 +69,20 @@ struct RunOptions {
   /// the model's in every point's plan, for both engines (step_plan.hpp apply_measured_costs;
   /// `ddpsim validate --trace`'s replay and --extrapolate). nullptr: the model's costs.
   std::shared_ptr<const MeasuredCosts> measured;
+  /// The run's files (model/interrupt.hpp): with a trace, each point's file is added to it, and
+  /// the caller keep()s them once its whole command is complete (`ddpsim predict` writes --out
+  /// after the traces). nullptr: predict() keeps them itself when every point is done. Either
+  /// way a SIGINT/SIGTERM or a failure before then removes every trace file of the run.
+  model::RunOutputs* outputs = nullptr;
+  /// Asked before every sweep point (and before each point's checks): true stops the run with
+  /// Cancelled, removing what it wrote. The Python module's Ctrl-C (PyErr_CheckSignals); empty:
+  /// never.
+  std::function<bool()> cancelled;
+};
+
+/// A run stopped because RunOptions::cancelled said so (not an input error: no exit code 2).
+struct Cancelled : std::exception {
+  const char* what() const noexcept override { return "the run was cancelled"; }
 };
 
 /// Every sweep point of one scenario and its prediction, in model::expand_sweep's order.

@@ -27,6 +27,7 @@
 #include "model/atomic_file.hpp"
 #include "model/cli_validators.hpp"
 #include "model/error.hpp"
+#include "model/interrupt.hpp"
 #include "model/process_env.hpp"
 
 namespace {
@@ -57,6 +58,8 @@ std::int64_t parse_size(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGINT/SIGTERM: the ranks stopped, temporaries removed, one line, exit 130/143.
+  ddpsim::model::install_interrupt_handlers("ddpsim-collectives");
   CLI::App app{"ddpsim-collectives: nccl-tests-style collective sweep over Gloo (CPU) or NCCL"};
   int nproc = 2;
   std::string op = "all_reduce", backend = "gloo", minb = "8", maxb = "256M", json_out;
@@ -106,6 +109,7 @@ int main(int argc, char** argv) {
     so.step_factor = factor;
     so.size_offset = size_offset;
     (void)ddpsim::comm::sweep_sizes(so);  // bad combinations are refused before ranks start
+    ddpsim::model::check_output_path("--json", json_out, {});  // not a FIFO, a device, a folder
   } catch (const ddpsim::Error& e) {
     ddpsim::print_error("ddpsim-collectives", e.what());
     return 2;

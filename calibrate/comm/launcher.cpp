@@ -18,9 +18,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "model/error.hpp"
+#include "model/interrupt.hpp"
 
 namespace ddpsim::comm {
 namespace {
@@ -270,6 +272,7 @@ LaunchResult launch_local_detailed(int nproc, const std::vector<std::string>& ar
   std::vector<Child> children(nproc);
   std::vector<Stream> streams;
   pid_t group = 0;
+  std::optional<ddpsim::model::StopOnInterrupt> stop_on_interrupt;
   const pid_t parent = ::getpid();
   const auto t0 = Clock::now();
   for (int r = 0; r < nproc; ++r) {
@@ -292,7 +295,12 @@ LaunchResult launch_local_detailed(int nproc, const std::vector<std::string>& ar
       result.message = std::string("fork failed: ") + std::strerror(errno);
       break;
     }
-    if (group == 0) group = pid;
+    if (group == 0) {
+      group = pid;
+      // SIGINT/SIGTERM to the launcher reach the ranks (their own process group, which a
+      // terminal's Ctrl-C does not): each removes its temporaries before the launcher exits.
+      stop_on_interrupt.emplace(-group);
+    }
     ::setpgid(pid, group);  // also in the parent, so kill(-group) works before the child runs
     children[r] = {pid, true, 0};
     streams.push_back({out[0], r, stdout, {}});

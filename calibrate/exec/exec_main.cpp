@@ -29,6 +29,7 @@
 #include "model/atomic_file.hpp"
 #include "model/cli_validators.hpp"
 #include "model/error.hpp"
+#include "model/interrupt.hpp"
 #include "model/process_env.hpp"
 #include "model/run_context.hpp"
 #include "model/scenario/scenario.hpp"
@@ -146,8 +147,15 @@ int launch_ranks(const ddpsim::exec::ExecConfig& cfg, const Options& o, int argc
     }
   };
   remove_outputs();
+  // What rank 0 writes belongs to this run until every rank has finished: a SIGINT/SIGTERM
+  // stops the ranks (launch_local), then removes what rank 0 had written.
+  ddpsim::model::RunOutputs outputs;
+  for (const std::string& p : {o.out_path, o.trace_path, o.dump_path}) {
+    if (!p.empty()) outputs.add(p);
+  }
   const int rc = ddpsim::comm::launch_local(cfg.ranks, args, lo);
   if (rc != 0) remove_outputs();
+  outputs.keep();
   return rc == 0 ? 0 : 1;
 }
 
@@ -242,6 +250,9 @@ int run_this_rank(const ddpsim::exec::ExecConfig& cfg, const ddpsim::comm::RankI
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGINT/SIGTERM: the ranks are stopped, temporaries and this run's outputs removed, one line,
+  // exit 130/143 (model/interrupt.hpp).
+  ddpsim::model::install_interrupt_handlers("ddpsim-exec");
   CLI::App app{
       "ddpsim-exec: train a scenario's MLP or GPT-2 data-parallel (PyTorch DDP semantics) "
       "over Gloo, or its GPT-2 on one GPU (--backend cuda), and measure each step"};
@@ -258,6 +269,12 @@ int main(int argc, char** argv) {
   ddpsim::exec::ExecConfig cfg;
   std::optional<ddpsim::comm::RankInfo> me;
   try {
+    // Before anything is removed or run (launch_ranks clears the outputs first): never onto
+    // the scenario, nor onto each other, nor onto a FIFO or a device.
+    ddpsim::model::check_output_path("--out", o.out_path,
+                                     {o.scenario_path, o.trace_path, o.dump_path});
+    ddpsim::model::check_output_path("--trace", o.trace_path, {o.scenario_path, o.dump_path});
+    ddpsim::model::check_output_path("--dump-params", o.dump_path, {o.scenario_path});
     cfg = ddpsim::exec::config_from_scenario(ddpsim::model::load_scenario(o.scenario_path),
                                              o.overrides());
     me = ddpsim::comm::rank_from_env();

@@ -5,6 +5,7 @@
 // A scenario that cannot be read opens the window with the error in the status bar (and on
 // stderr); with --screenshot it exits 2.
 #include <QApplication>
+#include <QBuffer>
 #include <QChartView>
 #include <QFileInfo>
 #include <QScreen>
@@ -14,9 +15,15 @@
 #include <filesystem>
 
 #include "gui/app/main_window.hpp"
+#include "model/atomic_file.hpp"
+#include "model/error.hpp"
+#include "model/interrupt.hpp"
 #include "model/paths.hpp"
 
 int main(int argc, char** argv) {
+  // SIGINT/SIGTERM (a terminal's Ctrl-C): an export or a save being written leaves no
+  // temporary; one line, exit 130/143 (model/interrupt.hpp).
+  ddpsim::model::install_interrupt_handlers("ddpsim-gui");
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ddpsim-gui"));
   QApplication::setApplicationVersion(QStringLiteral(DDPSIM_VERSION));
@@ -88,7 +95,21 @@ int main(int argc, char** argv) {
         if (w.runner()->latestGeneration() != w.lastResult()->generation) return;
         const bool offscreen = QGuiApplication::platformName() == QStringLiteral("offscreen");
         const QPixmap shot = offscreen ? w.grab() : w.screen()->grabWindow(w.winId());
-        const bool ok = shot.save(screenshot, "PNG");
+        // Through the one output guard (model/atomic_file.hpp): never onto a FIFO, a device or
+        // the scenario, atomically, every write checked.
+        QByteArray bytes;
+        QBuffer buffer(&bytes);
+        bool ok = buffer.open(QIODevice::WriteOnly) && shot.save(&buffer, "PNG");
+        try {
+          if (ok) {
+            ddpsim::model::check_output_path("--screenshot", screenshot.toStdString(),
+                                             {path.toStdString()});
+            ddpsim::model::write_file_atomic(screenshot.toStdString(), bytes.toStdString());
+          }
+        } catch (const std::exception& e) {
+          ddpsim::print_error("ddpsim-gui", e.what());
+          ok = false;
+        }
         std::printf("ddpsim-gui: %s %s (%dx%d, platform %s)\n", ok ? "wrote" : "cannot write",
                     qPrintable(screenshot), shot.width(), shot.height(),
                     qPrintable(QGuiApplication::platformName()));

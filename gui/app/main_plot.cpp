@@ -13,11 +13,15 @@
 #include "gui/models/measured.hpp"
 #include "gui/models/scenario_document.hpp"
 #include "gui/models/sweep_engine.hpp"
+#include "model/atomic_file.hpp"
 #include "model/cli_validators.hpp"
 #include "model/error.hpp"
+#include "model/interrupt.hpp"
 #include "model/scenario/scenario.hpp"
 
 int main(int argc, char** argv) {
+  // SIGINT/SIGTERM: the export's temporary removed, one line, exit 130/143.
+  ddpsim::model::install_interrupt_handlers("ddpsim-plot");
   CLI::App cli{"ddpsim-plot: render a planner chart of a scenario to PNG or SVG (headless)"};
   std::string path, chart, out;
   int maxGpus = 0, width = 1000, height = 620, ranks = 4;
@@ -43,6 +47,12 @@ int main(int argc, char** argv) {
   if (!QString::fromStdString(out).endsWith(".png", Qt::CaseInsensitive) &&
       !QString::fromStdString(out).endsWith(".svg", Qt::CaseInsensitive)) {
     ddpsim::print_error("ddpsim-plot", "--out: expected a .png or .svg file, got " + out);
+    return 2;
+  }
+  try {  // before any work: never onto the scenario, a FIFO or a device (model/atomic_file.hpp)
+    ddpsim::model::check_output_path("--out", out, {path});
+  } catch (const ddpsim::Error& e) {
+    ddpsim::print_error("ddpsim-plot", e.what());
     return 2;
   }
   qputenv("QT_QPA_PLATFORM", "offscreen");  // headless whatever the session has

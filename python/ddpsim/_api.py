@@ -24,11 +24,25 @@ PathLike = Union[str, "os.PathLike[str]"]
 _log = logging.getLogger("ddpsim")
 
 
+def _escaped(text: str) -> str:
+    """`text` fit for a one-line message: control characters as \\xNN (as the CLI prints)."""
+    return "".join(c if " " <= c != "\x7f" else f"\\x{ord(c):02x}" for c in text)
+
+
 def _path(value, what: str) -> str:
-    """`value` as a str path: a str, bytes or os.PathLike (pathlib.Path)."""
-    if isinstance(value, (str, bytes, os.PathLike)):
-        return os.fsdecode(os.fspath(value))
-    raise TypeError(f"{what}: expected a path (str or os.PathLike), got {type(value).__name__}")
+    """`value` as a str path: a str, bytes (decoded as os.fsdecode does: the file-system
+    encoding, undecodable bytes kept) or os.PathLike (pathlib.Path). A NUL character is refused
+    with ScenarioError naming the path (the C library would read "x.json\\0junk" as x.json)."""
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(f"{what}: expected a path (str, bytes or os.PathLike), "
+                        f"got {type(value).__name__}")
+    text = os.fsdecode(os.fspath(value))
+    if "\0" in text:
+        shown, at = _escaped(text), text.index("\0")
+        expected, got = "a path without a NUL character", f"a NUL at character {at}"
+        raise ScenarioError(f"{shown}: /: expected {expected}, got {got}", file=shown,
+                            pointer="", expected=expected, got=got)
+    return text
 
 
 def _optional_dir(value, what: str) -> Optional[str]:

@@ -7,7 +7,9 @@
 atomic_output: a temporary file `<name>.tmp.<random>` in the target's folder (the prefix
 ddpsim-exec's clean-up removes after a failed run), flushed and fsync'ed, then renamed over the
 target, so the file is either complete or untouched, also after a power cut. On any error the
-temporary file is removed and the error raised.
+temporary file is removed and the error raised. A target that exists and is not a regular file
+(a FIFO, a device, a socket, a folder) is never replaced: OSError "PATH: is a FIFO (named pipe),
+not a regular file", before anything is written (as model/atomic_file.hpp, issue 42).
 
 run_context: what the C++ tools' "context" block holds (model/run_context.hpp) that Python can
 know: the tool, the git revision of the checkout this package runs from ("unknown" outside
@@ -20,14 +22,31 @@ import datetime
 import json
 import os
 import platform
+import stat
 import subprocess
 import tempfile
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def _refuse_non_regular(path):
+    """OSError naming what `path` is when it exists and is not a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    raise OSError(f"{path}: is {kind}, not a regular file")
 
 
 @contextlib.contextmanager
 def atomic_output(path, mode="w"):
     """The file object to write `path` through (see the module docstring)."""
     path = os.fspath(path)
+    _refuse_non_regular(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=folder)
     try:
@@ -35,6 +54,7 @@ def atomic_output(path, mode="w"):
             yield f
             f.flush()
             os.fsync(f.fileno())
+        _refuse_non_regular(path)  # made while the temporary was written
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -41,6 +41,7 @@
 #include "model/atomic_file.hpp"
 #include "model/cli_validators.hpp"
 #include "model/error.hpp"
+#include "model/interrupt.hpp"
 #include "model/process_env.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/scenario/scenario_keys.hpp"
@@ -73,9 +74,14 @@ int run_predict(const std::string& path, const std::vector<std::string>& sets,
   if (!engine.empty())
     o.engine = engine == "event" ? model::Engine::kEvent : model::Engine::kAnalytic;
   o.trace_path = trace;
+  // The traces and --out are one run's files: an interruption or a failure before both are
+  // written removes them all (model/interrupt.hpp).
+  model::RunOutputs outputs;
+  o.outputs = &outputs;
   const sim::Run r = sim::predict(s, o);
   const json doc = sim::run_json(s, r);
-  if (!out.empty()) model::write_file_atomic(out, doc.dump(2) + "\n");
+  if (!out.empty()) model::write_file_atomic(out, doc.dump(2) + "\n", &outputs);
+  outputs.keep();
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
   } else if (format == "csv") {
@@ -91,7 +97,7 @@ int run_predict(const std::string& path, const std::vector<std::string>& sets,
         if (seen_set.insert(w).second) seen.push_back(w);
       }
     }
-    for (const auto& w : seen) std::cout << "note: " << printable(w) << "\n";
+    for (const auto& w : seen) std::cout << "note: " << one_line(w) << "\n";
     if (!out.empty()) std::cout << "wrote " << out << "\n";
   }
   return 0;
@@ -205,9 +211,13 @@ int run_lr(const std::string& path, const std::vector<std::string>& sets,
 int run_published(const std::string& out_dir) {
   const sim::PublishedReport r = sim::compare_published();
   const std::filesystem::path dir(out_dir);
-  model::write_file_atomic((dir / "published.json").string(),
-                           sim::published_json(r).dump(2) + "\n");
-  model::write_file_atomic((dir / "README.md").string(), sim::published_markdown(r));
+  model::RunOutputs outputs;  // both or neither (a failure or an interruption between them)
+  const auto write = [&](const std::filesystem::path& f, const std::string& text) {
+    model::write_file_atomic(f.string(), text, &outputs);
+  };
+  write(dir / "published.json", sim::published_json(r).dump(2) + "\n");
+  write(dir / "README.md", sim::published_markdown(r));
+  outputs.keep();
   std::cout << fmt::format(
       "{} published rows: {} comparisons ({} ok, {} outside their tolerance, {} reported), {} not "
       "predicted\nwrote {} and {}\n",
@@ -221,16 +231,20 @@ int run_published(const std::string& out_dir) {
 int run_fidelity(const std::string& out_dir) {
   const sim::FidelityReport r = sim::compare_fidelity();
   const std::filesystem::path dir(out_dir);
-  model::write_file_atomic((dir / "fidelity.json").string(), sim::fidelity_json(r).dump(2) + "\n");
-  model::write_file_atomic((dir / "FIDELITY.md").string(), sim::fidelity_markdown(r));
+  model::RunOutputs outputs;  // all three or none
+  const auto write = [&](const std::filesystem::path& f, const std::string& text) {
+    model::write_file_atomic(f.string(), text, &outputs);
+  };
+  write(dir / "fidelity.json", sim::fidelity_json(r).dump(2) + "\n");
+  write(dir / "FIDELITY.md", sim::fidelity_markdown(r));
   // Each row's miss with its class: the error bands every prediction carries
   // (simulator/prediction/uncertainty.hpp; fidelity-update copies it to scenarios/data/).
   std::vector<sim::PublishedError> errors;
   for (const sim::TrainingComparison& c : r.rows) {
     errors.push_back({c.id, c.gpu, c.strategy, c.params, c.speed_error, c.held_out});
   }
-  model::write_file_atomic((dir / "uncertainty.json").string(),
-                           sim::published_errors_json(errors).dump(1) + "\n");
+  write(dir / "uncertainty.json", sim::published_errors_json(errors).dump(1) + "\n");
+  outputs.keep();
   for (const auto& [name, summary] :
        {std::pair{"visible", &r.visible}, {"held-out", &r.held_out}}) {
     if (summary->empty()) continue;
@@ -485,6 +499,8 @@ Verb add_fidelity(CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGINT/SIGTERM: remove this run's temporaries and partial outputs, one line, exit 130/143.
+  model::install_interrupt_handlers("ddpsim");
   if (argc >= 2) {
     const std::string verb = argv[1];
     static const std::vector<std::string> built_in = {"predict", "plan", "schema",    "collective",

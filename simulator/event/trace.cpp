@@ -39,8 +39,9 @@ void check_trace_path(const std::string& path) {
 }
 
 void write_chrome_trace(const std::string& path, const std::vector<Span>& spans,
-                        const nlohmann::json& metadata) {
-  as_trace_error(path, [&] { model::write_file_atomic(path, chrome_trace_text(spans, metadata)); });
+                        const nlohmann::json& metadata, model::RunOutputs* outputs) {
+  as_trace_error(
+      path, [&] { model::write_file_atomic(path, chrome_trace_text(spans, metadata), outputs); });
 }
 
 }  // namespace ddpsim::sim

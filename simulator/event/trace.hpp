@@ -18,6 +18,10 @@
 
 #include "simulator/event/simulate.hpp"
 
+namespace ddpsim::model {
+class RunOutputs;  // model/interrupt.hpp
+}  // namespace ddpsim::model
+
 namespace ddpsim::sim {
 
 /// The trace document as written: ts/dur with exactly three decimals.
@@ -37,7 +41,9 @@ void check_trace_path(const std::string& path);
 
 /// Writes chrome_trace_json(spans, metadata) to `path` atomically (a temporary file in the same
 /// folder, then a rename; the temporary file is removed on any failure). Errors name `path`.
+/// With `outputs`, the file joins the run's files (model/atomic_file.hpp write_file_atomic).
 void write_chrome_trace(const std::string& path, const std::vector<Span>& spans,
-                        const nlohmann::json& metadata = nlohmann::json::object());
+                        const nlohmann::json& metadata = nlohmann::json::object(),
+                        model::RunOutputs* outputs = nullptr);
 
 }  // namespace ddpsim::sim

@@ -63,6 +63,7 @@ int run_child_status(const std::vector<std::string>& argv, const fs::path& log) 
     execvp(args[0], args.data());
     _exit(127);
   }
+  const model::StopOnInterrupt stop(pid);  // SIGINT/SIGTERM reach the child, which cleans up
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) throw ChildError("lost the child " + argv[0]);
@@ -82,6 +83,7 @@ TempDir::TempDir() {
   std::string tmpl = (fs::temp_directory_path() / "ddpsim-validate-XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) throw ChildError("cannot create a temporary folder");
   path = tmpl;
+  on_interrupt = std::make_unique<model::RemoveOnInterrupt>(tmpl, /*tree=*/true);
 }
 
 TempDir::~TempDir() {

@@ -8,9 +8,12 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "model/interrupt.hpp"
 
 namespace ddpsim::validate {
 
@@ -39,6 +42,7 @@ std::string load_average();
 /// A temporary folder (ddpsim-validate-XXXXXX) removed on every exit path.
 struct TempDir {
   std::filesystem::path path;
+  std::unique_ptr<model::RemoveOnInterrupt> on_interrupt;  // SIGINT/SIGTERM remove it too
   TempDir();
   ~TempDir();
   TempDir(const TempDir&) = delete;

@@ -46,7 +46,8 @@ std::vector<std::string> measuring_argv(const Options& o, const json& doc, const
   std::vector<std::string> argv;
   if (o.runner == "torch") {
     const fs::path workload = tmp / "workload.json";
-    std::ofstream(workload) << workload_json(model::parse_scenario(doc, file)).dump(1);
+    model::write_file_atomic(workload.string(),
+                             workload_json(model::parse_scenario(doc, file)).dump(1));
     argv = torch_runner_argv();
     argv.insert(argv.end(), {point.string(), "--workload", workload.string(), "--device", "cuda"});
     if (!o.torch_trace.empty()) {
@@ -96,7 +97,7 @@ int run_cuda_validation(const Options& o) {
   // Measurement on the device.
   TempDir tmp;
   const fs::path point = tmp.path / "point.json", result = tmp.path / "cuda-run.json";
-  std::ofstream(point) << doc.dump(1);
+  model::write_file_atomic(point.string(), doc.dump(1));
   const fs::path log = tmp.path / "run.log";
   const bool torch = o.runner == "torch";
   const std::string child =

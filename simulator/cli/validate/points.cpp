@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 
+#include "model/atomic_file.hpp"
+#include "model/interrupt.hpp"
 #include "model/profile/profile.hpp"
 #include "simulator/cli/validate/children.hpp"
 #include "simulator/cli/validate/profiles.hpp"
@@ -136,15 +138,13 @@ fs::path workload_file(const fs::path& tmp, std::size_t i) {
   return tmp / ("workload-" + std::to_string(i) + ".json");
 }
 
-void write_point_files(const Point& p, std::size_t i, const fs::path& tmp) {
-  {
-    std::ofstream f(point_file(tmp, i));
-    f << p.doc.dump(2) << "\n";
-  }
-  if (!p.workload.is_null()) {
-    std::ofstream f(workload_file(tmp, i));
-    f << p.workload.dump(2) << "\n";
-  }
+void write_point_files(const Point& p, std::size_t i, const fs::path& tmp,
+                       model::RunOutputs* outputs) {
+  const auto write = [&](const fs::path& f, const json& doc) {
+    model::write_file_atomic(f.string(), doc.dump(2) + "\n", outputs);  // checked
+  };
+  write(point_file(tmp, i), p.doc);
+  if (!p.workload.is_null()) write(workload_file(tmp, i), p.workload);
 }
 
 Point predict_validation_point(const Options& o, const model::Scenario& base,

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "model/interrupt.hpp"
 #include "model/scenario/scenario.hpp"
 #include "simulator/cli/validate/options.hpp"
 #include "simulator/prediction/prediction.hpp"
@@ -59,8 +60,11 @@ nlohmann::json point_scenario(const Options& o, const model::Scenario& base,
 std::filesystem::path point_file(const std::filesystem::path& tmp, std::size_t i);
 std::filesystem::path workload_file(const std::filesystem::path& tmp, std::size_t i);
 
-/// Writes point_file(tmp, i) (and workload_file when p.workload is set).
-void write_point_files(const Point& p, std::size_t i, const std::filesystem::path& tmp);
+/// Writes point_file(tmp, i) (and workload_file when p.workload is set) atomically, every
+/// write checked (model::FileWriteError: a full disk is an error, never an empty file); each
+/// file is added to `outputs` when given (--points-dir: all of the run's files or none).
+void write_point_files(const Point& p, std::size_t i, const std::filesystem::path& tmp,
+                       model::RunOutputs* outputs = nullptr);
 
 /// Sweep point `s` of `base` as a plain scenario (the sweep applied, o.nproc or its cluster.gpus
 /// ranks, apply_runner_defaults) predicted on `profile` with both engines (the event engine over

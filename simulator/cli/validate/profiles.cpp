@@ -6,6 +6,7 @@
 #include <iostream>
 #include <set>
 
+#include "model/atomic_file.hpp"
 #include "model/profile/machine_match.hpp"
 #include "model/profile/profile.hpp"
 #include "model/run_context.hpp"
@@ -98,10 +99,7 @@ std::string choose_profile(const Options& o, const model::Scenario& base, int ra
   doc["cluster"]["gpus"] = ranks;
   absolutize_paths(doc, base.file);
   const fs::path scen = tmp / ("calibrate-" + std::to_string(ranks) + ".json");
-  {
-    std::ofstream f(scen);
-    f << doc.dump(2) << "\n";
-  }
+  model::write_file_atomic(scen.string(), doc.dump(2) + "\n");  // checked
   const fs::path calibrate = sibling("ddpsim-calibrate");
   const fs::path out = tmp / ("profile-" + std::to_string(ranks) + ".json");
   // --iters 15: 5 timed calls per size (quick's default) left the 8 MiB all-reduce median

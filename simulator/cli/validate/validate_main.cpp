@@ -68,6 +68,7 @@
 #include "model/atomic_file.hpp"
 #include "model/cli_validators.hpp"
 #include "model/error.hpp"
+#include "model/interrupt.hpp"
 #include "model/profile/profile.hpp"
 #include "model/run_context.hpp"
 #include "model/scenario/scenario.hpp"
@@ -87,6 +88,23 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// Every file this run reads (the outputs are checked against them: check_outputs).
+std::vector<std::string> inputs_of(const Options& o) {
+  std::vector<std::string> in = {o.scenario, o.netns_launch};
+  in.insert(in.end(), o.profiles.begin(), o.profiles.end());
+  in.insert(in.end(), o.traces.begin(), o.traces.end());
+  return in;
+}
+
+void check_outputs(const Options& o) {
+  std::vector<std::string> in = inputs_of(o);
+  model::check_output_path("--torch-trace", o.torch_trace, in);
+  in.push_back(o.torch_trace);
+  model::check_output_path("--markdown", o.markdown, in);
+  in.push_back(o.markdown);
+  model::check_output_path("--out", o.out, in);
+}
 
 // The run's checks of option combinations, before anything is calibrated or measured.
 void check_run_options(const Options& o, bool torch) {
@@ -145,10 +163,28 @@ json check_torch_points(const Options& o, const model::Scenario& base,
 }
 
 // --points-dir: the files the runner would measure, to run it by hand (e.g. under torchrun).
+// All of them or none: a write that fails (a full disk) or a SIGINT/SIGTERM removes the files
+// already written, and the failure is one line, exit 2.
 int write_points_dir(const Options& o, const model::Scenario& base,
                      const std::vector<model::Scenario>& expanded, const json& torch_facts) {
   const bool torch = o.runner == "torch";
-  fs::create_directories(o.points_dir);
+  std::error_code ec;
+  if (fs::exists(o.points_dir, ec) && !fs::is_directory(o.points_dir, ec)) {
+    throw Error("--points-dir " + o.points_dir + ": is not a folder");
+  }
+  fs::create_directories(o.points_dir, ec);
+  if (ec)
+    throw Error("--points-dir " + o.points_dir + ": cannot be created (" + ec.message() + ")");
+  // No point file may replace an input (a scenario named point-0.json in that folder).
+  for (std::size_t i = 0; i < expanded.size(); ++i) {
+    model::check_output_path("--points-dir", point_file(o.points_dir, i).string(), {o.scenario});
+    if (torch) {
+      model::check_output_path("--points-dir", workload_file(o.points_dir, i).string(),
+                               {o.scenario});
+    }
+  }
+  model::RunOutputs outputs;
+  std::string listing;
   for (std::size_t i = 0; i < expanded.size(); ++i) {
     Point p;
     p.doc = point_scenario(o, base, expanded[i]);
@@ -156,12 +192,18 @@ int write_points_dir(const Options& o, const model::Scenario& base,
       p.workload = workload_json(expanded[i]);
       apply_runner_defaults(p.doc, o.runner, torch_facts);
     }
-    write_point_files(p, i, o.points_dir);
-    std::cout << point_file(o.points_dir, i).string()
-              << (torch ? " --workload " + workload_file(o.points_dir, i).string() : "") << "  "
-              << label_text(expanded[i].point, o.nproc > 0 ? o.nproc : expanded[i].cluster.gpus)
-              << "\n";
+    try {
+      write_point_files(p, i, o.points_dir, &outputs);
+    } catch (const model::FileWriteError& e) {
+      throw Error("--points-dir " + o.points_dir + ": " + e.what());
+    }
+    listing += point_file(o.points_dir, i).string() +
+               (torch ? " --workload " + workload_file(o.points_dir, i).string() : "") + "  " +
+               label_text(expanded[i].point, o.nproc > 0 ? o.nproc : expanded[i].cluster.gpus) +
+               "\n";
   }
+  outputs.keep();
+  std::cout << listing;
   return 0;
 }
 
@@ -274,15 +316,21 @@ int write_validation(const Options& o, const model::Scenario& base, const std::s
   doc["points"] = out_points;
   doc["bucket_choice"] = choice;
   sim::check_finite(doc);
+  // The kept profiles, the document and the tables: all or none (model/interrupt.hpp).
+  model::RunOutputs outputs;
+  const auto write = [&](const std::string& f, const std::string& text) {
+    model::write_file_atomic(f, text, &outputs);
+  };
   for (const auto& [ranks, c] : profiles) {
     if (c.kept == c.path) continue;
     std::ifstream f(c.path);
     std::stringstream ss;
     ss << f.rdbuf();
-    model::write_file_atomic(c.kept, ss.str());
+    write(c.kept, ss.str());
   }
-  model::write_file_atomic(out, doc.dump(2) + "\n");
-  if (!o.markdown.empty()) model::write_file_atomic(o.markdown, markdown(doc));
+  write(out, doc.dump(2) + "\n");
+  if (!o.markdown.empty()) write(o.markdown, markdown(doc));
+  outputs.keep();
   std::cout << table;
   for (const auto& [ranks, c] : profiles) {
     std::cout << "profile (" << ranks << " ranks): " << c.kept << " (" << c.how.get<std::string>()
@@ -306,6 +354,7 @@ int run(const Options& o) {
   const std::string out = !o.out.empty() ? o.out
                                          : "results/validation-" + model::host_name() + "-" +
                                                model::utc_now("%Y%m%d") + ".json";
+  if (o.out.empty()) model::check_output_path("--out", out, inputs_of(o));
   if (o.recalibrate_each && !o.profiles.empty()) {
     throw UnsupportedError(
         "--recalibrate-each calibrates every repetition afresh; it does not go with --profile");
@@ -409,6 +458,7 @@ int run_main(int argc, char** argv) {
     return 2;
   }
   try {
+    ddpsim::validate::check_outputs(o);  // never onto an input, a FIFO or a device
     if (o.extrapolate && o.traces.empty()) {
       throw ddpsim::InputError(o.scenario, "", "--trace with --extrapolate",
                                "--extrapolate alone (it extrapolates a traced job)");
@@ -441,6 +491,9 @@ int run_main(int argc, char** argv) {
   } catch (const ddpsim::validate::ChildError& e) {
     ddpsim::print_error("ddpsim-validate", e.what());
     return 1;
+  } catch (const ddpsim::Error& e) {  // an output refused or a write that failed: one line
+    ddpsim::print_error("ddpsim-validate", e.what());
+    return 2;
   } catch (const std::exception& e) {
     ddpsim::print_error("ddpsim-validate", e.what());
     return 1;
@@ -451,5 +504,8 @@ int run_main(int argc, char** argv) {
 
 // What was printed must reach standard output (a full device fails only at the flush).
 int main(int argc, char** argv) {
+  // SIGINT/SIGTERM: the children stopped, the temporary folder, temporaries and partial outputs
+  // removed, one line, exit 130/143 (model/interrupt.hpp).
+  ddpsim::model::install_interrupt_handlers("ddpsim-validate");
   return ddpsim::model::stdout_checked("ddpsim-validate", run_main(argc, argv));
 }
