@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "model/detail/utf8.hpp"
+
 namespace ddpsim {
 
 namespace {
@@ -31,34 +33,38 @@ InputError::InputError(const std::string& file, const std::string& pointer,
       expected_(expected),
       got_(got) {}
 
-namespace {
-
-// Length of the valid UTF-8 sequence starting at text[i] (2-4; RFC 3629: no overlong forms, no
-// surrogates, at most U+10FFFF), or 0 when text[i] does not start one.
-std::size_t utf8_length(const std::string& text, std::size_t i) {
-  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char b0 = at(i);
-  std::size_t n = 0;
+namespace detail {
+std::size_t utf8_sequence_length(const char* p, std::size_t n) {
+  if (n == 0) return 0;
+  const auto at = [p](std::size_t k) { return static_cast<unsigned char>(p[k]); };
+  const unsigned char b0 = at(0);
+  std::size_t len = 0;
   unsigned char lo = 0x80, hi = 0xbf;  // the allowed range of the second byte
   if (b0 >= 0xc2 && b0 <= 0xdf) {
-    n = 2;
+    len = 2;
   } else if (b0 >= 0xe0 && b0 <= 0xef) {
-    n = 3;
-    if (b0 == 0xe0) lo = 0xa0;
-    if (b0 == 0xed) hi = 0x9f;
+    len = 3;
+    if (b0 == 0xe0) lo = 0xa0;  // no overlong forms
+    if (b0 == 0xed) hi = 0x9f;  // no UTF-16 surrogates
   } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-    n = 4;
+    len = 4;
     if (b0 == 0xf0) lo = 0x90;
-    if (b0 == 0xf4) hi = 0x8f;
+    if (b0 == 0xf4) hi = 0x8f;  // at most U+10FFFF
   } else {
     return 0;
   }
-  if (i + n > text.size()) return 0;
-  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k) {
-    if (at(i + k) < 0x80 || at(i + k) > 0xbf) return 0;
+  if (len > n || at(1) < lo || at(1) > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k) {
+    if (at(k) < 0x80 || at(k) > 0xbf) return 0;
   }
-  return n;
+  return len;
+}
+}  // namespace detail
+
+namespace {
+
+std::size_t utf8_length(const std::string& text, std::size_t i) {
+  return detail::utf8_sequence_length(text.data() + i, text.size() - i);
 }
 
 std::string escape_for_terminal(const std::string& text, bool keep_line_breaks) {

@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <iterator>
 
+#include "model/detail/utf8.hpp"
+
 namespace ddpsim::model {
 
 namespace {
@@ -45,11 +47,47 @@ std::atomic<const char*> g_program{nullptr};
 char g_line[8192];
 std::size_t g_len = 0;
 
-// Appends `s`, control characters as '?' (the line stays one line whatever a path holds).
+// Appends `s` escaped as ddpsim::one_line escapes (model/error.hpp), without allocating: newline,
+// CR and tab as \n \r \t, other C0 controls and DEL as \xNN, C1 controls (UTF-8 C2 80..C2 9F) as
+// \u00NN, bytes that are not UTF-8 as \xNN; the line stays one line and acts on no terminal
+// whatever a path holds.
 void put(const char* s) {
-  for (; *s != 0 && g_len + 1 < sizeof g_line; ++s) {
-    const auto u = static_cast<unsigned char>(*s);
-    g_line[g_len++] = u < 0x20 || u == 0x7f ? '?' : *s;
+  static const char kHex[] = "0123456789abcdef";
+  const auto escape = [](const char* prefix, unsigned u) {
+    if (g_len + 7 >= sizeof g_line) return;
+    for (const char* q = prefix; *q != 0; ++q) g_line[g_len++] = *q;
+    g_line[g_len++] = kHex[(u >> 4) & 0xf];
+    g_line[g_len++] = kHex[u & 0xf];
+  };
+  std::size_t n = 0;
+  while (s[n] != 0) ++n;
+  for (std::size_t i = 0; i < n && g_len + 1 < sizeof g_line;) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (u < 0x80) {
+      if (u == '\n' || u == '\r' || u == '\t') {
+        if (g_len + 3 >= sizeof g_line) break;
+        g_line[g_len++] = '\\';
+        g_line[g_len++] = u == '\n' ? 'n' : u == '\r' ? 'r' : 't';
+      } else if (u < 0x20 || u == 0x7f) {
+        escape("\\x", u);
+      } else {
+        g_line[g_len++] = s[i];
+      }
+      ++i;
+      continue;
+    }
+    const std::size_t len = ddpsim::detail::utf8_sequence_length(s + i, n - i);
+    if (len == 0) {
+      escape("\\x", u);
+      ++i;
+    } else if (len == 2 && u == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0) {
+      escape("\\u00", static_cast<unsigned char>(s[i + 1]));
+      i += 2;
+    } else {
+      if (g_len + len >= sizeof g_line) break;
+      for (std::size_t k = 0; k < len; ++k) g_line[g_len++] = s[i + k];
+      i += len;
+    }
   }
 }
 

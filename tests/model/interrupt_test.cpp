@@ -248,15 +248,18 @@ TEST_F(Interrupt, ASignalIgnoredAtStartStaysIgnored) {
   EXPECT_TRUE(fs::exists(tmp));
 }
 
+// The handler's line escapes a path as one_line does (model/error.hpp), without allocating: a
+// newline as \n, ESC as \x1b, the C1 CSI (UTF-8 C2 9B) as \u009b, a byte that is not UTF-8 as
+// \xNN; UTF-8 text is kept.
 TEST_F(Interrupt, AControlCharacterInAPathStaysOnOneLine) {
-  const std::string tmp = file("a\nb.tmp");
+  const std::string tmp = file("a\nb\x1b[2J\xc2\x9b\xff\xc3\xa9.tmp");
   const Ended e = in_child([&] {
     install_interrupt_handlers("ddpsim-test");
     const RemoveOnInterrupt guard(tmp);
     ::raise(SIGTERM);
   });
-  EXPECT_EQ(e.stderr,
-            "ddpsim-test: interrupted (SIGTERM); removed " + (dir_ / "a?b.tmp").string() + "\n");
+  EXPECT_EQ(e.stderr, "ddpsim-test: interrupted (SIGTERM); removed " +
+                          (dir_ / "a\\nb\\x1b[2J\\u009b\\xff\xc3\xa9.tmp").string() + "\n");
   EXPECT_FALSE(fs::exists(tmp));
 }
 

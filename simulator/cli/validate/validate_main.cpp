@@ -346,11 +346,12 @@ int run(const Options& o) {
   const int steps = o.steps > 0 ? o.steps : base.simulation.steps;
   const bool torch = o.runner == "torch";
   check_run_options(o, torch);
-  const fs::path exec = torch ? fs::path() : sibling("ddpsim-exec");
   TempDir tmp;
   if (o.predict_only) return predict_only(o, base, expanded, steps, tmp.path);
   const json torch_facts = torch ? check_torch_points(o, base, expanded, tmp.path) : json();
+  // --points-dir only writes the points (what to run later): no ddpsim-exec needed here.
   if (!o.points_dir.empty()) return write_points_dir(o, base, expanded, torch_facts);
+  const fs::path exec = torch ? fs::path() : sibling("ddpsim-exec");
   const std::string out = !o.out.empty() ? o.out
                                          : "results/validation-" + model::host_name() + "-" +
                                                model::utc_now("%Y%m%d") + ".json";
