@@ -51,7 +51,9 @@ supp="$root/tests/sanitizers"
 #   format       clang-format over the sources: no compiled code of ours runs
 #   torch        real PyTorch DDP runs driven by ddpsim-validate, like validate (the C++ they
 #                reach is validate's own, which the release build runs; ~40 s saved)
-asan_exclude='^(calibration|netns|validate|bench|fuzz|format|torch)$'
+#   largest      the four largest reliability inputs (30-70 s each under ASan); their 10^5-sized
+#                siblings run the same code paths here (tests/reliability/CMakeLists.txt)
+asan_exclude='^(calibration|netns|validate|bench|fuzz|format|torch|largest)$'
 # What the TSan build compiles and runs: the targets behind the comm, exec and gui.models tests.
 tsan_targets=(ddpsim_comm_tests ddpsim_comm_test_rank ddpsim-collectives ddpsim_exec_tests
               ddpsim-exec ddpsim_noise_scale_tests ddpsim_gui_models_tests)
