@@ -33,6 +33,22 @@ inline std::string range_text(double lo, double hi) {
   };
   return num(lo) + " to " + num(hi);
 }
+
+/// A validator accepting a whole finite number (decimal or exponent form) for which
+/// `in_range(value)` holds; otherwise "expected a number <words>, got <input>".
+template <class InRange>
+CLI::Validator finite_number(const std::string& words, InRange in_range) {
+  return CLI::Validator(
+      [words, in_range](std::string& in) -> std::string {
+        char* end = nullptr;
+        const double v = in.empty() ? NAN : std::strtod(in.c_str(), &end);
+        if (in.empty() || end != in.c_str() + in.size() || !std::isfinite(v) || !in_range(v)) {
+          return "expected a number " + words + ", got " + one_line(in);
+        }
+        return {};
+      },
+      "NUMBER " + words);
+}
 }  // namespace detail
 
 /// A whole decimal integer in [lo, hi] (no exponent, fraction or trailing text).
@@ -53,32 +69,14 @@ inline CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {
 
 /// A finite number in [lo, hi] (decimal or exponent form: 1e3 is 1000; nan and inf refused).
 inline CLI::Validator number_in(double lo, double hi) {
-  const std::string range = detail::range_text(lo, hi);
-  return CLI::Validator(
-      [lo, hi, range](std::string& in) -> std::string {
-        char* end = nullptr;
-        const double v = in.empty() ? NAN : std::strtod(in.c_str(), &end);
-        if (in.empty() || end != in.c_str() + in.size() || !std::isfinite(v) || v < lo || v > hi) {
-          return "expected a number from " + range + ", got " + one_line(in);
-        }
-        return {};
-      },
-      "NUMBER in [" + range + "]");
+  return detail::finite_number("from " + detail::range_text(lo, hi),
+                               [lo, hi](double v) { return v >= lo && v <= hi; });
 }
 
 /// A finite number above 0 and at most `hi` (a learning rate, a timeout).
 inline CLI::Validator positive_number(double hi) {
-  const std::string range = "above 0 and at most " + detail::range_text(0, hi).substr(5);
-  return CLI::Validator(
-      [hi, range](std::string& in) -> std::string {
-        char* end = nullptr;
-        const double v = in.empty() ? NAN : std::strtod(in.c_str(), &end);
-        if (in.empty() || end != in.c_str() + in.size() || !std::isfinite(v) || v <= 0 || v > hi) {
-          return "expected a number " + range + ", got " + one_line(in);
-        }
-        return {};
-      },
-      "NUMBER " + range);
+  return detail::finite_number("above 0 and at most " + detail::range_text(0, hi).substr(5),
+                               [hi](double v) { return v > 0 && v <= hi; });
 }
 
 }  // namespace ddpsim::model

@@ -63,10 +63,6 @@ std::size_t utf8_sequence_length(const char* p, std::size_t n) {
 
 namespace {
 
-std::size_t utf8_length(const std::string& text, std::size_t i) {
-  return detail::utf8_sequence_length(text.data() + i, text.size() - i);
-}
-
 std::string escape_for_terminal(const std::string& text, bool keep_line_breaks) {
   static const char* const kHex = "0123456789abcdef";
   std::string out;
@@ -94,7 +90,7 @@ std::string escape_for_terminal(const std::string& text, bool keep_line_breaks) 
       ++i;
       continue;
     }
-    const std::size_t n = utf8_length(text, i);
+    const std::size_t n = detail::utf8_sequence_length(text.data() + i, text.size() - i);
     if (n == 0) {
       hex("\\x", u);
       ++i;

@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "model/atomic_file.hpp"
 #include "model/error.hpp"
 #include "model/json_file.hpp"
 #include "model/paths.hpp"
@@ -52,17 +53,13 @@ std::string require_file(const std::string& file, const std::string& pointer,
                          const std::string& ref) {
   const auto path = resolve_relative(file, ref);
   std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  if (!std::filesystem::is_regular_file(st)) {
-    // What the path is, not "does not exist" for a FIFO or /dev/zero (issue 42).
-    namespace fs = std::filesystem;
-    const char* what = !fs::exists(st)             ? " does not exist)"
-                       : fs::is_directory(st)      ? " is a directory)"
-                       : fs::is_fifo(st)           ? " is a FIFO (named pipe))"
-                       : fs::is_character_file(st) ? " is a character device)"
-                       : fs::is_block_file(st)     ? " is a block device)"
-                       : fs::is_socket(st)         ? " is a socket)"
-                                                   : " is not a regular file)";
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    // What the path is, not "does not exist" for a FIFO or /dev/zero (issue 42): the output
+    // guard's words (model/atomic_file.hpp), "directory" as this message always said.
+    const std::string kind = non_regular_kind(path.string());
+    const std::string what = kind.empty()         ? " does not exist)"
+                             : kind == "a folder" ? " is a directory)"
+                                                  : " is " + kind + ")";
     throw InputError(file, pointer, "an existing file (paths are relative to the scenario file)",
                      "\"" + ref + "\" (" + path.string() + what);
   }
