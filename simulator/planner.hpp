@@ -141,7 +141,9 @@ struct PlanResult {
   /// "reliability"); every
   /// reason is present, 0 when none.
   std::map<std::string, std::size_t> rejected;
-  std::size_t dominated = 0;      ///< feasible but beaten on both metrics by a front point
+  std::size_t dominated = 0;  ///< feasible but beaten on both metrics by a front point
+  /// Candidates predicted in full; the others were judged from bounds (PlanSearch::kPruned).
+  std::size_t predicted = 0;
   bool by_throughput = false;     ///< no training.target: metrics are per million samples
   std::vector<PlanPoint> pareto;  ///< by increasing time (then GPU-hours)
   std::optional<PlanPoint> chosen;
@@ -159,11 +161,18 @@ struct PlanResult {
   bool by_cost = false;
 };
 
+/// How make_plan searches. kPruned judges a candidate from bounds where the answer cannot depend
+/// on its exact step time, and reuses a sharded candidate's prediction across bucket caps
+/// (simulator/plan_search.hpp): the same PlanResult, field for field. kEveryCandidate predicts
+/// each candidate in full: what the pruned search is tested against.
+enum class PlanSearch { kPruned, kEveryCandidate };
+
 /// Plans `s` (its base point: a sweep is ignored, with a warning) with `predictor`, which must
 /// have been built for s's workload and hardware.
-PlanResult make_plan(const model::Scenario& s, const Predictor& predictor);
+PlanResult make_plan(const model::Scenario& s, const Predictor& predictor,
+                     PlanSearch search = PlanSearch::kPruned);
 /// Same, with a Predictor built here.
-PlanResult make_plan(const model::Scenario& s);
+PlanResult make_plan(const model::Scenario& s, PlanSearch search = PlanSearch::kPruned);
 
 /// `s` with one hardware figure 10% better: "gpu_flops" (every peak, and the measured fused
 /// attention rates), "hbm_bandwidth", "network_bandwidth" (every link) or "network_latency"

@@ -264,12 +264,10 @@ double Predictor::single_gpu_time(std::int64_t batch, int micro_batches,
   // One GPU alone has its node's whole input pipeline (input_floor_s with one GPU).
   const double input_floor =
       input_floor_s(t, 1, 1, static_cast<double>(batch) * static_cast<double>(micro_batches));
-  double recompute = 0;
-  if (t.activation_checkpointing.enabled()) {
-    std::vector<double> extra(lt.fwd.size(), 0.0);
-    add_recomputation(*workload_, t.activation_checkpointing, extra, lt.fwd, lt.fwd_op_recompute);
-    for (double x : extra) recompute += x;
-  }
+  const double recompute =
+      t.activation_checkpointing.enabled()
+          ? recomputation_s(*workload_, t.activation_checkpointing, lt.fwd, lt.fwd_op_recompute)
+          : 0.0;
   if (const MeasuredCosts* mc = measured_compute(t);
       mc != nullptr && (mc->has_compute() || mc->optimizer_s)) {
     // One GPU runs the measured compute (whose micro-batch holds any recomputation) and

@@ -102,6 +102,25 @@ class Predictor {
   const model::Workload& workload() const { return *workload_; }
   const model::HardwareSpec& hardware() const { return hw_; }
 
+  /// A lower bound on predict(cluster, training, parallelism).step_time_s that plans no
+  /// collective (the planner's pruning, simulator/plan_search.hpp): grad_accumulation
+  /// micro-batches of the layers' nominal forward and backward, with the checkpointed blocks'
+  /// recomputation as plan_model adds it, plus the optimizer under DDP. Both layouts run every op
+  /// for at least its nominal time (interfered_s and jitter only slow it, the sharded schedules
+  /// only add copies to the layers, the input floor only lengthens the step), so no step is
+  /// shorter. nullopt where plan() replaces the model's compute: a profile as the hardware,
+  /// measured costs, a torch calibration. analytic_bounds.cpp.
+  std::optional<double> step_time_floor_s(const model::TrainingConfig& training,
+                                          const model::ParallelismConfig& parallelism) const;
+  /// predict()'s memory per GPU where it needs no plan: every comm hook but PowerSGD and top-k,
+  /// whose state the plan sizes (nullptr for those). Valid until the next prediction.
+  const MemoryEstimate* unplanned_memory(const model::ClusterConfig& cluster,
+                                         const model::TrainingConfig& training,
+                                         const model::ParallelismConfig& parallelism) const;
+  /// Whether predict() reads parallelism.bucket_cap_mb under `strategy`: only DDP's bucket
+  /// assignment does (plan_ddp_model); the sharded schedules have their own units and buckets.
+  static bool reads_bucket_cap(model::Strategy strategy) { return !model::is_sharded(strategy); }
+
  private:
   /// The estimate at `b`: the profile interval's low or high end, or its median.
   static double pick(const model::Estimate& e, Bound b) {
@@ -159,7 +178,8 @@ class Predictor {
                              const model::TrainingConfig& training,
                              const model::ParallelismConfig& parallelism, Prediction& r) const;
   /// The memory per GPU of `sp`'s point (cached over the inputs that matter).
-  const MemoryEstimate& memory_estimate(const StepPlan& sp, const model::ClusterConfig& cluster,
+  const MemoryEstimate& memory_estimate(double hook_memory_bytes,
+                                        const model::ClusterConfig& cluster,
                                         const model::TrainingConfig& training,
                                         const model::ParallelismConfig& parallelism) const;
   /// The optimizer step from the profile's adam_fp32 kernel (Adam/AdamW in fp32 only).

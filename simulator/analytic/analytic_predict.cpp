@@ -224,7 +224,7 @@ Prediction Predictor::predict(const model::ClusterConfig& cluster,
   add_interference_notes(sp, cluster, par, hw_, r);
   r.grad_bytes_total = sp.grad_bytes_total;
   add_flops_and_scaling(cluster, training, par, r);
-  r.memory = memory_estimate(sp, cluster, training, par);
+  r.memory = memory_estimate(sp.hook_memory_bytes, cluster, training, par);
   r.fits_in_memory = fits(r.memory, hw_.gpu.memory_bytes);
   add_autocast_copy_note(training, par, param_count_, r);
   add_training_target(training, cluster, gpu_hour_usd, r);
@@ -267,7 +267,7 @@ void Predictor::add_flops_and_scaling(const model::ClusterConfig& cluster,
   r.strong_scaling_efficiency = t1_global / (cluster.gpus * r.step_time_s);
 }
 
-const MemoryEstimate& Predictor::memory_estimate(const StepPlan& sp,
+const MemoryEstimate& Predictor::memory_estimate(double hook_memory_bytes,
                                                  const model::ClusterConfig& cluster,
                                                  const model::TrainingConfig& training,
                                                  const model::ParallelismConfig& par) const {
@@ -284,7 +284,7 @@ const MemoryEstimate& Predictor::memory_estimate(const StepPlan& sp,
   mi.gpus_per_node = cluster.gpus_per_node;
   mi.micro_batch = training.per_gpu_batch;
   mi.gradient_as_bucket_view = par.gradient_as_bucket_view;
-  mi.comm_hook_bytes = sp.hook_memory_bytes;
+  mi.comm_hook_bytes = hook_memory_bytes;
   mi.activation_checkpointing = training.activation_checkpointing;
   mi.op_policies = &op_policies_;
   mi.float8 = training.float8;

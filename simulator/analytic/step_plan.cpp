@@ -17,18 +17,41 @@ namespace ddpsim::sim {
 using model::CommHook;
 using model::DType;
 
-int add_recomputation(const model::Workload& w, const model::ActivationCheckpointing& ac,
-                      std::vector<double>& layer_bwd_s, const std::vector<double>& layer_fwd_s,
-                      const std::vector<double>& layer_op_recompute_s) {
+namespace {
+
+// Calls f(i, seconds) for every layer i that `ac` checkpoints (of the first `layers`) with the
+// seconds its backward runs again; returns how many.
+template <class F>
+int for_each_recomputation(const model::Workload& w, const model::ActivationCheckpointing& ac,
+                           std::size_t layers, const std::vector<double>& layer_fwd_s,
+                           const std::vector<double>& layer_op_recompute_s, F&& f) {
   int count = 0, block = 0;
-  for (std::size_t i = 0; i < w.layers.size() && i < layer_bwd_s.size(); ++i) {
+  for (std::size_t i = 0; i < w.layers.size() && i < layers; ++i) {
     if (!model::is_transformer_block(w.layers[i])) continue;
     if (!model::checkpoints_block(ac, block++)) continue;
-    layer_bwd_s[i] += ac.mode == model::CheckpointMode::kSelectiveOp ? layer_op_recompute_s.at(i)
-                                                                     : layer_fwd_s[i];
+    f(i,
+      ac.mode == model::CheckpointMode::kSelectiveOp ? layer_op_recompute_s.at(i) : layer_fwd_s[i]);
     ++count;
   }
   return count;
+}
+
+}  // namespace
+
+int add_recomputation(const model::Workload& w, const model::ActivationCheckpointing& ac,
+                      std::vector<double>& layer_bwd_s, const std::vector<double>& layer_fwd_s,
+                      const std::vector<double>& layer_op_recompute_s) {
+  return for_each_recomputation(w, ac, layer_bwd_s.size(), layer_fwd_s, layer_op_recompute_s,
+                                [&](std::size_t i, double s) { layer_bwd_s[i] += s; });
+}
+
+double recomputation_s(const model::Workload& w, const model::ActivationCheckpointing& ac,
+                       const std::vector<double>& layer_fwd_s,
+                       const std::vector<double>& layer_op_recompute_s) {
+  double total = 0;
+  for_each_recomputation(w, ac, layer_fwd_s.size(), layer_fwd_s, layer_op_recompute_s,
+                         [&](std::size_t, double s) { total += s; });
+  return total;
 }
 
 /// Without a measured or given factor, the slowdown NCCL itself causes: its kernel runs one

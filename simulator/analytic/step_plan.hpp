@@ -243,6 +243,10 @@ inline double interfered_s(double work_s, double busy_s, double factor) {
 int add_recomputation(const model::Workload& w, const model::ActivationCheckpointing& ac,
                       std::vector<double>& layer_bwd_s, const std::vector<double>& layer_fwd_s,
                       const std::vector<double>& layer_op_recompute_s);
+/// What add_recomputation adds, summed over the layers (one micro-batch's recomputation).
+double recomputation_s(const model::Workload& w, const model::ActivationCheckpointing& ac,
+                       const std::vector<double>& layer_fwd_s,
+                       const std::vector<double>& layer_op_recompute_s);
 
 /// How DDP's gradients travel: `dtype` on the wire (an fp16/bf16 hook's dtype, else
 /// training.grad_reduce_dtype, else the gradients' own) and the bytes per gradient element the
