@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "model/error.hpp"
+#include "simulator/analytic/sharded_layout.hpp"
 #include "simulator/prediction/fsdp2.hpp"
 #include "simulator/prediction/goodput.hpp"
 #include "simulator/prediction/memory.hpp"
@@ -197,7 +198,7 @@ std::size_t reason_index(const char* reason) {
 struct Verdict {
   enum class Kind { kNone, kRejected, kFeasible, kFeasibleUnpredicted } kind = Kind::kNone;
   const char* reason = nullptr;  ///< kRejected
-  bool predicted = false;        ///< kRejected: from a full prediction (else from bounds)
+  bool predicted = false;        ///< from a full prediction (else from bounds)
   double over = 0;               ///< kRejected and predicted: how far past its limit
   PlanPoint point;               ///< predicted ones
 };
@@ -354,8 +355,11 @@ void SystemSearcher::run() {
 void SystemSearcher::validate_class(const model::ClusterConfig& cluster,
                                     const model::TrainingConfig& training,
                                     const model::ParallelismConfig& par) {
+  // What predict() refuses before it lays a plan out (the plan's own checks, then the layout's
+  // bound on a sharded step); the layout itself refuses nothing.
   try {
-    (void)predictor_.predict(cluster, training, par, s_.gpu_hour_usd, s_.simulation.jitter_cv);
+    const StepPlan sp = predictor_.plan(cluster, training, par);
+    if (model::is_sharded(sp.strategy)) check_sharded_layout(s_.file, sp);
   } catch (const InputError&) {
     throw NeedsFullSearch{};
   }
@@ -422,30 +426,41 @@ Verdict SystemSearcher::judge(const model::ClusterConfig& cluster,
   }
   const double time = steps ? *steps * floor : floor * 1e6 / global_batch;
   const double gpu_hours = time * cluster.gpus / 3600.0;
-  if (pc_.deadline_hours && steps) {
-    if (time > *pc_.deadline_hours * 3600.0) {
+  const double price = s_.gpu_hour_usd.value_or(0.0);
+  const bool limited = steps && (pc_.deadline_hours || pc_.budget_usd);
+  if (steps && pc_.deadline_hours && time > *pc_.deadline_hours * 3600.0) {
+    v.kind = Verdict::Kind::kRejected;
+    v.reason = "deadline";
+    return v;
+  }
+  if (steps && !pc_.deadline_hours && pc_.budget_usd && s_.gpu_hour_usd &&
+      gpu_hours * price > *pc_.budget_usd) {
+    v.kind = Verdict::Kind::kRejected;
+    v.reason = "budget";
+    return v;
+  }
+  // A predicted point of its system is strictly faster and needs no more GPU-hours even at this
+  // one's floor: it is on no front and no best. Without limits it is feasible; with them, its
+  // exact step (computed as predict() does) says which limit, if any, it breaks.
+  if (!front_.dominates(time, gpu_hours)) return predict_in_full(cluster, training, par, hook);
+  if (limited) {
+    const double t_exact =
+        *steps * predictor_.step_time_s(cluster, training, par, s_.simulation.jitter_cv);
+    // As add_training_target and rejection(): time, then GPU-hours, then cost.
+    if (pc_.deadline_hours && t_exact > *pc_.deadline_hours * 3600.0) {
       v.kind = Verdict::Kind::kRejected;
       v.reason = "deadline";
       return v;
     }
-    return predict_in_full(cluster, training, par, hook);  // feasible only if it is fast enough
-  }
-  if (pc_.budget_usd && steps && s_.gpu_hour_usd) {
-    if (gpu_hours * *s_.gpu_hour_usd > *pc_.budget_usd) {
+    if (pc_.budget_usd && s_.gpu_hour_usd &&
+        t_exact * cluster.gpus / 3600.0 * price > *pc_.budget_usd) {
       v.kind = Verdict::Kind::kRejected;
       v.reason = "budget";
       return v;
     }
-    return predict_in_full(cluster, training, par, hook);
   }
-  if (pc_.budget_usd && steps) return predict_in_full(cluster, training, par, hook);
-  // Nothing but memory limits it: feasible. Dominated by a predicted point of its system, it is
-  // on no front and no best.
-  if (front_.dominates(time, gpu_hours)) {
-    v.kind = Verdict::Kind::kFeasibleUnpredicted;
-    return v;
-  }
-  return predict_in_full(cluster, training, par, hook);
+  v.kind = Verdict::Kind::kFeasibleUnpredicted;
+  return v;
 }
 
 void SystemSearcher::flush_counts() {

@@ -4,9 +4,10 @@
 // Candidates are the Cartesian product of scenario.plan's lists (gpus x per_gpu_batch x
 // grad_accumulation x bucket_cap_mb x comm_hook x strategy x activation_checkpointing), in that
 // nesting order (activation checkpointing fastest); fsdp_hybrid is no candidate where gpus_per_node
-// does not divide the GPU count (a warning says so). Each is predicted by ONE analytic Predictor
-// (its caches make a product of thousands of points take well under a second), then rejected for
-// the FIRST reason that applies, in this order:
+// does not divide the GPU count (a warning says so). Each is judged with ONE analytic Predictor
+// per system, predicted in full or, where its answer cannot depend on its exact step time, from
+// bounds (simulator/plan_search.hpp: the same result), then rejected for the FIRST reason that
+// applies, in this order:
 //   "global_batch"  per_gpu_batch x grad_accumulation x gpus > plan.max_global_batch
 //   "reliability"   with a "reliability" section, ETTR 0: the job would not finish
 //   "memory"        memory per GPU > (1 - plan.memory_margin) x GPU memory

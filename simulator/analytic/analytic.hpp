@@ -112,6 +112,11 @@ class Predictor {
   /// measured costs, a torch calibration. analytic_bounds.cpp.
   std::optional<double> step_time_floor_s(const model::TrainingConfig& training,
                                           const model::ParallelismConfig& parallelism) const;
+  /// predict(cluster, training, parallelism, _, jitter_cv).step_time_s alone, computed the same
+  /// way (the plan laid out at the jitter's mean factor, then the input floor), none of the rest:
+  /// what the planner needs of a candidate it already knows is dominated.
+  double step_time_s(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
+                     const model::ParallelismConfig& parallelism, double jitter_cv = 0) const;
   /// predict()'s memory per GPU where it needs no plan: every comm hook but PowerSGD and top-k,
   /// whose state the plan sizes (nullptr for those). Valid until the next prediction.
   const MemoryEstimate* unplanned_memory(const model::ClusterConfig& cluster,

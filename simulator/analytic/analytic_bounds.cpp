@@ -1,6 +1,10 @@
 // analytic_bounds.cpp: what the planner asks of a Predictor before it plans a candidate
 // (analytic.hpp): a floor under the step time and the memory per GPU without a plan.
+#include <algorithm>
+
 #include "simulator/analytic/analytic.hpp"
+#include "simulator/analytic/normal_order_stats.hpp"
+#include "simulator/analytic/sharded_layout.hpp"
 
 namespace ddpsim::sim {
 
@@ -23,6 +27,17 @@ std::optional<double> Predictor::step_time_floor_s(const model::TrainingConfig& 
     floor += optimizer_time(training, model::optimizer_impl_for(training, par.strategy));
   }
   return floor;
+}
+
+double Predictor::step_time_s(const model::ClusterConfig& cluster,
+                              const model::TrainingConfig& training,
+                              const model::ParallelismConfig& par, double jitter_cv) const {
+  const StepPlan sp = plan(cluster, training, par);
+  if (model::is_sharded(sp.strategy)) check_sharded_layout(file_, sp);  // as predict()
+  // predict()'s mean factor of the slowest rank, its layout (steady_step_s is both of its
+  // branches' step) and apply_input_floor.
+  const double f = jitter_cv > 0 ? 1.0 + jitter_cv * expected_max_std_normal(cluster.gpus) : 1.0;
+  return std::max(steady_step_s(sp, f), sp.input_floor_s);
 }
 
 const MemoryEstimate* Predictor::unplanned_memory(const model::ClusterConfig& cluster,

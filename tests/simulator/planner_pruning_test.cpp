@@ -169,7 +169,7 @@ TEST(PlanPruning, SeveralSystemsEachPrunedByTheirOwnFront) {
 
 TEST(PlanPruning, TheFloorIsNeverAboveTheStepAndMemoryNeedsNoPlan) {
   // Predictor::step_time_floor_s bounds every candidate's step from below (the layouts only
-  // slow or add to the nominal compute) and unplanned_memory equals predict()'s memory.
+  // slow or add to the nominal compute); step_time_s and unplanned_memory equal predict()'s.
   const model::Scenario s = gpt2_plan(json::object(), kCriticalBatch);
   const Predictor p(s);
   int checked = 0;
@@ -196,6 +196,9 @@ TEST(PlanPruning, TheFloorIsNeverAboveTheStepAndMemoryNeedsNoPlan) {
                   << model::strategy_name(st);
               // The floor is a real part of the step: at least half of it here.
               EXPECT_GT(*floor, 0.3 * pred.step_time_s);
+              // The step alone is predict()'s, to the bit (with jitter too).
+              EXPECT_EQ(p.step_time_s(c, t, par), pred.step_time_s);
+              EXPECT_EQ(p.step_time_s(c, t, par, 0.05), p.predict(c, t, par, {}, 0.05).step_time_s);
               const MemoryEstimate* m = p.unplanned_memory(c, t, par);
               ASSERT_NE(m, nullptr);
               EXPECT_EQ(m->total(), pred.memory.total());
