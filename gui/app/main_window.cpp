@@ -80,7 +80,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   updateTitle();
 }
 
-MainWindow::~MainWindow() { m_runner.waitForDone(); }
+MainWindow::~MainWindow() {
+  // The children go after this body, and the focus with them: no focusChanged to a half-gone
+  // window.
+  disconnect(qApp, nullptr, this, nullptr);
+  m_runner.waitForDone();
+}
 
 void MainWindow::buildUi() {
   m_panel = new ScenarioPanel(&m_doc);

@@ -5,6 +5,7 @@
 //
 //   setPresetRows(combo, {"system", "GPUs", "memory", "network"},
 //                 {{"dgx-h100", "8 x h100-sxm", "80 GiB", "8 x 400 Gb/s ib-ndr-400"}});
+//   addSystemPresets(combo);   // the same for every hardware preset of the data folder
 #pragma once
 
 #include <QList>
@@ -17,5 +18,11 @@ namespace ddpsim::gui {
 /// Appends one row per entry of `rows` (its first cell the preset's name) to `combo` and makes
 /// its popup a table headed `headers`. Rows already in the combo (e.g. "(not a preset)") stay.
 void setPresetRows(QComboBox* combo, const QStringList& headers, const QList<QStringList>& rows);
+
+/// The data folder's model presets with their parameters and tokens per sample
+/// (preset_catalog.hpp).
+void addModelPresets(QComboBox* combo);
+/// The data folder's hardware presets with their GPUs per node, memory per GPU and network.
+void addSystemPresets(QComboBox* combo);
 
 }  // namespace ddpsim::gui

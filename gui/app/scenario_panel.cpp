@@ -20,8 +20,6 @@
 #include "gui/app/preset_combo.hpp"
 #include "gui/app/undo_guard.hpp"
 #include "gui/app/wheel_guard.hpp"
-#include "gui/models/number_format.hpp"
-#include "gui/models/preset_catalog.hpp"
 #include "gui/models/scenario_document.hpp"
 #include "model/paths.hpp"
 #include "model/scenario/scenario.hpp"
@@ -111,13 +109,7 @@ QGroupBox* ScenarioPanel::buildModel() {
   f->addRow(tr("model"), m_modelLabel);
   m_modelPreset = named(new QComboBox, "modelPreset");
   m_modelPreset->addItem(tr("(not a preset)"));
-  QList<QStringList> models;
-  for (const ModelFacts& m : modelCatalog()) {
-    models << QStringList{QString::fromStdString(m.name),
-                          m.params > 0 ? formatParams(m.params) : QString::fromStdString(m.error),
-                          m.seqLen > 1 ? QString::number(m.seqLen) : QStringLiteral("-")};
-  }
-  setPresetRows(m_modelPreset, {tr("model"), tr("parameters"), tr("tokens per sample")}, models);
+  addModelPresets(m_modelPreset);
   f->addRow(tr("zoo preset"), m_modelPreset);
   auto* hfRow = new QHBoxLayout;
   m_hfConfig = named(new QLineEdit, "hfConfig");
@@ -147,27 +139,7 @@ QGroupBox* ScenarioPanel::buildHardware() {
   // and under it for the one chosen.
   m_hardwarePreset = named(new QComboBox, "hardwarePreset");
   m_hardwarePreset->addItem(tr("(not a preset)"));
-  QList<QStringList> systems;
-  for (const SystemFacts& sf : systemCatalog()) {
-    if (!sf.error.empty()) {
-      systems << QStringList{QString::fromStdString(sf.name), QString::fromStdString(sf.error)};
-      continue;
-    }
-    systems << QStringList{
-        QString::fromStdString(sf.name),
-        QStringLiteral("%1 x %2").arg(sf.gpusPerNode).arg(QString::fromStdString(sf.gpu)),
-        QStringLiteral("%1 GiB").arg(formatNumber(sf.memoryGib, 3)),
-        QString::fromStdString(sf.intraNode),
-        sf.nicsPerNode > 0 ? QStringLiteral("%1 x %2 Gb/s %3")
-                                 .arg(sf.nicsPerNode)
-                                 .arg(formatNumber(sf.nicGbps, 3))
-                                 .arg(QString::fromStdString(sf.interNode))
-                           : QString::fromStdString(sf.interNode)};
-  }
-  setPresetRows(m_hardwarePreset,
-                {tr("system"), tr("GPUs per node"), tr("memory per GPU"), tr("in a node"),
-                 tr("between nodes")},
-                systems);
+  addSystemPresets(m_hardwarePreset);
   f->addRow(tr("system preset"), m_hardwarePreset);
   m_hardwareFacts = named(new QLabel, "hardwareFacts");
   m_hardwareFacts->setWordWrap(true);

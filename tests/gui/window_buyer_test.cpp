@@ -6,6 +6,7 @@
 // folder, recent files, Help > About and the redraw time of a pin.
 #include <QAction>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
@@ -100,6 +101,13 @@ class WindowBuyerTest : public WindowFixture {
                  qPrintable(file + QStringLiteral(" ") + chartKindName(k) + ": " +
                             elidedLegendEntries(v->chart()).join(" | ")));
       }
+      // Step time on a log scale: each component its own line, more entries.
+      m_w->logStepBox()->setChecked(true);
+      showTab(m_w->logStepBox()->parentWidget());
+      QChart* step = m_w->chartView(ChartKind::kStep)->chart();
+      QVERIFY2(elidedLegendEntries(step).isEmpty(),
+               qPrintable(elidedLegendEntries(step).join("|")));
+      m_w->logStepBox()->setChecked(false);
       QChart* cost = m_w->chartView(ChartKind::kCost)->chart();
       QScatterSeries* chosen = seriesStartingWith(cost, "chosen:");
       QVERIFY(chosen);
