@@ -35,6 +35,15 @@ struct ChartOverlay {
 /// and axes. A result that could not be computed shows its message as the title.
 void buildChart(ChartKind k, QChart* chart, const SweepResult& r, const ChartOverlay& overlay);
 
+/// A series' full description when its legend entry is a short form (the legend must fit whole
+/// at 1280x800: the buyer's review, defect 12): hoverText shows it in place of the name.
+inline constexpr char kDetailProperty[] = "ddpsimDetail";
+template <typename S>
+S* withDetail(S* series, const QString& detail) {
+  series->setProperty(kDetailProperty, detail);
+  return series;
+}
+
 /// Removes and deletes every series and axis of `chart`.
 void clearChart(QChart* chart);
 

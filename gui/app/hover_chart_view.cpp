@@ -7,6 +7,7 @@
 #include <QToolTip>
 
 #include "gui/app/charts.hpp"
+#include "gui/app/legend_fit.hpp"
 
 namespace ddpsim::gui {
 
@@ -73,6 +74,11 @@ void HoverChartView::mouseMoveEvent(QMouseEvent* event) {
 void HoverChartView::leaveEvent(QEvent* event) {
   hide();
   QChartView::leaveEvent(event);
+}
+
+void HoverChartView::resizeEvent(QResizeEvent* event) {
+  QChartView::resizeEvent(event);  // resizes the chart
+  fitLegend(chart());
 }
 
 }  // namespace ddpsim::gui

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   // temporary; one line, exit 130/143 (model/interrupt.hpp).
   ddpsim::model::install_interrupt_handlers("ddpsim-gui");
   QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("ddpsim"));  // QSettings: recent files
   QApplication::setApplicationName(QStringLiteral("ddpsim-gui"));
   QApplication::setApplicationVersion(QStringLiteral(DDPSIM_VERSION));
   QStringList args = QApplication::arguments();
@@ -71,12 +72,16 @@ int main(int argc, char** argv) {
     }
   }
   ddpsim::gui::MainWindow w;
-  if (!path.isEmpty() && !w.openFile(path) && explicitPath) {
+  const bool opened = !path.isEmpty() && w.openFile(path);
+  if (!path.isEmpty() && !opened && explicitPath) {
     std::fprintf(stderr, "ddpsim-gui: %s\n", qPrintable(w.statusText()));
     // A screenshot has nothing to show; a user gets the window with the error in its status bar
     // (File > Open to pick another file) instead of a message on a terminal they may not see.
     if (!screenshot.isEmpty()) return 2;
   }
+  // A file the user named is a recent file (File > Open recent); a screenshot run leaves the
+  // user's settings alone.
+  if (opened && explicitPath && screenshot.isEmpty()) w.addRecentFile(path);
   if (!tab.isEmpty()) {
     for (int i = 0; i < w.tabs()->count(); ++i) {
       // The first tab whose title starts with NAME ("Time" is Time & cost, not Timeline).

@@ -9,6 +9,7 @@
 
 #include "gui/app/chart_export.hpp"
 #include "gui/app/charts.hpp"
+#include "gui/app/legend_fit.hpp"
 #include "gui/app/timeline_view.hpp"
 #include "gui/models/measured.hpp"
 #include "gui/models/scenario_document.hpp"
@@ -103,6 +104,11 @@ int main(int argc, char** argv) {
     view->setAttribute(Qt::WA_DontShowOnScreen);
     view->show();
     QApplication::processEvents();
+    // Every legend entry whole at the chosen size (legend_fit.hpp).
+    if (auto* v = qobject_cast<QChartView*>(view.get())) {
+      ddpsim::gui::fitLegend(v->chart());
+      QApplication::processEvents();
+    }
     QString err;
     if (!ddpsim::gui::exportView(view.get(), QString::fromStdString(out), &err)) {
       ddpsim::print_error("ddpsim-plot", err.toStdString());

@@ -23,6 +23,7 @@
 class QChartView;
 class QCheckBox;
 class QLabel;
+class QMenu;
 class QPushButton;
 class QTabWidget;
 class QTableView;
@@ -30,6 +31,7 @@ class QTableWidget;
 
 namespace ddpsim::gui {
 
+class ElidedLabel;
 class RecommendationView;
 class ScenarioPanel;
 class StaleBanner;
@@ -73,7 +75,8 @@ class MainWindow : public QMainWindow {
   /// The Step time tab's "log scale" switch (issue 19 item 8).
   QCheckBox* logStepBox() const { return m_logStep; }
   SweepResultPtr lastResult() const { return m_result; }
-  /// Milliseconds from the latest edit (request) to the end of the redraw it caused.
+  /// Milliseconds from the latest edit (request), or redraw action (pin, clear pin, log scale),
+  /// to the end of the redraw it caused.
   double lastRedrawMs() const { return m_lastRedrawMs; }
   QString statusText() const;
 
@@ -85,7 +88,24 @@ class MainWindow : public QMainWindow {
   /// user discarded, or saving succeeded), false to stay (cancelled, or the save failed).
   bool maybeSave();
 
+  /// File > Open's folder: the open scenario's, else the scenarios folder, else the working
+  /// directory.
+  QString openDirectory() const;
+  /// Picks the file File > Open opens, given the folder it starts in ("" to cancel). The
+  /// default shows a QFileDialog; tests answer it themselves.
+  using OpenChooser = std::function<QString(const QString& directory)>;
+  void setOpenChooser(OpenChooser chooser) { m_openChooser = std::move(chooser); }
+  /// File > Open recent: the files opened or saved from the menus, latest first (QSettings
+  /// "recentFiles", at most 8). The command line adds its file too (main_gui.cpp).
+  QStringList recentFiles() const;
+  void addRecentFile(const QString& path);
+  QMenu* recentMenu() const { return m_recentMenu; }
+  /// Help > About's text: the version, what the planner does, where the scenarios are.
+  QString aboutText() const;
+
  public slots:
+  /// File > Open: asks for a file (starting in openDirectory()) and opens it.
+  void chooseAndOpen();
   void pinCurrent();
   void clearPin();
   void requestSweep();
@@ -101,7 +121,10 @@ class MainWindow : public QMainWindow {
 
  private:
   void buildUi();
-  void buildMenus();
+  void buildMenus();  // main_window_menus.cpp
+  void updateUndoActions();
+  void rebuildRecentMenu();
+  void exportCurrentChart(const QString& suffix);
   void onDocumentChanged();
   /// The user moved the max-GPUs slider: the GPU counts it draws become /sweep/cluster.gpus and
   /// the planner's largest size /plan/max_gpus, in one edit.
@@ -111,6 +134,8 @@ class MainWindow : public QMainWindow {
   /// Recommendation, Table and Compare tabs too).
   void markStale();
   void applyResult(const SweepResultPtr& result);
+  /// Redraws the last result for `action` ("pin", ...), timed from now.
+  void redrawFor(const QString& action);
   /// Loads a planner point's knobs into the document as one edit (one undo step).
   void loadPlanPoint(const PlanPointView& p);
   void updateCompare();
@@ -139,7 +164,7 @@ class MainWindow : public QMainWindow {
   SystemsPicker* m_systemsPicker = nullptr;
   QPushButton* m_compareSystemsButton = nullptr;
   SystemsTable* m_compareSystems = nullptr;
-  QLabel* m_status = nullptr;
+  ElidedLabel* m_status = nullptr;
   QLabel* m_timing = nullptr;
   SweepResultPtr m_result;
   SweepResultPtr m_pinned;
@@ -149,8 +174,11 @@ class MainWindow : public QMainWindow {
   std::string m_measuredFor = "\x01";
   QElapsedTimer m_clock;
   qint64 m_requestNs = 0;
+  QString m_trigger;  ///< what m_requestNs times: "edit", "pin", ...
   double m_lastRedrawMs = 0;
   SavePrompt m_savePrompt;
+  OpenChooser m_openChooser;
+  QMenu* m_recentMenu = nullptr;
   QAction* m_undoAction = nullptr;
   QAction* m_redoAction = nullptr;
 };

@@ -14,9 +14,12 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <optional>
 
 #include "gui/app/charts.hpp"
 #include "gui/app/hover_chart_view.hpp"
+#include "gui/app/legend_fit.hpp"
 #include "gui/app/stale_banner.hpp"
 #include "gui/app/systems_table.hpp"
 #include "gui/models/number_format.hpp"
@@ -27,6 +30,29 @@ namespace ddpsim::gui {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The buyer's columns first (the buyer's review, defect 12: at 1280x800 "vs chosen / limited by"
+// was the 16th column, off-screen), then the buyer's metrics (defect 14), then the knobs.
+constexpr const char* kHeaders[] = {"system",
+                                    "GPUs",
+                                    "strategy",
+                                    "time",
+                                    "cost",
+                                    "vs chosen / limited by",
+                                    "GPU-hours",
+                                    "MFU",
+                                    "tokens/s/GPU",
+                                    "steps to target",
+                                    "tokens to target",
+                                    "ETTR",
+                                    "memory GiB",
+                                    "micro-batch",
+                                    "accumulation",
+                                    "global batch",
+                                    "bucket MiB",
+                                    "hook",
+                                    "error band"};
+enum Column { kSteps = 9, kTokens = 10, kEttr = 11 };
 
 bool byCost(const PlanView& p) { return p.objective == "cost" || p.objective == "gpu_hours"; }
 
@@ -88,13 +114,11 @@ RecommendationView::RecommendationView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_notes);
   auto* split = new QSplitter(Qt::Vertical);
   m_systems = new SystemsTable;
-  m_table = new QTableWidget(0, 16);
+  m_table = new QTableWidget(0, static_cast<int>(std::size(kHeaders)));
   m_table->setObjectName(QStringLiteral("recommendationTable"));
-  m_table->setHorizontalHeaderLabels({tr("system"), tr("GPUs"), tr("strategy"), tr("micro-batch"),
-                                      tr("accumulation"), tr("global batch"), tr("bucket MiB"),
-                                      tr("hook"), tr("time"), tr("GPU-hours"), tr("cost"),
-                                      tr("memory GiB"), tr("MFU"), tr("tokens/s/GPU"),
-                                      tr("error band"), tr("vs chosen / limited by")});
+  QStringList headers;
+  for (const char* h : kHeaders) headers << tr(h);
+  m_table->setHorizontalHeaderLabels(headers);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->horizontalHeader()->setStretchLastSection(true);
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -107,8 +131,8 @@ RecommendationView::RecommendationView(QWidget* parent) : QWidget(parent) {
   m_chart = new HoverChartView(chart);
   m_chart->setObjectName(QStringLiteral("paretoChart"));
   m_chart->setRenderHint(QPainter::Antialiasing);
-  m_chart->setMinimumHeight(320);
-  m_table->setMinimumHeight(120);
+  m_chart->setMinimumHeight(250);  // the whole view fits at 1280x800 (defect 12)
+  m_table->setMinimumHeight(90);
   split->addWidget(m_systems);
   split->addWidget(m_table);
   split->addWidget(m_chart);
@@ -182,6 +206,26 @@ void RecommendationView::setPlan(const PlanView& plan) {
     if (c.tokensPerSPerGpu > 0)
       t += tr(", %1 tokens/s/GPU").arg(formatNumber(c.tokensPerSPerGpu, 4));
     if (!c.limitedBy.empty()) t += tr("; limited by %1").arg(QString::fromStdString(c.limitedBy));
+    // The work to the target, so "1.4 h to train" can be checked (the buyer's review, defect
+    // 14): steps x global batch x tokens per sample.
+    if (c.stepsToTarget) {
+      t += tr("<br>To the target: %1 steps x global batch %2")
+               .arg(formatCount(*c.stepsToTarget))
+               .arg(c.globalBatch);
+      if (c.tokensPerSample > 1) {
+        t += tr(" x %1 tokens per sample = %2 tokens")
+                 .arg(formatNumber(static_cast<double>(c.tokensPerSample)))
+                 .arg(formatCount(*c.tokensToTarget()));
+      } else {
+        t += tr(" = %1 samples").arg(formatCount(*c.tokensToTarget()));
+      }
+    }
+    if (c.ettr) {
+      t += tr("; ETTR %1: %2 of the wall-clock time trains, the time and cost include failures "
+              "and checkpoints")
+               .arg(*c.ettr, 0, 'f', 3)
+               .arg(percent(*c.ettr));
+    }
     if (c.band) {
       t += tr("<br>Error band of its class (published runs like it): %1")
                .arg(errorBandText(c.band).toHtmlEscaped());
@@ -214,23 +258,27 @@ void RecommendationView::setPlan(const PlanView& plan) {
     QString vs = plan.chosen ? versusChosen(p, *plan.chosen) : QString();
     if (!p.limitedBy.empty())
       vs += QStringLiteral("; limited by ") + QString::fromStdString(p.limitedBy);
+    const std::optional<double> tokens = p.tokensToTarget();
     const QStringList cells = {
         QString::fromStdString(p.system),
         QString::number(p.gpus),
         QString::fromStdString(p.strategy),
+        timeText(p, plan.byThroughput),
+        p.costUsd ? formatMoney(*p.costUsd) : QStringLiteral("-"),
+        vs,
+        gpuHoursText(p, plan.byThroughput),
+        p.mfu > 0 ? percent(p.mfu) : QStringLiteral("-"),
+        p.tokensPerSPerGpu > 0 ? formatNumber(p.tokensPerSPerGpu, 4) : QStringLiteral("-"),
+        p.stepsToTarget ? formatCount(*p.stepsToTarget) : QStringLiteral("-"),
+        tokens ? formatCount(*tokens) : QStringLiteral("-"),
+        p.ettr ? QString::number(*p.ettr, 'f', 3) : QStringLiteral("-"),
+        QString::number(p.memoryBytes / kGiB, 'f', 1),
         QString::number(p.perGpuBatch),
         QString::number(p.gradAccumulation),
         QString::number(p.globalBatch),
         QString::number(p.bucketCapMb),
         QString::fromStdString(p.commHook),
-        timeText(p, plan.byThroughput),
-        gpuHoursText(p, plan.byThroughput),
-        p.costUsd ? formatMoney(*p.costUsd) : QStringLiteral("-"),
-        QString::number(p.memoryBytes / kGiB, 'f', 1),
-        p.mfu > 0 ? percent(p.mfu) : QStringLiteral("-"),
-        p.tokensPerSPerGpu > 0 ? formatNumber(p.tokensPerSPerGpu, 4) : QStringLiteral("-"),
-        errorBandText(p.band),
-        vs};
+        errorBandText(p.band)};
     for (int col = 0; col < cells.size(); ++col) {
       auto* item = new QTableWidgetItem(cells[col]);
       if (vs.startsWith(QStringLiteral("chosen"))) {
@@ -241,14 +289,35 @@ void RecommendationView::setPlan(const PlanView& plan) {
       m_table->setItem(i, col, item);
     }
   }
+  // Steps and tokens only with a target; ETTR only with a reliability section.
+  const bool anyEttr = std::any_of(m_rows.begin(), m_rows.end(),
+                                   [](const PlanPointView& p) { return p.ettr.has_value(); });
+  m_table->setColumnHidden(kSteps, plan.byThroughput);
+  m_table->setColumnHidden(kTokens, plan.byThroughput);
+  m_table->setColumnHidden(kEttr, !anyEttr);
+  const bool sequence = !m_rows.empty() && m_rows.front().tokensPerSample > 1;
+  m_table->horizontalHeaderItem(kTokens)->setText(sequence ? tr("tokens to target")
+                                                           : tr("samples to target"));
   m_systems->setPlan(plan);
   m_systems->setVisible(plan.systems.size() > 1);
   buildChart();
 }
 
+int RecommendationView::columnOf(const QString& header) const {
+  for (int c = 0; c < m_table->columnCount(); ++c) {
+    if (m_table->horizontalHeaderItem(c)->text() == header) return c;
+  }
+  return -1;
+}
+
 void RecommendationView::requestLoad(int row) {
   if (isStale() || row < 0 || row >= static_cast<int>(m_rows.size())) return;
   emit loadRequested(m_rows[static_cast<std::size_t>(row)]);
+}
+
+void RecommendationView::requestLoadChosen() {
+  if (isStale() || !m_plan.chosen) return;
+  emit loadRequested(*m_plan.chosen);
 }
 
 void RecommendationView::buildChart() {
@@ -269,7 +338,9 @@ void RecommendationView::buildChart() {
   std::sort(byTime.begin(), byTime.end(),
             [](const auto& a, const auto& b) { return a.timeMetric < b.timeMetric; });
   auto* line = new QLineSeries;
-  line->setName(tr("Pareto front (%1 points)").arg(byTime.size()));
+  line->setName(tr("Pareto front (%1 point%2)")
+                    .arg(byTime.size())
+                    .arg(byTime.size() == 1 ? QString() : QStringLiteral("s")));
   auto* dots = new QScatterSeries;
   dots->setName(tr("front point: click to load"));
   dots->setColor(QColor(230, 159, 0));
@@ -321,7 +392,8 @@ void RecommendationView::buildChart() {
   }
   if (m_plan.chosen) {
     auto* c = new QScatterSeries;
-    c->setName(planPointLabel(*m_plan.chosen, tp));
+    c->setName(planPointLegend(*m_plan.chosen, tp));
+    withDetail(c, planPointLabel(*m_plan.chosen, tp));
     c->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
     c->setColor(QColor(213, 94, 0));
     c->setMarkerSize(16);
@@ -329,6 +401,9 @@ void RecommendationView::buildChart() {
     chart->addSeries(c);
     c->attachAxis(x);
     c->attachAxis(y);
+    // The chosen square sits on top of its front point and takes its clicks: it loads the chosen
+    // option as any front point does (the buyer's review, defect 16: the click did nothing).
+    connect(c, &QScatterSeries::clicked, this, [this] { requestLoadChosen(); });
   }
   if (!tp && m_plan.deadlineHours) {
     auto* d = new QLineSeries;
@@ -364,6 +439,7 @@ void RecommendationView::buildChart() {
       }
     }
   });
+  fitLegend(chart);
 }
 
 }  // namespace ddpsim::gui

@@ -38,6 +38,9 @@ class RecommendationView : public QWidget {
   /// The front in table order (the objective's metric, best first).
   const std::vector<PlanPointView>& rows() const { return m_rows; }
   QTableWidget* table() const { return m_table; }
+  /// The table's column headed `header` ("time", "cost", "vs chosen / limited by", ...), -1
+  /// when none.
+  int columnOf(const QString& header) const;
   SystemsTable* systemsTable() const { return m_systems; }
   /// Marks the view as showing the last valid plan (the scenario does not validate now, at
   /// `pointer`), or clears the mark; a stale view does not load its points.
@@ -52,6 +55,8 @@ class RecommendationView : public QWidget {
   QString notesText() const;
   /// Asks to load the front point of table row `row` (what a double-click does).
   void requestLoad(int row);
+  /// Asks to load the chosen option (what a click on the chart's chosen square does).
+  void requestLoadChosen();
 
  signals:
   void loadRequested(const ddpsim::gui::PlanPointView& point);

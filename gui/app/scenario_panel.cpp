@@ -17,6 +17,8 @@
 #include <filesystem>
 
 #include "gui/app/integer_spin_box.hpp"
+#include "gui/app/preset_combo.hpp"
+#include "gui/app/undo_guard.hpp"
 #include "gui/app/wheel_guard.hpp"
 #include "gui/models/scenario_document.hpp"
 #include "model/paths.hpp"
@@ -29,28 +31,13 @@ namespace {
 
 using json = nlohmann::json;
 
-QStringList presetNames(const char* sub) {
-  QStringList out;
-  try {
-    const std::filesystem::path dir = model::data_dir() / sub;
-    for (const auto& e : std::filesystem::directory_iterator(dir)) {
-      if (e.is_regular_file() && e.path().extension() == ".json") {
-        out << QString::fromStdString(e.path().stem().string());
-      }
-    }
-  } catch (const std::exception&) {
-    // No data folder: the preset lists stay empty and files can still be chosen.
-  }
-  out.sort();
-  return out;
-}
-
 QString helpFor(const QString& pointer) {
   const model::KeySpec* k = model::scenario_keys().find(pointer.toStdString());
   if (!k) return {};
   QString h = QString::fromStdString(k->help);
   if (!k->unit.empty()) h += QStringLiteral(" [") + QString::fromStdString(k->unit) + "]";
-  return pointer + QStringLiteral(": ") + h;
+  // Words first; the scenario key last, for those who edit the file.
+  return h + QStringLiteral(" (scenario key ") + pointer + QLatin1Char(')');
 }
 
 QGroupBox* group(const QString& title, QFormLayout*& form) {
@@ -64,6 +51,12 @@ template <typename W>
 W* named(W* w, const char* name) {
   w->setObjectName(QString::fromLatin1(name));
   return w;
+}
+
+// A field's help in words, shown as its tooltip (and again under a validation message).
+void setHelp(QWidget* w, const QString& help) {
+  w->setProperty("ddpsimHelp", help);
+  w->setToolTip(help);
 }
 
 int exponentOf(int gpus) { return static_cast<int>(std::lround(std::log2(std::max(1, gpus)))); }
@@ -110,12 +103,13 @@ void ScenarioPanel::setMaxGpus(int gpus) {
 QGroupBox* ScenarioPanel::buildModel() {
   QFormLayout* f = nullptr;
   auto* modelBox = group(tr("Model"), f);
+  // The model by name and size, never the section's JSON (the buyer's review, defect 15).
   m_modelLabel = named(new QLabel, "modelLabel");
   m_modelLabel->setWordWrap(true);
-  f->addRow(tr("current"), m_modelLabel);
+  f->addRow(tr("model"), m_modelLabel);
   m_modelPreset = named(new QComboBox, "modelPreset");
   m_modelPreset->addItem(tr("(not a preset)"));
-  m_modelPreset->addItems(presetNames("models"));
+  addModelPresets(m_modelPreset);
   f->addRow(tr("zoo preset"), m_modelPreset);
   auto* hfRow = new QHBoxLayout;
   m_hfConfig = named(new QLineEdit, "hfConfig");
@@ -141,10 +135,15 @@ QGroupBox* ScenarioPanel::buildModel() {
 QGroupBox* ScenarioPanel::buildHardware() {
   QFormLayout* f = nullptr;
   auto* hwBox = group(tr("Hardware"), f);
+  // Each system with its GPUs, memory and network (the buyer's review, defect 15), in the list
+  // and under it for the one chosen.
   m_hardwarePreset = named(new QComboBox, "hardwarePreset");
   m_hardwarePreset->addItem(tr("(not a preset)"));
-  m_hardwarePreset->addItems(presetNames("hardware"));
+  addSystemPresets(m_hardwarePreset);
   f->addRow(tr("system preset"), m_hardwarePreset);
+  m_hardwareFacts = named(new QLabel, "hardwareFacts");
+  m_hardwareFacts->setWordWrap(true);
+  f->addRow(m_hardwareFacts);
   auto* profRow = new QHBoxLayout;
   m_profile = named(new QLineEdit, "profile");
   m_profile->setReadOnly(true);
@@ -178,7 +177,7 @@ QGroupBox* ScenarioPanel::buildCluster() {
   auto* clusterBox = group(tr("Cluster"), f);
   m_gpus = integerField("clusterGpus");
   m_gpus->setRange(0, 1 << 20);
-  f->addRow(tr("GPUs (memory, timeline)"), m_gpus);
+  f->addRow(tr("GPUs in the cluster"), m_gpus);
   m_gpusPerNode = integerField("gpusPerNode");
   m_gpusPerNode->setRange(0, 1024);
   m_gpusPerNode->setSpecialValueText(tr("(system preset)"));
@@ -214,6 +213,9 @@ QGroupBox* ScenarioPanel::buildCluster() {
     }
   });
   bind("/cluster/gpus", m_gpus);
+  setHelp(m_gpus, tr("The size of the cluster this scenario runs on: what the Memory and "
+                     "Timeline tabs show. The charts sweep up to max GPUs, and the planner "
+                     "chooses its own size. (scenario key /cluster/gpus)"));
   bind("/cluster/gpus_per_node", m_gpusPerNode);
   connect(m_gpus, &QSpinBox::valueChanged, this,
           [this](int v) { setNumber("/cluster/gpus", v, true); });
@@ -447,12 +449,12 @@ QGroupBox* ScenarioPanel::buildTraining() {
   m_bNoise->setRange(0, 1e9);
   m_bNoise->setDecimals(2);
   m_bNoise->setValue(kDefaultBNoise);
-  f->addRow(tr("B_noise (samples)"), m_bNoise);
+  f->addRow(tr("gradient noise scale B_noise (samples)"), m_bNoise);
   m_sMin = named(new QDoubleSpinBox, "sMin");
   m_sMin->setRange(0, 1e12);
   m_sMin->setDecimals(1);  // a '.' typed into a 0-decimal field vanished: 2.5 became 25
   m_sMin->setValue(kDefaultSMin);
-  f->addRow(tr("S_min (steps)"), m_sMin);
+  f->addRow(tr("minimum steps S_min"), m_sMin);
   bind("/training/per_gpu_batch", m_perGpuBatch);
   bind("/training/lr", m_lrRule);
   bind("/training/lr/scaling", m_lrRule);
@@ -461,6 +463,17 @@ QGroupBox* ScenarioPanel::buildTraining() {
   bind("/training/target", m_target);
   bind("/training/target/critical_batch/b_noise", m_bNoise);
   bind("/training/target/critical_batch/s_min", m_sMin);
+  // The critical-batch target in words (the buyer's review, defect 15: the tooltip said
+  // "gradient noise scale B_noise [samples]" and nothing else).
+  setHelp(m_bNoise,
+          tr("How large a global batch still helps: below this many samples per step, doubling the "
+             "batch nearly halves the steps to the target; far above it, a larger batch saves few "
+             "steps. Steps to the target = S_min x (1 + B_noise / global batch). (scenario key "
+             "/training/target/critical_batch/b_noise)"));
+  setHelp(m_sMin,
+          tr("The fewest optimizer steps that can reach the target, however large the batch: what "
+             "an infinitely large batch would need. (scenario key "
+             "/training/target/critical_batch/s_min)"));
   connect(m_perGpuBatch, &QSpinBox::valueChanged, this,
           [this](int v) { setNumber("/training/per_gpu_batch", v, true); });
   connect(m_lrRule, &QComboBox::activated, this, &ScenarioPanel::setLrRule);
@@ -596,6 +609,8 @@ void ScenarioPanel::build() {
   for (QAbstractSpinBox* box : findChildren<QAbstractSpinBox*>()) box->setKeyboardTracking(false);
   // The wheel scrolls the panel; it edits a field only once the field has the focus.
   WheelGuard::install(this);
+  // Ctrl+Z and Ctrl+Shift+Z are the document's undo and redo, focused field or not.
+  UndoGuard::install(this);
 }
 
 QSpinBox* ScenarioPanel::integerField(const char* name) {

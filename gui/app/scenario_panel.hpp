@@ -11,6 +11,7 @@
 
 #include <QMap>
 #include <QWidget>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "gui/models/price_book.hpp"
@@ -54,6 +55,17 @@ class ScenarioPanel : public QWidget {
   /// The price per GPU-hour known for each system (hardware preset) in this document: switching
   /// the preset writes that system's price (issue 41 item 3).
   const PriceBook& prices() const { return m_prices; }
+  /// Ctrl+Z with a field of the form focused (the window's undo asks first): puts the focused
+  /// field back to the document's value when it shows typing not committed yet (a number before
+  /// Enter) and returns true; false when no field of the form has the focus or it shows the
+  /// document's value (the window then undoes the last edit).
+  bool revertTyping();
+  /// The model row from a prediction of the document: its name, parameters and tokens per
+  /// sample (refresh() shows a preset's from its file; a model given otherwise, e.g. an HF
+  /// config, is counted only once the document validates).
+  void showModelFacts(const QString& name, std::int64_t params, std::int64_t seqLen);
+  QString modelText() const;
+  QString hardwareText() const;
 
  public slots:
   /// Re-reads every field from the document and re-marks the validation problem.
@@ -114,6 +126,7 @@ class ScenarioPanel : public QWidget {
   bool m_settingMaxGpus = false;  ///< setMaxGpus is moving the slider (not an edit)
 
   QLabel* m_modelLabel = nullptr;
+  QLabel* m_hardwareFacts = nullptr;
   QComboBox* m_modelPreset = nullptr;
   QLineEdit* m_hfConfig = nullptr;
   QLineEdit* m_mlpWidths = nullptr;

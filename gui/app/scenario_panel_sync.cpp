@@ -2,6 +2,8 @@
 // ScenarioDocument (the setters and choosers), refresh() from the document into the fields, and
 // the validation issue shown at its field. scenario_panel.cpp builds the form and binds its
 // fields.
+#include <QAbstractSpinBox>
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -16,7 +18,9 @@
 #include <initializer_list>
 
 #include "gui/app/scenario_panel.hpp"
+#include "gui/models/preset_catalog.hpp"
 #include "gui/models/scenario_document.hpp"
+#include "gui/models/scenario_subject.hpp"
 
 namespace ddpsim::gui {
 
@@ -24,7 +28,30 @@ namespace {
 
 using json = nlohmann::json;
 
+// What a field shows: its text, or a combo box's current text.
+QString shownText(const QWidget* w) {
+  if (const auto* box = qobject_cast<const QAbstractSpinBox*>(w)) return box->text();
+  if (const auto* line = qobject_cast<const QLineEdit*>(w)) return line->text();
+  if (const auto* combo = qobject_cast<const QComboBox*>(w)) return combo->currentText();
+  return {};
+}
+
 }  // namespace
+
+void ScenarioPanel::showModelFacts(const QString& name, std::int64_t params, std::int64_t seqLen) {
+  m_modelLabel->setText(modelSummary(name, params, seqLen));
+}
+
+QString ScenarioPanel::modelText() const { return m_modelLabel->text(); }
+QString ScenarioPanel::hardwareText() const { return m_hardwareFacts->text(); }
+
+bool ScenarioPanel::revertTyping() {
+  QWidget* focused = QApplication::focusWidget();
+  if (focused == nullptr || !isAncestorOf(focused)) return false;
+  const QString typed = shownText(focused);
+  refresh();  // every field from the document, the focused one too
+  return shownText(focused) != typed;
+}
 
 void ScenarioPanel::setNumber(const QString& pointer, double v, bool integer) {
   if (m_refreshing) return;
@@ -159,9 +186,17 @@ void ScenarioPanel::refresh() {
     return v.is_number() ? static_cast<int>(v.get<double>()) : fallback;
   };
 
-  const json model = at("/model");
-  m_modelLabel->setText(model.is_null() ? tr("(none)")
-                                        : QString::fromStdString(model.dump()).left(160));
+  // The model by name and size, never its JSON (the buyer's review, defect 15).
+  const json preset = at("/model/preset");
+  if (const ModelFacts* m = preset.is_string() ? modelFacts(preset.get<std::string>()) : nullptr) {
+    const json seq = at("/model/seq_len");
+    m_modelLabel->setText(
+        modelSummary(QString::fromStdString(m->name), m->params,
+                     seq.is_number_integer() ? seq.get<std::int64_t>() : m->seqLen));
+  } else {
+    const QString name = scenarioModelName(d);
+    m_modelLabel->setText(name.isEmpty() ? tr("(none)") : name);
+  }
   setCombo(m_modelPreset, at("/model/preset"), 0);
   m_hfConfig->setText(at("/model/hf_config").is_string()
                           ? QString::fromStdString(at("/model/hf_config").get<std::string>())
@@ -176,6 +211,9 @@ void ScenarioPanel::refresh() {
   m_mlpWidths->setText(widths.join(QStringLiteral(", ")));
   // The system: /hardware/preset, or the first plan.hardware entry of a file without /hardware.
   setCombo(m_hardwarePreset, json(currentSystem(d)), 0);
+  const SystemFacts* system = systemFacts(currentSystem(d));
+  m_hardwareFacts->setText(system ? systemSummary(*system) : QString());
+  m_hardwareFacts->setVisible(system != nullptr);
   m_profile->setText(at("/hardware/profile").is_string()
                          ? QString::fromStdString(at("/hardware/profile").get<std::string>())
                          : QString());

@@ -5,13 +5,15 @@
 #include <cmath>
 #include <filesystem>
 
+#include "gui/models/number_format.hpp"
+#include "gui/models/preset_catalog.hpp"
 #include "model/json_file.hpp"
 #include "model/paths.hpp"
 
 namespace ddpsim::gui {
 
 namespace {
-constexpr int kSystem = 0, kGpu = 1, kPrice = 2;
+constexpr int kSystem = 0, kGpu = 1, kPrice = 2, kMemory = 3, kNetwork = 4;
 }  // namespace
 
 std::vector<HardwarePreset> hardwarePresets() {
@@ -44,12 +46,15 @@ std::vector<HardwarePreset> hardwarePresets() {
   return out;
 }
 
-SystemsPicker::SystemsPicker(QWidget* parent) : QTableWidget(0, 3, parent) {
+SystemsPicker::SystemsPicker(QWidget* parent) : QTableWidget(0, 5, parent) {
   setObjectName(QStringLiteral("systemsPicker"));
-  setHorizontalHeaderLabels({tr("compare"), tr("GPU"), tr("USD per GPU-hour")});
+  // Each system's GPU, memory and network beside its name (the buyer's review, defect 15).
+  setHorizontalHeaderLabels(
+      {tr("compare"), tr("GPU"), tr("USD per GPU-hour"), tr("memory per GPU"), tr("network")});
   horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   horizontalHeader()->setStretchLastSection(true);
   verticalHeader()->setVisible(false);
+  setWordWrap(false);
   setSelectionMode(QAbstractItemView::NoSelection);
   setEditTriggers(QAbstractItemView::AllEditTriggers);
 }
@@ -75,6 +80,26 @@ void SystemsPicker::setSystems(const std::vector<HardwarePreset>& presets,
     price->setToolTip(tr("USD per GPU-hour for %1 (empty: no price; costs then say GPU-hours)")
                           .arg(QString::fromStdString(p.name)));
     setItem(row, kPrice, price);
+    const SystemFacts* facts = systemFacts(p.name);
+    const bool known = facts != nullptr && facts->error.empty();
+    auto* memory = new QTableWidgetItem(
+        known ? QStringLiteral("%1 GiB").arg(formatNumber(facts->memoryGib, 3)) : QString());
+    memory->setFlags(Qt::ItemIsEnabled);
+    setItem(row, kMemory, memory);
+    QString network;
+    if (known) {
+      // In a node + between nodes, short enough for one line; the tooltip says it in words.
+      network = QString::fromStdString(facts->intraNode);
+      if (facts->nicsPerNode > 0) {
+        network += QStringLiteral(" + %1 x %2 Gb/s")
+                       .arg(facts->nicsPerNode)
+                       .arg(formatNumber(facts->nicGbps, 3));
+      }
+    }
+    auto* net = new QTableWidgetItem(network);
+    net->setFlags(Qt::ItemIsEnabled);
+    net->setToolTip(known ? systemSummary(*facts) : QString());
+    setItem(row, kNetwork, net);
   }
   // Every system in view without scrolling (the data folder ships six), no empty space below.
   int height = horizontalHeader()->sizeHint().height() + 2 * frameWidth();

@@ -3,6 +3,7 @@
 #include <QLocale>
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace ddpsim::gui {
 
@@ -22,6 +23,14 @@ QString formatNumber(double v, int significant) {
   const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(v))));
   const int decimals = std::max(0, significant - 1 - magnitude);
   return english().toString(v, 'f', decimals);
+}
+
+QString formatCount(double v) {
+  constexpr std::pair<double, const char*> kSuffixes[] = {{1e12, " T"}, {1e9, " B"}, {1e6, " M"}};
+  for (const auto& [scale, suffix] : kSuffixes) {
+    if (std::fabs(v) >= 0.9995 * scale) return formatNumber(v / scale) + QLatin1String(suffix);
+  }
+  return formatNumber(v);
 }
 
 QString formatMoney(double usd) {

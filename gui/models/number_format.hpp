@@ -17,6 +17,10 @@ namespace ddpsim::gui {
 /// 10^significant up. Zero is "0"; a non-zero value never prints as zero.
 QString formatNumber(double v, int significant = 3);
 
+/// A large count with a suffix from a million up: "15,259", "1.91 M", "3.28 B", "1 T" (three
+/// significant digits; steps and tokens to a training target).
+QString formatCount(double v);
+
 /// US dollars: whole dollars with thousands separators from $100 up, else three significant
 /// digits ("$56.3", "$0.0512").
 QString formatMoney(double usd);

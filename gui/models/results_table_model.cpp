@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "gui/models/number_format.hpp"
+#include "gui/models/series.hpp"
 
 namespace ddpsim::gui {
 
@@ -26,6 +27,7 @@ enum class Field {
   kMemory,
   kTimeToTrain,
   kCost,
+  kEttr,
   kError
 };
 
@@ -55,6 +57,7 @@ constexpr Column kColumns[] = {
     {Field::kMemory, "memory/GPU (GiB)", "memory_per_gpu_bytes"},
     {Field::kTimeToTrain, "time to train (h)", "time_to_train_s"},
     {Field::kCost, "cost", "cost_usd"},
+    {Field::kEttr, "ETTR", "ettr"},
     {Field::kError, "error", "error"},
 };
 constexpr int kColumnCount = static_cast<int>(std::size(kColumns));
@@ -137,15 +140,31 @@ QString ResultsTableModel::cell(int row, int column, bool forCsv) const {
       // The window's one money format, "$286,807" (issue 41 item 3); the CSV keeps the number.
       if (!ok || !p.costUsd) return {};
       return forCsv ? num(*p.costUsd, 1, 0) : formatMoney(*p.costUsd);
+    case Field::kEttr:
+      // With a reliability section: time and cost above include failures (time / ETTR).
+      if (!ok || !p.ettr) return {};
+      return forCsv ? num(*p.ettr, 1, 0) : QString::number(*p.ettr, 'f', 3);
     case Field::kError:
       return QString::fromStdString(p.error);
   }
   return {};
 }
 
+bool ResultsTableModel::hasColumnValues(int column) const {
+  for (int r = 0; r < rowCount(); ++r) {
+    if (!cell(r, column, true).isEmpty()) return true;
+  }
+  return false;
+}
+
 QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
   if (!m_result || !index.isValid()) return {};
   if (role == Qt::DisplayRole) return cell(index.row(), index.column(), false);
+  if (role == Qt::ToolTipRole && kColumns[index.column()].field == Field::kWeak) {
+    // Above 100% is explained, not left bare (the buyer's review, defect 14).
+    const StepPoint& p = m_result->points[static_cast<std::size_t>(index.row())];
+    if (p.ok() && p.weakEfficiency > 1.0005) return superlinearNote(*m_result);
+  }
   if (role == Qt::TextAlignmentRole && index.column() < kColumnCount - 1) {
     return QVariant(Qt::AlignRight | Qt::AlignVCenter);
   }
@@ -153,8 +172,28 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant ResultsTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (role != Qt::DisplayRole || orientation != Qt::Horizontal) return {};
-  if (section < 0 || section >= kColumnCount) return {};
+  if (orientation != Qt::Horizontal || section < 0 || section >= kColumnCount) return {};
+  if (role == Qt::ToolTipRole) {
+    switch (kColumns[section].field) {
+      case Field::kWeak:
+        return tr(
+            "Weak scaling: one GPU's step time alone, with the same per-GPU batch, over the "
+            "step time here. Above 100% a step here is shorter than one GPU's (a sharded "
+            "strategy splits the optimizer step over the GPUs), not extra speed per GPU.");
+      case Field::kStrong:
+        return tr(
+            "Strong scaling: one GPU's time for the same global batch over N times the "
+            "step time here.");
+      case Field::kEttr:
+        return tr(
+            "Effective training time ratio: the share of the wall-clock time that trains, "
+            "with failures and checkpoints (a reliability section); time and cost include "
+            "them.");
+      default:
+        return {};
+    }
+  }
+  if (role != Qt::DisplayRole) return {};
   return QString::fromLatin1(kColumns[section].header);
 }
 

@@ -28,6 +28,10 @@ class ResultsTableModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation,
                       int role = Qt::DisplayRole) const override;
 
+  /// Some row has a value in `column` (the window hides a column without any: ETTR without a
+  /// reliability section).
+  bool hasColumnValues(int column) const;
+
   /// Header and rows as CSV (unit-suffixed column names, full-precision numbers).
   QString toCsv() const;
 

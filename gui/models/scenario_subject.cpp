@@ -48,6 +48,8 @@ QString systemPart(const json& doc) {
 
 }  // namespace
 
+QString scenarioModelName(const json& doc) { return doc.is_object() ? modelPart(doc) : QString(); }
+
 QString scenarioSubject(const json& doc) {
   if (!doc.is_object()) return {};
   const QString model = modelPart(doc);

@@ -15,5 +15,7 @@ namespace ddpsim::gui {
 /// widths; the hardware preset (plan.hardware's first for a file without /hardware), its name
 /// or its profile's file name. Parts the document lacks are left out ("" for neither).
 QString scenarioSubject(const nlohmann::json& doc);
+/// The model part alone ("gpt2-xl", "config", "MLP 1024-4096"); "" without one.
+QString scenarioModelName(const nlohmann::json& doc);
 
 }  // namespace ddpsim::gui

@@ -184,6 +184,18 @@ QString ettrText(const SweepResult& r) {
       .arg(last->gpus);
 }
 
+QString ettrRangeText(const SweepResult& r) {
+  double first = 0, last = 0;
+  for (const StepPoint& p : r.points) {
+    if (!p.ok() || !p.ettr) continue;
+    if (first == 0) first = *p.ettr;
+    last = *p.ettr;
+  }
+  if (first == 0) return {};
+  if (first == last) return QStringLiteral("ETTR %1").arg(first, 0, 'f', 3);
+  return QStringLiteral("ETTR %1-%2").arg(first, 0, 'f', 3).arg(last, 0, 'f', 3);
+}
+
 QString timeToTrainLabel(const SweepResult& r) {
   const bool failures = withFailures(r);
   if (targeted(r)) {
@@ -273,6 +285,48 @@ QString planPointLabel(const PlanPointView& p, bool byThroughput) {
              .arg(byThroughput ? QStringLiteral(" per million samples") : QString());
   }
   return l;
+}
+
+QString superlinearNote(const SweepResult& r) {
+  const StepPoint* top = nullptr;
+  const StepPoint* smallest = nullptr;
+  for (const StepPoint& p : r.points) {
+    if (!p.ok()) continue;
+    if (smallest == nullptr) smallest = &p;
+    if (top == nullptr || p.weakEfficiency > top->weakEfficiency) top = &p;
+  }
+  // Half a tenth of a percent: what the table prints as 100.0.
+  if (top == nullptr || top->weakEfficiency <= 1.0005) return {};
+  QString note = QStringLiteral(
+                     "weak scaling above 100% (%1% at %2 GPU%3): a step there is shorter than one "
+                     "GPU's alone with the same per-GPU batch, so this is not extra speed per GPU")
+                     .arg(100 * top->weakEfficiency, 0, 'f', 1)
+                     .arg(top->gpus)
+                     .arg(top->gpus == 1 ? QString() : QStringLiteral("s"));
+  // The usual reason, said with its numbers: the sharded optimizer step.
+  if (smallest != top && smallest->optimizerS > 1.5 * top->optimizerS) {
+    note += QStringLiteral(
+                "; %1 splits the optimizer step over the GPUs (%2 ms at %3 GPU%4, %5 "
+                "ms at %6)")
+                .arg(QString::fromStdString(r.strategy))
+                .arg(formatNumber(1e3 * top->optimizerS, 3))
+                .arg(top->gpus)
+                .arg(top->gpus == 1 ? QString() : QStringLiteral("s"))
+                .arg(formatNumber(1e3 * smallest->optimizerS, 3))
+                .arg(smallest->gpus);
+  }
+  return note;
+}
+
+QString planPointLegend(const PlanPointView& p, bool byThroughput) {
+  QString l = QStringLiteral("chosen: %1 GPU%2, %3, ")
+                  .arg(p.gpus)
+                  .arg(p.gpus == 1 ? QString() : QStringLiteral("s"))
+                  .arg(QString::fromStdString(p.strategy));
+  if (p.costUsd) return l + formatMoney(*p.costUsd);
+  return l + QStringLiteral("%1 GPU-h%2")
+                 .arg(formatNumber(p.gpuHoursMetric, 3))
+                 .arg(byThroughput ? QStringLiteral(" per 1M samples") : QString());
 }
 
 }  // namespace ddpsim::gui

@@ -43,6 +43,12 @@ QString costLabel(const SweepResult& r);
 /// The planner's chosen point in words: "chosen: 8 GPUs, zero1, 4 per GPU x 2 micro-batches,
 /// bucket 25 MiB, hook none, $1,234" (the cost when priced and targeted, else GPU-hours).
 QString planPointLabel(const PlanPointView& p, bool byThroughput);
+/// The same for a chart legend, which must fit whole at 1280x800 (the buyer's review, defect
+/// 12): "chosen: 8 GPUs, zero1, $1,234"; the full label goes to the chart's hover text.
+QString planPointLegend(const PlanPointView& p, bool byThroughput);
+/// "ETTR 0.98-0.81" over the drawn points (one value for one point), for a legend; empty
+/// without reliability.
+QString ettrRangeText(const SweepResult& r);
 
 /// One line per planner outcome, for the Recommendation tab: how many candidates were evaluated,
 /// feasible, on the front, dominated, and rejected per reason in words ("12 need more memory
@@ -52,6 +58,14 @@ QString planSummary(const PlanView& plan);
 /// How front point `p` compares with the chosen one `c` on the two front metrics, e.g.
 /// "+35% time, -20% GPU-hours" ("chosen" for the chosen one itself).
 QString versusChosen(const PlanPointView& p, const PlanPointView& c);
+
+/// Why weak scaling efficiency passes 100%, empty when no point does (the buyer's review,
+/// defect 14: "105-125%" read as an error). Weak scaling compares a step at N GPUs with one GPU
+/// running the same per-GPU batch alone; a sharded strategy splits the optimizer step over the N
+/// GPUs, so the step can be shorter than one GPU's. E.g. "weak scaling above 100% (117% at 64
+/// GPUs): a step there is shorter than one GPU's alone with the same per-GPU batch; fsdp2
+/// splits the optimizer step over the GPUs (3.75 ms at 64 GPUs, 240 ms at 1)".
+QString superlinearNote(const SweepResult& r);
 
 /// GPU counts of the predicted points whose memory per GPU passes the GPU's capacity.
 QList<int> gpusNotFitting(const SweepResult& r);

@@ -116,8 +116,11 @@ std::vector<StrategyMemory> memoryByStrategy(const model::Scenario& s, Predictor
   return out;
 }
 
-PlanPointView toPlanPoint(const sim::PlanPoint& p) {
+PlanPointView toPlanPoint(const sim::PlanPoint& p, std::int64_t tokensPerSample) {
   PlanPointView v;
+  v.stepsToTarget = p.steps_to_target;
+  v.tokensPerSample = tokensPerSample;
+  v.ettr = p.ettr;
   v.gpus = p.gpus;
   v.perGpuBatch = p.per_gpu_batch;
   v.globalBatch = p.global_batch;
@@ -144,7 +147,7 @@ PlanPointView toPlanPoint(const sim::PlanPoint& p) {
   return v;
 }
 
-PlanSystemView toSystemView(const sim::PlanSystemResult& sr) {
+PlanSystemView toSystemView(const sim::PlanSystemResult& sr, std::int64_t tokensPerSample) {
   PlanSystemView v;
   v.label = sr.label;
   v.hardware = sr.hardware;
@@ -153,7 +156,7 @@ PlanSystemView toSystemView(const sim::PlanSystemResult& sr) {
   v.gpus = sr.gpus;
   v.candidates = sr.candidates;
   v.feasible = sr.feasible;
-  if (sr.best) v.best = toPlanPoint(*sr.best);
+  if (sr.best) v.best = toPlanPoint(*sr.best, tokensPerSample);
   v.withinBandOfChosen = sr.within_band_of_chosen;
   return v;
 }
@@ -165,21 +168,23 @@ PlanView planView(const model::Scenario& s, PredictorCache& cache) {
   v.budgetUsd = s.plan.budget_usd;
   try {
     const sim::PlanResult r = sim::plan(s, &cache);
+    // Tokens per sample (1 for models without a sequence): the tokens to the target.
+    const std::int64_t seq = s.workload ? std::max<std::int64_t>(1, s.workload->seq_len) : 1;
     v.byThroughput = r.by_throughput;
     v.candidates = r.candidates;
     v.feasible = r.feasible;
-    for (const sim::PlanPoint& p : r.pareto) v.pareto.push_back(toPlanPoint(p));
-    if (r.chosen) v.chosen = toPlanPoint(*r.chosen);
+    for (const sim::PlanPoint& p : r.pareto) v.pareto.push_back(toPlanPoint(p, seq));
+    if (r.chosen) v.chosen = toPlanPoint(*r.chosen, seq);
     v.noneFeasibleReason = r.none_feasible_reason;
     v.rejected = r.rejected;
     v.dominated = r.dominated;
     v.warnings = r.warnings;
-    if (r.nearest) v.nearest = toPlanPoint(*r.nearest);
+    if (r.nearest) v.nearest = toPlanPoint(*r.nearest, seq);
     v.nearestReason = r.nearest_reason;
     v.byCost = r.by_cost;
     std::set<int> sizes;
     for (const sim::PlanSystemResult& sr : r.systems) {
-      v.systems.push_back(toSystemView(sr));
+      v.systems.push_back(toSystemView(sr, seq));
       sizes.insert(sr.gpus.begin(), sr.gpus.end());
     }
     v.searchedGpus.assign(sizes.begin(), sizes.end());
@@ -426,6 +431,11 @@ SweepResult computeSweep(const SweepRequest& req, PredictorCache* cache) {
   }
   out.name = s.name;
   out.subject = s.model_label + " on " + s.hardware.name;
+  if (s.workload) {
+    out.modelName = s.workload->name;
+    out.modelParams = s.workload->param_count();
+    out.seqLen = s.workload->seq_len;
+  }
   out.gpusPerNode = s.cluster.gpus_per_node;
   out.strategy = model::strategy_name(s.parallelism.strategy);
   out.currentGpus = s.cluster.gpus;

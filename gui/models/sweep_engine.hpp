@@ -109,6 +109,18 @@ struct PlanPointView {
   std::optional<double> costPerMillionTokens;
   std::optional<ErrorBandView> band;
   double memoryHeadroomBytes = 0;  ///< usable GPU memory left (negative: over)
+  /// With a target: the optimizer steps to reach it (the work is then steps x global batch
+  /// samples, x tokensPerSample tokens).
+  std::optional<double> stepsToTarget;
+  std::int64_t tokensPerSample = 1;  ///< the model's sequence length, 1 without one
+  /// With a "reliability" section: the effective training time ratio (the time and cost above
+  /// include failures and checkpoints: time / ETTR).
+  std::optional<double> ettr;
+  /// steps x global batch x tokensPerSample, when there is a target.
+  std::optional<double> tokensToTarget() const {
+    if (!stepsToTarget) return std::nullopt;
+    return *stepsToTarget * static_cast<double>(globalBatch) * static_cast<double>(tokensPerSample);
+  }
 };
 
 /// One system searched (plan.hardware, or the scenario's own hardware): its best option.
@@ -208,6 +220,11 @@ struct SweepResult {
   /// model and hardware, unlike `name`, which an edit of the model does not change).
   std::string subject;
   std::string strategy;
+  /// The model predicted: its name ("llama-3.1-8b", "gpt2" for an HF config), its trainable
+  /// parameters and tokens per sample (1 without a sequence), for the panel's model row.
+  std::string modelName;
+  std::int64_t modelParams = 0;
+  std::int64_t seqLen = 1;
   int currentGpus = 1;       ///< the scenario's cluster.gpus (memory, timeline)
   double capacityBytes = 0;  ///< memory of one GPU
   std::vector<StepPoint> points;
