@@ -52,8 +52,6 @@ const std::vector<double> kSpeedInterSm100 = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0
                                               6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 constexpr int kMaxSearchChannels = 32;  // init.cc:1177 ringGraph->maxChannels = MAXCHANNELS / 2
 constexpr int kMaxChannels = 64;        // device.h:91 MAXCHANNELS
-constexpr int kNvlsChannelsSm90 = 16;   // nvls.cc:155 NVLS_NCHANNELS_SM90
-constexpr int kNvlsChannelsSm100 = 32;  // nvls.cc:156 NVLS_NCHANNELS_SM100 (several nodes)
 constexpr double kPciBw = 12.0;         // topo.h:25 PCI_BW
 // device.h:93-97,114 thread counts; comm.h:49-51 thread thresholds (bytes per thread).
 // (NCCL_MAX_NTHREADS = 640 is LL128's maximum here, the only protocol that reaches it.)
@@ -191,7 +189,13 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
       }
     }
     s.nvls = {ch, bi, be};
-    s.nvls_run_channels = s.arch >= 3 && multi ? kNvlsChannelsSm100 : kNvlsChannelsSm90;
+    // comm->nvlsChannels (nvls.cc ncclNvlsInit): NVLS_NCHANNELS_SM90 before Blackwell, on
+    // Blackwell the release's SM100 count, one node's (NVLS_NCHANNELS_SM100_NVL, 24 from
+    // 2.27) or several nodes' (NVLS_NCHANNELS_SM100, 32); the release's figures with their
+    // file:line are in detail/nccl_versions.hpp.
+    s.nvls_run_channels = s.arch < 3 ? s.version->nvls_channels_sm90
+                          : multi    ? s.version->nvls_channels_sm100_multi
+                                     : s.version->nvls_channels_sm100_1node;
   }
   // connect.cc:460 doubles the search's channels at run time; connect.cc:480-482 doubles them
   // again across Hopper nodes with fast channels and fewer than 16.

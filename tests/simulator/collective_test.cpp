@@ -321,5 +321,22 @@ TEST(CollectiveTest, AutoPicksOnlyWhatNcclHas) {
             CollectiveAlgorithm::kRing);
 }
 
+// NVLS runs comm->nvlsChannels CTAs (nvls.cc ncclNvlsInit): NVLS_NCHANNELS_SM90 = 16 on Hopper;
+// on Blackwell NVLS_NCHANNELS_SM100 = 32 across nodes and, from 2.27, NVLS_NCHANNELS_SM100_NVL
+// = 24 in one node (2.26 ran 32 there too: nvls.cc:145,176 @v2.26.6-1; nvls.cc:149,193
+// @v2.27.7-1). The release's figure, not one constant for every release.
+TEST(CollectiveTest, NvlsChannelsAreTheReleasesPerArchitectureAndNodeCount) {
+  const auto channels = [](const std::string& system, int gpus, const std::string& version) {
+    const auto hw = preset(system, {{"collectives", {{"nccl_version", version}}}});
+    const auto plan = nccl_plan(kAllReduce, model::Topology(hw, gpus).bandwidths(), hw, kGiB,
+                                CollectiveAlgorithm::kNvls, model::CollectiveProtocol::kSimple);
+    return plan ? plan->channels : -1;
+  };
+  EXPECT_EQ(channels("dgx-h100", 8, "2.28.9"), 16);
+  EXPECT_EQ(channels("dgx-b200", 8, "2.26.6"), 32);
+  EXPECT_EQ(channels("dgx-b200", 8, "2.27.7"), 24);
+  EXPECT_EQ(channels("dgx-b200", 8, "2.30.7"), 24);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
