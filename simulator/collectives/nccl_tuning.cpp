@@ -125,6 +125,17 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
   s.nodes = bw.nodes;
   s.ppn = static_cast<double>(bw.gpus) / bw.nodes;
   s.nvlink = hw.intra_node.kind != "pcie";
+  const int cc10 = static_cast<int>(std::lround(cc * 10));  // NCCL's compCap, e.g. 90
+  switch (s.version->ll128_cc_rule) {
+    case 0:
+      s.ll128_arch = cc10 == 70 || cc10 == 80 || cc10 == 90;
+      break;
+    case 1:
+      s.ll128_arch = cc10 == 70 || cc10 == 80 || cc10 == 90 || cc10 == 100 || cc10 == 120;
+      break;
+    default:
+      s.ll128_arch = cc10 >= 70;
+  }
   s.net_reported_us = hw.inter_node.reported_latency * 1e6;
   s.net_physical_us = hw.inter_node.latency * 1e6;
   const bool multi = bw.nodes > 1;
@@ -228,11 +239,13 @@ Entry tune(const NcclSystem& s, CollectiveOp op, int a, int p) {
   const bool bcast_reduce = op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
   if (bcast_reduce && a != kRing) return e;
   if (ag_rs(op) && a != kRing && a != kNvls) return e;
+  // tuning.cc:168-169: NVLS all-gather and reduce-scatter from 2.19 (2.18 runs them on Ring).
+  if (ag_rs(op) && a == kNvls && !s.version->nvls_ag_rs) return e;
   if ((a == kNvls || a == kNvlsTree) && p != kSimple) return e;
   if (a == kNvlsTree && (s.nodes == 1 || !all_reduce(op))) return e;  // tuning.cc:502
   if (a == kNvls && s.nodes > 1) return e;  // tuning.cc:505, enqueue.cc:2008: needs CollNet
   // tuning.cc:518-536: LL128 on by default where every intra-node path is NVLink.
-  if (p == kLL128 && !s.nvlink) return e;
+  if (p == kLL128 && (!s.nvlink || !s.ll128_arch)) return e;
   const NcclGraph& g = a == kTree ? s.tree : (a == kNvls || a == kNvlsTree) ? s.nvls : s.ring;
   if (g.channels == 0) return e;
   const detail::NcclVersionConstants& v = *s.version;

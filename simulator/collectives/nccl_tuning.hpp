@@ -52,7 +52,10 @@ struct NcclSystem {
   int nodes = 1;
   double ppn = 1;      ///< ranks per node
   bool nvlink = true;  ///< intra-node graph over NVLink (else PCIe: no LL128)
-  NcclGraph ring;      ///< also the tree graph's channels (init.cc: tree min=max=ring)
+  /// LL128 enabled for this GPU by the release's compute-capability rule (tuning.cc's switch on
+  /// minCompCap: 7.0, 8.0, 9.0 until 2.25; 10.0 and 12.0 too from 2.26; any >= 7.0 from 2.27).
+  bool ll128_arch = true;
+  NcclGraph ring;  ///< also the tree graph's channels (init.cc: tree min=max=ring)
   NcclGraph tree;
   NcclGraph nvls;             ///< channels 0 unless the NVSwitch reduces (Hopper and later)
   int comm_channels = 1;      ///< comm->nChannels at run time (connect.cc doubles the graph's)

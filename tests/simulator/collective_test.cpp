@@ -338,5 +338,28 @@ TEST(CollectiveTest, NvlsChannelsAreTheReleasesPerArchitectureAndNodeCount) {
   EXPECT_EQ(channels("dgx-b200", 8, "2.30.7"), 24);
 }
 
+// LL128 by the release's compute-capability rule (tuning.cc's switch on minCompCap): Blackwell
+// (10.0) runs it from 2.26 (tuning.cc:432-438 @v2.26.6-1) and not before (tuning.cc:288-292
+// @v2.18.5-1: 7.0, 8.0 and 9.0 only); NVLS all-gather from 2.19 (tuning.cc:168-169).
+TEST(CollectiveTest, TheReleaseDecidesLL128OnBlackwellAndNvlsAllGather) {
+  const auto protocol = [](const std::string& system, const std::string& version) {
+    const auto hw = preset(system, {{"collectives", {{"nccl_version", version}}}});
+    const auto plan = nccl_plan(kAllReduce, model::Topology(hw, 8).bandwidths(), hw, 64 * 1024.0,
+                                CollectiveAlgorithm::kRing, model::CollectiveProtocol::kLL128);
+    return plan.has_value();
+  };
+  EXPECT_FALSE(protocol("dgx-b200", "2.25.1"));
+  EXPECT_TRUE(protocol("dgx-b200", "2.26.6"));
+  EXPECT_TRUE(protocol("dgx-h100", "2.18.5"));
+  const auto nvls_all_gather = [](const std::string& version) {
+    const auto hw = preset("dgx-h100", {{"collectives", {{"nccl_version", version}}}});
+    return nccl_plan(model::CollectiveOp::kAllGather, model::Topology(hw, 8).bandwidths(), hw, kGiB,
+                     CollectiveAlgorithm::kNvls, model::CollectiveProtocol::kSimple)
+        .has_value();
+  };
+  EXPECT_FALSE(nvls_all_gather("2.18.5"));
+  EXPECT_TRUE(nvls_all_gather("2.19.4"));
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
