@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -37,22 +38,7 @@ enum Hw { kNvlink = 0, kPci = 1, kNet = 2 };
 // The tuner's tables and refinements per release: detail/nccl_versions.hpp (NcclSystem::version).
 // search.cc:1051-1067 speed arrays (GB/s per channel) the topology search steps through: one
 // node (intra) and several (inter), per generation (Volta/Ampere share the first).
-const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
-                                         9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
-const std::vector<double> kSpeedInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
-                                         7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-const std::vector<double> kSpeedIntraSm90 = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
-                                             15.0, 12.0, 11.0, 6.0,  3.0};
-const std::vector<double> kSpeedInterSm90 = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
-                                             15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-const std::vector<double> kSpeedIntraSm100 = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
-                                              40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
-const std::vector<double> kSpeedInterSm100 = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0,
-                                              30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
-                                              6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-constexpr int kMaxSearchChannels = 32;  // init.cc:1177 ringGraph->maxChannels = MAXCHANNELS / 2
-constexpr int kMaxChannels = 64;        // device.h:91 MAXCHANNELS
-constexpr double kPciBw = 12.0;         // topo.h:25 PCI_BW
+constexpr double kPciBw = 12.0;  // topo.h:25 PCI_BW
 // device.h:93-97,114 thread counts; comm.h:49-51 thread thresholds (bytes per thread).
 // (NCCL_MAX_NTHREADS = 640 is LL128's maximum here, the only protocol that reaches it.)
 constexpr int kSimpleMaxNthreads = 512, kLLMaxNthreads = 512, kLL128MaxNthreads = 640;
@@ -67,28 +53,32 @@ int log2i(double n) {
   return static_cast<int>((bits >> 52) & 0x7ff) - 1023;
 }
 
-const std::vector<double>& speeds(int arch, bool inter) {
-  if (arch >= 3) return inter ? kSpeedInterSm100 : kSpeedIntraSm100;
-  if (arch >= 2) return inter ? kSpeedInterSm90 : kSpeedIntraSm90;
-  return inter ? kSpeedInter : kSpeedIntra;
+// The release's search.cc speed array (GB/s per channel, in search order) for the GPU generation:
+// [Volta/Ampere, Hopper, Blackwell], intra- or inter-node (detail/nccl_versions.hpp cites each).
+std::span<const double> speeds(const detail::NcclVersionConstants& v, int arch, bool inter) {
+  const detail::NcclSpeeds& a = (inter ? v.speed_inter : v.speed_intra)[arch >= 3   ? 2
+                                                                        : arch >= 2 ? 1
+                                                                                    : 0];
+  return {a.v.data(), static_cast<std::size_t>(a.n)};
 }
 
 // The ring search (search.cc:1074-1287), reduced to bandwidth: the fastest speed of the array a
 // path allows, then slower speeds while they keep above 0.49 of the best (search.cc:1245) and
 // give more channels x speed; `channels_at(s)` is how many channels of speed s the links carry.
 template <class F>
-NcclGraph search_ring(const std::vector<double>& arr, double max_bw, int arch, F channels_at) {
+NcclGraph search_ring(std::span<const double> arr, double max_bw, int arch, int max_channels,
+                      F channels_at) {
   NcclGraph best;
   for (double s : arr) {
     if (s > max_bw) continue;
     if (best.channels > 0 && s / best.bw_inter <= 0.49) break;
-    const int n = std::min(kMaxSearchChannels, channels_at(s));
+    const int n = std::min(max_channels, channels_at(s));
     if (n >= 1 && n * s > best.channels * best.bw_inter) best = {n, s, s};
   }
   if (best.channels == 0) best = {1, arr.back(), arr.back()};
   // search.cc:1036-1049 ncclTopoDupChannels: fast channels are split in two.
   if (best.bw_intra >= 25.0 && !(arch >= 2 && best.bw_intra < 50.0 && best.channels > 4)) {
-    const int dup = std::min(best.channels * 2, kMaxSearchChannels);
+    const int dup = std::min(best.channels * 2, max_channels);
     const double div = std::ceil(static_cast<double>(dup) / best.channels);
     best = {dup, best.bw_intra / div, best.bw_inter / div};
   }
@@ -99,7 +89,7 @@ int fit(double total, double s) { return static_cast<int>(std::floor(total / s +
 
 // Pass 2 for trees and NVLS (search.cc:1267-1283): bwIntra (trees) or bwInter (NVLS) is raised
 // along the array while it stays below twice the other and the links carry it.
-double raise_to(const std::vector<double>& arr, double from, double limit, double cap) {
+double raise_to(std::span<const double> arr, double from, double limit, double cap) {
   double v = from;
   for (auto it = arr.rbegin(); it != arr.rend(); ++it) {
     if (*it <= v) continue;
@@ -143,9 +133,12 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
   // fabric rate times the preset's achievable fraction (NCCL's own per-link NVLink figure,
   // topo.h:19-24, over the datasheet's per-link rate).
   const double intra = bw.intra_node_bus * hw.intra_tuning.ring_efficiency / 1e9;
-  const auto& arr = speeds(s.arch, multi);
+  const std::span<const double> arr = speeds(*s.version, s.arch, multi);
+  // The release's ring search bound, ringGraph->maxChannels = MAXCHANNELS / 2 (init.cc; 16
+  // until 2.25, 32 from 2.26 when MAXCHANNELS went from 32 to 64).
+  const int search_max = s.version->ring_search_max_channels;
   if (!multi) {
-    s.ring = search_ring(arr, intra, s.arch, [&](double v) { return fit(intra, v); });
+    s.ring = search_ring(arr, intra, s.arch, search_max, [&](double v) { return fit(intra, v); });
   } else {
     // Each ring channel leaves and enters a node through one NIC (multi-rail); the cluster
     // graph's cut bound (oversubscribed spines, PCIe) caps the channels x speed it carries.
@@ -160,7 +153,7 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
     // it to the NIC: (g-1)/g of the channels load each GPU's fabric port.
     const double g = bw.gpus_per_node;
     const double intra_room = g > 1 ? intra * g / (g - 1) : intra;
-    s.ring = search_ring(arr, std::min(intra, nic), s.arch, [&](double v) {
+    s.ring = search_ring(arr, std::min(intra, nic), s.arch, search_max, [&](double v) {
       return std::min({nics * fit(nic, v), fit(intra_room, v), fit(cut * 1.0001, v)});
     });
   }
@@ -176,7 +169,7 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
   s.nvls_efficiency = hw.intra_tuning.nvls_efficiency;
   if (s.arch >= 2 && hw.intra_node_switched && s.nvlink && s.nvls_efficiency > 0 &&
       bw.nvls_bus > 0 && bw.gpus_per_node >= std::max(2, s.version->nvls_min_local_gpus)) {
-    const int ch = std::min(kMaxSearchChannels, bw.gpus_per_node);
+    const int ch = std::min(search_max, bw.gpus_per_node);
     double bi = arr.back();
     for (double v : arr) {
       if (ch * v <= intra * 1.0001) {
@@ -210,9 +203,9 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
   }
   // connect.cc:460 doubles the search's channels at run time; connect.cc:480-482 doubles them
   // again across Hopper nodes with fast channels and fewer than 16.
-  s.comm_channels = std::min(kMaxChannels, 2 * s.ring.channels);
+  s.comm_channels = std::min(s.version->max_channels, 2 * s.ring.channels);
   if (s.arch >= 2 && multi && s.ring.bw_intra > 45.0 && s.comm_channels < 16) {
-    s.comm_channels = std::min(kMaxChannels, 2 * s.comm_channels);
+    s.comm_channels = std::min(s.version->max_channels, 2 * s.comm_channels);
   }
   return s;
 }

@@ -361,5 +361,24 @@ TEST(CollectiveTest, TheReleaseDecidesLL128OnBlackwellAndNvlsAllGather) {
   EXPECT_TRUE(nvls_all_gather("2.19.4"));
 }
 
+// The ring search walks the release's speed array (search.cc): with 50 GB/s of NVLink per GPU
+// (an H100 held at a ninth of its links), 2.18's Hopper array {60, 40, 30, 24, 20, ...}
+// (search.cc:812 @v2.18.5-1) gives 1 x 40, then 2 x 24 = 48 (more), stopping below 0.49 of 24:
+// 2 channels of 24, too slow to split (< 25); from 2.19 the array has 50 (search.cc:843
+// @v2.19.4-1): 1 x 50, which no slower speed beats, split in two of 25 (ncclTopoDupChannels).
+TEST(CollectiveTest, TheRingSearchWalksTheReleasesSpeedArray) {
+  const auto ring = [](const std::string& version) {
+    const auto hw =
+        preset("dgx-h100", {{"collectives",
+                             {{"nccl_version", version},
+                              {"intra_node", {{"ring_efficiency", 50.0 / 450.0 + 1e-9}}}}}});
+    return nccl_system(model::Topology(hw, 8).bandwidths(), hw).ring;
+  };
+  EXPECT_EQ(ring("2.18.5").channels, 2);
+  EXPECT_DOUBLE_EQ(ring("2.18.5").bw_intra, 24.0);
+  EXPECT_EQ(ring("2.19.4").channels, 2);
+  EXPECT_DOUBLE_EQ(ring("2.19.4").bw_intra, 25.0);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
