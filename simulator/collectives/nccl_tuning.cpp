@@ -259,9 +259,17 @@ Entry tune(const NcclSystem& s, CollectiveOp op, int a, int p) {
       bw = s.nodes <= 2 ? g.bw_intra : g.bw_inter;
       bw *= a == kNvls ? v.nvls_ratio : v.nvls_tree_ratio_coef * s.ranks / (2.0 * (s.ranks - 1));
     } else {
-      // 2.19-2.27: min(bwIntra, bwInter) (NVLS_TREE: bwInter / 2 beyond two nodes) x 5/6.
-      const double inter = a == kNvlsTree && s.nodes > 2 ? g.bw_inter / 2 : g.bw_inter;
-      bw = std::min(g.bw_intra, inter) * v.nvls_ratio;
+      // 2.19-2.27: min(bwIntra, bwInter) (NVLS_TREE: bwInter / 2 beyond two nodes); 2.27's
+      // all-gather and reduce-scatter min(bwIntra (ppn - 1) / ppn, 0.9 bwInter) (tuning.cc:267-274
+      // @v2.27.7-1). The bus-to-algorithm 5/6 is in the rate here; NVLS all-gather and
+      // reduce-scatter are not converted from 2.23 (tuning.cc:221 @v2.23.4-1), as Ring's are not.
+      if (a == kNvls && ag_rs(op) && v.nvls_bw_model == 2) {
+        bw = std::min(g.bw_intra * (s.ppn - 1) / s.ppn, g.bw_inter * v.nvls_ag_rs_inter_mult);
+      } else {
+        const double inter = a == kNvlsTree && s.nodes > 2 ? g.bw_inter / 2 : g.bw_inter;
+        bw = std::min(g.bw_intra, inter);
+      }
+      if (!ag_rs(op) || v.nvls_ag_rs_bus_to_alg) bw *= v.nvls_ratio;
     }
   }
   double bus = nch * bw;

@@ -380,5 +380,21 @@ TEST(CollectiveTest, TheRingSearchWalksTheReleasesSpeedArray) {
   EXPECT_DOUBLE_EQ(ring("2.19.4").bw_intra, 25.0);
 }
 
+// NCCL's tuner rate of an NVLS all-gather, 8 H100 in one node: the NVLS graph has 8 channels of
+// bwIntra 40, bwInter 60 GB/s (search.cc: 8 x 40 <= 370.8 GB/s of NVLink per GPU; bwInter
+// raised to below twice that). 2.19-2.22: min(40, 60) x 5/6 per channel (tuning.cc:175, 199
+// @v2.19.4-1); 2.23-2.26: not converted, 40 (tuning.cc:221 @v2.23.4-1); 2.27: min(40 x 7/8,
+// 0.9 x 60) = 35 (tuning.cc:267-274 @v2.27.7-1). At 1 GiB the bandwidth term is all but all of
+// the estimate.
+TEST(CollectiveTest, NvlsAllGatherRateFollowsTheRelease) {
+  const auto us = [](const std::string& version) {
+    return tuner_us(model::CollectiveOp::kAllGather,
+                    preset("dgx-h100", {{"collectives", {{"nccl_version", version}}}}), 8, kGiB,
+                    CollectiveAlgorithm::kNvls, model::CollectiveProtocol::kSimple);
+  };
+  EXPECT_NEAR(us("2.22.3") / us("2.26.6"), 40.0 / (40.0 * 5 / 6), 0.005);
+  EXPECT_NEAR(us("2.27.7") / us("2.26.6"), 40.0 / 35.0, 0.005);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
