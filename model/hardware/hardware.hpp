@@ -129,6 +129,9 @@ struct HardwareSpec {
   /// GPUs per host (the unit that fails and writes checkpoints, reliability.node_mtbf_hours);
   /// 0: gpus_per_node (one host per NVLink domain).
   int gpus_per_host = 0;
+  /// The host CPUs' vendor as NCCL's topology reads it (comm->cpuVendor): only AMD changes its
+  /// tuner (the LL caps across nodes and the ring's network overhead); ARM counts as other.
+  enum class CpuVendor { kIntel, kAmd, kArm } cpu_vendor = CpuVendor::kIntel;
   int hosts_per_node() const { return gpus_per_host > 0 ? gpus_per_node / gpus_per_host : 1; }
   LinkSpec intra_node;              ///< per-GPU fabric bandwidth (NVLink via NVSwitch, or PCIe)
   bool intra_node_switched = true;  ///< NVSwitch/PCIe switch (all-to-all) vs point-to-point mesh

@@ -392,6 +392,10 @@ HardwareSpec resolve_hardware(const json& section, const std::string& file,
                        std::to_string(s.gpus_per_host));
     }
   }
+  const std::string vendor = get_or_default<std::string>(hw, "/hardware/cpu_vendor");
+  s.cpu_vendor = vendor == "amd"   ? HardwareSpec::CpuVendor::kAmd
+                 : vendor == "arm" ? HardwareSpec::CpuVendor::kArm
+                                   : HardwareSpec::CpuVendor::kIntel;
   if (!hw.contains("intra_node")) {
     throw InputError(file, pointer + "/intra_node", "a link (preset or keys)", "nothing");
   }

@@ -177,6 +177,10 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
                       "unit of reliability.node_mtbf_hours and of per-node checkpoint bandwidth "
                       "(default: gpus_per_node)",
                       1024));
+  t.push_back(str(h + "/cpu_vendor", "intel", {"intel", "amd", "arm"},
+                  "the host CPUs' vendor, which NCCL's tuner reads across nodes (its cpuVendor: "
+                  "AMD hosts get the AMD row of the LL bandwidth caps and twice the ring's "
+                  "per-step network overhead; tuning.cc getNetOverhead, llMaxBws)"));
   t.push_back(obj(h + "/intra_node", "per-GPU fabric inside a node (NVLink via NVSwitch, PCIe)"));
   add_link_keys(t, h + "/intra_node", false);
   t.push_back(boolean(h + "/intra_node_switched", true,

@@ -115,6 +115,7 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
   s.nodes = bw.nodes;
   s.ppn = static_cast<double>(bw.gpus) / bw.nodes;
   s.nvlink = hw.intra_node.kind != "pcie";
+  s.cpu_vendor = hw.cpu_vendor;
   const int cc10 = static_cast<int>(std::lround(cc * 10));  // NCCL's compCap, e.g. 90
   switch (s.version->ll128_cc_rule) {
     case 0:
@@ -275,7 +276,9 @@ Entry tune(const NcclSystem& s, CollectiveOp op, int a, int p) {
   double bus = nch * bw;
   // tuning.cc:327-337, the per-protocol refinements.
   // The release's refinements (detail/nccl_versions.hpp; 2.30.7: tuning.cc:327-337).
-  const double ll_max = v.ll_max_bw[s.nodes == 1 ? s.arch : 0][i2];
+  // tuning.cc: "LL: for single node, we look at GPU type; for multi-node, we look at CPU type".
+  const bool amd = s.cpu_vendor == model::HardwareSpec::CpuVendor::kAmd;
+  const double ll_max = v.ll_max_bw[s.nodes == 1 ? s.arch : amd ? 1 : 0][i2];
   if (a == kRing && p == kLL) {
     const bool wide = all_reduce(op) || op == CollectiveOp::kReduce || s.nodes > 1;
     bus = std::min(ll_max, bus * (wide ? v.ring_ll_mult : v.ring_ll_mult_other));
@@ -315,9 +318,13 @@ Entry tune(const NcclSystem& s, CollectiveOp op, int a, int p) {
     if (bcast_reduce) {
       lat += v.hw_lat[s.nodes == 1 ? intra_hw : kNet][a][p];  // sameChannels rings
     } else {
+      // tuning.cc getNetOverhead: 1 us on Intel hosts, 2 on AMD, 1 on others (ARM).
+      const double per_vendor = amd ? v.net_overhead_amd_us
+                                : s.cpu_vendor == model::HardwareSpec::CpuVendor::kArm
+                                    ? v.net_overhead_other_us
+                                    : v.net_overhead_intel_us;
       const double overhead =
-          s.nodes > 1 ? v.net_overhead_intel_us * (p == kSimple ? v.net_overhead_simple_mult : 1)
-                      : 0.0;
+          s.nodes > 1 ? per_vendor * (p == kSimple ? v.net_overhead_simple_mult : 1) : 0.0;
       intra_lat = std::max(intra_lat, overhead);
       const int ar_inter = v.ring_inter_steps_2n ? 2 * s.nodes : 2 * (s.nodes - 1);
       const int n_inter = s.nodes == 1 ? 0 : all_reduce(op) ? ar_inter : s.nodes - 1;
@@ -415,6 +422,7 @@ struct SystemKey {
   bool pcie = false, switched = false;
   std::string version;
   double net_latency = 0, net_reported = 0;
+  model::HardwareSpec::CpuVendor cpu_vendor = model::HardwareSpec::CpuVendor::kIntel;
   bool operator==(const SystemKey&) const = default;
 };
 
@@ -445,7 +453,8 @@ CachedSystem& cached_system(const model::CollectiveBandwidths& bw, const model::
                       hw.intra_node_switched,
                       hw.nccl_kernel.nccl_version,
                       hw.inter_node.latency,
-                      hw.inter_node.reported_latency};
+                      hw.inter_node.reported_latency,
+                      hw.cpu_vendor};
   thread_local std::optional<CachedSystem> last;
   if (!last || !(last->key == key)) last.emplace(CachedSystem{key, nccl_system(bw, hw), {}, {}});
   return *last;

@@ -55,6 +55,9 @@ struct NcclSystem {
   /// LL128 enabled for this GPU by the release's compute-capability rule (tuning.cc's switch on
   /// minCompCap: 7.0, 8.0, 9.0 until 2.25; 10.0 and 12.0 too from 2.26; any >= 7.0 from 2.27).
   bool ll128_arch = true;
+  /// The hosts' CPU vendor (HardwareSpec::cpu_vendor): across nodes AMD hosts read the AMD row of
+  /// llMaxBws and getNetOverhead's AMD figure.
+  model::HardwareSpec::CpuVendor cpu_vendor = model::HardwareSpec::CpuVendor::kIntel;
   NcclGraph ring;  ///< also the tree graph's channels (init.cc: tree min=max=ring)
   NcclGraph tree;
   NcclGraph nvls;             ///< channels 0 unless the NVSwitch reduces (Hopper and later)

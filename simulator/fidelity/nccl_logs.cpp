@@ -88,6 +88,10 @@ std::vector<BusbwBand> nccl_log_bands(const std::filesystem::path& dir) {
     const bool threads = text(e, "launch") == "threads";
     section["collectives"]["gpus_per_process"] =
         std::max(1, count(e, "gpus_per_process", threads ? per_node : 1));
+    // The hosts' CPU vendor where the log's system states it (NCCL's tuner reads it across nodes).
+    if (const std::string vendor = text(e, "cpu_vendor"); !vendor.empty()) {
+      section["cpu_vendor"] = vendor;
+    }
     json nic = nic_of(text(e, "fabric"));
     if (nodes > 1 && !nic.is_null()) {
       nic["nics_per_node"] = std::max(1, count(e, "nics_per_node", 8));

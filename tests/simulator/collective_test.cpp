@@ -139,16 +139,17 @@ TEST(CollectiveTest, NvlsAllReduceIsNcclsFormula) {
 // Two DGX A100 nodes, 8 GiB, Ring Simple: each channel crosses one 25 GB/s HDR NIC and the search's
 // inter-node speeds stop at 24 GB/s: 8 channels x 24 = 192 GB/s busBw (row nccl-dgxa100-multinode
 // measures 192), algorithm bandwidth 192 x 16/30 = 102.4. Latency: 8.4 + 28 intra steps x max(3.4,
-// 3 x net overhead 1.0) + 2 x NET Ring Simple 14 = 131.6 us, x 1.4 (tuning.cc:647-650) = 184.24 us.
+// 3 x net overhead 2.0: a DGX A100's hosts are AMD EPYC) + 2 x NET Ring Simple 14 = 204.4 us,
+// x 1.4 (tuning.cc:647-650) = 286.16 us.
 TEST(CollectiveTest, TwoNodeRingUsesEveryNic) {
   const auto c = cost(kAllReduce, preset("dgx-a100"), 16, 8 * kGiB, CollectiveAlgorithm::kRing);
   EXPECT_EQ(c.channels, 16);
   EXPECT_NEAR(tuner_us(kAllReduce, preset("dgx-a100"), 16, 8 * kGiB, CollectiveAlgorithm::kRing),
-              131.6 * 1.4 + 8 * kGiB / (1000.0 * 192.0 * 16 / 30), 1e-6);
+              204.4 * 1.4 + 8 * kGiB / (1000.0 * 192.0 * 16 / 30), 1e-6);
   // The kernel: across nodes each 1 MiB slice's NIC transfer (87 us at 12 GB/s per channel)
   // hides its 7 us sync, and each step's hop (<= 14 us) hides behind the other slice: 8.4 us of
   // base + the bandwidth term alone, busbw 2 x 15/16 x 8 GiB / (8.4 us + 83,886 us) = 191.98 (the
-  // estimate's 184 us of step latencies give 191.58; the row measures 192).
+  // estimate's 286 us of step latencies would give 191.3; the row measures 192).
   EXPECT_NEAR(c.busbw_gbytes_per_s, 191.98, 0.01);
 }
 
@@ -394,6 +395,19 @@ TEST(CollectiveTest, NvlsAllGatherRateFollowsTheRelease) {
   };
   EXPECT_NEAR(us("2.22.3") / us("2.26.6"), 40.0 / (40.0 * 5 / 6), 0.005);
   EXPECT_NEAR(us("2.27.7") / us("2.26.6"), 40.0 / 35.0, 0.005);
+}
+
+// Across nodes NCCL's tuner reads the host CPU (tuning.cc): getNetOverhead is 1 us on Intel
+// and 2 us on AMD hosts, and each intra-node step of an inter-node ring costs at least it. A 2 x 8
+// DGX A100 ring LL all-reduce: 2(16-1) = 30 steps, 2(2-1) = 2 of them across the network; the
+// other 28 cost max(NVLink's ring LL 0.6 us, overhead): 28 x 1 us on Intel, 28 x 2 us on AMD.
+TEST(CollectiveTest, AnAmdHostPaysTwiceTheRingsNetworkOverhead) {
+  const auto us = [](const std::string& vendor) {
+    return tuner_us(kAllReduce, preset("dgx-a100", {{"cpu_vendor", vendor}}), 16, 8,
+                    CollectiveAlgorithm::kRing, model::CollectiveProtocol::kLL);
+  };
+  EXPECT_NEAR(us("amd") - us("intel"), 28.0, 0.01);
+  EXPECT_DOUBLE_EQ(us("arm"), us("intel"));  // "other" CPUs: Intel's figure
 }
 
 }  // namespace
