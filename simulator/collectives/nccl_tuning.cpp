@@ -365,8 +365,9 @@ double algo_time_us(const NcclSystem& s, CollectiveOp op, int a, int p, const En
   if (a == kTree && all_reduce(op) && log_size >= 0 && log_size < 23) {
     bw *= v.tree_correction[p][log_size];
   }
+  // On Blackwell with x86 hosts only (tuning.cc:643-646 @v2.30.7-1: cpuArch == X86).
   if (a == kNvlsTree && all_reduce(op) && log_size >= 0 && log_size < 24 && s.arch >= 3 &&
-      v.nvls_tree_correction_sm100) {
+      v.nvls_tree_correction_sm100 && s.cpu_vendor != model::HardwareSpec::CpuVendor::kArm) {
     bw *= v.tree_correction[p][log_size];
   }
   if (a == kRing && p == kSimple && s.nodes > 1 && all_reduce(op) &&

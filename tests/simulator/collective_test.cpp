@@ -410,5 +410,18 @@ TEST(CollectiveTest, AnAmdHostPaysTwiceTheRingsNetworkOverhead) {
   EXPECT_DOUBLE_EQ(us("arm"), us("intel"));  // "other" CPUs: Intel's figure
 }
 
+// NVLS_TREE's mid-size correction on Blackwell applies with x86 hosts only (tuning.cc:643-646
+// @v2.30.7-1, cpuArch == X86): two GB200 NVL72 racks (Grace, Arm) keep the model's rate at
+// 64 KiB; the same racks declared Intel take treeCorrectionFactor[Simple][log2(64 KiB / 64) = 10]
+// = .6 of it.
+TEST(CollectiveTest, NvlsTreeCorrectionNeedsX86Hosts) {
+  const auto us = [](const std::string& vendor) {
+    return tuner_us(kAllReduce, preset("gb200-nvl72", {{"cpu_vendor", vendor}}), 144, 65536,
+                    CollectiveAlgorithm::kNvls, model::CollectiveProtocol::kSimple);
+  };
+  ASSERT_GT(us("arm"), 0);
+  EXPECT_GT(us("intel"), us("arm"));
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
