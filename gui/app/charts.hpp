@@ -50,7 +50,7 @@ void clearChart(QChart* chart);
 /// The values of every drawn series at the data point nearest to `gpus` on the GPU axis (issue
 /// 19 item 8: hover), one line each: "64 GPUs" then "step time: 812.4 ms", ...; "" when no
 /// series has points. For the memory chart `gpus` is the bar index (0, 1, ...). `at`, when
-/// given, receives the x of the data point described (the crosshair's place).
+/// given, receives the x of the data point described (the crosshair's place). In chart_hover.cpp.
 QString hoverText(const QChart* chart, double gpus, double* at = nullptr);
 
 }  // namespace ddpsim::gui

@@ -1,9 +1,9 @@
 // scenario_panel.hpp: the form that edits a ScenarioDocument (built and bound in
-// scenario_panel.cpp; document to fields and back in scenario_panel_sync.cpp). Every field is
-// bound to one JSON pointer; editing a field writes that value into the document (which
-// revalidates), and a validation problem is shown at the field whose pointer is the longest
-// prefix of the error's pointer (red frame, the validator's one-line message as tooltip) and
-// under the form.
+// scenario_panel.cpp, its plan and failures groups in scenario_panel_plan.cpp; document to fields
+// and back in scenario_panel_sync.cpp). Every field is bound to one JSON pointer; editing a
+// field writes that value into the document (which revalidates), and a validation problem is
+// shown at the field whose pointer is the longest prefix of the error's pointer (red frame, the
+// validator's one-line message as tooltip) and under the form.
 //
 //   ScenarioPanel panel(&document);
 //   panel.field("/training/per_gpu_batch");   // the QSpinBox bound to that key
