@@ -1,5 +1,6 @@
 // window_fixture.hpp: what the window tests share (window_test.cpp: the scenario editor;
-// window_charts_test.cpp: what the window draws): a fresh MainWindow per test, opened on an
+// window_form_test.cpp: the form as a buyer uses it; window_charts_test.cpp: what the window
+// draws; window_buyer_test.cpp: the buyer's review): a fresh MainWindow per test, opened on an
 // example and settled, and the chart helpers.
 #pragma once
 
