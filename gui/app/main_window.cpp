@@ -420,10 +420,9 @@ void MainWindow::applyResult(const SweepResultPtr& result) {
   m_timeline->setTimeline(result->timeline);
   m_timeline->setStale(false);
   m_table.setResult(result);
+  // ETTR without a reliability section, steps and tokens to target without a training target.
   for (int c = 0; c < m_table.columnCount(); ++c)
-    m_tableView->setColumnHidden(
-        c, m_table.headerData(c, Qt::Horizontal).toString() == QLatin1String("ETTR") &&
-               !m_table.hasColumnValues(c));
+    m_tableView->setColumnHidden(c, m_table.isOptionalColumn(c) && !m_table.hasColumnValues(c));
   m_recommend->setPlan(result->plan);
   m_recommend->setStale(false);
   m_tableBanner->setStale(false);

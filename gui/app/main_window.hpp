@@ -61,6 +61,8 @@ class MainWindow : public QMainWindow {
   TimelineView* timelineView() const { return m_timeline; }
   QWidget* viewFor(ChartKind kind) const;
   ResultsTableModel* tableModel() { return &m_table; }
+  /// The Table tab's view of tableModel() (it hides the optional columns without values).
+  QTableView* tableView() const { return m_tableView; }
   QTableWidget* compareTable() const { return m_compare; }
   /// The Compare tab's systems to tick, its button and the table of each system's best option.
   SystemsPicker* systemsPicker() const { return m_systemsPicker; }

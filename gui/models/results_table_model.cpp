@@ -1,6 +1,8 @@
 #include "gui/models/results_table_model.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "gui/models/number_format.hpp"
 #include "gui/models/series.hpp"
@@ -25,6 +27,8 @@ enum class Field {
   kWeak,
   kStrong,
   kMemory,
+  kStepsToTarget,
+  kTokensToTarget,
   kTimeToTrain,
   kCost,
   kEttr,
@@ -55,12 +59,20 @@ constexpr Column kColumns[] = {
     {Field::kWeak, "weak eff. (%)", "weak_scaling_efficiency"},
     {Field::kStrong, "strong eff. (%)", "strong_scaling_efficiency"},
     {Field::kMemory, "memory/GPU (GiB)", "memory_per_gpu_bytes"},
+    {Field::kStepsToTarget, "steps to target", "steps_to_target"},
+    // "samples to target" / samples_to_target for a model without a sequence (header()).
+    {Field::kTokensToTarget, "tokens to target", "tokens_to_target"},
     {Field::kTimeToTrain, "time to train (h)", "time_to_train_s"},
     {Field::kCost, "cost", "cost_usd"},
     {Field::kEttr, "ETTR", "ettr"},
     {Field::kError, "error", "error"},
 };
 constexpr int kColumnCount = static_cast<int>(std::size(kColumns));
+
+// Shown only when some row has a value (ResultsTableModel::isOptionalColumn).
+bool optional(Field f) {
+  return f == Field::kStepsToTarget || f == Field::kTokensToTarget || f == Field::kEttr;
+}
 
 QString csvQuote(const QString& s) {
   if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) &&
@@ -133,6 +145,18 @@ QString ResultsTableModel::cell(int row, int column, bool forCsv) const {
       return ok ? num(p.strongEfficiency, 100, 1) : QString();
     case Field::kMemory:
       return ok ? num(p.memoryBytes, 1.0 / (1024.0 * 1024 * 1024), 2) : QString();
+    case Field::kStepsToTarget:
+      // As the Recommendation writes them ("508,281", "2.08 B"); the CSV keeps the number.
+      if (!ok || !p.stepsToTarget) return {};
+      return forCsv ? num(*p.stepsToTarget, 1, 0) : formatCount(*p.stepsToTarget);
+    case Field::kTokensToTarget: {
+      // Steps x global batch x tokens per sample (samples for a model without a sequence), as
+      // PlanPointView::tokensToTarget.
+      if (!ok || !p.stepsToTarget) return {};
+      const double tokens = *p.stepsToTarget * static_cast<double>(p.globalBatch) *
+                            static_cast<double>(std::max<std::int64_t>(1, m_result->seqLen));
+      return forCsv ? num(tokens, 1, 0) : formatCount(tokens);
+    }
     case Field::kTimeToTrain:
       if (!ok || !p.timeToTrainS) return {};
       return forCsv ? num(*p.timeToTrainS, 1, 0) : formatNumber(*p.timeToTrainS / 3600, 3);
@@ -148,6 +172,18 @@ QString ResultsTableModel::cell(int row, int column, bool forCsv) const {
       return QString::fromStdString(p.error);
   }
   return {};
+}
+
+bool ResultsTableModel::isOptionalColumn(int column) const {
+  return column >= 0 && column < kColumnCount && optional(kColumns[column].field);
+}
+
+QString ResultsTableModel::header(int column, bool forCsv) const {
+  const Column& c = kColumns[column];
+  // Tokens only for a model with a sequence (the Recommendation's header too).
+  if (c.field == Field::kTokensToTarget && m_result && m_result->seqLen <= 1)
+    return forCsv ? QStringLiteral("samples_to_target") : tr("samples to target");
+  return QString::fromLatin1(forCsv ? c.csv : c.header);
 }
 
 bool ResultsTableModel::hasColumnValues(int column) const {
@@ -184,6 +220,14 @@ QVariant ResultsTableModel::headerData(int section, Qt::Orientation orientation,
         return tr(
             "Strong scaling: one GPU's time for the same global batch over N times the "
             "step time here.");
+      case Field::kStepsToTarget:
+        return tr(
+            "Optimizer steps to reach the training target (training.target): with a critical "
+            "batch S_min x (1 + B_noise / global batch).");
+      case Field::kTokensToTarget:
+        return tr(
+            "The work to reach the training target: steps to target x global batch x tokens per "
+            "sample (samples for a model without a sequence).");
       case Field::kEttr:
         return tr(
             "Effective training time ratio: the share of the wall-clock time that trains, "
@@ -194,14 +238,14 @@ QVariant ResultsTableModel::headerData(int section, Qt::Orientation orientation,
     }
   }
   if (role != Qt::DisplayRole) return {};
-  return QString::fromLatin1(kColumns[section].header);
+  return header(section, false);
 }
 
 QString ResultsTableModel::toCsv() const {
   QStringList lines;
-  QStringList header;
-  for (const Column& c : kColumns) header << QString::fromLatin1(c.csv);
-  lines << header.join(QLatin1Char(','));
+  QStringList names;
+  for (int c = 0; c < kColumnCount; ++c) names << header(c, true);
+  lines << names.join(QLatin1Char(','));
   for (int r = 0; r < rowCount(); ++r) {
     QStringList row;
     for (int c = 0; c < kColumnCount; ++c) row << csvQuote(cell(r, c, true));

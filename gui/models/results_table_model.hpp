@@ -31,12 +31,16 @@ class ResultsTableModel : public QAbstractTableModel {
   /// Some row has a value in `column` (the window hides a column without any: ETTR without a
   /// reliability section).
   bool hasColumnValues(int column) const;
+  /// `column` is shown only when it has values (hasColumnValues): ETTR (a reliability section),
+  /// steps and tokens to target (a training target).
+  bool isOptionalColumn(int column) const;
 
   /// Header and rows as CSV (unit-suffixed column names, full-precision numbers).
   QString toCsv() const;
 
  private:
   QString cell(int row, int column, bool forCsv) const;
+  QString header(int column, bool forCsv) const;
 
   std::shared_ptr<const SweepResult> m_result;
 };

@@ -42,6 +42,7 @@ StepPoint toStepPoint(const sim::Prediction& p) {
   s.strongEfficiency = p.strong_scaling_efficiency;
   s.memoryBytes = p.memory.total();
   s.fitsInMemory = p.fits_in_memory;
+  s.stepsToTarget = p.steps_to_target;
   s.timeToTrainS = p.time_to_train_s;
   s.gpuHours = p.gpu_hours;
   s.costUsd = p.cost_usd;

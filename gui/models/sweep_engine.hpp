@@ -50,6 +50,9 @@ struct StepPoint {
   double strongEfficiency = 0;
   double memoryBytes = 0;
   bool fitsInMemory = true;
+  /// With a target (training.target): the optimizer steps to reach it (the work is then steps x
+  /// global batch samples, x SweepResult::seqLen tokens), as sim::Prediction::steps_to_target.
+  std::optional<double> stepsToTarget;
   std::optional<double> timeToTrainS;
   std::optional<double> gpuHours;
   std::optional<double> costUsd;

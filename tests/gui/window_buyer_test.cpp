@@ -1,7 +1,8 @@
 // QTest of the buyer's review defects 12-16 (/work/shared/reference/gui-buyer-review.md, issue 41
 // item 3) under the offscreen platform: nothing truncated at 1280x800 (legends, the
 // Recommendation's "vs chosen" column, the status bar), the buyer's metrics (steps and tokens to
-// the target, ETTR, weak scaling above 100% explained), plain words for jargon and presets, and
+// the target in the Recommendation and the Table, ETTR, weak scaling above 100% explained), plain
+// words for jargon and presets, and
 // the small ones: a click on the chosen square, Ctrl+Z in a focused field, the Open dialog's
 // folder, recent files, Help > About and the redraw time of a pin.
 #include <QAction>
@@ -18,6 +19,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -31,6 +33,7 @@
 #include "gui/app/systems_picker.hpp"
 #include "gui/models/number_format.hpp"
 #include "gui/models/preset_catalog.hpp"
+#include "gui/models/results_table_model.hpp"
 #include "window_fixture.hpp"
 
 using namespace ddpsim::gui;
@@ -207,6 +210,56 @@ class WindowBuyerTest : public WindowFixture {
       if (table->headerData(col, Qt::Horizontal).toString().startsWith("weak")) weak = col;
     QVERIFY(table->data(table->index(above, weak), Qt::ToolTipRole).toString().contains("shorter"));
     QVERIFY(!table->headerData(weak, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
+  }
+
+  // The Table tab had no steps or tokens to the target, which the Recommendation shows (defect
+  // 14): both columns are there, hidden without a training target as ETTR is without failures.
+  // plan-gpt2-xl.json: a critical batch of B_noise 97.65625 and S_min 20,000, GPT-2 XL's 1,024
+  // tokens per sample; at 1 GPU and global batch 4 that is 20,000 x (1 + 97.65625 / 4) =
+  // 508,281.25 steps and x 4 x 1,024 = 2,081,920,000 tokens. Without the columns the first
+  // QVERIFY fails.
+  void tableShowsStepsAndTokensToTarget() {
+    ResultsTableModel* table = m_w->tableModel();
+    QTableView* view = m_w->tableView();
+    QVERIFY(view && view->model() == table);
+    const auto columnOf = [table](const QString& header) {
+      for (int c = 0; c < table->columnCount(); ++c)
+        if (table->headerData(c, Qt::Horizontal).toString() == header) return c;
+      return -1;
+    };
+    // mlp-fp16-hook.json (the fixture's): no target, and no sequence (samples, not tokens).
+    int steps = columnOf("steps to target"), work = columnOf("samples to target");
+    QVERIFY(steps >= 0 && work >= 0);
+    QVERIFY(!table->hasColumnValues(steps) && !table->hasColumnValues(work));
+    QVERIFY(view->isColumnHidden(steps) && view->isColumnHidden(work));
+    QVERIFY(!view->isColumnHidden(columnOf("step (ms)")));
+
+    QVERIFY(openAndSettle(kScenarios + "/examples/plan-gpt2-xl.json"));
+    steps = columnOf("steps to target");
+    work = columnOf("tokens to target");
+    QVERIFY(steps >= 0 && work >= 0);
+    QVERIFY(!view->isColumnHidden(steps) && !view->isColumnHidden(work));
+    QCOMPARE(table->data(table->index(0, columnOf("GPUs"))).toString(), QStringLiteral("1"));
+    QCOMPARE(table->data(table->index(0, columnOf("global batch"))).toString(),
+             QStringLiteral("4"));
+    QCOMPARE(table->data(table->index(0, steps)).toString(), QStringLiteral("508,281"));
+    QCOMPARE(table->data(table->index(0, work)).toString(), QStringLiteral("2.08 B"));
+    QVERIFY(!table->headerData(work, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
+    // Every row as the Recommendation writes its options (formatCount); the CSV at full precision.
+    const SweepResultPtr res = m_w->lastResult();
+    for (int row = 0; row < table->rowCount(); ++row) {
+      const StepPoint& p = res->points[static_cast<std::size_t>(row)];
+      if (!p.ok()) continue;
+      QVERIFY(p.stepsToTarget.has_value());
+      QCOMPARE(table->data(table->index(row, steps)).toString(), formatCount(*p.stepsToTarget));
+      QCOMPARE(table->data(table->index(row, work)).toString(),
+               formatCount(*p.stepsToTarget * static_cast<double>(p.globalBatch) * 1024));
+    }
+    const QStringList csv = table->toCsv().split(QLatin1Char('\n'));
+    const QStringList names = csv[0].split(QLatin1Char(','));
+    const QStringList first = csv[1].split(QLatin1Char(','));
+    QCOMPARE(first[names.indexOf("steps_to_target")].toDouble(), 508281.25);
+    QCOMPARE(first[names.indexOf("tokens_to_target")].toDouble(), 2081920000.0);
   }
 
   // Defect 15: "B_noise (samples)", "S_min (steps)", "GPUs (memory, timeline)", the model row as
