@@ -346,9 +346,9 @@ TEST(Presets, SystemFilesHaveTheirKeys) {
     names.insert(f.stem().string());
     const json j = read_json(f);
     std::set<std::string> keys = {
-        "name",       "description",         "source", "gpu",        "gpus_per_node",
-        "intra_node", "intra_node_switched", "pcie",   "inter_node", "network",
-        "collectives"};
+        "name",        "description",         "source", "gpu",        "gpus_per_node",
+        "intra_node",  "intra_node_switched", "pcie",   "inter_node", "network",
+        "collectives", "cpu_vendor"};
     if (j.contains("gpus_per_host")) keys.insert("gpus_per_host");  // an NVLink domain of hosts
     expect_keys(j, keys, f);
     EXPECT_EQ(j.at("name"), f.stem().string());

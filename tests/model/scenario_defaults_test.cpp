@@ -141,6 +141,13 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
         same, &mlp}},
       {"/hardware/intra_node_switched",
        {[](const Scenario& s) { return json(s.hardware.intra_node_switched); }, same, &mlp}},
+      {"/hardware/cpu_vendor",
+       {[](const Scenario& s) {
+          using V = model::HardwareSpec::CpuVendor;
+          const V v = s.hardware.cpu_vendor;
+          return json(v == V::kAmd ? "amd" : v == V::kArm ? "arm" : "intel");
+        },
+        same, &mlp}},
       {"/hardware/network/oversubscription",
        {[](const Scenario& s) { return json(s.hardware.oversubscription); }, same, &mlp}},
       {"/hardware/network/nodes_per_leaf",
