@@ -314,7 +314,7 @@ const MemoryEstimate& Predictor::memory_estimate(double hook_memory_bytes,
     memory_cache_.erase(mkey);
   }
   if (mit == memory_cache_.end()) {
-    if (memory_cache_.size() >= 4096) memory_cache_.clear();
+    if (memory_cache_.size() >= 32768) memory_cache_.clear();  // a 1M-candidate plan has ~10k keys
     mit = memory_cache_.emplace(mkey, estimate_memory(mi)).first;
   }
   return mit->second;
