@@ -203,9 +203,14 @@ NcclSystem nccl_system(const model::CollectiveBandwidths& bw, const model::Hardw
                                      : s.version->nvls_channels_sm100_1node;
   }
   // connect.cc:460 doubles the search's channels at run time; connect.cc:480-482 doubles them
-  // again across Hopper nodes with fast channels and fewer than 16.
+  // again across nodes with fast channels and few of them: the release's rule (compute
+  // capability exactly 9.0 until 2.25, 9.0 or more from 2.26; at most 16 channels in 2.18-2.19,
+  // fewer than 16 after; connect.cc:405 @v2.18.5-1, :466 @v2.26.6-1, :481 @v2.30.7-1).
   s.comm_channels = std::min(s.version->max_channels, 2 * s.ring.channels);
-  if (s.arch >= 2 && multi && s.ring.bw_intra > 45.0 && s.comm_channels < 16) {
+  const bool doubling_cc =
+      s.version->hopper_double_cc_ge90 ? cc >= 9.0 : std::lround(cc * 10) == 90;
+  if (doubling_cc && multi && s.ring.bw_intra > 45.0 &&
+      s.comm_channels < s.version->hopper_double_below) {
     s.comm_channels = std::min(s.version->max_channels, 2 * s.comm_channels);
   }
   return s;

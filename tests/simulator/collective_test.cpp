@@ -423,5 +423,20 @@ TEST(CollectiveTest, NvlsTreeCorrectionNeedsX86Hosts) {
   EXPECT_GT(us("intel"), us("arm"));
 }
 
+// Across nodes NCCL doubles few fast ring channels again (connect.cc): on Hopper in every release,
+// on Blackwell from 2.26 (minCompCap >= 90; before, == 90). Two B200 nodes with 6 NICs: the ring
+// search finds 6 channels of 48 GB/s (one per NIC; more than 4 under 50 GB/s are not split),
+// doubled at run time to 12, and to 24 by 2.26's rule only (12 < 16, 48 > 45).
+TEST(CollectiveTest, FewFastChannelsAcrossNodesDoubleByTheReleasesRule) {
+  const auto channels = [](const std::string& version) {
+    const auto hw =
+        preset("dgx-b200", {{"collectives", {{"nccl_version", version}}},
+                            {"inter_node", {{"preset", "ib-ndr-400"}, {"nics_per_node", 6}}}});
+    return nccl_system(model::Topology(hw, 16).bandwidths(), hw).comm_channels;
+  };
+  EXPECT_EQ(channels("2.25.1"), 12);
+  EXPECT_EQ(channels("2.26.6"), 24);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
