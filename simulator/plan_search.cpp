@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <iterator>
 #include <limits>
 #include <string_view>
@@ -15,6 +14,7 @@
 #include "simulator/analytic/sharded_layout.hpp"
 #include "simulator/prediction/fsdp2.hpp"
 #include "simulator/prediction/goodput.hpp"
+#include "simulator/prediction/lr_schedule.hpp"
 #include "simulator/prediction/memory.hpp"
 #include "simulator/report.hpp"
 
@@ -228,6 +228,8 @@ class SystemSearcher {
                 : pc_.activation_checkpointing) {}
 
   void run();
+  /// Adds the rejections counted by reason index (kPlanReasons) to the result's maps.
+  void flush_counts();
 
  private:
   std::size_t slot(std::size_t hook, std::size_t strategy, std::size_t ac) const {
@@ -239,16 +241,13 @@ class SystemSearcher {
   Verdict predict_in_full(const model::ClusterConfig& cluster,
                           const model::TrainingConfig& training,
                           const model::ParallelismConfig& par, std::size_t hook);
+  void validate_classes(const model::ClusterConfig& cluster, model::TrainingConfig training,
+                        const model::ParallelismConfig& par, int k_max);
   void validate_class(const model::ClusterConfig& cluster, const model::TrainingConfig& training,
                       const model::ParallelismConfig& par);
   void file(const Verdict& v, std::size_t index, double bucket_cap_mb);
 
- public:
-  /// Adds the rejections counted by reason index (kPlanReasons) to the result's maps.
-  void flush_counts();
-
- private:
-  std::size_t rejected_[std::size(kPlanReasons)] = {};
+  std::size_t rejected_[std::size(kPlanReasons)] = {};  ///< by kPlanReasons index
 
   const SystemSearch& sys_;
   const model::Scenario& s_;
@@ -265,10 +264,9 @@ class SystemSearcher {
   Staircase front_;
   // Per (GPU count, batch, accumulation): the floor and memory per (strategy, checkpointing)
   // (neither reads the cap or a plain hook), and the verdicts at the first cap.
-  std::vector<std::optional<double>> floor_;
-  std::vector<const MemoryEstimate*> memory_;
-  std::vector<double> memory_total_;
-  std::vector<bool> memory_known_, floor_known_;
+  // nullopt where the Predictor has no floor or no plan-free memory (predicted in full then).
+  std::vector<std::optional<double>> floor_, memory_total_;
+  std::vector<bool> floor_known_, memory_known_;
   std::vector<Verdict> first_cap_;
 };
 
@@ -287,8 +285,7 @@ void SystemSearcher::run() {
         training.grad_accumulation = k;
         floor_.assign(n_s * n_ac, std::nullopt);
         floor_known_.assign(n_s * n_ac, false);
-        memory_.assign(n_s * n_ac, nullptr);
-        memory_total_.assign(n_s * n_ac, 0.0);
+        memory_total_.assign(n_s * n_ac, std::nullopt);
         memory_known_.assign(n_s * n_ac, false);
         first_cap_.assign(hooks * n_s * n_ac, Verdict{});
         for (std::size_t ci = 0; ci < pc_.bucket_cap_mb.size(); ++ci) {
@@ -309,22 +306,8 @@ void SystemSearcher::run() {
                 continue;
               }
               if (pruned_ && !validated) {
-                // Every class of this GPU count, once, at its largest accumulation.
                 validated = true;
-                model::TrainingConfig largest = training;
-                largest.grad_accumulation = k_max;
-                for (std::size_t h2 = 0; h2 < hooks; ++h2) {
-                  for (const model::Strategy s2 : strategies_) {
-                    model::ParallelismConfig p2 = par;
-                    p2.comm_hook = pc_.comm_hook[h2];
-                    p2.strategy = s2;
-                    if (!not_a_candidate(s2, gpus, cluster, p2).empty()) continue;
-                    for (const auto& ac : checkpointing_) {
-                      largest.activation_checkpointing = ac;
-                      validate_class(cluster, largest, p2);
-                    }
-                  }
-                }
+                validate_classes(cluster, training, par, k_max);
               }
               for (std::size_t ai = 0; ai < n_ac; ++ai) {
                 training.activation_checkpointing = checkpointing_[ai];
@@ -347,6 +330,26 @@ void SystemSearcher::run() {
             }
           }
         }
+      }
+    }
+  }
+}
+
+void SystemSearcher::validate_classes(const model::ClusterConfig& cluster,
+                                      model::TrainingConfig training,
+                                      const model::ParallelismConfig& par, int k_max) {
+  // Every class of this GPU count (hook x strategy x checkpointing), once, at its largest
+  // accumulation.
+  training.grad_accumulation = k_max;
+  for (const model::CommHook& hook : pc_.comm_hook) {
+    for (const model::Strategy strategy : strategies_) {
+      model::ParallelismConfig p = par;
+      p.comm_hook = hook;
+      p.strategy = strategy;
+      if (!not_a_candidate(strategy, cluster.gpus, cluster, p).empty()) continue;
+      for (const model::ActivationCheckpointing& ac : checkpointing_) {
+        training.activation_checkpointing = ac;
+        validate_class(cluster, training, p);
       }
     }
   }
@@ -401,15 +404,16 @@ Verdict SystemSearcher::judge(const model::ClusterConfig& cluster,
   const std::size_t i = strategy * checkpointing_.size() + ac;
   if (!memory_known_[i]) {
     memory_known_[i] = true;
-    memory_[i] = predictor_.unplanned_memory(cluster, training, par);
-    if (memory_[i]) memory_total_[i] = memory_[i]->total();
+    if (const MemoryEstimate* m = predictor_.unplanned_memory(cluster, training, par)) {
+      memory_total_[i] = m->total();
+    }
   }
   if (!floor_known_[i]) {
     floor_known_[i] = true;
     floor_[i] = predictor_.step_time_floor_s(training, par);
   }
-  if (!memory_[i] || !floor_[i]) return predict_in_full(cluster, training, par, hook);
-  if (memory_total_[i] > capacity_ * (1.0 - pc_.memory_margin)) {  // as fits()
+  if (!memory_total_[i] || !floor_[i]) return predict_in_full(cluster, training, par, hook);
+  if (*memory_total_[i] > capacity_ * (1.0 - pc_.memory_margin)) {  // as fits()
     v.kind = Verdict::Kind::kRejected;
     v.reason = "memory";
     return v;
@@ -417,13 +421,7 @@ Verdict SystemSearcher::judge(const model::ClusterConfig& cluster,
   // The candidate's metrics at its floor (a hair below it: the floor and the layout add the same
   // times in other orders), as plan_point and add_training_target compute them.
   const double floor = *floor_[i] * (1.0 - 1e-9);
-  const model::TrainingConfig& t = s_.training;
-  std::optional<double> steps;
-  if (t.critical_batch) {
-    steps = t.critical_batch->s_min * (1.0 + t.critical_batch->b_noise / global_batch);
-  } else if (t.target_samples) {
-    steps = std::ceil(*t.target_samples / global_batch);
-  }
+  const std::optional<double> steps = steps_to_target(s_.training, global_batch);
   const double time = steps ? *steps * floor : floor * 1e6 / global_batch;
   const double gpu_hours = time * cluster.gpus / 3600.0;
   const double price = s_.gpu_hour_usd.value_or(0.0);

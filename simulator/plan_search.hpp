@@ -63,8 +63,8 @@ std::tuple<double, double, int, std::int64_t, std::size_t> choice_key(const mode
 /// What the search of every system adds to the result: the front and each system's best, kept
 /// as feasible points arrive (no list of every feasible point), and the nearest rejected one.
 struct SearchTally {
-  SearchTally(const model::PlanConfig& plan, bool by_cost, std::size_t systems)
-      : pc(&plan), by_cost(by_cost), best(systems) {}
+  SearchTally(const model::PlanConfig& plan, bool by_cost_metric, std::size_t systems)
+      : pc(&plan), by_cost(by_cost_metric), best(systems) {}
   /// Files a feasible point predicted in full: onto the front unless a point before it in front
   /// order needs no more spend (then it is on no front: the relation is transitive), removing
   /// those it beats; and its system's best when its choice key is lower.

@@ -2,13 +2,9 @@
 
 #include <QHeaderView>
 #include <algorithm>
-#include <cmath>
-#include <filesystem>
 
 #include "gui/models/number_format.hpp"
 #include "gui/models/preset_catalog.hpp"
-#include "model/json_file.hpp"
-#include "model/paths.hpp"
 
 namespace ddpsim::gui {
 
@@ -17,32 +13,10 @@ constexpr int kSystem = 0, kGpu = 1, kPrice = 2, kMemory = 3, kNetwork = 4;
 }  // namespace
 
 std::vector<HardwarePreset> hardwarePresets() {
+  // The catalog already resolved every preset (sorted; an unreadable one keeps its name and no
+  // GPU, and choosing it shows its error in the status bar).
   std::vector<HardwarePreset> out;
-  try {
-    for (const auto& e : std::filesystem::directory_iterator(model::data_dir() / "hardware")) {
-      if (!e.is_regular_file() || e.path().extension() != ".json") continue;
-      HardwarePreset p{e.path().stem().string(), {}};
-      try {
-        const nlohmann::json doc = model::read_json_file(e.path().string());
-        const auto gpu = doc.find("gpu");
-        if (gpu != doc.end() && gpu->is_object()) {
-          for (const char* k : {"preset", "name"}) {
-            if (gpu->contains(k) && gpu->at(k).is_string()) {
-              p.gpu = gpu->at(k).get<std::string>();
-              break;
-            }
-          }
-        }
-      } catch (const std::exception&) {
-        // An unreadable preset is still listed; choosing it shows its error in the status bar.
-      }
-      out.push_back(std::move(p));
-    }
-  } catch (const std::exception&) {
-    // No data folder: nothing to list.
-  }
-  std::sort(out.begin(), out.end(),
-            [](const HardwarePreset& a, const HardwarePreset& b) { return a.name < b.name; });
+  for (const SystemFacts& s : systemCatalog()) out.push_back({s.name, s.gpu});
   return out;
 }
 

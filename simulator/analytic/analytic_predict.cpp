@@ -134,15 +134,7 @@ void add_training_target(const model::TrainingConfig& training, const model::Clu
       r.warnings.push_back(std::move(w));
     }
   }
-  if (training.critical_batch) {
-    // McCandlish et al. 2018: S = S_min (1 + B_noise / B), B the global batch in samples.
-    const double b = static_cast<double>(r.global_batch);
-    r.steps_to_target =
-        training.critical_batch->s_min * (1.0 + training.critical_batch->b_noise / b);
-  } else if (training.target_samples) {
-    // A fixed amount of work: whole optimizer steps of B samples until it is done.
-    r.steps_to_target = std::ceil(*training.target_samples / static_cast<double>(r.global_batch));
-  }
+  r.steps_to_target = steps_to_target(training, static_cast<double>(r.global_batch));
   if (r.steps_to_target) {
     r.time_to_train_s = *r.steps_to_target * r.step_time_s;
     r.gpu_hours = *r.time_to_train_s * cluster.gpus / 3600.0;

@@ -118,6 +118,14 @@ std::string fmt(const char* f, double v) {
 }
 }  // namespace
 
+std::optional<double> steps_to_target(const model::TrainingConfig& training, double global_batch) {
+  if (training.critical_batch) {
+    return training.critical_batch->s_min * (1.0 + training.critical_batch->b_noise / global_batch);
+  }
+  if (training.target_samples) return std::ceil(*training.target_samples / global_batch);
+  return std::nullopt;
+}
+
 std::vector<std::string> batch_size_warnings(std::int64_t global_batch,
                                              const model::TrainingConfig& training,
                                              const GoyalBreakPoint& goyal) {

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,12 @@ const GoyalBreakPoint& default_goyal_break_point();
 std::vector<std::string> batch_size_warnings(
     std::int64_t global_batch, const model::TrainingConfig& training,
     const GoyalBreakPoint& goyal = default_goyal_break_point());
+
+/// Optimizer steps to training's target at `global_batch` samples per step: with a
+/// critical-batch model S_min (1 + B_noise / B) (McCandlish et al. 2018), with a sample target
+/// whole steps ceil(samples / B); nullopt without a target. What predictions and the planner's
+/// bounds both use.
+std::optional<double> steps_to_target(const model::TrainingConfig& training, double global_batch);
 
 /// Above this multiple of B_noise a warning is given (see the file comment).
 inline constexpr double kFarPastNoiseScale = 10.0;

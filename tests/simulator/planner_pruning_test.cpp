@@ -228,7 +228,9 @@ TEST(PlanPruning, ShardedPredictionsDoNotReadTheBucketCap) {
     const Prediction pa = p.predict(c, s.training, a), pb = p.predict(c, s.training, b);
     EXPECT_EQ(Predictor::reads_bucket_cap(st), pa.step_time_s != pb.step_time_s)
         << model::strategy_name(st);
-    if (!Predictor::reads_bucket_cap(st)) EXPECT_EQ(pa.memory.total(), pb.memory.total());
+    if (!Predictor::reads_bucket_cap(st)) {
+      EXPECT_EQ(pa.memory.total(), pb.memory.total());
+    }
   }
 }
 
