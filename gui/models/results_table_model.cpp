@@ -150,11 +150,9 @@ QString ResultsTableModel::cell(int row, int column, bool forCsv) const {
       if (!ok || !p.stepsToTarget) return {};
       return forCsv ? num(*p.stepsToTarget, 1, 0) : formatCount(*p.stepsToTarget);
     case Field::kTokensToTarget: {
-      // Steps x global batch x tokens per sample (samples for a model without a sequence), as
-      // PlanPointView::tokensToTarget.
       if (!ok || !p.stepsToTarget) return {};
-      const double tokens = *p.stepsToTarget * static_cast<double>(p.globalBatch) *
-                            static_cast<double>(std::max<std::int64_t>(1, m_result->seqLen));
+      const double tokens = *workToTarget(p.stepsToTarget, p.globalBatch,
+                                          std::max<std::int64_t>(1, m_result->seqLen));
       return forCsv ? num(tokens, 1, 0) : formatCount(tokens);
     }
     case Field::kTimeToTrain:

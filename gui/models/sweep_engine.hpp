@@ -32,6 +32,14 @@
 namespace ddpsim::gui {
 
 /// One GPU count of the sweep. Times in seconds, memory in bytes.
+/// The work to a training target: steps x global batch x tokens per sample (samples for a model
+/// without a sequence, tokensPerSample 1); nullopt without a target.
+inline std::optional<double> workToTarget(std::optional<double> steps, std::int64_t globalBatch,
+                                          std::int64_t tokensPerSample) {
+  if (!steps) return std::nullopt;
+  return *steps * static_cast<double>(globalBatch) * static_cast<double>(tokensPerSample);
+}
+
 struct StepPoint {
   int gpus = 1;
   int nodes = 1;
@@ -121,8 +129,7 @@ struct PlanPointView {
   std::optional<double> ettr;
   /// steps x global batch x tokensPerSample, when there is a target.
   std::optional<double> tokensToTarget() const {
-    if (!stepsToTarget) return std::nullopt;
-    return *stepsToTarget * static_cast<double>(globalBatch) * static_cast<double>(tokensPerSample);
+    return workToTarget(stepsToTarget, globalBatch, tokensPerSample);
   }
 };
 
