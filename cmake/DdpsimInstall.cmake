@@ -49,6 +49,7 @@ set(DDPSIM_PUBLIC_HEADERS
   model/scenario/reliability.hpp
   model/scenario/scenario.hpp
   simulator/collectives/collective.hpp
+  simulator/collectives/fabric_fit.hpp
   simulator/prediction/goodput.hpp
   simulator/prediction/memory.hpp
   simulator/prediction/prediction.hpp

@@ -110,6 +110,7 @@ Prediction predict_with(const model::Scenario& p, const RunOptions& o, Predictor
   Prediction pred = predictor.predict(p.cluster, p.training, p.parallelism, p.gpu_hour_usd, 0.0);
   const StepPlan plan = predictor.plan(p.cluster, p.training, p.parallelism);
   EventOptions eo = event_options(p, o);
+  eo.hardware = &predictor.hardware();  // the network flows run on the NIC the plan used
   eo.record_timeline = timeline != nullptr;
   check_event_point(p, o, pred, plan, sweep_work);
   EventResult r = simulate_event(plan, eo);

@@ -307,5 +307,7 @@ class CollectiveTable(_Document):
     cuda_graphs: bool = _typed()
     algorithm: str = _typed()   # as requested ("auto": NCCL's choice, per row)
     protocol: str = _typed()
+    # what reading the hardware noticed: the NIC fitted to a multi-node collectives profile
+    notes: Tuple[str, ...] = _typed(tuple)
     rows: Tuple[CollectiveRow, ...] = _typed(_tuple_of(CollectiveRow.from_dict))
     raw: Dict[str, Any] = _raw()

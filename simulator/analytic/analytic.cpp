@@ -113,6 +113,9 @@ Predictor::Predictor(std::shared_ptr<const model::Workload> workload, model::Har
     total_flops_per_sample_ += layer_fwd_flops_.back() + layer_bwd_flops_.back();
   }
   if (hw_.profile) torch_ = TorchCalibration::from_profile(*hw_.profile);
+  // A collectives profile of several nodes (the user's nccl-tests log) fits the NIC that every
+  // collective of another rank count runs on (fabric_fit.hpp).
+  fabric_fit_ = use_fitted_fabric(hw_);
 }
 
 const MeasuredCosts* Predictor::measured_compute(const model::TrainingConfig& t,
@@ -184,8 +187,8 @@ std::optional<double> Predictor::profile_collective_s(model::CollectiveOp op, do
   const model::CollectiveTable* t = hw_.profile->collective(op);
   if (t == nullptr) {
     if (m != nullptr) {
-      add_note(*m, fmt::format("the profile has no {} table: the alpha-beta model costs it",
-                               model::collective_op_name(op)));
+      add_note(*m, fmt::format("the profile has no {} table: the {} costs it",
+                               model::collective_op_name(op), collective_model_name()));
     }
     return std::nullopt;
   }
@@ -193,15 +196,21 @@ std::optional<double> Predictor::profile_collective_s(model::CollectiveOp op, do
     // Rescaling a 2-rank table to thousands of ranks is the model's job (its topology), not
     // the table's: keep the model and say so.
     if (m != nullptr) {
-      add_note(*m, fmt::format("the profile's {} was measured on {} ranks, the scenario has {}: "
-                               "the alpha-beta model costs it",
-                               model::collective_op_name(op), t->ranks, gpus));
+      add_note(*m,
+               fmt::format("the profile's {} was measured on {} ranks, the scenario has {}: "
+                           "the {} costs it",
+                           model::collective_op_name(op), t->ranks, gpus, collective_model_name()));
     }
     return std::nullopt;
   }
   const model::Estimate e = hw_.profile->collective_time_s(op, bytes, gpus);
   if (e.extrapolated && m != nullptr) add_note(*m, e.note);
   return pick(e, bound);
+}
+
+std::string Predictor::collective_model_name() const {
+  if (hw_.collective_model == model::CollectiveModel::kAlphaBeta) return "alpha-beta model";
+  return fabric_fit_ ? "NCCL model on the NIC fitted to the profile's log" : "NCCL model";
 }
 
 double Predictor::optimizer_time(const model::TrainingConfig& t, model::OptimizerImpl impl) const {

@@ -47,6 +47,7 @@
 #include "simulator/analytic/step_plan.hpp"
 #include "simulator/analytic/torch_profile.hpp"
 #include "simulator/collectives/collective.hpp"
+#include "simulator/collectives/fabric_fit.hpp"
 #include "simulator/prediction/memory.hpp"
 #include "simulator/prediction/prediction.hpp"
 
@@ -100,7 +101,10 @@ class Predictor {
                 const model::ParallelismConfig& parallelism, Bound bound) const;
 
   const model::Workload& workload() const { return *workload_; }
+  /// The hardware the predictions use: the scenario's, with the NIC fitted to a multi-node
+  /// collectives profile when it has one (fabric_fit.hpp).
   const model::HardwareSpec& hardware() const { return hw_; }
+  const std::optional<FabricFit>& fabric_fit() const { return fabric_fit_; }
 
   /// A lower bound on predict(cluster, training, parallelism).step_time_s that plans no
   /// collective (the planner's pruning, simulator/plan_search.hpp): grad_accumulation
@@ -235,6 +239,10 @@ class Predictor {
   std::shared_ptr<const MeasuredCosts> measured_;
   /// The hardware profile's "torch" section, when it has one (torch_profile.hpp).
   std::optional<TorchCalibration> torch_;
+  /// How collectives without a matching profile table are costed, for notes.
+  std::string collective_model_name() const;
+  /// The NIC fitted to the profile's multi-node collective tables (applied to hw_), if any.
+  std::optional<FabricFit> fabric_fit_;
   std::vector<double> layer_fwd_flops_;
   /// Per layer, model::op_policy of its transformer blocks (empty policies for other layers).
   std::vector<model::OpCheckpointPolicy> op_policies_;

@@ -12,6 +12,7 @@
 #include "model/hardware/cluster.hpp"
 #include "model/scenario/scenario.hpp"
 #include "simulator/collectives/collective.hpp"
+#include "simulator/collectives/fabric_fit.hpp"
 
 namespace ddpsim::sim {
 
@@ -83,12 +84,15 @@ CollectiveTable collective_table(const CollectiveTableRequest& q) {
                     {"cluster", {{"gpus", q.gpus}}},
                     {"training", {{"per_gpu_batch", 1}}},
                     {"parallelism", {{"algorithm", q.algorithm}}}};
+  CollectiveTable t;
   model::Scenario s;
   try {
     s = model::parse_scenario(doc, q.source);
   } catch (const InputError& e) {
     throw at_request_key(e);
   }
+  // A collectives profile of several nodes beside the preset: the NIC fitted to it.
+  if (use_fitted_fabric(s.hardware)) t.notes = s.hardware.warnings;
   // nccl-tests -g N: one thread drives every GPU of its node (or gpus_per_process of them).
   if (q.gpus_per_process) {
     s.hardware.nccl_kernel.gpus_per_process = *q.gpus_per_process;
@@ -97,7 +101,6 @@ CollectiveTable collective_table(const CollectiveTableRequest& q) {
   }
   const auto bw = model::Topology(s.hardware, s.cluster.gpus).bandwidths();
   const model::NcclKernelCosts& k = s.hardware.nccl_kernel;
-  CollectiveTable t;
   t.op = q.op;
   t.gpus = q.gpus;
   t.nodes = bw.nodes;
@@ -142,6 +145,7 @@ json collective_table_json(const CollectiveTable& t) {
           {"cuda_graphs", t.cuda_graphs},
           {"algorithm", t.algorithm},
           {"protocol", t.protocol},
+          {"notes", t.notes},
           {"rows", std::move(rows)}};
 }
 

@@ -65,13 +65,15 @@ struct CollectiveTable {
   bool cuda_graphs = false;
   std::string algorithm;  ///< as requested
   std::string protocol;   ///< as requested
+  /// What reading the hardware noticed: the NIC fitted to a collectives profile (fabric_fit.hpp).
+  std::vector<std::string> notes;
   std::vector<CollectiveTableRow> rows;
 };
 
 CollectiveTable collective_table(const CollectiveTableRequest& q);
 
 /// {"op", "gpus", "nodes", "gpu", "hardware", "nccl_version", "gpus_per_process",
-/// "cuda_graphs", "algorithm", "protocol", "rows": [{"size_bytes", "count", "type",
+/// "cuda_graphs", "algorithm", "protocol", "notes", "rows": [{"size_bytes", "count", "type",
 /// "algorithm", "protocol", "channels", "chunk_bytes", "time_s", "algbw_gbytes_per_s",
 /// "busbw_gbytes_per_s"}]}
 nlohmann::json collective_table_json(const CollectiveTable& t);

@@ -452,6 +452,7 @@ FidelityReport compare_fidelity() {
                        model::read_json_file((data / "published-measurements.json").string()),
                        model::data_dir() / "hardware");
   r.log_bands = nccl_log_bands(data / "nccl-tests");
+  r.fabric_fit_bands = fabric_fit_bands(data / "nccl-tests");
   return r;
 }
 

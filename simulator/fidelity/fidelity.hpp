@@ -118,6 +118,8 @@ struct FidelityReport {
   std::vector<ErrorSummary> held_out;  ///< summary of rows with held_out true
   std::vector<BusbwBand> bands;
   std::vector<BusbwBand> log_bands;  ///< public nccl-tests logs (nccl_logs.hpp)
+  /// Logs predicted on a NIC fitted to another log of the same fabric (fabric_fit_bands).
+  std::vector<BusbwBand> fabric_fit_bands;
   std::vector<ConstantSource> constants;
   std::vector<KernelTable> kernel_tables;
   std::size_t training_rows = 0;

@@ -136,6 +136,7 @@ json fidelity_json(const FidelityReport& r) {
   };
   doc["busbw_bands"] = band_json(r.bands);
   doc["log_busbw_bands"] = band_json(r.log_bands);
+  doc["fabric_fit_busbw_bands"] = band_json(r.fabric_fit_bands);
   json consts = json::array();
   for (const auto& c : r.constants) {
     consts.push_back({{"file", c.file},
@@ -217,6 +218,16 @@ std::string fidelity_markdown(const FidelityReport& r) {
       "log marked FIT set the constants it names (one per system class); every other log is a "
       "test. Geomean and max of |busbw error| per size band.\n\n";
   md += band_table("log", r.log_bands);
+  md +=
+      "\n## A log of your own cluster, at other rank counts\n\n"
+      "What `ddpsim predict --profile` does with a user's multi-node nccl-tests log "
+      "(`ddpsim-calibrate import nccl-tests`): its tables replace the model at the log's rank "
+      "count, and every other rank count runs NCCL's model on the NIC fitted to the log "
+      "(simulator/collectives/fabric_fit.hpp: the NIC rate scale and latency that best "
+      "reproduce the log's times, the log replayed as it ran). Tested here on pairs of public "
+      "logs of one fabric (`fabric_group` in the index): the NIC fitted on one log, the other "
+      "predicted with it; compare each with its own row above (the preset's NIC).\n\n";
+  md += band_table("log (NIC fitted on another log)", r.fabric_fit_bands);
   md +=
       "\n## What set each constant\n\n"
       "Every numeric key of every hardware preset (`scenarios/hardware/`), with the preset's own "

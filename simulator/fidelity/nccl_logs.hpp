@@ -17,4 +17,10 @@ namespace ddpsim::sim {
 /// system preset, or whose op ddpsim does not model (sendrecv), is left out.
 std::vector<BusbwBand> nccl_log_bands(const std::filesystem::path& dir);
 
+/// The user's correction tested on public logs: for every pair of multi-node logs of one fabric
+/// (index.json "fabric_group": the same instance family and network), the first imported as a
+/// collectives profile beside its system preset, its NIC fitted (fabric_fit.hpp), and the second
+/// predicted on that NIC. One band per (fitted log, tested log, size band).
+std::vector<BusbwBand> fabric_fit_bands(const std::filesystem::path& dir);
+
 }  // namespace ddpsim::sim

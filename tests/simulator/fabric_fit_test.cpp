@@ -1,0 +1,157 @@
+// The inter-node NIC fitted to a user's multi-node nccl-tests log (fabric_fit.hpp).
+#include "simulator/collectives/fabric_fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+
+#include "model/hardware/cluster.hpp"
+#include "model/imports/measurement_import.hpp"
+#include "model/profile/profile.hpp"
+#include "model/scenario/hardware_io.hpp"
+#include "model/scenario/scenario.hpp"
+#include "simulator/analytic/analytic.hpp"
+#include "simulator/collectives/collective.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+using model::CollectiveAlgorithm;
+using model::CollectiveOp;
+using nlohmann::json;
+
+// AWS p5 as a user writes it: DGX H100 nodes, AMD hosts, 32 EFA NICs of 100 Gb/s.
+json p5_section() {
+  return {{"preset", "dgx-h100"},
+          {"cpu_vendor", "amd"},
+          {"inter_node", {{"preset", "efa-100g"}, {"nics_per_node", 32}}}};
+}
+
+model::HardwareSpec p5() { return model::resolve_hardware(p5_section(), "t.json", "/hardware"); }
+
+double model_time(const model::HardwareSpec& hw, int gpus, double bytes,
+                  CollectiveAlgorithm a = CollectiveAlgorithm::kAuto) {
+  const model::CollectiveBandwidths bw = model::Topology(hw, gpus).bandwidths();
+  return collective_cost(CollectiveOp::kAllReduce, bw, hw, bytes, a).time_s;
+}
+
+// An all_reduce "log" of `ranks` over `nodes` that the model itself writes on `truth`: 8 B to
+// 1 GiB in steps of 4x, out-of-place rows, as `ddpsim-calibrate import nccl-tests` stores them.
+std::shared_ptr<const model::Profile> synthetic_log(const model::HardwareSpec& truth, int nodes,
+                                                    const json& env = json()) {
+  model::HardwareSpec layout = truth;
+  const int ranks = nodes * truth.gpus_per_node;
+  const CollectiveAlgorithm a =
+      env.contains("NCCL_ALGO") ? CollectiveAlgorithm::kRing : CollectiveAlgorithm::kAuto;
+  json rows = json::array();
+  for (std::int64_t bytes = 8; bytes <= (std::int64_t{1} << 30); bytes *= 4) {
+    rows.push_back({{"size_bytes", bytes},
+                    {"count", bytes / 4},
+                    {"in_place", false},
+                    {"time_us", model_time(layout, ranks, static_cast<double>(bytes), a) * 1e6},
+                    {"wrong", 0}});
+  }
+  json c = {{"backend", "nccl"},
+            {"version", truth.nccl_kernel.nccl_version},
+            {"ranks", ranks},
+            {"nodes", nodes},
+            {"gpus_per_process", 1},
+            {"ops", {{"all_reduce", {{"dtype", "float32"}, {"redop", "sum"}, {"rows", rows}}}}}};
+  if (!env.is_null()) c["nccl_env"] = env;
+  return std::make_shared<const model::Profile>(
+      model::Profile::from_json(model::imported_profile(c, nullptr, "test"), "log.json"));
+}
+
+// The NIC that wrote the log: half the preset's rate, 40 us per inter-node step.
+model::HardwareSpec slow_p5() {
+  model::HardwareSpec hw = p5();
+  hw.inter_node.bandwidth *= 0.5;
+  hw.inter_node.latency = 40e-6;
+  return hw;
+}
+
+// Derivation: the log is the model's own output on the NIC (rate x 0.5, 40 us), so the
+// objective sum (ln t_model - ln t_log)^2 is 0 there. s = 0.5 = 2^(-4/4) is a coarse grid point;
+// 40 us lies between L(j=13) = 0.5 x 2000^(13/23) = 36.9 us and L(13.25) = 39.9 us, so the fine
+// grid lands within 1/8 of a step (x 1.042) of it. The fit must reproduce the log's times and,
+// the point of it, the 8-node times the true NIC gives.
+TEST(FabricFitTest, RecoversTheNicThatWroteTheLog) {
+  model::HardwareSpec hw = p5();
+  hw.profile = synthetic_log(slow_p5(), 2);
+  const std::optional<FabricFit> f = fit_fabric(hw);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->ranks, 16);
+  EXPECT_EQ(f->nodes, 2);
+  EXPECT_EQ(f->points, 14);  // 2^3 .. 2^29 bytes in steps of 4
+  EXPECT_EQ(f->ops, "all_reduce");
+  EXPECT_GT(f->preset_rms, 0.2);  // the preset's NIC is twice as fast and 20 us
+  EXPECT_LT(f->fitted_rms, 0.02);
+  EXPECT_NEAR(std::log2(f->bandwidth_scale), -1.0, 1.0 / 16);
+  EXPECT_NEAR(std::log(f->latency_s / 40e-6), 0.0, 0.05);
+
+  model::HardwareSpec fitted = p5();
+  apply_fabric_fit(fitted, *f);
+  for (double bytes : {1e3, 1e6, 64e6, 1e9}) {
+    EXPECT_NEAR(model_time(fitted, 64, bytes) / model_time(slow_p5(), 64, bytes), 1.0, 0.05)
+        << bytes << " bytes on 8 nodes";
+  }
+}
+
+// A log that ran with NCCL_ALGO=Ring (the import keeps "NCCL_ALGO set by environment to Ring")
+// is replayed with the ring forced: the fit to a ring-only log is exact again.
+TEST(FabricFitTest, ReplaysAForcedAlgorithm) {
+  model::HardwareSpec hw = p5();
+  hw.profile = synthetic_log(slow_p5(), 2, {{"NCCL_ALGO", "Ring"}});
+  const std::optional<FabricFit> f = fit_fabric(hw);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_LT(f->fitted_rms, 0.02);
+}
+
+// Nothing to fit: no profile, a one-node log, the alpha-beta model of a profile-as-hardware.
+TEST(FabricFitTest, NoFitWithoutAMultiNodeLog) {
+  EXPECT_FALSE(fit_fabric(p5()).has_value());
+  model::HardwareSpec one_node = p5();
+  one_node.profile = synthetic_log(p5(), 1);
+  EXPECT_FALSE(fit_fabric(one_node).has_value());
+  model::HardwareSpec alpha_beta = p5();
+  alpha_beta.profile = synthetic_log(slow_p5(), 2);
+  alpha_beta.collective_model = model::CollectiveModel::kAlphaBeta;
+  EXPECT_FALSE(fit_fabric(alpha_beta).has_value());
+}
+
+// The user's path: a Predictor whose hardware has the log beside its preset predicts, at a rank
+// count the log did not run, exactly what the fitted NIC written as keys predicts, and says so.
+TEST(FabricFitTest, PredictorRunsOtherRankCountsOnTheFittedNic) {
+  const model::Scenario s = model::parse_scenario(
+      {{"model", {{"preset", "gpt2-xl"}}},
+       {"hardware", p5_section()},
+       {"cluster", {{"gpus", 64}}},
+       {"training", {{"per_gpu_batch", 8}, {"precision", "amp_bf16"}, {"optimizer", "adamw"}}},
+       {"parallelism", {{"strategy", "ddp"}}}},
+      "s.json");
+  model::HardwareSpec with_log = s.hardware;
+  with_log.profile = synthetic_log(slow_p5(), 2);
+  const Predictor fitted(s.workload, with_log, "s.json");
+  ASSERT_TRUE(fitted.fabric_fit().has_value());
+  const FabricFit& f = *fitted.fabric_fit();
+
+  model::HardwareSpec keys = s.hardware;
+  keys.inter_node.bandwidth *= f.bandwidth_scale;
+  keys.inter_node.latency = f.latency_s;
+  const Predictor by_keys(s.workload, keys, "s.json");
+  const Prediction a = fitted.predict(s.cluster, s.training, s.parallelism);
+  const Prediction b = by_keys.predict(s.cluster, s.training, s.parallelism);
+  EXPECT_DOUBLE_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_DOUBLE_EQ(a.comm_time_s, b.comm_time_s);
+  const Prediction preset =
+      Predictor(s.workload, s.hardware, "s.json").predict(s.cluster, s.training, s.parallelism);
+  EXPECT_GT(a.comm_time_s, preset.comm_time_s);  // a slower NIC than the preset's
+  bool said = false;
+  for (const std::string& w : a.warnings) said |= w.find("fitted to the profile's") != w.npos;
+  EXPECT_TRUE(said);
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
