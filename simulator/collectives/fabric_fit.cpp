@@ -108,7 +108,7 @@ std::optional<LogRun> log_run(const model::HardwareSpec& hw) {
 // sum of squared ln(t_model / t_log) over the log's rows on the NIC (scale, latency).
 double squared_log_error(const LogRun& run, double scale, double latency_s) {
   model::HardwareSpec h = run.hw;
-  h.inter_node.bandwidth *= scale;
+  h.inter_tuning.ring_efficiency *= scale;
   h.inter_node.latency = latency_s;
   const model::CollectiveBandwidths bw = model::Topology(h, run.ranks).bandwidths();
   double sum = 0;
@@ -172,6 +172,7 @@ FabricFit fit(const LogRun& run, const model::HardwareSpec& hw) {
     f.bandwidth_scale = std::exp2(best_k * kScaleStep);
     f.latency_s = latency_at(best_j);
   }
+  f.ring_efficiency = hw.inter_tuning.ring_efficiency * f.bandwidth_scale;
   const double n = static_cast<double>(run.points.size());
   f.preset_rms = std::sqrt(preset / n);
   f.fitted_rms = std::sqrt(best / n);
@@ -202,17 +203,18 @@ std::optional<FabricFit> fit_fabric(const model::HardwareSpec& hw) {
 }
 
 void apply_fabric_fit(model::HardwareSpec& hw, const FabricFit& f) {
-  hw.inter_node.bandwidth *= f.bandwidth_scale;
+  hw.inter_tuning.ring_efficiency *= f.bandwidth_scale;
   hw.inter_node.latency = f.latency_s;
 }
 
 std::string describe(const FabricFit& f) {
   return fmt::format(
       "collectives run on the inter-node fabric fitted to the profile's nccl-tests log ({} on {} "
-      "ranks over {} nodes, {} sizes): NIC rate x {:.3g}, latency {:.3g} us; rms |ln(model / "
+      "ranks over {} nodes, {} sizes): NCCL reaches {:.3g} x the preset's share of the NIC rate "
+      "(collectives.inter_node.ring_efficiency {:.3g}), NIC latency {:.3g} us; rms |ln(model / "
       "log)| {:.3f} with the preset's NIC, {:.3f} fitted",
-      f.ops, f.ranks, f.nodes, f.points, f.bandwidth_scale, f.latency_s * 1e6, f.preset_rms,
-      f.fitted_rms);
+      f.ops, f.ranks, f.nodes, f.points, f.bandwidth_scale, f.ring_efficiency, f.latency_s * 1e6,
+      f.preset_rms, f.fitted_rms);
 }
 
 std::optional<FabricFit> use_fitted_fabric(model::HardwareSpec& hw) {

@@ -7,7 +7,8 @@
 // (collective.hpp), which knows the fabric only from the preset's NIC: its rate and latency. The
 // fit makes that model reproduce the log: it replays the log as it ran (its ranks over its
 // nodes, its NCCL release and GPUs per launching thread) on the scenario's system and picks the
-// NIC rate scale s and the NIC latency L (the physical latency of each inter-node step) that
+// scale s of the share of the NIC's rate NCCL reaches (collectives.inter_node.ring_efficiency)
+// and the NIC latency L (the physical latency of each inter-node step) that
 // minimise sum_i (ln t_model(size_i) - ln t_log(size_i))^2 over the log's out-of-place rows:
 // a log-spaced grid (s in [1/16, 2] in steps of 2^(1/4); L in [0.5, 1000] us in 23 steps),
 // then a finer grid (1/8 of a step) around the best point, keeping the preset's NIC unless a
@@ -27,7 +28,10 @@
 namespace ddpsim::sim {
 
 struct FabricFit {
-  double bandwidth_scale = 1;  ///< s: the fitted NIC rate over the preset's
+  /// s: the share of the NIC's rate NCCL reaches (collectives.inter_node.ring_efficiency, which
+  /// the NCCL model applies to every inter-node channel) over the preset's.
+  double bandwidth_scale = 1;
+  double ring_efficiency = 1;  ///< the fitted share itself: the preset's x s
   double latency_s = 0;        ///< L: the NIC's fitted physical latency per inter-node step
   double preset_rms = 0;       ///< rms of ln(t_model / t_log) with the preset's NIC
   double fitted_rms = 0;       ///< ... with the fitted NIC
@@ -43,7 +47,8 @@ struct FabricFit {
 /// "nodes" >= 2 dividing its ranks, or fewer than 4 out-of-place rows.
 std::optional<FabricFit> fit_fabric(const model::HardwareSpec& hw);
 
-/// `hw` with the fitted NIC: inter_node.bandwidth x s, inter_node.latency L.
+/// `hw` with the fitted NIC: inter_tuning.ring_efficiency x s (the NIC's physical rate, which
+/// the event engine's flows share with other traffic, is kept), inter_node.latency L.
 void apply_fabric_fit(model::HardwareSpec& hw, const FabricFit& f);
 
 /// One line for a prediction's notes: what was fitted, on what, and how well.

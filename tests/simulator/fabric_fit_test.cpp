@@ -64,15 +64,16 @@ std::shared_ptr<const model::Profile> synthetic_log(const model::HardwareSpec& t
       model::Profile::from_json(model::imported_profile(c, nullptr, "test"), "log.json"));
 }
 
-// The NIC that wrote the log: half the preset's rate, 40 us per inter-node step.
+// The NIC that wrote the log: NCCL reaches half the preset's share of its rate, 40 us per
+// inter-node step.
 model::HardwareSpec slow_p5() {
   model::HardwareSpec hw = p5();
-  hw.inter_node.bandwidth *= 0.5;
+  hw.inter_tuning.ring_efficiency *= 0.5;
   hw.inter_node.latency = 40e-6;
   return hw;
 }
 
-// Derivation: the log is the model's own output on the NIC (rate x 0.5, 40 us), so the
+// Derivation: the log is the model's own output on the NIC (share x 0.5, 40 us), so the
 // objective sum (ln t_model - ln t_log)^2 is 0 there. s = 0.5 = 2^(-4/4) is a coarse grid point;
 // 40 us lies between L(j=13) = 0.5 x 2000^(13/23) = 36.9 us and L(13.25) = 39.9 us, so the fine
 // grid lands within 1/8 of a step (x 1.042) of it. The fit must reproduce the log's times and,
@@ -89,6 +90,7 @@ TEST(FabricFitTest, RecoversTheNicThatWroteTheLog) {
   EXPECT_GT(f->preset_rms, 0.2);  // the preset's NIC is twice as fast and 20 us
   EXPECT_LT(f->fitted_rms, 0.02);
   EXPECT_NEAR(std::log2(f->bandwidth_scale), -1.0, 1.0 / 16);
+  EXPECT_DOUBLE_EQ(f->ring_efficiency, p5().inter_tuning.ring_efficiency * f->bandwidth_scale);
   EXPECT_NEAR(std::log(f->latency_s / 40e-6), 0.0, 0.05);
 
   model::HardwareSpec fitted = p5();
@@ -138,7 +140,7 @@ TEST(FabricFitTest, PredictorRunsOtherRankCountsOnTheFittedNic) {
   const FabricFit& f = *fitted.fabric_fit();
 
   model::HardwareSpec keys = s.hardware;
-  keys.inter_node.bandwidth *= f.bandwidth_scale;
+  keys.inter_tuning.ring_efficiency *= f.bandwidth_scale;
   keys.inter_node.latency = f.latency_s;
   const Predictor by_keys(s.workload, keys, "s.json");
   const Prediction a = fitted.predict(s.cluster, s.training, s.parallelism);
