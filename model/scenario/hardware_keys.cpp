@@ -12,8 +12,9 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> kSystemPresets = {
-    "dgx-1", "dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72", "this-machine"};
+const std::vector<std::string> kSystemPresets = {"dgx-1",    "dgx-a100", "dgx-h100",
+                                                 "hgx-h200", "dgx-b200", "gb200-nvl72",
+                                                 "aws-p4de", "aws-p5",   "this-machine"};
 const std::vector<std::string> kGpuPresets = {"v100-sxm2", "a100-sxm-80gb", "h100-sxm",
                                               "h200-sxm",  "b200-sxm",      "gb200"};
 

@@ -68,7 +68,9 @@ struct LoggedRun {
   std::string fit_mark;  // " | FIT: <preset> <constants>" when the log set a preset's constants
   int per_node = 8, nodes = 1;
   json tables;   // import_nccl_tests_log's section ("ops": {op: {"rows": ...}})
-  json section;  // the hardware section that runs it
+  json section;  // the hardware section that runs it: the index's system preset, if it names one
+  json generic;  // ... on its GPU's preset and its fabric's NIC preset (what a user composes)
+  std::string generic_preset;
   model::CollectiveAlgorithm algo = model::CollectiveAlgorithm::kAuto;
   model::CollectiveProtocol proto = model::CollectiveProtocol::kAuto;
   std::string algo_env, proto_env;  // NCCL_ALGO / NCCL_PROTO as the index names them
@@ -77,8 +79,10 @@ struct LoggedRun {
 std::optional<LoggedRun> logged_run(const json& e, const std::filesystem::path& dir) {
   LoggedRun r;
   r.file = text(e, "file");
-  r.preset = detail::preset_for_gpu(text(e, "gpu"));
-  if (r.file.empty() || r.preset.empty()) return std::nullopt;
+  r.generic_preset = detail::preset_for_gpu(text(e, "gpu"));
+  // A system preset of the log's own instance (aws-p5) where ddpsim has one.
+  r.preset = text(e, "preset").empty() ? r.generic_preset : text(e, "preset");
+  if (r.file.empty() || r.generic_preset.empty()) return std::nullopt;
   // The op from the file name (table excerpts carry no "Collective test starting" line).
   for (const char* o : {"all_reduce", "all_gather", "reduce_scatter", "broadcast"}) {
     if (r.file.rfind(o, 0) == 0) r.op_name = o;
@@ -91,20 +95,29 @@ std::optional<LoggedRun> logged_run(const json& e, const std::filesystem::path& 
                                           path, r.op_name);
   r.per_node = count(e, "gpus_per_node", 8);
   r.nodes = std::max(1, count(e, "nodes", 1));
-  r.section = {{"preset", r.preset}, {"gpus_per_node", r.per_node}};
+  // How it ran, whatever the system: layout, release, -g, the hosts' CPU vendor (NCCL's tuner
+  // reads it across nodes).
+  json launch = {{"gpus_per_node", r.per_node}};
   r.version = text(e, "nccl_version");
-  if (model::nccl_version_known(r.version)) r.section["collectives"]["nccl_version"] = r.version;
+  if (model::nccl_version_known(r.version)) launch["collectives"]["nccl_version"] = r.version;
   const bool threads = text(e, "launch") == "threads";
-  r.section["collectives"]["gpus_per_process"] =
+  launch["collectives"]["gpus_per_process"] =
       std::max(1, count(e, "gpus_per_process", threads ? r.per_node : 1));
-  // The hosts' CPU vendor where the log's system states it (NCCL's tuner reads it across nodes).
   if (const std::string vendor = text(e, "cpu_vendor"); !vendor.empty()) {
-    r.section["cpu_vendor"] = vendor;
+    launch["cpu_vendor"] = vendor;
   }
+  r.generic = launch;
+  r.generic["preset"] = r.generic_preset;
   json nic = nic_of(text(e, "fabric"));
   if (r.nodes > 1 && !nic.is_null()) {
     nic["nics_per_node"] = std::max(1, count(e, "nics_per_node", 8));
-    r.section["inter_node"] = nic;
+    r.generic["inter_node"] = nic;
+  }
+  if (text(e, "preset").empty()) {
+    r.section = r.generic;
+  } else {
+    r.section = launch;
+    r.section["preset"] = r.preset;
   }
   // NCCL_ALGO / NCCL_PROTO as the log set them ("Ring", "NVLSTree", "LL128"); none: auto.
   r.algo_env = text(e, "algo");
@@ -149,7 +162,7 @@ std::shared_ptr<const model::Profile> as_profile(const LoggedRun& r) {
   c["ranks"] = r.per_node * r.nodes;
   c["nodes"] = r.nodes;
   if (model::nccl_version_known(r.version)) c["version"] = r.version;
-  c["gpus_per_process"] = r.section.at("collectives").at("gpus_per_process");
+  c["gpus_per_process"] = r.generic.at("collectives").at("gpus_per_process");
   if (!r.algo_env.empty()) c["nccl_env"]["NCCL_ALGO"] = r.algo_env;
   if (!r.proto_env.empty()) c["nccl_env"]["NCCL_PROTO"] = r.proto_env;
   return std::make_shared<const model::Profile>(model::Profile::from_json(
@@ -188,18 +201,19 @@ std::vector<BusbwBand> fabric_fit_bands(const std::filesystem::path& dir) {
     if (fitted.group.empty() || fitted.nodes < 2) continue;
     // The user's path: the log imported as a profile beside the system preset.
     model::HardwareSpec with_log =
-        model::resolve_hardware(fitted.section, fitted.file, "/hardware");
+        model::resolve_hardware(fitted.generic, fitted.file, "/hardware");
     with_log.profile = as_profile(fitted);
     const std::optional<FabricFit> f = fit_fabric(with_log);
     if (!f) continue;
     for (const LoggedRun& tested : runs) {
       if (&tested == &fitted || tested.group != fitted.group || tested.nodes < 2) continue;
-      model::HardwareSpec hw = model::resolve_hardware(tested.section, tested.file, "/hardware");
+      model::HardwareSpec hw = model::resolve_hardware(tested.generic, tested.file, "/hardware");
       apply_fabric_fit(hw, *f);
       const std::string sweep =
           fmt::format("{} | NIC fitted on {} (rate x {:.3g}, latency {:.3g} us)", tested.sweep,
                       fitted.file, f->bandwidth_scale, f->latency_s * 1e6);
-      for (BusbwBand& b : detail::sweep_bands(sweep, tested.preset, busbw_errors(tested, hw))) {
+      for (BusbwBand& b :
+           detail::sweep_bands(sweep, tested.generic_preset, busbw_errors(tested, hw))) {
         out.push_back(b);
       }
     }
