@@ -14,6 +14,7 @@
 #include "model/scenario/scenario.hpp"
 #include "simulator/analytic/analytic.hpp"
 #include "simulator/collectives/collective.hpp"
+#include "simulator/run.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -153,6 +154,36 @@ TEST(FabricFitTest, PredictorRunsOtherRankCountsOnTheFittedNic) {
   bool said = false;
   for (const std::string& w : a.warnings) said |= w.find("fitted to the profile's") != w.npos;
   EXPECT_TRUE(said);
+}
+
+// Both engines read the Predictor's hardware: the event engine, flows included (its network
+// runs on the NIC the plan used, shared with background traffic), predicts with the log beside
+// the preset what it predicts with the fitted NIC written as keys. (With the flows on the
+// scenario's unfitted NIC the two differ: 0.3437 vs 0.3476 s.)
+TEST(FabricFitTest, EventEngineAndItsFlowsRunOnTheFittedNic) {
+  json doc = {
+      {"model", {{"preset", "gpt2-xl"}}},
+      {"hardware", p5_section()},
+      {"cluster", {{"gpus", 32}}},
+      {"training", {{"per_gpu_batch", 8}, {"precision", "amp_bf16"}, {"optimizer", "adamw"}}},
+      {"parallelism", {{"strategy", "ddp"}}},
+      {"simulation", {{"steps", 2}, {"network", "flow"}, {"background_traffic", 0.5}}}};
+  model::Scenario with_log = model::parse_scenario(doc, "s.json");
+  with_log.hardware.profile = synthetic_log(slow_p5(), 2);
+  const std::optional<FabricFit> f = fit_fabric(with_log.hardware);
+  ASSERT_TRUE(f.has_value());
+  model::Scenario keys = model::parse_scenario(doc, "s.json");
+  keys.hardware.inter_tuning.ring_efficiency *= f->bandwidth_scale;
+  keys.hardware.inter_node.latency = f->latency_s;
+  RunOptions o;
+  o.engine = model::Engine::kEvent;
+  const Prediction a = predict_point(with_log, o);
+  const Prediction b = predict_point(keys, o);
+  EXPECT_DOUBLE_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_DOUBLE_EQ(a.comm_time_s, b.comm_time_s);
+  // The slower NIC lengthens the collectives (the backward hides most of them).
+  const Prediction preset = predict_point(model::parse_scenario(doc, "s.json"), o);
+  EXPECT_GT(a.comm_time_s, 1.2 * preset.comm_time_s);
 }
 
 }  // namespace
