@@ -133,35 +133,47 @@ std::string cache_key(const model::HardwareSpec& hw) {
       static_cast<int>(hw.cpu_vendor), hw.nccl_kernel.nccl_version);
 }
 
-FabricFit fit(const LogRun& run, const model::HardwareSpec& hw) {
+FabricFit fit(const LogRun& run, const model::HardwareSpec& hw, bool fit_rate, bool fit_latency) {
   // Coarse grid: s = 2^(k/4), k = -16..4 (1/16 .. 2); L = 0.5 us x 2000^(j/23), j = 0..23
-  // (0.5 .. 1000 us); then 1/8 of a step, one step either side of the best point.
+  // (0.5 .. 1000 us); then 1/8 of a step, one step either side of the best point. What the log
+  // cannot identify stays the preset's (k = 0: s = 1; j < 0: the preset's latency).
   constexpr double kScaleStep = 0.25;  // log2
   constexpr int kLatencySteps = 23;
   const double latency_step = std::log(2000.0) / kLatencySteps;
-  double best_k = 0, best_j = -1, best = squared_log_error(run, 1.0, hw.inter_node.latency);
+  const auto latency_at = [&](double j) {
+    return j < 0 ? hw.inter_node.latency : 0.5e-6 * std::exp(j * latency_step);
+  };
+  const auto error_at = [&](double k, double j) {
+    return squared_log_error(run, std::exp2(k * kScaleStep), latency_at(j));
+  };
+  double best_k = 0, best_j = -1, best = error_at(0, -1);
   const double preset = best;
-  const auto latency_at = [&](double j) { return 0.5e-6 * std::exp(j * latency_step); };
-  for (int k = -16; k <= 4; ++k) {
-    for (int j = 0; j <= kLatencySteps; ++j) {
-      const double e = squared_log_error(run, std::exp2(k * kScaleStep), latency_at(j));
+  const int k_lo = fit_rate ? -16 : 0, k_hi = fit_rate ? 4 : 0;
+  const int j_lo = fit_latency ? 0 : -1, j_hi = fit_latency ? kLatencySteps : -1;
+  bool moved = false;
+  for (int k = k_lo; k <= k_hi; ++k) {
+    for (int j = j_lo; j <= j_hi; ++j) {
+      const double e = error_at(k, j);
       if (e < best) {
         best = e;
         best_k = k;
         best_j = j;
+        moved = true;
       }
     }
   }
   FabricFit f;
   f.bandwidth_scale = 1.0;
   f.latency_s = hw.inter_node.latency;
-  if (best_j >= 0) {
+  f.fitted_rate = fit_rate;
+  f.fitted_latency = fit_latency;
+  if (moved) {
     // Finer grid around the best point: 1/8 of a coarse step, one coarse step either side.
     const double k0 = best_k, j0 = best_j;
-    for (int dk = -8; dk <= 8; ++dk) {
-      for (int dj = -8; dj <= 8; ++dj) {
+    for (int dk = fit_rate ? -8 : 0; dk <= (fit_rate ? 8 : 0); ++dk) {
+      for (int dj = fit_latency ? -8 : 0; dj <= (fit_latency ? 8 : 0); ++dj) {
         const double k = k0 + dk / 8.0, j = j0 + dj / 8.0;
-        const double e = squared_log_error(run, std::exp2(k * kScaleStep), latency_at(j));
+        const double e = error_at(k, j);
         if (e < best) {
           best = e;
           best_k = k;
@@ -196,7 +208,15 @@ std::optional<FabricFit> fit_fabric(const model::HardwareSpec& hw) {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const FabricFit f = fit(*run, hw);
+  // The latency shows in small messages, the rate in large ones: at least 3 rows of each
+  // (<= 1 MiB, >= 16 MiB), or that constant stays the preset's.
+  const auto rows = [&](auto pred) {
+    return std::count_if(run->points.begin(), run->points.end(), pred);
+  };
+  const bool fit_rate = rows([](const LogPoint& p) { return p.bytes >= 16.0 * (1 << 20); }) >= 3;
+  const bool fit_latency = rows([](const LogPoint& p) { return p.bytes <= 1.0 * (1 << 20); }) >= 3;
+  if (!fit_rate && !fit_latency) return std::nullopt;
+  const FabricFit f = fit(*run, hw, fit_rate, fit_latency);
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= 64) cache.clear();
   return cache.emplace(key, f).first->second;
@@ -208,13 +228,17 @@ void apply_fabric_fit(model::HardwareSpec& hw, const FabricFit& f) {
 }
 
 std::string describe(const FabricFit& f) {
+  const char* kept = !f.fitted_rate ? " (too few sizes >= 16 MiB: the rate stays the preset's)"
+                     : !f.fitted_latency
+                         ? " (too few sizes <= 1 MiB: the latency stays the preset's)"
+                         : "";
   return fmt::format(
       "collectives run on the inter-node fabric fitted to the profile's nccl-tests log ({} on {} "
       "ranks over {} nodes, {} sizes): NCCL reaches {:.3g} x the preset's share of the NIC rate "
       "(collectives.inter_node.ring_efficiency {:.3g}), NIC latency {:.3g} us; rms |ln(model / "
-      "log)| {:.3f} with the preset's NIC, {:.3f} fitted",
+      "log)| {:.3f} with the preset's NIC, {:.3f} fitted{}",
       f.ops, f.ranks, f.nodes, f.points, f.bandwidth_scale, f.ring_efficiency, f.latency_s * 1e6,
-      f.preset_rms, f.fitted_rms);
+      f.preset_rms, f.fitted_rms, kept);
 }
 
 std::optional<FabricFit> use_fitted_fabric(model::HardwareSpec& hw) {

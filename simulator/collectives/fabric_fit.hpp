@@ -33,18 +33,22 @@ struct FabricFit {
   double bandwidth_scale = 1;
   double ring_efficiency = 1;  ///< the fitted share itself: the preset's x s
   double latency_s = 0;        ///< L: the NIC's fitted physical latency per inter-node step
-  double preset_rms = 0;       ///< rms of ln(t_model / t_log) with the preset's NIC
-  double fitted_rms = 0;       ///< ... with the fitted NIC
-  int points = 0;              ///< log rows the fit used
-  int ranks = 0;               ///< the log's ranks
-  int nodes = 0;               ///< ... over this many nodes
-  std::string ops;             ///< the log's collectives ("all_reduce", "all_reduce, all_gather")
+  /// What the log could identify: the rate needs 3 rows >= 16 MiB, the latency 3 rows <= 1 MiB;
+  /// the other stays the preset's.
+  bool fitted_rate = true, fitted_latency = true;
+  double preset_rms = 0;  ///< rms of ln(t_model / t_log) with the preset's NIC
+  double fitted_rms = 0;  ///< ... with the fitted NIC
+  int points = 0;         ///< log rows the fit used
+  int ranks = 0;          ///< the log's ranks
+  int nodes = 0;          ///< ... over this many nodes
+  std::string ops;        ///< the log's collectives ("all_reduce", "all_reduce, all_gather")
 };
 
 /// The fit of `hw`'s inter-node NIC to the multi-node collective tables of `hw.profile`;
 /// nullopt when there is nothing to fit: no profile, a profile that replaces the whole hardware
 /// (the alpha-beta collective model, its own measured line), no "collectives" section with
-/// "nodes" >= 2 dividing its ranks, or fewer than 4 out-of-place rows.
+/// "nodes" >= 2 dividing its ranks, fewer than 4 out-of-place rows, or neither 3 rows of at
+/// most 1 MiB (latency) nor 3 of at least 16 MiB (rate).
 std::optional<FabricFit> fit_fabric(const model::HardwareSpec& hw);
 
 /// `hw` with the fitted NIC: inter_tuning.ring_efficiency x s (the NIC's physical rate, which

@@ -41,13 +41,14 @@ double model_time(const model::HardwareSpec& hw, int gpus, double bytes,
 // An all_reduce "log" of `ranks` over `nodes` that the model itself writes on `truth`: 8 B to
 // 1 GiB in steps of 4x, out-of-place rows, as `ddpsim-calibrate import nccl-tests` stores them.
 std::shared_ptr<const model::Profile> synthetic_log(const model::HardwareSpec& truth, int nodes,
-                                                    const json& env = json()) {
+                                                    const json& env = json(),
+                                                    std::int64_t min_bytes = 8) {
   model::HardwareSpec layout = truth;
   const int ranks = nodes * truth.gpus_per_node;
   const CollectiveAlgorithm a =
       env.contains("NCCL_ALGO") ? CollectiveAlgorithm::kRing : CollectiveAlgorithm::kAuto;
   json rows = json::array();
-  for (std::int64_t bytes = 8; bytes <= (std::int64_t{1} << 30); bytes *= 4) {
+  for (std::int64_t bytes = min_bytes; bytes <= (std::int64_t{1} << 30); bytes *= 4) {
     rows.push_back({{"size_bytes", bytes},
                     {"count", bytes / 4},
                     {"in_place", false},
@@ -110,6 +111,22 @@ TEST(FabricFitTest, ReplaysAForcedAlgorithm) {
   const std::optional<FabricFit> f = fit_fabric(hw);
   ASSERT_TRUE(f.has_value());
   EXPECT_LT(f->fitted_rms, 0.02);
+}
+
+// A log of large messages only (8 MiB .. 512 MiB: 4 sizes, 3 of them at least 16 MiB, none at
+// most 1 MiB) identifies the rate, not the latency: the latency stays the preset's (efa-100g, 20
+// us) and the note says so.
+TEST(FabricFitTest, ALogOfLargeMessagesKeepsThePresetsLatency) {
+  model::HardwareSpec hw = p5();
+  hw.profile = synthetic_log(slow_p5(), 2, json(), std::int64_t{1} << 23);
+  const std::optional<FabricFit> f = fit_fabric(hw);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->points, 4);
+  EXPECT_TRUE(f->fitted_rate);
+  EXPECT_FALSE(f->fitted_latency);
+  EXPECT_DOUBLE_EQ(f->latency_s, p5().inter_node.latency);
+  EXPECT_NEAR(std::log2(f->bandwidth_scale), -1.0, 1.0 / 8);
+  EXPECT_NE(describe(*f).find("the latency stays the preset's"), std::string::npos);
 }
 
 // Nothing to fit: no profile, a one-node log, the alpha-beta model of a profile-as-hardware.
