@@ -83,10 +83,11 @@ model::Profile read_back_imported(const json& doc, const std::string& source, co
 }
 
 int run_import_nccl_tests(const std::string& nt_file, const std::string& nt_op,
-                          const std::string& nt_out, const std::string& command) {
+                          const model::NcclTestsLayout& layout, const std::string& nt_out,
+                          const std::string& command) {
   model::check_output_path("--out", nt_out, {nt_file});
-  json doc =
-      model::imported_profile(model::import_nccl_tests_file(nt_file, nt_op), nullptr, command);
+  json doc = model::imported_profile(model::import_nccl_tests_file(nt_file, nt_op, layout), nullptr,
+                                     command);
   const model::Profile p = read_back_imported(doc, nt_file, "an nccl-tests log");
   for (const auto& [name, table] : p.document().at("collectives").at("ops").items()) {
     const json& f = table.at("fit");
@@ -198,6 +199,14 @@ int run_main(int argc, char** argv) {
   nt->add_option("--op", nt_op, "the collective when the log does not name it")
       ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast"}));
   nt->add_option("--out", nt_out, "profile to write (default: stdout)");
+  model::NcclTestsLayout nt_layout;
+  nt->add_option("--ranks", nt_layout.ranks,
+                 "ranks of the run, for a log without rank lines (a table cut from a larger log)")
+      ->check(CLI::Range(2, 10000000));
+  nt->add_option("--nodes", nt_layout.nodes,
+                 "nodes of the run, for a log without rank lines: a log of 2 or more nodes beside "
+                 "a preset fits its NIC (ddpsim predict --profile)")
+      ->check(CLI::Range(1, 10000000));
   auto* kt = imp->add_subcommand(
       "kineto", "a PyTorch profiler (Kineto) trace: per-step layer times and collectives");
   kt->add_option("file", kt_file, "the Chrome-trace JSON, plain or gzip (.pt.trace.json.gz)")
@@ -243,7 +252,9 @@ int run_main(int argc, char** argv) {
   o.collectives = !no_coll;
 
   try {
-    if (nt->parsed()) return run_import_nccl_tests(nt_file, nt_op, nt_out, o.command);
+    if (nt->parsed()) {
+      return run_import_nccl_tests(nt_file, nt_op, nt_layout, nt_out, o.command);
+    }
     if (cf->parsed()) return run_check_fit(cf_profile, cf_sweep, cf_op, cf_above, cf_tol);
     if (gc->parsed()) return run_gpu_criteria(gc_profiles, gc_gemm, gc_copy);
     if (kt->parsed()) return run_import_kineto(kt_file, kt_out, o.command);

@@ -154,12 +154,21 @@ std::string infer_op(const std::vector<PendingRow>& rows, int ranks, const std::
 
 namespace {
 
+// A layout the fit can replay: nodes of equal GPU counts.
+void check_layout(int ranks, int nodes, const std::string& file) {
+  if (nodes > ranks || ranks % nodes != 0) {
+    throw InputError(file, "", "a node count that divides the rank count (--nodes, --ranks)",
+                     std::to_string(nodes) + " nodes for " + std::to_string(ranks) + " ranks");
+  }
+}
+
 // One nccl-tests log read line by line: the header comments (threads, GPUs, iterations, ranks
 // and hosts, the test, the NCCL version), the column header of each table, and its rows.
 class NcclTestsLog {
  public:
-  NcclTestsLog(const std::string& file, const std::string& op_override)
-      : file_(file), op_override_(op_override), op_(op_override) {}
+  NcclTestsLog(const std::string& file, const std::string& op_override,
+               const NcclTestsLayout& layout)
+      : file_(file), op_override_(op_override), op_(op_override), layout_(layout) {}
 
   void read(const std::string& text) {
     std::istringstream in(text);
@@ -214,10 +223,14 @@ class NcclTestsLog {
     if (rows_ == 0) {
       throw InputError(file_, "", "an nccl-tests log with a result table", "no table rows");
     }
-    const int ranks = rank_lines_ > 0 ? rank_lines_
-                                      : static_cast<int>(std::clamp<long long>(
-                                            static_cast<long long>(threads_) * gpus_, 1, 1000000));
-    const int nodes = std::max<int>(1, static_cast<int>(hosts_.size()));
+    // Rank lines state the ranks and their hosts; without them, --ranks / --nodes, else one
+    // process of nThread x nGpus on one node.
+    const int ranks = stated(rank_lines_, layout_.ranks, "--ranks", "rank lines",
+                             static_cast<int>(std::clamp<long long>(
+                                 static_cast<long long>(threads_) * gpus_, 1, 1000000)));
+    const int nodes = stated(static_cast<int>(hosts_.size()), layout_.nodes, "--nodes",
+                             "hosts on its rank lines", 1);
+    check_layout(ranks, nodes, file_);
     if (!pending_.empty()) {
       const std::string inferred = infer_op(pending_, ranks, file_);
       for (PendingRow& r : pending_) b_.add(inferred, r.dtype, r.redop, std::move(r.row));
@@ -399,6 +412,19 @@ class NcclTestsLog {
   std::map<std::string, std::string> env_;  // NCCL_* "set by environment" in the INFO lines
   int rank_lines_ = 0;
   std::set<std::string> hosts_;
+  NcclTestsLayout layout_;
+
+  // What the log states (> 0) and what the command line says (> 0) must agree; either, else
+  // `fallback`.
+  int stated(int in_log, int given, const char* option, const char* what, int fallback) const {
+    if (in_log > 0 && given > 0 && in_log != given) {
+      throw InputError(file_, "",
+                       std::string(option) + " as the log's " + what + " state it (" +
+                           std::to_string(in_log) + ")",
+                       std::to_string(given));
+    }
+    return in_log > 0 ? in_log : given > 0 ? given : fallback;
+  }
   std::string version_ = "unknown";
   std::vector<Group> groups_;
   int c_size_ = -1, c_count_ = -1, c_type_ = -1, c_redop_ = -1, c_root_ = -1;
@@ -411,18 +437,18 @@ class NcclTestsLog {
 }  // namespace
 
 json import_nccl_tests_log(const std::string& text, const std::string& file,
-                           const std::string& op_override) {
+                           const std::string& op_override, const NcclTestsLayout& layout) {
   if (!op_override.empty() && !parse_collective_op(op_override)) {
     throw InputError(file, "", "an op (all_reduce, reduce_scatter, all_gather, broadcast)",
                      "\"" + op_override + "\"");
   }
-  NcclTestsLog log(file, op_override);
+  NcclTestsLog log(file, op_override, layout);
   log.read(text);
   return log.section_json();
 }
 
 json import_nccl_tests_json(const json& doc, const std::string& file,
-                            const std::string& op_override) {
+                            const std::string& op_override, const NcclTestsLayout& layout) {
   if (!doc.is_object() || !doc.contains("results") || !doc.at("results").is_array()) {
     throw InputError(file, "/results", "nccl-tests -J output with a \"results\" array",
                      doc.is_object() ? "none" : "not an object");
@@ -445,8 +471,9 @@ json import_nccl_tests_json(const json& doc, const std::string& file,
     if (!cfg.contains(key) || !cfg.at(key).is_number()) return 1;
     return static_cast<long long>(std::clamp(cfg.at(key).get<double>(), 1.0, 1e6));
   };
-  int ranks =
+  const int one_process =
       static_cast<int>(std::min(config_count("nthreads") * config_count("ngpus"), 1000000LL));
+  int ranks = 0;  // from the devices, when the file lists them
   std::set<std::string> hosts;
   if (cfg.contains("devices") && cfg.at("devices").is_array() && !cfg.at("devices").empty()) {
     ranks = static_cast<int>(cfg.at("devices").size());
@@ -523,16 +550,31 @@ json import_nccl_tests_json(const json& doc, const std::string& file,
   const long code = doc.contains("nccl_version") && doc.at("nccl_version").is_number_integer()
                         ? doc.at("nccl_version").get<long>()
                         : 0;
-  return section(b, std::max(1, ranks), std::max<int>(1, static_cast<int>(hosts.size())),
-                 nccl_version_text(code), "nccl-tests json " + file);
+  // The devices and their hosts state the layout; without them, --ranks / --nodes.
+  const auto stated = [&](int in_file, int given, const char* option, const char* what) {
+    if (in_file > 0 && given > 0 && in_file != given) {
+      throw InputError(file, "",
+                       std::string(option) + " as the file's " + what + " state it (" +
+                           std::to_string(in_file) + ")",
+                       std::to_string(given));
+    }
+    return in_file > 0 ? in_file : given;
+  };
+  const int listed = stated(ranks, layout.ranks, "--ranks", "devices");
+  const int n = listed > 0 ? listed : std::max(1, one_process);
+  const int nodes =
+      std::max(1, stated(static_cast<int>(hosts.size()), layout.nodes, "--nodes", "hosts"));
+  check_layout(n, nodes, file);
+  return section(b, n, nodes, nccl_version_text(code), "nccl-tests json " + file);
 }
 
-json import_nccl_tests_file(const std::string& path, const std::string& op) {
+json import_nccl_tests_file(const std::string& path, const std::string& op,
+                            const NcclTestsLayout& layout) {
   const std::string text = read_measurement_text(path, "an nccl-tests log or -J JSON file");
   const auto first = text.find_first_not_of(" \t\r\n");
   json c = first != std::string::npos && text[first] == '{'
-               ? import_nccl_tests_json(parse_json_text(text, path), path, op)
-               : import_nccl_tests_log(text, path, op);
+               ? import_nccl_tests_json(parse_json_text(text, path), path, op, layout)
+               : import_nccl_tests_log(text, path, op, layout);
   check_fittable(c, path);
   return c;
 }

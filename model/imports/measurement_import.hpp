@@ -25,16 +25,27 @@
 
 namespace ddpsim::model {
 
+/// What a log may not state, from the command line (`import nccl-tests --ranks N --nodes M`):
+/// a table cut out of a larger log has no rank lines. 0: from the log. Where the log states it
+/// too (rank lines, their hosts; -J's devices), the two must agree.
+struct NcclTestsLayout {
+  int ranks = 0;
+  int nodes = 0;
+};
+
 /// Parses nccl-tests stdout. `file` is named in errors (InputError with "line N" as the
 /// pointer); `op` names the collective when the log does not ("all_reduce", ...; empty: from
 /// the log). Throws InputError when there is no table, a row is malformed or the op is unknown.
 nlohmann::json import_nccl_tests_log(const std::string& text, const std::string& file,
-                                     const std::string& op = "");
+                                     const std::string& op = "",
+                                     const NcclTestsLayout& layout = {});
 /// Parses nccl-tests' -J output (already read as JSON). Errors name JSON pointers.
 nlohmann::json import_nccl_tests_json(const nlohmann::json& doc, const std::string& file,
-                                      const std::string& op = "");
+                                      const std::string& op = "",
+                                      const NcclTestsLayout& layout = {});
 /// Reads `path` and dispatches on its content (a JSON object: -J output; else a log).
-nlohmann::json import_nccl_tests_file(const std::string& path, const std::string& op = "");
+nlohmann::json import_nccl_tests_file(const std::string& path, const std::string& op = "",
+                                      const NcclTestsLayout& layout = {});
 
 /// A whole profile document (format ddpsim-profile, backend "import") holding the given
 /// sections; a null section is left out. It passes Profile::from_json.

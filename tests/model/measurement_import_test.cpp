@@ -314,6 +314,39 @@ TEST(NcclTestsImport, PublicLogLayouts) {
             8);
 }
 
+// A table cut out of a larger log (no rank lines, no header) states neither its ranks nor its
+// nodes: --ranks and --nodes supply them, the op is then inferred (busbw/algbw 1.875 = 2(n-1)/n
+// at n = 16: all_reduce), and a profile of 2 nodes can be fitted. Where the log states them the
+// two must agree, and the nodes must divide the ranks.
+TEST(NcclTestsImport, RanksAndNodesOfAnExcerptFromTheCommandLine) {
+  const std::string dir = kData + "/../../scenarios/data/nccl-tests/";
+  const std::string excerpt = dir + "all_reduce_p4de_a100_efa_2x8_table.log";
+  const json c = import_nccl_tests_file(excerpt, "", NcclTestsLayout{16, 2});
+  EXPECT_EQ(c["ranks"].get<int>(), 16);
+  EXPECT_EQ(c["nodes"].get<int>(), 2);
+  EXPECT_TRUE(c["ops"].contains("all_reduce"));
+  // The p5 log has 16 rank lines on 2 hosts: the same layout passes, another is refused.
+  const std::string p5 = dir + "all_reduce_p5_h100_efa_2x8_nccl2.22.3.log";
+  EXPECT_EQ(import_nccl_tests_file(p5, "", NcclTestsLayout{16, 2})["nodes"].get<int>(), 2);
+  const auto refusal = [](const std::string& path, NcclTestsLayout layout) -> std::string {
+    try {
+      (void)import_nccl_tests_file(path, "", layout);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(imported)";
+  };
+  EXPECT_NE(refusal(p5, {32, 0}).find("--ranks as the log's rank lines state it (16), got 32"),
+            std::string::npos)
+      << refusal(p5, {32, 0});
+  EXPECT_NE(refusal(p5, {0, 4}).find("--nodes as the log's hosts on its rank lines state it (2)"),
+            std::string::npos)
+      << refusal(p5, {0, 4});
+  EXPECT_NE(refusal(excerpt, {16, 3}).find("a node count that divides the rank count"),
+            std::string::npos)
+      << refusal(excerpt, {16, 3});
+}
+
 // A real 16-rank, 2-node H100 log without the "Collective test starting" line: busbw/algbw =
 // 338.82/180.71 = 1.875 = 2(n-1)/n with n = 16, redop sum, root -1: all_reduce.
 TEST(NcclTestsImport, OpInferredFromTheBusBandwidthFactor) {
