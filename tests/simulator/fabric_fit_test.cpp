@@ -203,5 +203,38 @@ TEST(FabricFitTest, EventEngineAndItsFlowsRunOnTheFittedNic) {
   EXPECT_GT(a.comm_time_s, 1.2 * preset.comm_time_s);
 }
 
+// The AWS presets carry the fit of their named log (fitted_from), as a user importing that log
+// beside the GPU's system preset and the EFA NIC would get it, rounded to 3 digits.
+TEST(FabricFitTest, AwsPresetsCarryTheFitOfTheirNamedLog) {
+  const std::string dir = std::string(DDPSIM_SCENARIO_DIR) + "/data/nccl-tests/";
+  struct Case {
+    const char* preset;
+    const char* log;
+    model::NcclTestsLayout layout;  // the p4de log is a table excerpt: no rank lines
+    json generic;
+  } cases[] = {
+      {"aws-p5", "all_reduce_p5_h100_efa_2x8_nccl2.22.3.log", {}, p5_section()},
+      {"aws-p4de",
+       "all_reduce_p4de_a100_efa_2x8_table.log",
+       {16, 2},
+       {{"preset", "dgx-a100"},
+        {"cpu_vendor", "intel"},
+        {"inter_node", {{"preset", "efa-100g"}, {"nics_per_node", 4}}}}},
+  };
+  for (const Case& c : cases) {
+    model::HardwareSpec hw = model::resolve_hardware(c.generic, "t.json", "/hardware");
+    hw.profile = std::make_shared<const model::Profile>(model::Profile::from_json(
+        model::imported_profile(model::import_nccl_tests_file(dir + c.log, "", c.layout), nullptr,
+                                "test"),
+        c.log));
+    const std::optional<FabricFit> f = fit_fabric(hw);
+    ASSERT_TRUE(f.has_value()) << c.preset;
+    const model::HardwareSpec preset =
+        model::resolve_hardware(json{{"preset", c.preset}}, "t.json", "/hardware");
+    EXPECT_NEAR(preset.inter_tuning.ring_efficiency, f->ring_efficiency, 0.0005) << c.preset;
+    EXPECT_NEAR(preset.inter_node.latency * 1e6, f->latency_s * 1e6, 0.05) << c.preset;
+  }
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
