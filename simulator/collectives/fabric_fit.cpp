@@ -136,23 +136,21 @@ std::string cache_key(const model::HardwareSpec& hw) {
 FabricFit fit(const LogRun& run, const model::HardwareSpec& hw, bool fit_rate, bool fit_latency) {
   // Coarse grid: s = 2^(k/4), k = -16..4 (1/16 .. 2); L = 0.5 us x 2000^(j/23), j = 0..23
   // (0.5 .. 1000 us); then 1/8 of a step, one step either side of the best point. What the log
-  // cannot identify stays the preset's (k = 0: s = 1; j < 0: the preset's latency).
+  // cannot identify stays the preset's (k = 0: s = 1; the preset's latency for every j).
   constexpr double kScaleStep = 0.25;  // log2
   constexpr int kLatencySteps = 23;
   const double latency_step = std::log(2000.0) / kLatencySteps;
   const auto latency_at = [&](double j) {
-    return j < 0 ? hw.inter_node.latency : 0.5e-6 * std::exp(j * latency_step);
+    return fit_latency ? 0.5e-6 * std::exp(j * latency_step) : hw.inter_node.latency;
   };
   const auto error_at = [&](double k, double j) {
     return squared_log_error(run, std::exp2(k * kScaleStep), latency_at(j));
   };
-  double best_k = 0, best_j = -1, best = error_at(0, -1);
-  const double preset = best;
-  const int k_lo = fit_rate ? -16 : 0, k_hi = fit_rate ? 4 : 0;
-  const int j_lo = fit_latency ? 0 : -1, j_hi = fit_latency ? kLatencySteps : -1;
+  const double preset = squared_log_error(run, 1.0, hw.inter_node.latency);
+  double best_k = 0, best_j = 0, best = preset;
   bool moved = false;
-  for (int k = k_lo; k <= k_hi; ++k) {
-    for (int j = j_lo; j <= j_hi; ++j) {
+  for (int k = fit_rate ? -16 : 0; k <= (fit_rate ? 4 : 0); ++k) {
+    for (int j = 0; j <= (fit_latency ? kLatencySteps : 0); ++j) {
       const double e = error_at(k, j);
       if (e < best) {
         best = e;
