@@ -214,9 +214,10 @@ std::string fidelity_markdown(const FidelityReport& r) {
       "Every log of `scenarios/data/nccl-tests/index.json` (real `*_perf` output copied from "
       "public repositories and issues; provenance in that folder's README.md), predicted as it "
       "was run: its GPUs per node and nodes, the NCCL release it printed, `-g N` (GPUs one "
-      "thread launched), a forced `NCCL_ALGO`/`NCCL_PROTO`, and its fabric's NIC preset. A "
-      "log marked FIT set the constants it names (one per system class); every other log is a "
-      "test. Geomean and max of |busbw error| per size band.\n\n";
+      "thread launched), a forced `NCCL_ALGO`/`NCCL_PROTO`, and its fabric's NIC preset beside "
+      "its GPU's system preset, or the instance's own system preset where the index names one "
+      "(`aws-p5`, `aws-p4de`). A log marked FIT set the constants it names (one per system "
+      "class); every other log is a test. Geomean and max of |busbw error| per size band.\n\n";
   md += band_table("log", r.log_bands);
   md +=
       "\n## A log of your own cluster, at other rank counts\n\n"

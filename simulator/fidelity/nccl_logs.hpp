@@ -1,7 +1,9 @@
 // nccl_logs.hpp: public nccl-tests logs (scenarios/data/nccl-tests/index.json and the logs
 // beside it) against the collective model, run as each log was run: its GPUs per node and
 // nodes, the NCCL release it printed, the GPUs one thread launched (-g N), a forced algorithm,
-// and its fabric's NICs. Geomean |busbw error| per log and size band (results/FIDELITY.md).
+// and its fabric's NICs beside its GPU's system preset, or the instance's own system preset where
+// the index names one ("preset": "aws-p5"). Geomean |busbw error| per log and size band
+// (results/FIDELITY.md).
 //
 //   auto bands = nccl_log_bands(model::data_dir() / "data" / "nccl-tests");
 #pragma once
