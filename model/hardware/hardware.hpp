@@ -113,6 +113,14 @@ struct NcclKernelCosts {
   bool cuda_graphs = false;
   /// The NCCL release whose tuner constants and chunk sizes apply ("2.30.7").
   std::string nccl_version = "2.30.7";
+  /// NCCL_BUFFSIZE: the Simple protocol's buffer per channel and peer, NCCL_STEPS slots of it
+  /// (init.cc DEFAULT_BUFFSIZE 4 MiB); a ring chunk is 4 slots, a tree's or a broadcast's 1.
+  double buffsize_bytes = 4194304;
+  /// NCCL_NVLS_CHUNKSIZE: the largest NVLS chunk (transport/nvls.cc, 128 KiB).
+  double nvls_chunk_bytes = 131072;
+  /// NCCL_NVLSTREE_MAX_CHUNKSIZE; 0: NCCL's default (-2: 64 KiB from 4 nodes, else the NVLS
+  /// chunk).
+  double nvls_tree_max_chunk_bytes = 0;
 };
 
 /// How collectives are costed: NCCL's own tuning model (presets), or the alpha-beta line of the

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 
@@ -152,6 +153,11 @@ NcclKernelCosts parse_nccl_kernel(const json& c, const std::string& file) {
   k.host_launch = us_to_s(get_or_default<double>(c, p + "/host_launch_us"));
   k.gpus_per_process = get_or_default<int>(c, p + "/gpus_per_process");
   k.cuda_graphs = get_or_default<bool>(c, p + "/cuda_graphs");
+  k.buffsize_bytes = static_cast<double>(get_or_default<std::int64_t>(c, p + "/buffsize_bytes"));
+  k.nvls_chunk_bytes =
+      static_cast<double>(get_or_default<std::int64_t>(c, p + "/nvls_chunk_bytes"));
+  k.nvls_tree_max_chunk_bytes =
+      static_cast<double>(get_or_default<std::int64_t>(c, p + "/nvls_tree_max_chunk_bytes"));
   k.nccl_version = get_or_default<std::string>(c, p + "/nccl_version");
   if (!nccl_version_known(k.nccl_version)) {
     throw InputError(file, p + "/nccl_version",

@@ -220,6 +220,20 @@ void add_hardware_keys(std::vector<KeySpec>& t, const std::string& h) {
   t.push_back(boolean(h + "/collectives/cuda_graphs", false,
                       "collectives launched from a captured CUDA graph (nccl-tests -G; no host "
                       "enqueue per call)"));
+  t.push_back(integer(h + "/collectives/buffsize_bytes", "bytes", 4194304, 65536,
+                      "NCCL_BUFFSIZE: the Simple protocol's buffer per channel and peer (NCCL's "
+                      "default 4 MiB; aws-ofi-nccl sets 8 MiB on p4d, p4de and p5): ring chunks "
+                      "are half of it, tree chunks an eighth",
+                      1 << 30));
+  t.push_back(integer(h + "/collectives/nvls_chunk_bytes", "bytes", 131072, 4096,
+                      "NCCL_NVLS_CHUNKSIZE: the largest NVLS chunk (NCCL's default 128 KiB; "
+                      "aws-ofi-nccl sets 512 KiB on p5)",
+                      1 << 30));
+  t.push_back(integer(h + "/collectives/nvls_tree_max_chunk_bytes", "bytes", 0, 0,
+                      "NCCL_NVLSTREE_MAX_CHUNKSIZE: the largest NVLS_TREE chunk; 0: NCCL's "
+                      "default (64 KiB from 4 nodes, else the NVLS chunk; aws-ofi-nccl sets "
+                      "512 KiB on p5)",
+                      1 << 30));
   t.push_back(
       pattern_str(h + "/collectives/nccl_version", "2.30.7", "^2\\.[0-9]+\\.[0-9]+$",
                   "NCCL release whose tuner constants and chunk sizes apply (2.18.0 .. 2.30.x)"));

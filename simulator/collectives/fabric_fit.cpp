@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -41,6 +42,23 @@ std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   return s;
+}
+
+// NCCL_BUFFSIZE, NCCL_NVLS_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE as the log printed them
+// ("set by environment to 8388608"; aws-ofi-nccl sets them on AWS instances); else the system's.
+void env_sizes(const nlohmann::json& c, model::NcclKernelCosts& k) {
+  if (!c.contains("nccl_env") || !c.at("nccl_env").is_object()) return;
+  const nlohmann::json& env = c.at("nccl_env");
+  const auto bytes = [&](const char* name, double& into) {
+    if (!env.contains(name) || !env.at(name).is_string()) return;
+    const std::string text = env.at(name).get<std::string>();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() && *end == '\0' && v >= 4096 && v <= 1073741824.0) into = v;
+  };
+  bytes("NCCL_BUFFSIZE", k.buffsize_bytes);
+  bytes("NCCL_NVLS_CHUNKSIZE", k.nvls_chunk_bytes);
+  bytes("NCCL_NVLSTREE_MAX_CHUNKSIZE", k.nvls_tree_max_chunk_bytes);
 }
 
 // "Ring", "NVLSTree", "LL128" as NCCL's environment takes them. A list ("Tree,Ring") or an
@@ -101,6 +119,7 @@ std::optional<LogRun> log_run(const model::HardwareSpec& hw) {
   if (model::nccl_version_known(version)) run.hw.nccl_kernel.nccl_version = version;
   run.hw.nccl_kernel.gpus_per_process = std::max(1, integer(c, "gpus_per_process", 1));
   run.hw.nccl_kernel.cuda_graphs = false;
+  env_sizes(c, run.hw.nccl_kernel);
   run.hw.profile = nullptr;
   return run;
 }
@@ -122,7 +141,7 @@ double squared_log_error(const LogRun& run, double scale, double latency_s) {
 
 std::string cache_key(const model::HardwareSpec& hw) {
   return fmt::format(
-      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
       std::hash<std::string>{}(hw.profile->document().at("collectives").dump()), hw.profile->file(),
       hw.gpu.name, hw.gpu.compute_capability, hw.gpus_per_node, hw.nics_per_node,
       hw.intra_node.bandwidth, hw.intra_node.kind, hw.intra_node_switched, hw.pcie.bandwidth,
@@ -130,7 +149,8 @@ std::string cache_key(const model::HardwareSpec& hw) {
       hw.oversubscription, hw.nodes_per_leaf, hw.intra_tuning.ring_efficiency,
       hw.inter_tuning.ring_efficiency, hw.intra_tuning.nvls_efficiency, hw.nccl_kernel.simple_slice,
       hw.nccl_kernel.ll128_iteration, hw.nccl_kernel.nvls_chunk, hw.nccl_kernel.host_launch,
-      static_cast<int>(hw.cpu_vendor), hw.nccl_kernel.nccl_version);
+      static_cast<int>(hw.cpu_vendor), hw.nccl_kernel.nccl_version, hw.nccl_kernel.buffsize_bytes,
+      hw.nccl_kernel.nvls_chunk_bytes, hw.nccl_kernel.nvls_tree_max_chunk_bytes);
 }
 
 FabricFit fit(const LogRun& run, const model::HardwareSpec& hw, bool fit_rate, bool fit_latency) {

@@ -13,7 +13,8 @@
 // a log-spaced grid (s in [1/16, 2] in steps of 2^(1/4); L in [0.5, 1000] us in 23 steps),
 // then a finer grid (1/8 of a step) around the best point, keeping the preset's NIC unless a
 // point fits strictly better. A forced NCCL_ALGO / NCCL_PROTO the log printed is replayed as
-// forced. Collectives of every other rank count
+// forced, and the buffer and NVLS chunk sizes it printed (NCCL_BUFFSIZE, NCCL_NVLS_CHUNKSIZE,
+// NCCL_NVLSTREE_MAX_CHUNKSIZE) as set. Collectives of every other rank count
 // and node count then run on that NIC (apply_fabric_fit): the model's scaling with nodes
 // (rings, trees, NVLS trees, channel counts) is NCCL's, the fabric is the user's.
 //

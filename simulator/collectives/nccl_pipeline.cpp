@@ -17,16 +17,14 @@ using model::CollectiveProtocol;
 namespace {
 
 constexpr double kSteps = 8;  // device.h:26 NCCL_STEPS
-// init.cc:810-813 default buffers per protocol, one step each = buffer / NCCL_STEPS.
-constexpr double kSimpleStep = (1 << 22) / kSteps;            // DEFAULT_BUFFSIZE 4 MiB
+// init.cc:810-813 default buffers per protocol, one step each = buffer / NCCL_STEPS. Simple's is
+// NCCL_BUFFSIZE (NcclKernelCosts::buffsize_bytes, DEFAULT_BUFFSIZE 4 MiB).
 constexpr double kLLStep = 8.0 * 512 * kSteps * 16 / kSteps;  // lines x threads x 16 B
 constexpr double kLL128Step = 120.0 * 640 * kSteps * 8 / kSteps;
 // collectives.h:19-22: ring all-reduce / all-gather / reduce-scatter chunks are 4 steps of 2
 // slices (CHUNKSTEPS NCCL_STEPS/2, SLICESTEPS NCCL_STEPS/4); broadcast and reduce 1 step.
 constexpr double kRingChunkSteps = 4;
 constexpr double kSlicesPerChunk = 2;
-// prims_simple.h:183-184: a slice is at least 1/32 of its full size.
-constexpr double kMinSlice = kSimpleStep * 2 / 32;
 // prims_ll128.h:291-293: a warp moves 32 x 8 words per iteration, 1/16 of them flags (1920 data
 // bytes); device.h:114 640 threads = 20 warps.
 constexpr double kLL128IterationBytes = 20 * 1920.0;
@@ -39,22 +37,26 @@ bool ring_like(CollectiveOp op) {
          op == CollectiveOp::kReduceScatter;
 }
 
-// enqueue.cc:2258-2274: NVLS chunks start at 128 KiB (nvls.cc NCCL_NVLS_CHUNKSIZE) and halve
-// while the channel's bytes are under 64 / 8 / 2 x heads x chunk.
-double nvls_chunk(double channel_bytes, int heads) {
-  double chunk = 128 * 1024;
-  if (channel_bytes < 64 * heads * chunk) chunk = 65536;
-  if (channel_bytes < 8 * heads * chunk) chunk = 32768;
-  if (channel_bytes < 2 * heads * chunk) chunk = 16384;
+// enqueue.cc:2258-2274: NVLS chunks start at NCCL_NVLS_CHUNKSIZE (nvls.cc, 128 KiB) and drop to
+// 64 / 32 / 16 KiB while the message is under 64 / 8 / 2 x channels x heads x the chunk.
+double nvls_chunk(double channel_bytes, int heads, double start) {
+  double chunk = start;
+  if (channel_bytes < 64 * heads * chunk && chunk > 65536) chunk = 65536;
+  if (channel_bytes < 8 * heads * chunk && chunk > 32768) chunk = 32768;
+  if (channel_bytes < 2 * heads * chunk && chunk > 16384) chunk = 16384;
   return chunk;
 }
 
-// enqueue.cc:2279-2285: NVLS_TREE chunks start at min(NVLS chunk, treeMaxChunkSize), which is
-// 64 KiB from 4 nodes (nvls.cc:225-227), and halve by size.
-double nvls_tree_chunk(double channel_bytes, int heads, int nodes) {
-  double chunk = nodes >= 4 ? 65536 : 131072;
-  if (channel_bytes < 4 * heads * chunk) chunk = 65536;
-  if (channel_bytes < 1 * heads * chunk) chunk = 32768;
+// enqueue.cc:2279-2285: NVLS_TREE chunks start at min(NVLS chunk, NCCL_NVLSTREE_MAX_CHUNKSIZE),
+// whose default is 64 KiB from 4 nodes and the NVLS chunk below (nvls.cc:225-227), and drop to
+// 256 / 128 / 64 / 32 KiB under 32 / 16 / 4 / 1 x channels x heads x the chunk.
+double nvls_tree_chunk(double channel_bytes, int heads, int nodes, double start, double max) {
+  if (max <= 0) max = nodes >= 4 ? 65536 : start;
+  double chunk = std::min(start, max);
+  if (channel_bytes < 32 * heads * chunk && chunk > 262144) chunk = 262144;
+  if (channel_bytes < 16 * heads * chunk && chunk > 131072) chunk = 131072;
+  if (channel_bytes < 4 * heads * chunk && chunk > 65536) chunk = 65536;
+  if (channel_bytes < 1 * heads * chunk && chunk > 32768) chunk = 32768;
   return chunk;
 }
 
@@ -84,9 +86,11 @@ RingStep ring_step(CollectiveProtocol p, double prim, double us_per_byte, double
     s.time_us = std::max(s.items * c, c + h);
     return s;
   }
-  // Simple: two slices, the second empty when the first (at least kMinSlice) holds it all; an
-  // empty slice still spins, barriers and posts (prims_simple.h:285-300).
-  const double slice = std::max(prim / kSlicesPerChunk, kMinSlice);
+  // Simple: two slices, the second empty when the first (at least 1/32 of a slice's full size,
+  // prims_simple.h:183-184) holds it all; an empty slice still spins, barriers and posts
+  // (prims_simple.h:285-300).
+  const double simple_step = k.buffsize_bytes / kSteps;
+  const double slice = std::max(prim / kSlicesPerChunk, simple_step * 2 / 32);
   const double first = std::min(slice, prim);
   const double tau = k.simple_slice * 1e6;
   const double c0 = item_us(first, us_per_byte, tau, net);
@@ -109,7 +113,8 @@ NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts&
     // all_reduce.h:33-80: 2(n-1) primitives per loop (n-1 for all-gather / reduce-scatter),
     // each moving one chunk of the loop's n; the last loop's chunk is what remains over n.
     const double steps = c.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
-    const double chunk = c.protocol == CollectiveProtocol::kSimple  ? kSimpleStep * kRingChunkSteps
+    const double simple_step = k.buffsize_bytes / kSteps;
+    const double chunk = c.protocol == CollectiveProtocol::kSimple  ? simple_step * kRingChunkSteps
                          : c.protocol == CollectiveProtocol::kLL128 ? kLL128Chunk
                                                                     : kLLChunk;
     const double loop_bytes = n * chunk;
@@ -138,7 +143,7 @@ NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts&
   } else if (c.algorithm == CollectiveAlgorithm::kNvls) {
     // all_reduce.h:390-457: per channel, loops of heads x chunk through three warp groups
     // (scatter, multimem reduce-broadcast, gather): two stages of fill, then one chunk per step.
-    const double chunk = nvls_chunk(sc, c.nvls_heads);
+    const double chunk = nvls_chunk(sc, c.nvls_heads, k.nvls_chunk_bytes);
     const double iters = std::max(1.0, std::ceil(sc / (c.nvls_heads * chunk)));
     kernel_us = c.base_us + c.bandwidth_us * (iters + 2) / iters + iters * k.nvls_chunk * 1e6;
     out.chunk_bytes = chunk;
@@ -148,7 +153,8 @@ NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts&
     // all_reduce.h:527-640: the same loops of heads x chunk, with the reduce group sending up the
     // cross-node tree and the broadcast group receiving down it. The NIC is the slowest stage;
     // the in-node stages before and after it fill like NVLS's (two chunk times).
-    const double chunk = nvls_tree_chunk(sc, c.nvls_heads, c.nodes);
+    const double chunk =
+        nvls_tree_chunk(sc, c.nvls_heads, c.nodes, k.nvls_chunk_bytes, k.nvls_tree_max_chunk_bytes);
     const double iters = std::max(1.0, std::ceil(sc / (c.nvls_heads * chunk)));
     kernel_us = c.tuner_us + c.bandwidth_us * 2 / iters + iters * k.nvls_chunk * 1e6;
     out.chunk_bytes = chunk;
@@ -158,7 +164,7 @@ NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts&
     // Trees (all_reduce.h:86-160: reduce up, broadcast down, chunk by chunk) and rooted rings
     // (broadcast, reduce: one step per chunk, collectives.h:27-34): every chunk is one work item
     // per phase, pipelined, each paying the protocol's serialized cost.
-    const double chunk = c.protocol == CollectiveProtocol::kSimple  ? kSimpleStep
+    const double chunk = c.protocol == CollectiveProtocol::kSimple  ? k.buffsize_bytes / kSteps
                          : c.protocol == CollectiveProtocol::kLL128 ? kLL128Chunk
                                                                     : kLLChunk;
     const double items = std::max(1.0, std::ceil(sc / chunk));

@@ -377,7 +377,9 @@ TEST(Presets, SystemFilesHaveTheirKeys) {
     // NCCL's kernel costs (nccl_pipeline.hpp) beside the per-link-class constants.
     std::set<std::string> coll = {"intra_node", "inter_node", "simple_slice_us",
                                   "ll128_iteration_us", "host_launch_us"};
-    for (const char* k : {"nvls_chunk_us", "fitted_from"}) {
+    // NCCL's environment sizes where the system sets them (aws-ofi-nccl on AWS instances).
+    for (const char* k : {"nvls_chunk_us", "fitted_from", "buffsize_bytes", "nvls_chunk_bytes",
+                          "nvls_tree_max_chunk_bytes"}) {
       if (c.contains(k)) coll.insert(k);
     }
     expect_keys(c, coll, f);

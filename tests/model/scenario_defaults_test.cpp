@@ -132,6 +132,14 @@ TEST(ScenarioTest, EveryDocumentedDefaultIsTheParsedValue) {
        {[](const Scenario& s) { return json(s.hardware.nccl_kernel.cuda_graphs); }, same, &mlp}},
       {"/hardware/collectives/nccl_version",
        {[](const Scenario& s) { return json(s.hardware.nccl_kernel.nccl_version); }, same, &mlp}},
+      {"/hardware/collectives/buffsize_bytes",
+       {[](const Scenario& s) { return json(s.hardware.nccl_kernel.buffsize_bytes); }, same, &mlp}},
+      {"/hardware/collectives/nvls_chunk_bytes",
+       {[](const Scenario& s) { return json(s.hardware.nccl_kernel.nvls_chunk_bytes); }, same,
+        &mlp}},
+      {"/hardware/collectives/nvls_tree_max_chunk_bytes",
+       {[](const Scenario& s) { return json(s.hardware.nccl_kernel.nvls_tree_max_chunk_bytes); },
+        same, &mlp}},
       {"/hardware/collectives/model",
        {[](const Scenario& s) {
           return json(s.hardware.collective_model == model::CollectiveModel::kAlphaBeta

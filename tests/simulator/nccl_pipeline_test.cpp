@@ -38,6 +38,20 @@ model::NcclKernelCosts costs(double slice_us, double iteration_us, double chunk_
   return k;
 }
 
+// An NVLS_TREE all-reduce on 2 nodes x 8 heads, 16 channels: the estimate 340 us, 300 of them
+// bandwidth.
+NcclCall nvls_tree_2x8() {
+  NcclCall c;
+  c.algorithm = CollectiveAlgorithm::kNvlsTree;
+  c.ranks = 16;
+  c.nodes = 2;
+  c.nvls_heads = 8;
+  c.channels = 16;
+  c.bandwidth_us = 300;
+  c.tuner_us = 340;
+  return c;
+}
+
 TEST(NcclPipeline, WithoutItemCostsLLIsTheTunersLatencyPlusBandwidth) {
   // LL, one loop (S/8 = 4 KiB per primitive < the 32 KiB LL chunk): 10 + 14 x (4 + 2) = 94 us,
   // the tuner's 10 + 14 x 2 + 56.
@@ -130,15 +144,8 @@ TEST(NcclPipeline, NvlsTreeFillsTwoChunkTimesAcrossNodes) {
   // (fewer than 4 nodes) and 4 MiB is not under 4 x 8 x 128 KiB: 4 iterations of 8 x 128 KiB.
   // Time = the estimate (40 us + 300 us of bandwidth) + 2 fill chunk times (300 x 2 / 4 = 150 us)
   // + 4 x 1 us per chunk = 494 us.
-  NcclCall c;
-  c.algorithm = CollectiveAlgorithm::kNvlsTree;
-  c.ranks = 16;
-  c.nodes = 2;
-  c.nvls_heads = 8;
-  c.channels = 16;
+  NcclCall c = nvls_tree_2x8();
   c.bytes = 64 << 20;
-  c.bandwidth_us = 300;
-  c.tuner_us = 340;
   const NcclKernelTime t = nccl_kernel_time(c, costs(0, 0, 1));
   EXPECT_NEAR(t.chunk_bytes, 131072, 0);
   EXPECT_EQ(t.loops, 4);
@@ -146,6 +153,52 @@ TEST(NcclPipeline, NvlsTreeFillsTwoChunkTimesAcrossNodes) {
   // From 4 nodes the chunk starts at 64 KiB (nvls.cc:225-227 treeMaxChunkSize): 8 iterations.
   c.nodes = 4;
   EXPECT_EQ(nccl_kernel_time(c, costs(0, 0, 1)).loops, 8);
+}
+
+// aws-ofi-nccl's p5 environment (src/platform-aws.cpp): NCCL_NVLS_CHUNKSIZE and
+// NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB. enqueue.cc:2281-2285 then drops the NVLS_TREE chunk to
+// 256 / 128 / 64 / 32 KiB under 32 / 16 / 4 / 1 x heads x the chunk per channel. 2 nodes x 8
+// heads, 16 channels:
+//   8 GiB: 512 MiB per channel >= 32 x 8 x 512 KiB = 128 MiB: 512 KiB chunks, 128 iterations;
+//   1 GiB: 64 MiB < 128 MiB -> 256 KiB; 64 MiB >= 16 x 8 x 256 KiB = 32 MiB: stays, 32 iterations;
+//   64 MiB: 4 MiB < 128 MiB -> 256 KiB; < 32 MiB -> 128 KiB; 4 MiB >= 4 x 8 x 128 KiB = 4 MiB:
+//   stays 128 KiB (NCCL's default start), 4 iterations.
+TEST(NcclPipeline, NvlsTreeChunksFromTheConfiguredSizes) {
+  NcclCall c = nvls_tree_2x8();
+  model::NcclKernelCosts k = costs(0, 0, 1);
+  k.nvls_chunk_bytes = 524288;
+  k.nvls_tree_max_chunk_bytes = 524288;
+  c.bytes = 8.0 * (1 << 30);
+  EXPECT_NEAR(nccl_kernel_time(c, k).chunk_bytes, 524288, 0);
+  EXPECT_EQ(nccl_kernel_time(c, k).loops, 128);
+  c.bytes = 1 << 30;
+  EXPECT_NEAR(nccl_kernel_time(c, k).chunk_bytes, 262144, 0);
+  EXPECT_EQ(nccl_kernel_time(c, k).loops, 32);
+  c.bytes = 64 << 20;
+  EXPECT_NEAR(nccl_kernel_time(c, k).chunk_bytes, 131072, 0);
+  EXPECT_EQ(nccl_kernel_time(c, k).loops, 4);
+  // The NVLS chunk alone raised, the tree's maximum left at NCCL's default: below 4 nodes the
+  // maximum is the NVLS chunk (512 KiB); from 4 nodes 64 KiB whatever the NVLS chunk.
+  k.nvls_tree_max_chunk_bytes = 0;
+  c.bytes = 8.0 * (1 << 30);
+  EXPECT_NEAR(nccl_kernel_time(c, k).chunk_bytes, 524288, 0);
+  c.nodes = 4;
+  EXPECT_NEAR(nccl_kernel_time(c, k).chunk_bytes, 65536, 0);
+}
+
+// NCCL_BUFFSIZE 8 MiB (aws-ofi-nccl on p4d, p4de, p5): Simple ring chunks of 4 slots of 1 MiB
+// (collectives.h CHUNKSTEPS), twice the default's 4 x 512 KiB. On the 8-rank ring above, a
+// 32 MiB message is two loops of 8 x 2 MiB primitives with the default buffer, one loop of
+// 8 x 4 MiB with 8 MiB.
+TEST(NcclPipeline, SimpleRingChunksFollowTheBufferSize) {
+  model::NcclKernelCosts k = costs(7, 0, 0);
+  const NcclKernelTime four = nccl_kernel_time(ring(CollectiveProtocol::kSimple, 32 << 20), k);
+  EXPECT_NEAR(four.chunk_bytes, 2 << 20, 0);  // 4 x 4 MiB / 8
+  EXPECT_EQ(four.loops, 2);
+  k.buffsize_bytes = 8 << 20;
+  const NcclKernelTime eight = nccl_kernel_time(ring(CollectiveProtocol::kSimple, 32 << 20), k);
+  EXPECT_NEAR(eight.chunk_bytes, 4 << 20, 0);  // 4 x 8 MiB / 8
+  EXPECT_EQ(eight.loops, 1);
 }
 
 TEST(NcclPipeline, TheHostFloorIsOneLaunchPerDrivenGpuUnlessGraphed) {
