@@ -224,7 +224,8 @@ std::string fidelity_markdown(const FidelityReport& r) {
       "What `ddpsim predict --profile` does with a user's multi-node nccl-tests log "
       "(`ddpsim-calibrate import nccl-tests`): its tables replace the model at the log's rank "
       "count, and every other rank count runs NCCL's model on the NIC fitted to the log "
-      "(simulator/collectives/fabric_fit.hpp: the NIC rate scale and latency that best "
+      "(simulator/collectives/fabric_fit.hpp: the share of the NIC rate NCCL reaches and the NIC "
+      "latency that best "
       "reproduce the log's times, the log replayed as it ran). Tested here on pairs of public "
       "logs of one fabric (`fabric_group` in the index): the NIC fitted on one log, the other "
       "predicted with it; compare each with its own row above (the preset's NIC).\n\n";
