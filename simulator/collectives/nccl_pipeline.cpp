@@ -178,6 +178,28 @@ NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts&
     out.chunk_bytes = std::min(chunk, sc);
     out.loops = static_cast<long long>(items);
     out.items_per_step = 1;
+    if (c.algorithm == CollectiveAlgorithm::kTree && c.protocol == CollectiveProtocol::kLL128 &&
+        c.nodes > 1 && c.op == CollectiveOp::kAllReduce && c.intra_channel_gbytes_per_s > 0) {
+      // enqueue.cc (v2.22.3-1 1795-1800, v2.30.7 the same rule): a multi-node LL128 tree's
+      // chunk halves from the LL128 step while the channel holds fewer than
+      // nsteps x 64 / ppn (then x 16 / ppn) chunks, nsteps = 1 + log2(nodes) + 0.1 ppn.
+      const double ppn = static_cast<double>(c.ranks) / c.nodes;
+      const double nsteps = 1 + std::floor(std::log2(static_cast<double>(c.nodes))) + 0.1 * ppn;
+      double ch = kLL128Chunk;
+      while (std::floor(sc / ch) < nsteps * 64 / ppn && ch > 131072) ch /= 2;
+      while (std::floor(sc / ch) < nsteps * 16 / ppn && ch > 32768) ch /= 2;
+      const double item = std::min(ch, sc);
+      // runTreeSplit pipelines the chunks up the node's chain and down again (2 (ppn - 1)
+      // NVLink hops beside the network's): each hop forwards a chunk once its warps have it, a
+      // chunk's bytes at the channel's intra-node rate plus one serialized cost per LL128 block
+      // iteration. The network hop is the bottleneck the estimate's bandwidth times; the
+      // NVLink hops add their chunk time once each (the pipeline's fill).
+      const double hop_us = item / (c.intra_channel_gbytes_per_s * 1e3) +
+                            std::ceil(item / kLL128IterationBytes) * k.ll128_iteration * 1e6;
+      kernel_us += 2 * (ppn - 1) * hop_us;
+      out.chunk_bytes = item;
+      out.loops = static_cast<long long>(std::ceil(sc / item));
+    }
   }
   out.kernel_s = kernel_us * 1e-6;
   out.host_s = k.cuda_graphs ? 0.0 : k.gpus_per_process * k.host_launch;

@@ -42,6 +42,8 @@ struct NcclCall {
   double step_us = 0;       ///< its per-step hop latency (averaged over the steps)
   double tuner_us = 0;      ///< its whole estimate on the running channels (lat + bytes / bw)
   double bandwidth_us = 0;  ///< the bytes / bandwidth part of tuner_us
+  /// Trees: the per-channel rate of an intra-node hop (GB/s), NCCL's tree graph bwIntra.
+  double intra_channel_gbytes_per_s = 0;
 };
 
 /// Where the time goes.

@@ -528,6 +528,7 @@ std::optional<NcclPlan> nccl_plan(CollectiveOp op, const model::CollectiveBandwi
   call.bytes = bytes;
   call.base_us = e.base;
   call.step_us = e.step;
+  call.intra_channel_gbytes_per_s = s.tree.bw_intra;
   Entry timed = e;
   timed.lat = e.lat_time;
   call.tuner_us = algo_time_us(s, op, a, p, timed, bytes, plan.channels / full, &call.bandwidth_us);

@@ -201,6 +201,40 @@ TEST(NcclPipeline, SimpleRingChunksFollowTheBufferSize) {
   EXPECT_EQ(eight.loops, 1);
 }
 
+// A multi-node LL128 tree all-reduce (2 nodes x 8 GPUs, 16 channels, NVLink hops of 20 GB/s per
+// channel): enqueue.cc's chunk rule, nsteps = 1 + log2(2) + 0.1 x 8 = 2.8, halves the 576,000-byte
+// LL128 chunk while the channel holds fewer than floor-counted 22.4 chunks (down to 131,072),
+// then fewer than 5.6 (down to 32,768); each of the 2 x 7 NVLink hops then adds one chunk time
+// (its bytes at 20 GB/s plus 0.75 us per 38,400-byte block iteration) to the estimate.
+//   16 MiB: 1 MiB per channel; 576,000 -> 288,000 -> 144,000 -> 72,000 (14 per channel >= 5.6):
+//     hop = 72,000 / 20,000 + 2 x 0.75 = 5.1 us; 200 + 14 x 5.1 = 271.4 us, 15 chunks.
+//   1 MiB: 64 KiB per channel; 72,000 -> 36,000 -> 18,000 (floor 3 < 5.6, but not above 32,768):
+//     hop = 0.9 + 0.75 = 1.65 us; 200 + 14 x 1.65 = 223.1 us.
+TEST(NcclPipeline, MultiNodeLL128TreeFillsItsNvlinkHops) {
+  NcclCall c;
+  c.algorithm = CollectiveAlgorithm::kTree;
+  c.protocol = CollectiveProtocol::kLL128;
+  c.ranks = 16;
+  c.nodes = 2;
+  c.channels = 16;
+  c.tuner_us = 200;
+  c.bandwidth_us = 100;
+  c.intra_channel_gbytes_per_s = 20;
+  c.bytes = 16 << 20;
+  NcclKernelTime t = nccl_kernel_time(c, costs(0, 0.75, 0));
+  EXPECT_NEAR(t.chunk_bytes, 72000, 0);
+  EXPECT_EQ(t.loops, 15);
+  EXPECT_NEAR(t.time_s * 1e6, 271.4, 1e-9);
+  c.bytes = 1 << 20;
+  t = nccl_kernel_time(c, costs(0, 0.75, 0));
+  EXPECT_NEAR(t.chunk_bytes, 18000, 0);
+  EXPECT_NEAR(t.time_s * 1e6, 223.1, 1e-9);
+  // One node: a chain, no network hop; the intra-node tree keeps its per-item costs instead.
+  c.nodes = 1;
+  c.ranks = 8;
+  EXPECT_NE(nccl_kernel_time(c, costs(0, 0.75, 0)).chunk_bytes, 18000);
+}
+
 TEST(NcclPipeline, TheHostFloorIsOneLaunchPerDrivenGpuUnlessGraphed) {
   // nccl-tests -g 8 at 5 us per launch: a 94 us kernel still dominates 40 us of launches; a
   // 1 KiB call (10 + 14 x (0.125 + 2) = 39.75 us) queues behind them.
