@@ -162,6 +162,19 @@ void check_layout(int ranks, int nodes, const std::string& file) {
   }
 }
 
+// A count the file states (> 0) and the command line gives (> 0, --ranks / --nodes) must
+// agree: the one known, 0 when neither is.
+int agreed_count(int in_file, int given, const char* option, const std::string& what,
+                 const std::string& file) {
+  if (in_file > 0 && given > 0 && in_file != given) {
+    throw InputError(
+        file, "",
+        std::string(option) + " as the " + what + " state it (" + std::to_string(in_file) + ")",
+        std::to_string(given));
+  }
+  return in_file > 0 ? in_file : given;
+}
+
 // One nccl-tests log read line by line: the header comments (threads, GPUs, iterations, ranks
 // and hosts, the test, the NCCL version), the column header of each table, and its rows.
 class NcclTestsLog {
@@ -414,16 +427,10 @@ class NcclTestsLog {
   std::set<std::string> hosts_;
   NcclTestsLayout layout_;
 
-  // What the log states (> 0) and what the command line says (> 0) must agree; either, else
-  // `fallback`.
+  // agreed_count with the log's own words, else `fallback`.
   int stated(int in_log, int given, const char* option, const char* what, int fallback) const {
-    if (in_log > 0 && given > 0 && in_log != given) {
-      throw InputError(file_, "",
-                       std::string(option) + " as the log's " + what + " state it (" +
-                           std::to_string(in_log) + ")",
-                       std::to_string(given));
-    }
-    return in_log > 0 ? in_log : given > 0 ? given : fallback;
+    const int v = agreed_count(in_log, given, option, std::string("log's ") + what, file_);
+    return v > 0 ? v : fallback;
   }
   std::string version_ = "unknown";
   std::vector<Group> groups_;
@@ -552,13 +559,7 @@ json import_nccl_tests_json(const json& doc, const std::string& file,
                         : 0;
   // The devices and their hosts state the layout; without them, --ranks / --nodes.
   const auto stated = [&](int in_file, int given, const char* option, const char* what) {
-    if (in_file > 0 && given > 0 && in_file != given) {
-      throw InputError(file, "",
-                       std::string(option) + " as the file's " + what + " state it (" +
-                           std::to_string(in_file) + ")",
-                       std::to_string(given));
-    }
-    return in_file > 0 ? in_file : given;
+    return agreed_count(in_file, given, option, std::string("file's ") + what, file);
   };
   const int listed = stated(ranks, layout.ranks, "--ranks", "devices");
   const int n = listed > 0 ? listed : std::max(1, one_process);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -179,6 +180,24 @@ std::optional<CollectiveProtocol> protocol_from_name(const std::string& name) {
     if (name == protocol_name(p)) return p;
   }
   return std::nullopt;
+}
+
+namespace {
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+}  // namespace
+
+CollectiveAlgorithm algorithm_from_nccl_env(std::string text) {
+  text = lowercase(std::move(text));
+  if (text == "nvlstree") text = "nvls_tree";
+  return algorithm_from_name(text).value_or(CollectiveAlgorithm::kAuto);
+}
+
+CollectiveProtocol protocol_from_nccl_env(std::string text) {
+  return protocol_from_name(lowercase(std::move(text))).value_or(CollectiveProtocol::kAuto);
 }
 
 DType compute_dtype(Precision p) {

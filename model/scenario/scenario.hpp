@@ -64,6 +64,11 @@ const char* protocol_name(CollectiveProtocol p);  ///< "auto", "ll", "ll128", "s
 /// The inverses of algorithm_name and protocol_name; nullopt for any other text.
 std::optional<CollectiveAlgorithm> algorithm_from_name(const std::string& name);
 std::optional<CollectiveProtocol> protocol_from_name(const std::string& name);
+/// NCCL_ALGO / NCCL_PROTO as NCCL's environment spells them ("Ring", "NVLSTree", "LL128"),
+/// case-insensitively; kAuto for anything that is not one choice (empty, a list "Tree,Ring", an
+/// exclusion "^NVLS").
+CollectiveAlgorithm algorithm_from_nccl_env(std::string text);
+CollectiveProtocol protocol_from_nccl_env(std::string text);
 const char* fsdp_prefetch_name(FsdpPrefetch p);  ///< "backward_pre", "backward_post", "none"
 /// Which modules get their own fully_shard call (FSDP2): every transformer block (the rest of the
 /// model is the root's group), every layer with parameters, or only the root (one group).

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "model/error.hpp"
 #include "model/scenario/scenario.hpp"
@@ -95,7 +96,7 @@ int run_collective(const CollectiveOptions& o) {
               {"parallelism", {{"algorithm", o.algo}}}};
   model::Scenario s = model::parse_scenario(doc, "<command line>");
   // A collectives profile of several nodes beside the preset: the NIC fitted to it.
-  const bool fitted = sim::use_fitted_fabric(s.hardware).has_value();
+  const std::optional<sim::FabricFit> fitted = sim::use_fitted_fabric(s.hardware);
   // nccl-tests -g N: one thread drives every GPU of its node (or --gpus-per-process of them).
   if (o.gpus_per_process) {
     s.hardware.nccl_kernel.gpus_per_process = *o.gpus_per_process;
@@ -113,7 +114,7 @@ int run_collective(const CollectiveOptions& o) {
   std::printf("# NCCL %s, %d GPU(s) per launching thread%s, algorithm %s, protocol %s\n",
               one_line(k.nccl_version).c_str(), k.gpus_per_process,
               k.cuda_graphs ? ", CUDA graphs" : "", o.algo.c_str(), o.proto.c_str());
-  if (fitted) std::printf("# %s\n", one_line(s.hardware.warnings.back()).c_str());
+  if (fitted) std::printf("# %s\n", one_line(sim::describe(*fitted)).c_str());
   std::printf("# %12s %12s %8s %13s %8s %8s %10s %10s %8s %8s\n", "size(B)", "count", "type",
               "algorithm", "protocol", "channels", "chunk(B)", "time(us)", "algbw", "busbw");
   for (double b = lo; b <= hi; b *= 2) {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -38,12 +37,6 @@ struct LogRun {
   std::string ops;
 };
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return s;
-}
-
 // NCCL_BUFFSIZE, NCCL_NVLS_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE as the log printed them
 // ("set by environment to 8388608"; aws-ofi-nccl sets them on AWS instances); else the system's.
 void env_sizes(const nlohmann::json& c, model::NcclKernelCosts& k) {
@@ -67,13 +60,10 @@ void forced_choice(const nlohmann::json& c, LogRun& run) {
   if (!c.contains("nccl_env") || !c.at("nccl_env").is_object()) return;
   const nlohmann::json& env = c.at("nccl_env");
   if (env.contains("NCCL_ALGO") && env.at("NCCL_ALGO").is_string()) {
-    std::string a = lower(env.at("NCCL_ALGO").get<std::string>());
-    if (a == "nvlstree") a = "nvls_tree";
-    run.algorithm = model::algorithm_from_name(a).value_or(model::CollectiveAlgorithm::kAuto);
+    run.algorithm = model::algorithm_from_nccl_env(env.at("NCCL_ALGO").get<std::string>());
   }
   if (env.contains("NCCL_PROTO") && env.at("NCCL_PROTO").is_string()) {
-    run.protocol = model::protocol_from_name(lower(env.at("NCCL_PROTO").get<std::string>()))
-                       .value_or(model::CollectiveProtocol::kAuto);
+    run.protocol = model::protocol_from_nccl_env(env.at("NCCL_PROTO").get<std::string>());
   }
 }
 

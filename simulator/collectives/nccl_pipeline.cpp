@@ -32,6 +32,21 @@ constexpr double kLL128IterationBytes = 20 * 1920.0;
 constexpr double kLL128Chunk = kLL128Step * 120 / 128;
 constexpr double kLLChunk = kLLStep / 2;
 
+// init.cc:810-813: the Simple protocol's step is NCCL_BUFFSIZE / NCCL_STEPS.
+double simple_step(const model::NcclKernelCosts& k) { return k.buffsize_bytes / kSteps; }
+
+// enqueue.cc (v2.22.3-1 1795-1800, v2.30.7 the same rule): an LL128 tree's chunk halves from the
+// LL128 step while the channel holds fewer than nsteps x 64 / ppn (then x 16 / ppn) chunks,
+// nsteps = 1 + log2(nodes) + 0.1 ppn (counts floored, as NCCL's integer division).
+double ll128_tree_chunk(double channel_bytes, int ranks, int nodes) {
+  const double ppn = static_cast<double>(ranks) / nodes;
+  const double nsteps = 1 + std::floor(std::log2(static_cast<double>(nodes))) + 0.1 * ppn;
+  double chunk = kLL128Chunk;
+  while (std::floor(channel_bytes / chunk) < nsteps * 64 / ppn && chunk > 131072) chunk /= 2;
+  while (std::floor(channel_bytes / chunk) < nsteps * 16 / ppn && chunk > 32768) chunk /= 2;
+  return chunk;
+}
+
 bool ring_like(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
          op == CollectiveOp::kReduceScatter;
@@ -89,8 +104,7 @@ RingStep ring_step(CollectiveProtocol p, double prim, double us_per_byte, double
   // Simple: two slices, the second empty when the first (at least 1/32 of a slice's full size,
   // prims_simple.h:183-184) holds it all; an empty slice still spins, barriers and posts
   // (prims_simple.h:285-300).
-  const double simple_step = k.buffsize_bytes / kSteps;
-  const double slice = std::max(prim / kSlicesPerChunk, simple_step * 2 / 32);
+  const double slice = std::max(prim / kSlicesPerChunk, simple_step(k) * 2 / 32);
   const double first = std::min(slice, prim);
   const double tau = k.simple_slice * 1e6;
   const double c0 = item_us(first, us_per_byte, tau, net);
@@ -113,8 +127,8 @@ NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts&
     // all_reduce.h:33-80: 2(n-1) primitives per loop (n-1 for all-gather / reduce-scatter),
     // each moving one chunk of the loop's n; the last loop's chunk is what remains over n.
     const double steps = c.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
-    const double simple_step = k.buffsize_bytes / kSteps;
-    const double chunk = c.protocol == CollectiveProtocol::kSimple  ? simple_step * kRingChunkSteps
+    const double chunk = c.protocol == CollectiveProtocol::kSimple
+                             ? simple_step(k) * kRingChunkSteps
                          : c.protocol == CollectiveProtocol::kLL128 ? kLL128Chunk
                                                                     : kLLChunk;
     const double loop_bytes = n * chunk;
@@ -164,7 +178,11 @@ NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts&
     // Trees (all_reduce.h:86-160: reduce up, broadcast down, chunk by chunk) and rooted rings
     // (broadcast, reduce: one step per chunk, collectives.h:27-34): every chunk is one work item
     // per phase, pipelined, each paying the protocol's serialized cost.
-    const double chunk = c.protocol == CollectiveProtocol::kSimple  ? k.buffsize_bytes / kSteps
+    const bool multi_node_ll128_tree =
+        c.algorithm == CollectiveAlgorithm::kTree && c.protocol == CollectiveProtocol::kLL128 &&
+        c.nodes > 1 && c.op == CollectiveOp::kAllReduce && c.intra_channel_gbytes_per_s > 0;
+    const double chunk = c.protocol == CollectiveProtocol::kSimple ? simple_step(k)
+                         : multi_node_ll128_tree ? ll128_tree_chunk(sc, c.ranks, c.nodes)
                          : c.protocol == CollectiveProtocol::kLL128 ? kLL128Chunk
                                                                     : kLLChunk;
     const double items = std::max(1.0, std::ceil(sc / chunk));
@@ -178,27 +196,17 @@ NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts&
     out.chunk_bytes = std::min(chunk, sc);
     out.loops = static_cast<long long>(items);
     out.items_per_step = 1;
-    if (c.algorithm == CollectiveAlgorithm::kTree && c.protocol == CollectiveProtocol::kLL128 &&
-        c.nodes > 1 && c.op == CollectiveOp::kAllReduce && c.intra_channel_gbytes_per_s > 0) {
-      // enqueue.cc (v2.22.3-1 1795-1800, v2.30.7 the same rule): a multi-node LL128 tree's
-      // chunk halves from the LL128 step while the channel holds fewer than
-      // nsteps x 64 / ppn (then x 16 / ppn) chunks, nsteps = 1 + log2(nodes) + 0.1 ppn.
-      const double ppn = static_cast<double>(c.ranks) / c.nodes;
-      const double nsteps = 1 + std::floor(std::log2(static_cast<double>(c.nodes))) + 0.1 * ppn;
-      double ch = kLL128Chunk;
-      while (std::floor(sc / ch) < nsteps * 64 / ppn && ch > 131072) ch /= 2;
-      while (std::floor(sc / ch) < nsteps * 16 / ppn && ch > 32768) ch /= 2;
-      const double item = std::min(ch, sc);
+    if (multi_node_ll128_tree) {
       // runTreeSplit pipelines the chunks up the node's chain and down again (2 (ppn - 1)
       // NVLink hops beside the network's): each hop forwards a chunk once its warps have it, a
       // chunk's bytes at the channel's intra-node rate plus one serialized cost per LL128 block
       // iteration. The network hop is the bottleneck the estimate's bandwidth times; the
       // NVLink hops add their chunk time once each (the pipeline's fill).
+      const double ppn = static_cast<double>(c.ranks) / c.nodes;
+      const double item = out.chunk_bytes;
       const double hop_us = item / (c.intra_channel_gbytes_per_s * 1e3) +
                             std::ceil(item / kLL128IterationBytes) * k.ll128_iteration * 1e6;
       kernel_us += 2 * (ppn - 1) * hop_us;
-      out.chunk_bytes = item;
-      out.loops = static_cast<long long>(std::ceil(sc / item));
     }
   }
   out.kernel_s = kernel_us * 1e-6;

@@ -122,11 +122,8 @@ std::optional<LoggedRun> logged_run(const json& e, const std::filesystem::path& 
   // NCCL_ALGO / NCCL_PROTO as the log set them ("Ring", "NVLSTree", "LL128"); none: auto.
   r.algo_env = text(e, "algo");
   r.proto_env = text(e, "proto");
-  std::string algo_name = lower(r.algo_env);
-  if (algo_name == "nvlstree") algo_name = "nvls_tree";
-  r.algo = model::algorithm_from_name(algo_name).value_or(model::CollectiveAlgorithm::kAuto);
-  r.proto =
-      model::protocol_from_name(lower(r.proto_env)).value_or(model::CollectiveProtocol::kAuto);
+  r.algo = model::algorithm_from_nccl_env(r.algo_env);
+  r.proto = model::protocol_from_nccl_env(r.proto_env);
   r.group = text(e, "fabric_group");
   r.sweep = fmt::format("{} | {} | {} x {} GPUs, {} | NCCL {} | -g {}", r.op_name, r.file, r.nodes,
                         r.per_node, text(e, "fabric"), r.version.empty() ? "?" : r.version,
