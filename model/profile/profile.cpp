@@ -288,6 +288,13 @@ Profile Profile::from_json(json doc, const std::string& file) {
   if (doc.contains("collectives")) {
     json& c = doc["collectives"];
     const int ranks = c.at("ranks").get<int>();
+    // Nodes of equal GPU counts (a multi-node table fits the NIC: fabric_fit.hpp).
+    if (c.contains("nodes") && ranks % c.at("nodes").get<int>() != 0) {
+      throw InputError(
+          file, "/collectives/nodes",
+          "a node count that divides /collectives/ranks (" + std::to_string(ranks) + ")",
+          std::to_string(c.at("nodes").get<int>()));
+    }
     for (auto& [name, table] : c.at("ops").items()) {
       p.collectives_.push_back(read_collective_table(name, table, ranks, file));
     }
