@@ -479,15 +479,23 @@ std::vector<BusbwBand> sweep_bands(const std::string& sweep, const std::string& 
     b.preset = preset;
     b.band = band;
     double log_sum = 0;
+    std::vector<double> signed_errors;
     for (const SweepPoint& pt : points) {
       if (std::string(busbw_band(pt.bytes)) != band) continue;
       ++b.count;
       // An exact hit would make the geomean 0; 1e-6 (0.0001%) is below any printed digit.
       log_sum += std::log(std::max(std::abs(pt.rel), 1e-6));
       b.max_abs_error = std::max(b.max_abs_error, std::abs(pt.rel));
+      signed_errors.push_back(pt.rel);
     }
     if (b.count == 0) continue;
     b.geomean_abs_error = std::exp(log_sum / static_cast<double>(b.count));
+    // The median of an even count is the mean of the middle two.
+    std::sort(signed_errors.begin(), signed_errors.end());
+    const std::size_t mid = signed_errors.size() / 2;
+    b.median_error = signed_errors.size() % 2 == 1
+                         ? signed_errors[mid]
+                         : 0.5 * (signed_errors[mid - 1] + signed_errors[mid]);
     out.push_back(b);
   }
   return out;

@@ -90,6 +90,9 @@ struct BusbwBand {
   std::size_t count = 0;
   double geomean_abs_error = 0;
   double max_abs_error = 0;
+  /// Median of (ddpsim - measured) / measured busbw: > 0 where ddpsim is too fast. The geomean
+  /// says how far off a band is; the sign says which cause can explain it.
+  double median_error = 0;
 };
 
 /// One preset file's constants and what set them.

@@ -35,12 +35,13 @@ std::string abs_pct(double rel) { return fmt::format("{:.1f}%", rel * 100); }
 // One markdown table of busbw bands; `what` names the first column ("sweep", "log").
 std::string band_table(const char* what, const std::vector<BusbwBand>& bands) {
   std::string md = fmt::format(
-      "| {} | preset | size band | count | geomean \\|error\\| | max \\|error\\| |\n"
-      "|---|---|---|---|---|---|\n",
+      "| {} | preset | size band | count | geomean \\|error\\| | max \\|error\\| | median error |\n"
+      "|---|---|---|---|---|---|---|\n",
       what);
   for (const auto& b : bands) {
-    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_cell(b.sweep), b.preset, b.band,
-                      b.count, abs_pct(b.geomean_abs_error), abs_pct(b.max_abs_error));
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(b.sweep), b.preset,
+                      b.band, b.count, abs_pct(b.geomean_abs_error), abs_pct(b.max_abs_error),
+                      pct(b.median_error));
   }
   return md;
 }
@@ -130,7 +131,8 @@ json fidelity_json(const FidelityReport& r) {
                      {"band", b.band},
                      {"count", b.count},
                      {"geomean_abs_error", b.geomean_abs_error},
-                     {"max_abs_error", b.max_abs_error}});
+                     {"max_abs_error", b.max_abs_error},
+                     {"median_error", b.median_error}});
     }
     return out;
   };
@@ -205,7 +207,8 @@ std::string fidelity_markdown(const FidelityReport& r) {
       "(`collectives.nccl_version`), and for Azure/AI-benchmarking-guide "
       "(Benchmarks/NVIDIA/NCCLBandwidth.py: `NCCL_ALGO=NVLS all_reduce_perf -g <num_gpus>`) one "
       "thread launching every GPU's kernel (`collectives.gpus_per_process`) with NVLS forced on "
-      "Hopper. Geomean and max of |busbw error| per size band. The presets' NCCL kernel costs "
+      "Hopper. Geomean and max of |busbw error| per size band, and the median signed error (+: "
+      "ddpsim's busbw above the measured, too fast; -: too slow). The presets' NCCL kernel costs "
       "are fitted on one named sweep per system class (`fitted_from` below: the A100 and H100 "
       "sweeps), so those two are fits; the H200 sweep and every other log test them.\n\n";
   md += band_table("sweep", r.bands);
@@ -217,7 +220,8 @@ std::string fidelity_markdown(const FidelityReport& r) {
       "thread launched), a forced `NCCL_ALGO`/`NCCL_PROTO`, and its fabric's NIC preset beside "
       "its GPU's system preset, or the instance's own system preset where the index names one "
       "(`aws-p5`, `aws-p4de`). A log marked FIT set the constants it names (one per system "
-      "class); every other log is a test. Geomean and max of |busbw error| per size band.\n\n";
+      "class); every other log is a test. Geomean and max of |busbw error| per size band, and the "
+      "median signed error (+: too fast, -: too slow).\n\n";
   md += band_table("log", r.log_bands);
   md +=
       "\n## A log of your own cluster, at other rank counts\n\n"

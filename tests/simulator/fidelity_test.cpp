@@ -8,9 +8,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "model/error.hpp"
 #include "model/scenario/scenario.hpp"
+#include "simulator/fidelity/detail/sweep_bands.hpp"
 #include "simulator/run.hpp"
 
 namespace ddpsim::sim {
@@ -81,6 +83,27 @@ TEST(Fidelity, BusbwBandsAtTheirEdges) {
   EXPECT_STREQ(busbw_band(1048576), "1 - 64 MiB");
   EXPECT_STREQ(busbw_band(64.0 * 1048576 - 1), "1 - 64 MiB");
   EXPECT_STREQ(busbw_band(64.0 * 1048576), ">= 64 MiB");
+}
+
+// Hand values. Band "< 64 KiB" holds -0.5, +0.1, +0.2: geomean |error| (0.5 x 0.1 x 0.2)^(1/3) =
+// 0.01^(1/3) = 0.21544, max 0.5, median +0.1 (the middle of three). Band "1 - 64 MiB" holds
+// +0.3, -0.1, +0.05, -0.2: sorted -0.2, -0.1, +0.05, +0.3, median (-0.1 + 0.05) / 2 = -0.025.
+// Band "64 KiB - 1 MiB" has no point and is left out.
+TEST(Fidelity, SweepBandsGiveGeomeanMaxAndSignedMedianPerBand) {
+  const std::vector<detail::SweepPoint> points = {{1024, -0.5},    {2048, 0.1},     {8, 0.2},
+                                                  {2 << 20, 0.3},  {4 << 20, -0.1}, {8 << 20, 0.05},
+                                                  {16 << 20, -0.2}};
+  const auto bands = detail::sweep_bands("s", "dgx-a100", points);
+  ASSERT_EQ(bands.size(), 2u);
+  EXPECT_EQ(bands[0].band, "< 64 KiB");
+  EXPECT_EQ(bands[0].count, 3u);
+  EXPECT_NEAR(bands[0].geomean_abs_error, 0.215443, 1e-6);
+  EXPECT_DOUBLE_EQ(bands[0].max_abs_error, 0.5);
+  EXPECT_DOUBLE_EQ(bands[0].median_error, 0.1);
+  EXPECT_EQ(bands[1].band, "1 - 64 MiB");
+  EXPECT_EQ(bands[1].count, 4u);
+  EXPECT_DOUBLE_EQ(bands[1].max_abs_error, 0.3);
+  EXPECT_NEAR(bands[1].median_error, -0.025, 1e-12);
 }
 
 TEST(Fidelity, FindsSweepsByTheirFieldsNotTheirIds) {
