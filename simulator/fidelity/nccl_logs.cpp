@@ -125,8 +125,15 @@ std::optional<LoggedRun> logged_run(const json& e, const std::filesystem::path& 
   r.algo = model::algorithm_from_nccl_env(r.algo_env);
   r.proto = model::protocol_from_nccl_env(r.proto_env);
   r.group = text(e, "fabric_group");
+  // A release older than those ddpsim holds is predicted with the default's constants; the label
+  // says so rather than naming a release the prediction did not model.
+  const std::string version =
+      r.version.empty() ? "?"
+      : model::nccl_version_known(r.version)
+          ? r.version
+          : fmt::format("{} (modelled as {})", r.version, model::NcclKernelCosts{}.nccl_version);
   r.sweep = fmt::format("{} | {} | {} x {} GPUs, {} | NCCL {} | -g {}", r.op_name, r.file, r.nodes,
-                        r.per_node, text(e, "fabric"), r.version.empty() ? "?" : r.version,
+                        r.per_node, text(e, "fabric"), version,
                         r.section["collectives"]["gpus_per_process"].get<int>());
   // A log a preset's constants were fitted on says so: its error is a fit, not a test.
   if (!text(e, "fitted_for").empty()) r.fit_mark = " | FIT: " + text(e, "fitted_for");
