@@ -147,6 +147,8 @@ const char* algorithm_name(CollectiveAlgorithm a) {
       return "nvls";
     case CollectiveAlgorithm::kNvlsTree:
       return "nvls_tree";
+    case CollectiveAlgorithm::kPat:
+      return "pat";
   }
   DDPSIM_ASSERT(false, "unknown algorithm");
 }
@@ -166,9 +168,10 @@ const char* protocol_name(CollectiveProtocol p) {
 }
 
 std::optional<CollectiveAlgorithm> algorithm_from_name(const std::string& name) {
-  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing,
-                                CollectiveAlgorithm::kTree, CollectiveAlgorithm::kHierarchical,
-                                CollectiveAlgorithm::kNvls, CollectiveAlgorithm::kNvlsTree}) {
+  for (CollectiveAlgorithm a :
+       {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
+        CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls,
+        CollectiveAlgorithm::kNvlsTree, CollectiveAlgorithm::kPat}) {
     if (name == algorithm_name(a)) return a;
   }
   return std::nullopt;

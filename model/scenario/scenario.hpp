@@ -43,8 +43,10 @@ enum class Strategy {
   kFsdp2  ///< PyTorch's fully_shard (FSDP2), knobs in ParallelismConfig::fsdp2
 };
 /// kNvlsTree (NCCL's NVLS_TREE: in-switch reduction inside each node, a tree across nodes) is
-/// chosen by kAuto or kNvls across nodes of an NVLS-capable NVSwitch; it is not a scenario value.
-enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kNvlsTree };
+/// chosen by kAuto or kNvls across nodes of an NVLS-capable NVSwitch; kPat (NCCL's PAT, Parallel
+/// Aggregated Trees, from 2.23) by kAuto for all-gather and reduce-scatter with one GPU per node.
+/// Neither is a scenario value.
+enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kNvlsTree, kPat };
 /// NCCL's protocols (NCCL_PROTO: LL, LL128, Simple); kAuto lets the tuner choose.
 enum class CollectiveProtocol { kAuto, kLL, kLL128, kSimple };
 enum class Engine { kAnalytic, kEvent };

@@ -254,7 +254,8 @@ void add_parallelism_keys(std::vector<KeySpec>& t) {
                   {"auto", "ring", "tree", "hierarchical", "nvls"},
                   "collective algorithm; auto picks the fastest of those NCCL has here: ring, "
                   "tree across nodes, nvls on one NVSwitch node that reduces, nvls_tree across "
-                  "such nodes (NCCL has no hierarchical all-reduce: only when asked for)"));
+                  "such nodes, pat for all-gather and reduce-scatter with one GPU per node (NCCL "
+                  "has no hierarchical all-reduce: only when asked for)"));
   t.push_back(
       boolean("/parallelism/broadcast_buffers", true,
               "DDP broadcasts module buffers (BatchNorm statistics) from rank 0 every forward"));

@@ -376,7 +376,8 @@ Verb add_collective(CLI::App& app) {
   c->add_option("--max-bytes", o->max_b, "largest size");
   c->add_option("--algorithm,--algo", o->algo,
                 "auto | ring | tree | hierarchical | nvls (NCCL_ALGO; nvls across nodes runs "
-                "nvls_tree)");
+                "nvls_tree; auto also weighs pat, NCCL 2.23+, for all-gather and reduce-scatter "
+                "with one GPU per node)");
   c->add_option("--proto", o->proto, "auto | ll | ll128 | simple (NCCL_PROTO)")
       ->check(CLI::IsMember({"auto", "ll", "ll128", "simple"}));
   c->add_option("--nccl-version", o->nccl_version,

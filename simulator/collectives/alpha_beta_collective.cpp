@@ -133,6 +133,7 @@ double alpha_beta_time(CollectiveOp c, const model::CollectiveBandwidths& bw,
       }
       break;
     case CollectiveAlgorithm::kRing:
+    case CollectiveAlgorithm::kPat:  // PAT is NCCL's tuner's choice, never asked of this form
       consider(CollectiveAlgorithm::kRing, ring_time(c, bw, hw, bytes));
       break;
     // Trees, hierarchical and NVLS are AllReduce algorithms here; other collectives run as rings

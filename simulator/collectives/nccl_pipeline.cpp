@@ -174,6 +174,19 @@ NcclKernelTime nccl_kernel_time(const NcclCall& c, const model::NcclKernelCosts&
     out.chunk_bytes = chunk;
     out.loops = static_cast<long long>(iters);
     out.items_per_step = 1;
+  } else if (c.algorithm == CollectiveAlgorithm::kPat) {
+    // PAT (collectives.h PatAGAlgorithm / PatRSAlgorithm): log2(n) dimensions of a Bruck-like
+    // exchange, several chunks aggregated per network step while the buffer holds them. Its
+    // kernel is not pipelined here: NCCL's estimate (8 us, log2(nodes) network steps, 2.8 us per
+    // rank, and the bytes at the tree graph's rate) is the time. The chunk as enqueue.cc:2295-2298
+    // (@v2.30.7-1) sets it: one Simple step, halved while the message is under channels x 32
+    // (all-gather) or x 16 (reduce-scatter) chunks, down to 64 KiB.
+    const double per = c.op == CollectiveOp::kAllGather ? 32.0 : 16.0;
+    double chunk = simple_step(k);
+    while (chunk * c.channels * per > c.bytes && chunk > 65536) chunk /= 2;
+    out.chunk_bytes = std::min(chunk, sc);
+    out.loops = static_cast<long long>(std::max(1.0, std::ceil(sc / chunk)));
+    out.items_per_step = 1;
   } else {
     // Trees (all_reduce.h:86-160: reduce up, broadcast down, chunk by chunk) and rooted rings
     // (broadcast, reduce: one step per chunk, collectives.h:27-34): every chunk is one work item

@@ -28,9 +28,9 @@ using model::CollectiveProtocol;
 
 namespace {
 
-// NCCL's algorithm indices we model (nccl_tuner.h): Tree, Ring, NVLS, NVLS_TREE. CollNet needs
-// SHARP (not modelled); PAT runs only with one GPU per node (tuning.cc:216-223), not modelled.
-enum Algo { kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3, kAlgos = 4 };
+// NCCL's algorithms we model, in NCCL's order (nccl_tuner.h: Tree 0, Ring 1, NVLS 4, NVLS_TREE 5,
+// PAT 6): ties in the tuner keep the earlier. CollNet needs SHARP (not modelled).
+enum Algo { kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3, kPat = 4, kAlgos = 5 };
 enum Proto { kLL = 0, kLL128 = 1, kSimple = 2, kProtos = 3 };
 constexpr std::size_t kTunedEntries = std::size_t{kAlgos} * std::size_t{kProtos};
 enum Hw { kNvlink = 0, kPci = 1, kNet = 2 };
@@ -42,6 +42,7 @@ constexpr double kPciBw = 12.0;  // topo.h:25 PCI_BW
 // device.h:93-97,114 thread counts; comm.h:49-51 thread thresholds (bytes per thread).
 // (NCCL_MAX_NTHREADS = 640 is LL128's maximum here, the only protocol that reaches it.)
 constexpr int kSimpleMaxNthreads = 512, kLLMaxNthreads = 512, kLL128MaxNthreads = 640;
+constexpr int kMaxNthreads = 640;  // device.h NCCL_MAX_NTHREADS
 constexpr int kLLThreshold = 8, kLL128Threshold = 8, kSimpleThreshold = 64;
 
 // floor(log2(n)) for n >= 1, from the exponent bits (every n >= 1 is a normal double), else -1:
@@ -231,13 +232,44 @@ bool ag_rs(CollectiveOp op) {
   return op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
 }
 
+// PAT (Parallel Aggregated Trees), NCCL 2.23 on (tuning.cc @v2.30.7-1): all-gather and
+// reduce-scatter with one GPU per node (ncclPatEnable, 216-223: nNodes == nRanks, SM60+, a host
+// network), Simple only (302-303). It runs on the tree graph (init.cc:980-981); its bus rate is
+// the graph's (intra-node on up to two nodes, else inter-node, 305) x channels x 0.85 (2.23) or
+// 0.75 (2.26 on, 337), not converted to an algorithm rate (377); its latency 8 us + log2(nodes) x
+// interLat / 3.5 + 2.8 us per rank (429-433), interLat the tree's network latency for one GPU per
+// node (387-391: hwLatencies[NET][Tree][Simple] 14 us + twice the plugin's reported latency).
+// NCCL skips PAT for a reduce-scatter that scales (enqueue.cc:2010-2012: ncclAvg on floating
+// types is PreMulSum, which FSDP2 asks for with fp32/bf16 gradients); the ops here carry no
+// reduction, so every reduce-scatter is a sum, as nccl-tests, FSDP1 and DeepSpeed run it.
+Entry tune_pat(const NcclSystem& s, CollectiveOp op, int p) {
+  Entry e;
+  const detail::NcclVersionConstants& v = *s.version;
+  // Every GPU ddpsim models is SM70 or later.
+  if (!v.has_pat || !ag_rs(op) || p != kSimple || s.ppn != 1) return e;
+  const NcclGraph& g = s.tree;
+  if (g.channels == 0) return e;
+  const double bw = s.nodes <= 2 ? g.bw_intra : g.bw_inter;
+  e.bw = g.channels * bw * v.pat_bw_mult;
+  constexpr double kPatBaseUs = 8.0, kPatPerRankUs = 2.8, kPatLogDivisor = 3.5;
+  const double hw = v.hw_lat[kNet][kTree][kSimple];
+  const double inter_lat = hw + 2 * s.net_reported_us;
+  const double inter_time = std::max(hw, s.net_physical_us);
+  const int log_nodes = log2i(s.nodes);
+  e.lat = kPatBaseUs + log_nodes * (inter_lat / kPatLogDivisor) + s.ranks * kPatPerRankUs;
+  e.lat_time = kPatBaseUs + log_nodes * (inter_time / kPatLogDivisor) + s.ranks * kPatPerRankUs;
+  e.base = kPatBaseUs;
+  return e;
+}
+
 // tuning.cc:288-438: one (collective, algorithm, protocol) of NCCL's table, and the enable rules
 // of tuning.cc:294-301, 498-541 and enqueue.cc:1998-2008.
 Entry tune(const NcclSystem& s, CollectiveOp op, int a, int p) {
   Entry e;
   const bool bcast_reduce = op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
   if (bcast_reduce && a != kRing) return e;
-  if (ag_rs(op) && a != kRing && a != kNvls) return e;
+  if (ag_rs(op) && a != kRing && a != kNvls && a != kPat) return e;
+  if (a == kPat) return tune_pat(s, op, p);
   // tuning.cc:168-169: NVLS all-gather and reduce-scatter from 2.19 (2.18 runs them on Ring).
   if (ag_rs(op) && a == kNvls && !s.version->nvls_ag_rs) return e;
   if ((a == kNvls || a == kNvlsTree) && p != kSimple) return e;
@@ -390,6 +422,7 @@ double algo_time_us(const NcclSystem& s, CollectiveOp op, int a, int p, const En
 int run_channels(const NcclSystem& s, int a, int p, double bytes) {
   if (a == kNvls || a == kNvlsTree) return s.nvls_run_channels;
   int nt = p == kLL ? kLLMaxNthreads : p == kLL128 ? kLL128MaxNthreads : kSimpleMaxNthreads;
+  if (a == kPat) nt = kMaxNthreads;  // enqueue.cc:2113
   if (a == kRing && p == kSimple && s.ring.bw_intra * s.ring.channels <= kPciBw) nt = 256;
   double threshold = p == kLL ? kLLThreshold : p == kLL128 ? kLL128Threshold : kSimpleThreshold;
   if (a == kRing && p == kLL) threshold *= s.ranks;
@@ -408,6 +441,8 @@ int algo_index(CollectiveAlgorithm a) {
       return kNvls;
     case CollectiveAlgorithm::kNvlsTree:
       return kNvlsTree;
+    case CollectiveAlgorithm::kPat:
+      return kPat;
     default:
       return -1;
   }
@@ -415,7 +450,7 @@ int algo_index(CollectiveAlgorithm a) {
 
 constexpr CollectiveAlgorithm kAlgoOf[kAlgos] = {
     CollectiveAlgorithm::kTree, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kNvls,
-    CollectiveAlgorithm::kNvlsTree};
+    CollectiveAlgorithm::kNvlsTree, CollectiveAlgorithm::kPat};
 constexpr CollectiveProtocol kProtoOf[kProtos] = {
     CollectiveProtocol::kLL, CollectiveProtocol::kLL128, CollectiveProtocol::kSimple};
 

@@ -425,6 +425,43 @@ TEST(CollectiveTest, NvlsTreeCorrectionNeedsX86Hosts) {
   EXPECT_GT(us("intel"), us("arm"));
 }
 
+// PAT (NCCL 2.23 on) runs all-gather and reduce-scatter when every node has one GPU
+// (tuning.cc:216-223, 302-303, 337, 429-433 @v2.30.7-1). 16 nodes of one H100 and one NDR NIC
+// (the plugin reports no latency), 8 bytes: latency 8 + log2(16) x hwLatencies[NET][Tree][Simple]
+// 14 / 3.5 + 16 x 2.8 = 8 + 16 + 44.8 = 68.8 us; the bytes add under 0.001 us. Ring LL, the next
+// best: 6.6 + 15 network steps x the tree's LL network latency 5.0 (one GPU per node) = 81.6 us,
+// so auto picks PAT. The bandwidth part is the tree graph's rate x channels x 0.75 (2.26 on) or
+// 0.85 (2.23): at 1 GiB the two releases' transfer times are in the ratio 0.85 / 0.75.
+TEST(CollectiveTest, PatRunsAllGatherAndReduceScatterWithOneGpuPerNode) {
+  const auto hw = [](const std::string& version) {
+    return preset("dgx-h100", {{"gpus_per_node", 1},
+                               {"inter_node", {{"nics_per_node", 1}}},
+                               {"collectives", {{"nccl_version", version}}}});
+  };
+  constexpr auto kAllGather = model::CollectiveOp::kAllGather;
+  constexpr auto kReduceScatter = model::CollectiveOp::kReduceScatter;
+  constexpr auto kSimple = model::CollectiveProtocol::kSimple;
+  EXPECT_NEAR(tuner_us(kAllGather, hw("2.30.7"), 16, 8, CollectiveAlgorithm::kPat, kSimple), 68.8,
+              1e-3);
+  EXPECT_NEAR(tuner_us(kAllGather, hw("2.30.7"), 16, 8, CollectiveAlgorithm::kRing,
+                       model::CollectiveProtocol::kLL),
+              81.6, 0.01);  // 8 bytes at Ring LL's rate add 0.0015 us
+  EXPECT_EQ(cost(kAllGather, hw("2.30.7"), 16, 8).algorithm, CollectiveAlgorithm::kPat);
+  EXPECT_EQ(cost(kReduceScatter, hw("2.30.7"), 16, 8).algorithm, CollectiveAlgorithm::kPat);
+  // NCCL's estimate is PAT's time here (nccl_pipeline.cpp): the kernel adds nothing to it.
+  EXPECT_NEAR(cost(kAllGather, hw("2.30.7"), 16, 8).time_s * 1e6, 68.8, 1e-3);
+  const double t23 =
+      tuner_us(kAllGather, hw("2.23.4"), 16, kGiB, CollectiveAlgorithm::kPat, kSimple);
+  const double t30 =
+      tuner_us(kAllGather, hw("2.30.7"), 16, kGiB, CollectiveAlgorithm::kPat, kSimple);
+  EXPECT_NEAR((t30 - 68.8) / (t23 - 68.8), 0.85 / 0.75, 1e-9);
+  // Not before 2.23, not for all-reduce, not with several GPUs per node.
+  EXPECT_LT(tuner_us(kAllGather, hw("2.22.3"), 16, 8, CollectiveAlgorithm::kPat, kSimple), 0);
+  EXPECT_NE(cost(kAllGather, hw("2.22.3"), 16, 8).algorithm, CollectiveAlgorithm::kPat);
+  EXPECT_LT(tuner_us(kAllReduce, hw("2.30.7"), 16, 8, CollectiveAlgorithm::kPat, kSimple), 0);
+  EXPECT_LT(tuner_us(kAllGather, preset("dgx-h100"), 16, 8, CollectiveAlgorithm::kPat, kSimple), 0);
+}
+
 // Across nodes NCCL doubles few fast ring channels again (connect.cc): on Hopper in every release,
 // on Blackwell from 2.26 (minCompCap >= 90; before, == 90). Two B200 nodes with 6 NICs: the ring
 // search finds 6 channels of 48 GB/s (one per NIC; more than 4 under 50 GB/s are not split),
