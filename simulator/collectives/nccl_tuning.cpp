@@ -232,13 +232,28 @@ bool ag_rs(CollectiveOp op) {
   return op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
 }
 
+// tuning.cc:386-391: one network step's latency as the tuner ranks it (the plugin's reported
+// latency joins it, twice with Simple: "flush") and as the call is timed (the NIC's physical
+// latency instead). With one GPU per node (2.23 on) every algorithm takes the tree's figure;
+// PAT, which runs only there, has no column of its own.
+struct NetHop {
+  double ranked = 0, timed = 0;
+};
+NetHop net_hop(const NcclSystem& s, int a, int p) {
+  const detail::NcclVersionConstants& v = *s.version;
+  const int inter_a = a == kPat || (s.ppn == 1 && v.inter_lat_tree_if_ppn1) ? kTree : a;
+  const double hw = v.hw_lat[kNet][inter_a][p];
+  const double reported = s.nodes > 1 ? s.net_reported_us * (p == kSimple ? 2 : 1) : 0.0;
+  return {hw + reported, std::max(hw, s.net_physical_us)};
+}
+
 // PAT (Parallel Aggregated Trees), NCCL 2.23 on (tuning.cc @v2.30.7-1): all-gather and
 // reduce-scatter with one GPU per node (ncclPatEnable, 216-223: nNodes == nRanks, SM60+, a host
 // network), Simple only (302-303). It runs on the tree graph (init.cc:980-981); its bus rate is
 // the graph's (intra-node on up to two nodes, else inter-node, 305) x channels x 0.85 (2.23) or
 // 0.75 (2.26 on, 337), not converted to an algorithm rate (377); its latency 8 us + log2(nodes) x
 // interLat / 3.5 + 2.8 us per rank (429-433), interLat the tree's network latency for one GPU per
-// node (387-391: hwLatencies[NET][Tree][Simple] 14 us + twice the plugin's reported latency).
+// node (net_hop: hwLatencies[NET][Tree][Simple] 14 us + twice the plugin's reported latency).
 // NCCL skips PAT for a reduce-scatter that scales (enqueue.cc:2010-2012: ncclAvg on floating
 // types is PreMulSum, which FSDP2 asks for with fp32/bf16 gradients); the ops here carry no
 // reduction, so every reduce-scatter is a sum, as nccl-tests, FSDP1 and DeepSpeed run it.
@@ -252,12 +267,10 @@ Entry tune_pat(const NcclSystem& s, CollectiveOp op, int p) {
   const double bw = s.nodes <= 2 ? g.bw_intra : g.bw_inter;
   e.bw = g.channels * bw * v.pat_bw_mult;
   constexpr double kPatBaseUs = 8.0, kPatPerRankUs = 2.8, kPatLogDivisor = 3.5;
-  const double hw = v.hw_lat[kNet][kTree][kSimple];
-  const double inter_lat = hw + 2 * s.net_reported_us;
-  const double inter_time = std::max(hw, s.net_physical_us);
+  const NetHop hop = net_hop(s, kPat, p);
   const int log_nodes = log2i(s.nodes);
-  e.lat = kPatBaseUs + log_nodes * (inter_lat / kPatLogDivisor) + s.ranks * kPatPerRankUs;
-  e.lat_time = kPatBaseUs + log_nodes * (inter_time / kPatLogDivisor) + s.ranks * kPatPerRankUs;
+  e.lat = kPatBaseUs + log_nodes * (hop.ranked / kPatLogDivisor) + s.ranks * kPatPerRankUs;
+  e.lat_time = kPatBaseUs + log_nodes * (hop.timed / kPatLogDivisor) + s.ranks * kPatPerRankUs;
   e.base = kPatBaseUs;
   return e;
 }
@@ -343,12 +356,9 @@ Entry tune(const NcclSystem& s, CollectiveOp op, int a, int p) {
   const int intra_hw = s.nvlink ? kNvlink : kPci;
   double lat = v.base_lat[a][p];
   double intra_lat = v.hw_lat[intra_hw][a][p];
-  const int inter_a = s.ppn == 1 && v.inter_lat_tree_if_ppn1 ? kTree : a;
-  // tuning.cc:386-391: the plugin's reported latency (graph latencyInter) joins every network
-  // step, twice with Simple ("flush"). The time charges the NIC's physical latency instead.
-  const double reported = s.nodes > 1 ? s.net_reported_us * (p == kSimple ? 2 : 1) : 0.0;
-  const double inter_lat = v.hw_lat[kNet][inter_a][p] + reported;
-  const double inter_time = std::max(v.hw_lat[kNet][inter_a][p], s.net_physical_us);
+  const NetHop hop = net_hop(s, a, p);
+  const double inter_lat = hop.ranked;
+  const double inter_time = hop.timed;
   double net_steps = 0;
   const int log_nodes = log2i(s.nodes);
   if (a == kRing) {

@@ -38,16 +38,23 @@ model::NcclKernelCosts costs(double slice_us, double iteration_us, double chunk_
   return k;
 }
 
+// An all-reduce by `a` on 16 channels over `ranks` ranks in `nodes` nodes, with the estimate's
+// bandwidth part; the tests set what else their case reads.
+NcclCall on_16_channels(CollectiveAlgorithm a, int ranks, int nodes, double bandwidth_us) {
+  NcclCall c;
+  c.algorithm = a;
+  c.ranks = ranks;
+  c.nodes = nodes;
+  c.channels = 16;
+  c.bandwidth_us = bandwidth_us;
+  return c;
+}
+
 // An NVLS_TREE all-reduce on 2 nodes x 8 heads, 16 channels: the estimate 340 us, 300 of them
 // bandwidth.
 NcclCall nvls_tree_2x8() {
-  NcclCall c;
-  c.algorithm = CollectiveAlgorithm::kNvlsTree;
-  c.ranks = 16;
-  c.nodes = 2;
+  NcclCall c = on_16_channels(CollectiveAlgorithm::kNvlsTree, 16, 2, 300);
   c.nvls_heads = 8;
-  c.channels = 16;
-  c.bandwidth_us = 300;
   c.tuner_us = 340;
   return c;
 }
@@ -113,13 +120,9 @@ TEST(NcclPipeline, LL128PrimitivesRunInBlockIterationsOf38400Bytes) {
 }
 
 TEST(NcclPipeline, NvlsChunksHalveWithSizeAndPayPerChunk) {
-  NcclCall c;
-  c.algorithm = CollectiveAlgorithm::kNvls;
-  c.ranks = 8;
+  NcclCall c = on_16_channels(CollectiveAlgorithm::kNvls, 8, 1, 100);
   c.nvls_heads = 8;
-  c.channels = 16;
   c.base_us = 25;
-  c.bandwidth_us = 100;
   // 1 GiB over 16 channels = 64 MiB each = 64 x 8 heads x 128 KiB: the chunk stays 128 KiB
   // (enqueue.cc:2272 halves below that); 64 iterations: 25 + 100 x 66 / 64 + 64 x 1 us.
   c.bytes = 1 << 30;
@@ -211,14 +214,9 @@ TEST(NcclPipeline, SimpleRingChunksFollowTheBufferSize) {
 //   1 MiB: 64 KiB per channel; 72,000 -> 36,000 -> 18,000 (floor 3 < 5.6, but not above 32,768):
 //     hop = 0.9 + 0.75 = 1.65 us; 200 + 14 x 1.65 = 223.1 us.
 TEST(NcclPipeline, MultiNodeLL128TreeFillsItsNvlinkHops) {
-  NcclCall c;
-  c.algorithm = CollectiveAlgorithm::kTree;
+  NcclCall c = on_16_channels(CollectiveAlgorithm::kTree, 16, 2, 100);
   c.protocol = CollectiveProtocol::kLL128;
-  c.ranks = 16;
-  c.nodes = 2;
-  c.channels = 16;
   c.tuner_us = 200;
-  c.bandwidth_us = 100;
   c.intra_channel_gbytes_per_s = 20;
   c.bytes = 16 << 20;
   NcclKernelTime t = nccl_kernel_time(c, costs(0, 0.75, 0));
