@@ -6,6 +6,7 @@
 
 #include "model/error.hpp"
 #include "model/units.hpp"
+#include "simulator/optional_json.hpp"
 #include "simulator/planner.hpp"
 #include "simulator/report.hpp"
 
@@ -14,8 +15,6 @@ namespace ddpsim::sim {
 namespace {
 
 using nlohmann::json;
-
-json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 json point_json(const PlanPoint& p) {
   return {{"system", p.system_label},

@@ -15,16 +15,13 @@
 
 #include "model/error.hpp"
 #include "model/run_context.hpp"
+#include "simulator/optional_json.hpp"
 
 namespace ddpsim::sim {
 
 using nlohmann::json;
 
-namespace {
-
-json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-}  // namespace
+namespace {}  // namespace
 
 json context_json(const std::string& engine) {
   json c = model::run_context_json("ddpsim");

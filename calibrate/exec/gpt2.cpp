@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 
+#include "calibrate/exec/gelu_erf.hpp"
 #include "calibrate/exec/seeding.hpp"
 #include "calibrate/exec/vector_kernels.hpp"
 #include "model/error.hpp"
@@ -102,15 +103,6 @@ void layernorm_backward(const float* dy, const float* x, std::int64_t n, std::in
       dxr[j] = rstd[r] * (dyr[j] * w[j] - m1 - xhat * m2);
     }
   }
-}
-
-constexpr float kInvSqrt2 = 0.70710678118654752f;
-constexpr float kInvSqrt2Pi = 0.39894228040143268f;
-
-// Exact (erf) GELU; the tanh form is vector_kernels.hpp's.
-float gelu_erf(float z) { return 0.5f * z * (1.0f + std::erf(z * kInvSqrt2)); }
-float gelu_erf_grad(float z) {
-  return 0.5f * (1.0f + std::erf(z * kInvSqrt2)) + z * kInvSqrt2Pi * std::exp(-0.5f * z * z);
 }
 
 void refuse(const std::string& file, const std::string& why) {

@@ -5,21 +5,19 @@
 #include <algorithm>
 #include <cmath>
 
+#include "calibrate/exec/gelu_erf.hpp"
 #include "calibrate/exec/seeding.hpp"
 #include "model/error.hpp"
 
 namespace ddpsim::exec {
 namespace {
 
-constexpr float kInvSqrt2 = 0.70710678118654752f;
-constexpr float kInvSqrt2Pi = 0.39894228040143268f;
-
 float act(Activation a, float z) {
   switch (a) {
     case Activation::kRelu:
       return z > 0 ? z : 0.0f;
     case Activation::kGelu:
-      return 0.5f * z * (1.0f + std::erf(z * kInvSqrt2));  // exact GELU
+      return gelu_erf(z);
     case Activation::kTanh:
       return std::tanh(z);
     case Activation::kNone:
@@ -33,8 +31,8 @@ float act_grad(Activation a, float z) {
   switch (a) {
     case Activation::kRelu:
       return z > 0 ? 1.0f : 0.0f;
-    case Activation::kGelu:  // Phi(z) + z * phi(z)
-      return 0.5f * (1.0f + std::erf(z * kInvSqrt2)) + z * kInvSqrt2Pi * std::exp(-0.5f * z * z);
+    case Activation::kGelu:
+      return gelu_erf_grad(z);
     case Activation::kTanh: {
       const float t = std::tanh(z);
       return 1.0f - t * t;

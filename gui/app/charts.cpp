@@ -18,12 +18,11 @@
 
 #include "gui/models/number_format.hpp"
 #include "gui/models/series.hpp"
+#include "model/units.hpp"
 
 namespace ddpsim::gui {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Colour-blind-safe palette (Okabe-Ito).
 const QColor kBlue(0, 114, 178);

@@ -24,12 +24,11 @@
 #include "gui/app/systems_table.hpp"
 #include "gui/models/number_format.hpp"
 #include "gui/models/series.hpp"
+#include "model/units.hpp"
 
 namespace ddpsim::gui {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The buyer's columns first (the buyer's review, defect 12: at 1280x800 "vs chosen / limited by"
 // was the 16th column, off-screen), then the buyer's metrics (defect 14), then the knobs.

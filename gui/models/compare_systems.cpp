@@ -18,7 +18,7 @@ const json* planHardware(const json& doc) {
   return hw != plan->end() && hw->is_array() ? &*hw : nullptr;
 }
 
-std::string presetOf(const json& entry) {
+std::string presetOfEntry(const json& entry) {
   if (!entry.is_object()) return {};
   const auto p = entry.find("preset");
   return p != entry.end() && p->is_string() ? p->get<std::string>() : std::string();
@@ -30,7 +30,7 @@ std::vector<std::string> comparedSystems(const json& doc) {
   std::vector<std::string> out;
   if (const json* hw = planHardware(doc)) {
     for (const json& entry : *hw) {
-      if (std::string p = presetOf(entry); !p.empty()) out.push_back(std::move(p));
+      if (std::string p = presetOfEntry(entry); !p.empty()) out.push_back(std::move(p));
     }
   }
   return out;
@@ -65,7 +65,7 @@ json withComparedSystems(const json& doc, const std::vector<std::string>& system
     json entry = json{{"preset", s}};
     if (before) {
       for (const json& old : *before) {
-        if (presetOf(old) == s) {
+        if (presetOfEntry(old) == s) {
           entry = old;
           break;
         }

@@ -10,12 +10,11 @@
 #include "model/json_file.hpp"
 #include "model/paths.hpp"
 #include "model/scenario/hardware_io.hpp"
+#include "model/units.hpp"
 
 namespace ddpsim::gui {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The stems of the .json files of data_dir()/sub, sorted; empty without a data folder.
 std::vector<std::string> presetStems(const char* sub) {

@@ -153,13 +153,6 @@ const KeyTable& config_keys() {
   return table;
 }
 
-BatchDim parse_batch_dim(const std::string& d) {
-  if (d == "m") return BatchDim::kM;
-  if (d == "n") return BatchDim::kN;
-  if (d == "k") return BatchDim::kK;
-  return BatchDim::kCount;
-}
-
 // The batch dimension of a backward GEMM whose extents are the forward's permuted so that
 // (M, N, K) of it are the forward's (`from_m`, `from_n`, `from_k`).
 BatchDim permuted(BatchDim forward, BatchDim from_m, BatchDim from_n, BatchDim from_k) {
@@ -176,7 +169,9 @@ void add_product_gemms(Layer& layer, const json& g) {
   const std::int64_t n = g.at("n").get<std::int64_t>();
   const std::int64_t k = g.at("k").get<std::int64_t>();
   const std::int64_t count = g.at("count").get<std::int64_t>();
-  const BatchDim dim = parse_batch_dim(g.at("batch_dim").get<std::string>());
+  // The schema admits m, n, k and count only.
+  const BatchDim dim =
+      parse_batch_dim(g.at("batch_dim").get<std::string>()).value_or(BatchDim::kCount);
   // The transposes are nn.Linear's (add_linear_gemms): B is stored [n, k].
   layer.gemms.push_back({name + ".fwd", GemmRole::kForward, {m, n, k, count, false, true}, dim});
   if (g.at("a_grad").get<bool>()) {

@@ -449,7 +449,7 @@ constexpr const char* kModelTypes =
 Workload build_hf_transformer(const nlohmann::json& config, const std::string& file,
                               std::optional<std::int64_t> seq_len, AttentionImpl attention) {
   if (!config.is_object())
-    throw InputError(file, "", "a JSON object (a config.json)", shown(config));
+    throw InputError(file, "", "a JSON object (a config.json)", shown_brief(config));
   const ConfigReader c(config, file);
   const std::optional<std::string> type = c.optional_string("model_type");
   if (!type) {
@@ -465,7 +465,7 @@ Workload build_hf_transformer(const nlohmann::json& config, const std::string& f
     return built(build_llama(c, *type, seq_len, attention));
   }
   if (*type == "bert") return built(build_bert(c, seq_len, attention));
-  throw InputError(file, "/model_type", kModelTypes, shown(config["model_type"]));
+  throw InputError(file, "/model_type", kModelTypes, shown_brief(config["model_type"]));
 }
 
 }  // namespace ddpsim::model

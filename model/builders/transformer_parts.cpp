@@ -8,7 +8,7 @@ namespace ddpsim::model::detail {
 
 using nlohmann::json;
 
-std::string shown(const json& v) {
+std::string shown_brief(const json& v) {
   std::string s = v.dump();
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;

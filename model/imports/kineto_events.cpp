@@ -45,9 +45,9 @@ struct Pending {
   void reset() { *this = Pending(); }
 };
 
-class Reader : public json::json_sax_t {
+class KinetoSaxReader : public json::json_sax_t {
  public:
-  Reader(KinetoTrace& out, const std::string& file) : t_(out), file_(file) {}
+  KinetoSaxReader(KinetoTrace& out, const std::string& file) : t_(out), file_(file) {}
 
   bool null() override { return scalar(Value{}); }
   bool boolean(bool) override { return scalar(Value{}); }
@@ -313,7 +313,7 @@ class Reader : public json::json_sax_t {
 
 KinetoTrace read_kineto_trace(std::istream& in, const std::string& file) {
   KinetoTrace t;
-  Reader r(t, file);
+  KinetoSaxReader r(t, file);
   try {
     json::sax_parse(in, &r, json::input_format_t::json, /*strict=*/true);
   } catch (const json::exception& e) {

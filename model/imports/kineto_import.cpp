@@ -19,8 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
 // What an annotation (record_function) or python_function event is.
 enum class Region { kNone, kLayer, kStep, kOptimizer, kCommunication, kDdp, kDataLoader, kHarness };
 
@@ -45,22 +43,22 @@ const char* region_kind(Region r) {
 
 Region classify(const KinetoTrace& t, const TraceEvent& e) {
   const std::string& n = t.name(e);
-  if (starts_with(n, "ProfilerStep#")) return Region::kStep;
+  if (n.starts_with("ProfilerStep#")) return Region::kStep;
   if (e.kind == EventKind::kPython) {
-    if (!starts_with(n, "nn.Module: ")) return Region::kNone;
-    return starts_with(n, "nn.Module: DistributedDataParallel") ? Region::kDdp : Region::kLayer;
+    if (!n.starts_with("nn.Module: ")) return Region::kNone;
+    return n.starts_with("nn.Module: DistributedDataParallel") ? Region::kDdp : Region::kLayer;
   }
   if (e.kind != EventKind::kAnnotation) return Region::kNone;
-  if (starts_with(n, "Optimizer.")) return Region::kOptimizer;
-  if (starts_with(n, "nccl:") || starts_with(n, "gloo:") || starts_with(n, "c10d::") ||
-      starts_with(n, "ProcessGroup")) {
+  if (n.starts_with("Optimizer.")) return Region::kOptimizer;
+  if (n.starts_with("nccl:") || n.starts_with("gloo:") || n.starts_with("c10d::") ||
+      n.starts_with("ProcessGroup")) {
     return Region::kCommunication;
   }
-  if (starts_with(n, "DistributedDataParallel.")) return Region::kDdp;
+  if (n.starts_with("DistributedDataParallel.")) return Region::kDdp;
   if (n.find("DataLoader") != std::string::npos) return Region::kDataLoader;
   // Benchmark harnesses: "## forward ##" (torchbench/HTA examples), "[param|...]" (PARAM).
-  if ((starts_with(n, "##") && n.size() >= 4 && n.compare(n.size() - 2, 2, "##") == 0) ||
-      starts_with(n, "[param|")) {
+  if ((n.starts_with("##") && n.size() >= 4 && n.compare(n.size() - 2, 2, "##") == 0) ||
+      n.starts_with("[param|")) {
     return Region::kHarness;
   }
   return Region::kLayer;
@@ -111,7 +109,7 @@ Attribution attribute(const KinetoTrace& t, const detail::TraceLinks& links) {
   std::map<std::uint32_t, bool> starts_with_eval;
   for (int i : by_time) {
     if (links.step[i] < 0 || links.parent[i] >= 0 || ev[i].kind != EventKind::kOp) continue;
-    starts_with_eval.emplace(ev[i].thread, starts_with(t.name(ev[i]), eval.c_str()));
+    starts_with_eval.emplace(ev[i].thread, t.name(ev[i]).starts_with(eval));
   }
   std::set<std::uint32_t> eval_threads;
   for (const auto& [thread, first_is_eval] : starts_with_eval) {
@@ -147,7 +145,7 @@ Attribution attribute(const KinetoTrace& t, const detail::TraceLinks& links) {
         break;
     }
     if (e.kind != EventKind::kOp) continue;
-    if (starts_with(t.name(e), eval.c_str())) {
+    if (t.name(e).starts_with(eval)) {
       // The backward of a forward op: its layer through the forward op's sequence number.
       a.phase[i] = kBackward;
       a.layer[i] = e.seq != kNoId && seq_layer.count(e.seq) ? seq_layer.at(e.seq) : -1;

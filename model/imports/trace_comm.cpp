@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/ascii_lower.hpp"
+
 namespace ddpsim::model {
 
 using nlohmann::json;
@@ -17,18 +19,11 @@ namespace {
 
 using Interval = std::pair<double, double>;
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
 // "allreduce", "_allgather_base", "reduce_scatter_tensor", "AllReduce", "all_to_allv" -> the
 // collective_op vocabulary (all_reduce, all_gather, ...); unknown names pass lowercased.
 std::string normalize_op(const std::string& raw) {
   std::string s;
-  for (char c : lower(raw)) {
+  for (char c : ascii_lower(raw)) {
     if (c != '_') s += c;
   }
   for (const char* suffix : {"coalesced", "intotensor", "tensor", "base"}) {
@@ -44,13 +39,13 @@ std::string normalize_op(const std::string& raw) {
       {"recv", "send_recv"},       {"barrier", "barrier"},      {"gather", "gather"},
       {"scatter", "scatter"}};
   auto it = known.find(s);
-  return it == known.end() ? lower(raw) : it->second;
+  return it == known.end() ? ascii_lower(raw) : it->second;
 }
 
 // ncclKernel_AllReduce_RING_LL_Sum_float(...), ncclDevKernel_AllGather_RING_LL -> AllGather.
 std::string op_from_name(const std::string& name) {
   for (const char* prefix : {"ncclKernel_", "ncclDevKernel_", "gloo:", "nccl:"}) {
-    if (!starts_with(name, prefix)) continue;
+    if (!name.starts_with(prefix)) continue;
     std::string rest = name.substr(std::string(prefix).size());
     if (std::string(prefix).back() == '_') rest = rest.substr(0, rest.find_first_of("_("));
     return normalize_op(rest);
@@ -60,8 +55,8 @@ std::string op_from_name(const std::string& name) {
 
 // Bytes per element of the dtype names PyTorch writes (c10 ScalarType names, Gloo's C types).
 std::optional<int> dtype_bytes(std::string d) {
-  d = lower(d);
-  if (starts_with(d, "c10::")) d = d.substr(5);
+  d = ascii_lower(d);
+  if (d.starts_with("c10::")) d = d.substr(5);
   static const std::map<std::string, int> m = {
       {"float", 4},       {"float32", 4},       {"half", 2},       {"float16", 2},
       {"bfloat16", 2},    {"double", 8},        {"float64", 8},    {"int", 4},
@@ -126,8 +121,8 @@ struct Collective {
 
 bool is_collective_event(const KinetoTrace& t, const TraceEvent& e) {
   const std::string& n = t.name(e);
-  if (e.kind == EventKind::kKernel) return starts_with(n, "nccl");
-  return e.kind == EventKind::kAnnotation && starts_with(n, "gloo:");
+  if (e.kind == EventKind::kKernel) return n.starts_with("nccl");
+  return e.kind == EventKind::kAnnotation && n.starts_with("gloo:");
 }
 
 std::optional<json> trace_communication(const KinetoTrace& t, const detail::TraceLinks& l) {

@@ -25,14 +25,6 @@ T get(const json& o, const char* k, T def) {
   return it == o.end() ? def : it->template get<T>();
 }
 
-std::optional<BatchDim> parse_batch_dim(const std::string& s) {
-  if (s == "m") return BatchDim::kM;
-  if (s == "n") return BatchDim::kN;
-  if (s == "k") return BatchDim::kK;
-  if (s == "count") return BatchDim::kCount;
-  return std::nullopt;
-}
-
 // The rows a table's lookups and fit use: out-of-place (nccl-tests' headline columns, and the
 // only kind some logs have), in place when a table has only in-place rows; size 0 rows (no data
 // moved) are left out. Sorted by size.

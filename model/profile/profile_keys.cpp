@@ -11,7 +11,11 @@
 
 namespace ddpsim::model {
 
+// The row builders below share their names (integer, choice, ...) with the scenario table's
+// (detail/key_rows.hpp) but not their signatures: a namespace of their own keeps them apart when
+// the files are compiled together (unity build).
 namespace {
+namespace profile_rows {
 
 KeySpec key(std::string p, KeyType t, std::string help, bool required = false) {
   KeySpec k;
@@ -456,10 +460,11 @@ std::vector<KeySpec> build_profile_keys() {
   return t;
 }
 
+}  // namespace profile_rows
 }  // namespace
 
 const KeyTable& profile_keys() {
-  static const KeyTable t{"calibration profile", build_profile_keys()};
+  static const KeyTable t{"calibration profile", profile_rows::build_profile_keys()};
   return t;
 }
 

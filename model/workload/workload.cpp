@@ -61,6 +61,14 @@ const char* attention_impl_name(AttentionImpl a) {
   DDPSIM_ASSERT(false, "unknown attention implementation");
 }
 
+std::optional<BatchDim> parse_batch_dim(const std::string& name) {
+  if (name == "m") return BatchDim::kM;
+  if (name == "n") return BatchDim::kN;
+  if (name == "k") return BatchDim::kK;
+  if (name == "count") return BatchDim::kCount;
+  return std::nullopt;
+}
+
 std::optional<AttentionImpl> parse_attention_impl(const std::string& name) {
   for (AttentionImpl a : {AttentionImpl::kSdpa, AttentionImpl::kFlash, AttentionImpl::kEager,
                           AttentionImpl::kTriton}) {

@@ -75,6 +75,8 @@ enum class GemmKernel { kLibrary, kFusedAttention };
 
 /// Which dimension grows with the micro-batch size.
 enum class BatchDim { kM, kN, kK, kCount };
+/// "m", "n", "k" or "count" (model files' and profiles' `batch_dim`); nullopt otherwise.
+std::optional<BatchDim> parse_batch_dim(const std::string& name);
 
 /// Shape of one GEMM (C[M,N] = op(A)[M,K] * op(B)[K,N], `count` independent instances).
 struct GemmShape {

@@ -7,7 +7,7 @@ namespace ddpsim::sim {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // The communication stream of one DDP step: buckets launched in order, up to
 // StepPlan::comm_lanes in flight, each progressing at collective_rate (slowed while the backward
@@ -42,7 +42,7 @@ class CommStream {
 
   /// Seconds until the first collective in flight ends at today's rates (infinity when none).
   double next_end(bool computing) const {
-    double dt = kInf;
+    double dt = kInfinity;
     for (const Flight& x : flight_) dt = std::min(dt, x.left / rate(x, computing));
     return dt;
   }
@@ -123,13 +123,13 @@ bool one_lane_closed_form(const StepPlan& sp, const std::vector<PlannedBucket>& 
 void lay_out_one_lane(const StepPlan& sp, double f, const std::vector<PlannedBucket>& buckets,
                       double bwd_start, bool copies, DdpTimeline& tl) {
   const std::size_t nl = sp.layer_bwd_s.size();
-  tl.comm_free = sp.overlap ? 0.0 : kInf;
+  tl.comm_free = sp.overlap ? 0.0 : kInfinity;
   tl.buckets.reserve(buckets.size());
   std::size_t next = 0;
   // finalize_backward's chain, f = max(f, end_b) + copy_out_b from f = bwd_end, folded into the
   // launches: from -inf it gives max_b (end_b + the copies from b on); the bwd_end term
   // (bwd_end + every copy) is added once the backward's end is known.
-  double chain = -kInf;
+  double chain = -kInfinity;
   const auto launch = [&](double ready) {
     const PlannedBucket& pb = buckets[next++];
     BucketTiming& bt = tl.buckets.emplace_back(pb.cost);  // in place: one copy per bucket

@@ -20,7 +20,7 @@ using model::DType;
 
 namespace {
 
-struct Pending {
+struct QueuedCollective {
   int gate = 0;
   int priority = 0;
   int seq = 0;
@@ -70,7 +70,7 @@ struct Fsdp2Builder {
   bool post_forward_group = mesh.post_forward > 1 && mesh.post_forward < mesh.shard;
   bool regather = mesh.post_forward > 1;  // false / 1: the parameters stay unsharded
   std::map<std::tuple<int, int, double>, CollectiveCost> memo;
-  std::vector<Pending> pending;
+  std::vector<QueuedCollective> pending;
   std::vector<double> fp8_elements;  ///< per layer: float8 weights gathered in fp8 (else empty)
   std::vector<int> fp8_weights;      ///< per layer: how many
   bool precompute = false;
@@ -268,16 +268,17 @@ void add_gradient_reductions(Fsdp2Builder& b, const std::vector<int>& order) {
 
 // The FIFO in launch order into sp.schedule, each `after` turned into a schedule index.
 void finish_schedule(Fsdp2Builder& b) {
-  std::vector<Pending>& pending = b.pending;
-  std::stable_sort(pending.begin(), pending.end(), [](const Pending& x, const Pending& y) {
-    return std::tie(x.gate, x.priority, x.seq) < std::tie(y.gate, y.priority, y.seq);
-  });
+  std::vector<QueuedCollective>& pending = b.pending;
+  std::stable_sort(
+      pending.begin(), pending.end(), [](const QueuedCollective& x, const QueuedCollective& y) {
+        return std::tie(x.gate, x.priority, x.seq) < std::tie(y.gate, y.priority, y.seq);
+      });
   std::vector<int> index_of(pending.size(), -1);
   for (std::size_t i = 0; i < pending.size(); ++i) {
     index_of[static_cast<std::size_t>(pending[i].seq)] = static_cast<int>(i);
   }
   b.sp.schedule.reserve(pending.size());
-  for (Pending& p : pending) {
+  for (QueuedCollective& p : pending) {
     if (p.after_seq >= 0) p.c.after = index_of[static_cast<std::size_t>(p.after_seq)];
     b.sp.schedule.push_back(std::move(p.c));
   }

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "model/ascii_lower.hpp"
 #include "model/collective_op.hpp"
 #include "model/error.hpp"
 #include "model/hardware/cluster.hpp"
@@ -295,11 +296,6 @@ void numeric_leaves(const json& j, const std::string& prefix, std::vector<std::s
   }
 }
 
-std::string lower(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
 // Words that mean a number came from an end-to-end training run, not a kernel or a collective.
 constexpr const char* kEndToEndWords[] = {
     "mfu",       "pre-training", "pretraining",         "tokens/s",  "images/s",
@@ -355,7 +351,8 @@ std::vector<ConstantSource> constant_sources(const std::filesystem::path& hardwa
     numeric_leaves(doc, "", leaves);
     for (const auto& l : leaves) c.constants += (c.constants.empty() ? "" : ", ") + l;
     c.source = doc.value("source", std::string());
-    const std::string all = lower(c.source + " " + doc.value("description", std::string()));
+    const std::string all =
+        model::ascii_lower(c.source + " " + doc.value("description", std::string()));
     for (const char* w : kEndToEndWords) {
       const auto at = all.find(w);
       if (at == std::string::npos) continue;

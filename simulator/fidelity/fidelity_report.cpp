@@ -8,6 +8,7 @@
 
 #include "simulator/fidelity/fidelity.hpp"
 #include "simulator/fidelity/markdown.hpp"
+#include "simulator/optional_json.hpp"
 #include "simulator/report.hpp"
 
 namespace ddpsim::sim {
@@ -15,8 +16,6 @@ namespace ddpsim::sim {
 using nlohmann::json;
 
 namespace {
-
-json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 json summary_json(const std::vector<ErrorSummary>& v) {
   json out = json::array();
@@ -114,8 +113,8 @@ json fidelity_json(const FidelityReport& r) {
                     {"relative_error", c.relative_error},
                     {"step_time_s", c.step_time_s},
                     {"fits_in_memory", c.fits_in_memory},
-                    {"published_mfu", optional_number(c.published_mfu)},
-                    {"ddpsim_mfu", optional_number(c.ddpsim_mfu)}});
+                    {"published_mfu", optional_json(c.published_mfu)},
+                    {"ddpsim_mfu", optional_json(c.ddpsim_mfu)}});
   }
   doc["rows"] = rows;
   json np = json::array();

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "model/ascii_lower.hpp"
 #include "model/collective_op.hpp"
 #include "model/error.hpp"
 #include "model/hardware/cluster.hpp"
@@ -28,12 +29,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 std::string text(const json& e, const char* key) {
   return e.contains(key) && e.at(key).is_string() ? e.at(key).get<std::string>() : "";
 }
@@ -45,7 +40,7 @@ int count(const json& e, const char* key, int fallback) {
 // The NIC of a fabric as the index names it: a link preset, with keys beside it where the
 // fabric's rate differs from the preset's; null: the system preset's own.
 json nic_of(const std::string& fabric) {
-  const std::string f = lower(fabric);
+  const std::string f = model::ascii_lower(fabric);
   // GCP A3 Mega: 8 x 200 Gb/s GPU NICs over GPUDirect-TCPXO (Google's A3 Mega documentation:
   // 1,800 Gb/s, of which 200 Gb/s is the host NIC), Ethernet with TCP's costs unknown here.
   if (f.find("tcpxo") != std::string::npos) {

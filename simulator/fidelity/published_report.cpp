@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "simulator/fidelity/markdown.hpp"
+#include "simulator/optional_json.hpp"
 #include "simulator/report.hpp"
 
 namespace ddpsim::sim {
@@ -18,8 +19,6 @@ namespace ddpsim::sim {
 using nlohmann::json;
 
 namespace {
-
-json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 std::string pct(const std::optional<double>& rel) {
   if (!rel) return "";
@@ -90,11 +89,11 @@ json published_json(const PublishedReport& r) {
                     {"quantity", c.quantity},
                     {"setup", c.setup},
                     {"unit", c.unit},
-                    {"published", optional_number(c.published)},
+                    {"published", optional_json(c.published)},
                     {"published_text", c.published_text},
-                    {"ddpsim", optional_number(c.ddpsim)},
+                    {"ddpsim", optional_json(c.ddpsim)},
                     {"ddpsim_text", c.ddpsim_text},
-                    {"relative_error", optional_number(c.relative_error)},
+                    {"relative_error", optional_json(c.relative_error)},
                     {"tolerance", c.tolerance},
                     {"agreement", agreement_name(c.agreement)}});
   }

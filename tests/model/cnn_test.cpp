@@ -291,7 +291,7 @@ TEST(Cnn, OptionalKeysFollowTorchvision) {
 }
 
 // Returns the InputError's message (and fails if none is thrown).
-std::string error_of(const json& spec) {
+std::string cnn_error(const json& spec) {
   try {
     build_cnn(spec, "zoo.json");
   } catch (const InputError& e) {
@@ -309,33 +309,33 @@ TEST(Cnn, BadSpecsNameTheirPointer) {
     s[key] = value;
     return s;
   };
-  const std::string typo = error_of(with("dpeth", 50));
+  const std::string typo = cnn_error(with("dpeth", 50));
   EXPECT_NE(typo.find("/config/dpeth"), std::string::npos);
   EXPECT_NE(typo.find("did you mean \"depth\""), std::string::npos) << typo;
-  EXPECT_NE(error_of(with("depth", 42)).find("/config/depth"), std::string::npos);
-  EXPECT_NE(error_of(with("depth", "50")).find("/config/depth"), std::string::npos);
-  EXPECT_NE(error_of(with("depth", 50.0)).find("/config/depth"), std::string::npos);
-  EXPECT_NE(error_of(with("depth", 16)).find("/config/depth"), std::string::npos);  // a VGG depth
-  EXPECT_NE(error_of(with("image_size", 0)).find("/config/image_size"), std::string::npos);
-  EXPECT_NE(error_of(with("image_size", 224.5)).find("/config/image_size"), std::string::npos);
-  EXPECT_NE(error_of(with("num_classes", -1)).find("/config/num_classes"), std::string::npos);
-  EXPECT_NE(error_of(with("in_channels", true)).find("/config/in_channels"), std::string::npos);
-  EXPECT_NE(error_of(with("image_size", std::uint64_t{1} << 63)).find("/config/image_size"),
+  EXPECT_NE(cnn_error(with("depth", 42)).find("/config/depth"), std::string::npos);
+  EXPECT_NE(cnn_error(with("depth", "50")).find("/config/depth"), std::string::npos);
+  EXPECT_NE(cnn_error(with("depth", 50.0)).find("/config/depth"), std::string::npos);
+  EXPECT_NE(cnn_error(with("depth", 16)).find("/config/depth"), std::string::npos);  // a VGG depth
+  EXPECT_NE(cnn_error(with("image_size", 0)).find("/config/image_size"), std::string::npos);
+  EXPECT_NE(cnn_error(with("image_size", 224.5)).find("/config/image_size"), std::string::npos);
+  EXPECT_NE(cnn_error(with("num_classes", -1)).find("/config/num_classes"), std::string::npos);
+  EXPECT_NE(cnn_error(with("in_channels", true)).find("/config/in_channels"), std::string::npos);
+  EXPECT_NE(cnn_error(with("image_size", std::uint64_t{1} << 63)).find("/config/image_size"),
             std::string::npos);
   // ResNets always have BatchNorm: the VGG-only key is refused rather than ignored.
-  EXPECT_NE(error_of(with("batch_norm", true)).find("/config/batch_norm"), std::string::npos);
-  EXPECT_NE(error_of(with("architecture", "densenet")).find("/config/architecture"),
+  EXPECT_NE(cnn_error(with("batch_norm", true)).find("/config/batch_norm"), std::string::npos);
+  EXPECT_NE(cnn_error(with("architecture", "densenet")).find("/config/architecture"),
             std::string::npos);
-  EXPECT_NE(error_of(json{{"depth", 50}}).find("/config/architecture"), std::string::npos);
-  EXPECT_NE(error_of(json{{"architecture", "vgg"}}).find("/config/depth"), std::string::npos);
-  EXPECT_NE(error_of(json::array()).find("/config"), std::string::npos);
+  EXPECT_NE(cnn_error(json{{"depth", 50}}).find("/config/architecture"), std::string::npos);
+  EXPECT_NE(cnn_error(json{{"architecture", "vgg"}}).find("/config/depth"), std::string::npos);
+  EXPECT_NE(cnn_error(json::array()).find("/config"), std::string::npos);
   const json v = {{"architecture", "vgg"}, {"depth", 16}, {"batch_norm", "yes"}};
-  EXPECT_NE(error_of(v).find("/config/batch_norm"), std::string::npos);
+  EXPECT_NE(cnn_error(v).find("/config/batch_norm"), std::string::npos);
   // Five 2x2 max-pools need at least 32 pixels.
   const json tiny = {{"architecture", "vgg"}, {"depth", 16}, {"image_size", 31}};
-  EXPECT_NE(error_of(tiny).find("/config/image_size"), std::string::npos);
+  EXPECT_NE(cnn_error(tiny).find("/config/image_size"), std::string::npos);
   // One line naming the file.
-  const std::string msg = error_of(with("depth", 42));
+  const std::string msg = cnn_error(with("depth", 42));
   EXPECT_EQ(msg.find('\n'), std::string::npos);
   EXPECT_EQ(msg.rfind("zoo.json", 0), 0u) << msg;
 }

@@ -12,13 +12,14 @@
 #include "model/imports/deepspeed_import.hpp"
 #include "model/json_file.hpp"
 #include "model/scenario/scenario.hpp"
+#include "tests/test_data_dir.hpp"
 
 namespace ddpsim::model {
 namespace {
 
 using nlohmann::json;
 
-const std::string kData = DDPSIM_TEST_DATA_DIR;
+using test_data::kData;
 const std::string kZero3 = kData + "/deepspeed/ds_config_zero3.json";
 
 // A base scenario: Llama-2-7B's config (hidden_size 4096), micro-batch 4, accumulation 8, bf16,

@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 
 // The error's text, or "(parsed)" when the text is accepted.
-std::string error_of(const std::string& text) {
+std::string parse_error(const std::string& text) {
   try {
     (void)parse_json_text(text, "s.json");
   } catch (const InputError& e) {
@@ -27,28 +27,29 @@ std::string error_of(const std::string& text) {
   return "(parsed)";
 }
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+std::string scratch_path(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
 TEST(JsonIo, AcceptsOrdinaryDocuments) {
   EXPECT_EQ(parse_json_text(R"({"a": [1, {"b": 2}], "c": {"d": "~/x"}})", "s.json")["a"][1]["b"],
             2);
   // The same key in different objects is fine.
-  EXPECT_EQ(error_of(R"({"a": {"k": 1}, "b": {"k": 2}, "c": [{"k": 1}, {"k": 2}]})"), "(parsed)");
+  EXPECT_EQ(parse_error(R"({"a": {"k": 1}, "b": {"k": 2}, "c": [{"k": 1}, {"k": 2}]})"),
+            "(parsed)");
   // 256 levels (root included) is the limit, reached exactly.
-  EXPECT_EQ(error_of(std::string(256, '[') + std::string(256, ']')), "(parsed)");
+  EXPECT_EQ(parse_error(std::string(256, '[') + std::string(256, ']')), "(parsed)");
 }
 
 // nlohmann keeps the last of two equal keys, so "gpus": 8, "gpus": 64 would silently predict 64.
 // The pointer names the repeated key where it sits, through arrays too.
 TEST(JsonIo, RefusesDuplicateKeysWithTheirPointer) {
-  const std::string top = error_of(R"({"cluster": {"gpus": 8, "gpus": 64}})");
+  const std::string top = parse_error(R"({"cluster": {"gpus": 8, "gpus": 64}})");
   EXPECT_NE(top.find("s.json"), std::string::npos) << top;
   EXPECT_NE(top.find("/cluster/gpus"), std::string::npos) << top;
   EXPECT_NE(top.find("\"gpus\" a second time"), std::string::npos) << top;
-  const std::string nested = error_of(R"({"a": [0, {"x": 1}, {"b/c": 1, "b/c": 2}]})");
+  const std::string nested = parse_error(R"({"a": [0, {"x": 1}, {"b/c": 1, "b/c": 2}]})");
   EXPECT_NE(nested.find("/a/2/b~1c"), std::string::npos) << nested;
   // After a nested array closes, the parent array's index keeps counting.
-  const std::string after = error_of(R"({"a": [[1, 2], {"k": 1, "k": 1}]})");
+  const std::string after = parse_error(R"({"a": [[1, 2], {"k": 1, "k": 1}]})");
   EXPECT_NE(after.find("/a/1/k"), std::string::npos) << after;
 }
 
@@ -56,24 +57,24 @@ TEST(JsonIo, RefusesDuplicateKeysWithTheirPointer) {
 // stack overflow.
 TEST(JsonIo, RefusesNestingDeeperThan256Levels) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  const std::string e = error_of(deep);
+  const std::string e = parse_error(deep);
   EXPECT_NE(e.find("nested at most 256 levels"), std::string::npos) << e;
   std::string nested_objects;
   for (int i = 0; i < 300; ++i) nested_objects += "{\"k\":";
   nested_objects += "1" + std::string(300, '}');
-  const std::string objects = error_of(nested_objects);
+  const std::string objects = parse_error(nested_objects);
   EXPECT_NE(objects.find("/k/k/k"), std::string::npos) << objects;
 }
 
 TEST(JsonIo, RefusesNulBytes) {
-  const std::string e = error_of(std::string("{\"a\": 1}\0\0", 10));
+  const std::string e = parse_error(std::string("{\"a\": 1}\0\0", 10));
   EXPECT_NE(e.find("a NUL byte at byte 8"), std::string::npos) << e;
 }
 
 // A FIFO would block open() and read() forever; /dev/zero never ends. Both are refused before a
 // byte is read.
 TEST(JsonIo, ReadsRegularFilesOnly) {
-  const std::string fifo = temp_path("json_io_fifo.json");
+  const std::string fifo = scratch_path("json_io_fifo.json");
   ::unlink(fifo.c_str());
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   try {
@@ -89,7 +90,7 @@ TEST(JsonIo, ReadsRegularFilesOnly) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("a character device"), std::string::npos) << e.what();
   }
-  const std::string ok = temp_path("json_io_ok.json");
+  const std::string ok = scratch_path("json_io_ok.json");
   std::ofstream(ok) << R"({"a": 1})";
   EXPECT_EQ(read_json_file(ok)["a"], 1);
 }

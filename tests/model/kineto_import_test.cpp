@@ -19,13 +19,14 @@
 #include "model/profile/profile.hpp"
 #include "model/scenario/scenario.hpp"
 #include "model/trace_file.hpp"
+#include "tests/test_data_dir.hpp"
 
 namespace ddpsim::model {
 namespace {
 
 using nlohmann::json;
 
-const std::string kData = DDPSIM_TEST_DATA_DIR;
+using test_data::kData;
 const std::string kTraces = kData + "/traces/";
 
 json gpu_step() { return read_json_file(kData + "/kineto/mlp_step_gpu.json"); }

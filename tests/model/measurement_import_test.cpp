@@ -15,13 +15,14 @@
 #include "model/error.hpp"
 #include "model/profile/profile.hpp"
 #include "model/scenario/scenario.hpp"
+#include "tests/test_data_dir.hpp"
 
 namespace ddpsim::model {
 namespace {
 
 using nlohmann::json;
 
-const std::string kData = DDPSIM_TEST_DATA_DIR;
+using test_data::kData;
 const std::string kLog = kData + "/nccl-tests/all_reduce_azure_h100.log";
 const std::string kJson = kData + "/nccl-tests/all_reduce_azure_h100.json";
 

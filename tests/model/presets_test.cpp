@@ -41,21 +41,21 @@ const fs::path kHardwareDir = fs::path(DDPSIM_SCENARIO_DIR) / "hardware";
 
 double s_to_us(double seconds) { return seconds * 1e6; }
 
-json read_json(const fs::path& path) {
+json read_preset_file(const fs::path& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path.string());
   return json::parse(in);
 }
 
 const json& published() {
-  static const json rows = read_json(DDPSIM_PUBLISHED_JSON);
+  static const json rows = read_preset_file(DDPSIM_PUBLISHED_JSON);
   return rows;
 }
 
 // --- A minimal reader of the preset files (the scenario loader proper lives elsewhere). ---
 
 LinkSpec load_link(const std::string& name) {
-  const json j = read_json(kHardwareDir / "links" / (name + ".json"));
+  const json j = read_preset_file(kHardwareDir / "links" / (name + ".json"));
   LinkSpec l;
   l.name = j.at("name").get<std::string>();
   l.bandwidth = j.at("kind") == "nic"
@@ -77,7 +77,7 @@ CollectiveTuning load_tuning(const json& j) {
 }
 
 HardwareSpec load_system(const std::string& name) {
-  const json j = read_json(kHardwareDir / (name + ".json"));
+  const json j = read_preset_file(kHardwareDir / (name + ".json"));
   HardwareSpec hw;
   hw.name = j.at("name").get<std::string>();
   hw.gpus_per_node = j.at("gpus_per_node").get<int>();
@@ -137,7 +137,9 @@ Sweep azure_sweep(const std::string& gpu) {  // gpu: "a100", "h100", "h200"
   return s;
 }
 
-json system_json(const std::string& name) { return read_json(kHardwareDir / (name + ".json")); }
+json system_json(const std::string& name) {
+  return read_preset_file(kHardwareDir / (name + ".json"));
+}
 
 // fit_alpha_beta ------------------------------------------------------------------------------
 
@@ -260,7 +262,7 @@ TEST(Presets, GpuFilesHaveTheirKeys) {
        {"v100-sxm2", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200-sxm", "gb200"})
     EXPECT_TRUE(names.count(need)) << need;
   for (const auto& f : files) {
-    const json j = read_json(f);
+    const json j = read_preset_file(f);
     // attention_efficiency only where a flash-attention kernel benchmark exists (Ampere and
     // Hopper: V100 has no flash kernel, and no B200 benchmark is held; their sources say so).
     std::set<std::string> keys = {"name",
@@ -309,20 +311,26 @@ TEST(Presets, GpuFilesHaveTheirKeys) {
     }
   }
   // Dense datasheet peaks.
-  EXPECT_FALSE(read_json(kHardwareDir / "gpus/v100-sxm2.json").at("peak_tflops").contains("bf16"));
-  EXPECT_EQ(read_json(kHardwareDir / "gpus/h100-sxm.json").at("peak_tflops").at("bf16"), 989.4);
-  EXPECT_EQ(read_json(kHardwareDir / "gpus/a100-sxm-80gb.json").at("peak_tflops").at("fp16"), 312);
+  EXPECT_FALSE(
+      read_preset_file(kHardwareDir / "gpus/v100-sxm2.json").at("peak_tflops").contains("bf16"));
+  EXPECT_EQ(read_preset_file(kHardwareDir / "gpus/h100-sxm.json").at("peak_tflops").at("bf16"),
+            989.4);
+  EXPECT_EQ(read_preset_file(kHardwareDir / "gpus/a100-sxm-80gb.json").at("peak_tflops").at("fp16"),
+            312);
   // TF32 tensor cores from Ampere on: half the 16-bit dense peak; none on Volta.
-  EXPECT_EQ(read_json(kHardwareDir / "gpus/a100-sxm-80gb.json").at("peak_tflops").at("tf32"), 156);
-  EXPECT_EQ(read_json(kHardwareDir / "gpus/h100-sxm.json").at("peak_tflops").at("tf32"), 494.7);
-  EXPECT_FALSE(read_json(kHardwareDir / "gpus/v100-sxm2.json").at("peak_tflops").contains("tf32"));
+  EXPECT_EQ(read_preset_file(kHardwareDir / "gpus/a100-sxm-80gb.json").at("peak_tflops").at("tf32"),
+            156);
+  EXPECT_EQ(read_preset_file(kHardwareDir / "gpus/h100-sxm.json").at("peak_tflops").at("tf32"),
+            494.7);
+  EXPECT_FALSE(
+      read_preset_file(kHardwareDir / "gpus/v100-sxm2.json").at("peak_tflops").contains("tf32"));
 }
 
 TEST(Presets, LinkFilesHaveTheirKeys) {
   std::set<std::string> names;
   for (const auto& f : json_files(kHardwareDir / "links")) {
     names.insert(f.stem().string());
-    const json j = read_json(f);
+    const json j = read_preset_file(f);
     EXPECT_EQ(j.at("name"), f.stem().string());
     const std::string kind = j.at("kind").get<std::string>();
     const std::string rate = kind == "nic" ? "bandwidth_gbps" : "bandwidth_gbytes_per_s";
@@ -344,7 +352,7 @@ TEST(Presets, SystemFilesHaveTheirKeys) {
   std::set<std::string> names;
   for (const auto& f : json_files(kHardwareDir)) {
     names.insert(f.stem().string());
-    const json j = read_json(f);
+    const json j = read_preset_file(f);
     std::set<std::string> keys = {
         "name",        "description",         "source", "gpu",        "gpus_per_node",
         "intra_node",  "intra_node_switched", "pcie",   "inter_node", "network",
@@ -361,12 +369,12 @@ TEST(Presets, SystemFilesHaveTheirKeys) {
       EXPECT_TRUE(
           fs::exists(kHardwareDir / "links" / (j.at(l).at("preset").get<std::string>() + ".json")))
           << f << " " << l;
-    EXPECT_EQ(read_json(kHardwareDir / "links" /
-                        (j.at("intra_node").at("preset").get<std::string>() + ".json"))
+    EXPECT_EQ(read_preset_file(kHardwareDir / "links" /
+                               (j.at("intra_node").at("preset").get<std::string>() + ".json"))
                   .at("kind"),
               "intra_node");
-    EXPECT_EQ(read_json(kHardwareDir / "links" /
-                        (j.at("inter_node").at("preset").get<std::string>() + ".json"))
+    EXPECT_EQ(read_preset_file(kHardwareDir / "links" /
+                               (j.at("inter_node").at("preset").get<std::string>() + ".json"))
                   .at("kind"),
               "nic");
     EXPECT_GE(j.at("gpus_per_node").get<int>(), 1);
@@ -433,7 +441,7 @@ TEST(Presets, UnitConversions) {
       {"nvlink3", {300, "600 GB/s"}},
       {"nvlink2", {150, "300 GB/s"}}};
   for (const auto& [name, expect] : nvlink) {
-    const json j = read_json(kHardwareDir / "links" / (name + ".json"));
+    const json j = read_preset_file(kHardwareDir / "links" / (name + ".json"));
     EXPECT_EQ(j.at("bandwidth_gbytes_per_s").get<double>(), expect.first) << name;
     EXPECT_EQ(j.at("bandwidth_gbytes_per_s").get<double>() * 2, std::stod(expect.second)) << name;
     const std::string src = j.at("source").get<std::string>();
@@ -446,7 +454,7 @@ TEST(Presets, UnitConversions) {
       {"pcie3-x16", 8}, {"pcie4-x16", 16}, {"pcie5-x16", 32}};
   for (const auto& [name, gts] : pcie) {
     const double exact = gts * 16 * 128.0 / 130.0 / 8.0;
-    EXPECT_NEAR(read_json(kHardwareDir / "links" / (name + ".json"))
+    EXPECT_NEAR(read_preset_file(kHardwareDir / "links" / (name + ".json"))
                     .at("bandwidth_gbytes_per_s")
                     .get<double>(),
                 exact, 0.02)

@@ -141,7 +141,7 @@ json table(std::vector<std::pair<double, double>> size_us) {
   return {{"dtype", "float32"}, {"rows", rows}};
 }
 
-std::string error_of(const json& doc) {
+std::string profile_error(const json& doc) {
   try {
     (void)Profile::from_json(doc, "p.json");
   } catch (const InputError& e) {
@@ -154,41 +154,41 @@ TEST(Profile, RejectsUnknownKeysAndBadValuesNamingThePointer) {
   json d = minimal();
   d["gemms"] = json::array({gemm_row(16, 1e-3)});
   d["gemms"][0]["tranpsa"] = true;
-  EXPECT_NE(error_of(d).find("/gemms/0/tranpsa"), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/gemms/0/tranpsa"), std::string::npos) << profile_error(d);
 
   d = minimal();
   d["gemms"] = json::array({gemm_row(16, 1e-3)});
   d["gemms"][0]["dtype"] = "fp33";
-  EXPECT_NE(error_of(d).find("/gemms/0/dtype"), std::string::npos);
+  EXPECT_NE(profile_error(d).find("/gemms/0/dtype"), std::string::npos);
 
   d = minimal();
   d.erase("format");
-  EXPECT_NE(error_of(d).find("/format"), std::string::npos);
+  EXPECT_NE(profile_error(d).find("/format"), std::string::npos);
 
   d = minimal();
   d["collectives"] = {{"ranks", 2}, {"ops", {{"allreduce", table({{8, 10}, {16, 11}})}}}};
-  EXPECT_NE(error_of(d).find("/collectives/ops/allreduce"), std::string::npos);
+  EXPECT_NE(profile_error(d).find("/collectives/ops/allreduce"), std::string::npos);
 
   d = minimal();
   d["collectives"] = {{"ranks", 2}, {"ops", {{"all_reduce", table({{8, 10}})}}}};
-  EXPECT_NE(error_of(d).find("/collectives/ops/all_reduce/rows"), std::string::npos);
+  EXPECT_NE(profile_error(d).find("/collectives/ops/all_reduce/rows"), std::string::npos);
 
   // A collective row checked and found wrong is refused, naming the row.
   d = minimal();
   d["collectives"] = {{"ranks", 2}, {"ops", {{"all_reduce", table({{8, 10}, {16, 11}})}}}};
   d["collectives"]["ops"]["all_reduce"]["rows"][1]["wrong"] = 4;
-  EXPECT_NE(error_of(d).find("/collectives/ops/all_reduce/rows/1/wrong"), std::string::npos)
-      << error_of(d);
+  EXPECT_NE(profile_error(d).find("/collectives/ops/all_reduce/rows/1/wrong"), std::string::npos)
+      << profile_error(d);
   d["collectives"]["ops"]["all_reduce"]["rows"][1]["wrong"] = 0;
-  EXPECT_EQ(error_of(d), "no error");
+  EXPECT_EQ(profile_error(d), "no error");
 
   // A batch that does not divide the batch extent cannot be a per-sample shape times a batch.
   d = minimal();
   d["gemms"] = json::array({gemm_row(16, 1e-3)});
   d["gemms"][0]["batch"] = 3;
-  EXPECT_NE(error_of(d).find("/gemms/0/batch"), std::string::npos);
+  EXPECT_NE(profile_error(d).find("/gemms/0/batch"), std::string::npos);
 
-  EXPECT_EQ(error_of(minimal()), "no error");
+  EXPECT_EQ(profile_error(minimal()), "no error");
 }
 
 // Issue 20: integers read into int stop at INT32_MAX instead of wrapping (a `ranks` of 2^32 + 2
@@ -197,27 +197,28 @@ TEST(Profile, RejectsUnknownKeysAndBadValuesNamingThePointer) {
 TEST(Profile, IntegersPastTheirTypeAreRefusedNotWrapped) {
   json d = minimal();
   d["ranks"] = (std::int64_t{1} << 32) + 2;
-  EXPECT_EQ(error_of(d),
+  EXPECT_EQ(profile_error(d),
             "/ranks | p.json: /ranks: expected an integer >= 1 and <= 2147483647, got 4294967298");
   d["ranks"] = 2147483647;
-  EXPECT_EQ(error_of(d), "no error");
+  EXPECT_EQ(profile_error(d), "no error");
 
   d = minimal();
   d["gemms"] = json::array({gemm_row(16, 1e-3)});
   d["gemms"][0]["m"] = std::int64_t{1} << 62;
   d["gemms"][0]["n"] = std::int64_t{1} << 62;
-  EXPECT_NE(error_of(d).find("/gemms/0/m | "), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/gemms/0/m | "), std::string::npos) << profile_error(d);
 
   d = minimal();
   d["collectives"] = {{"ranks", (std::int64_t{1} << 32) + 2},
                       {"ops", {{"all_reduce", table({{8, 10}, {16, 11}})}}}};
-  EXPECT_NE(error_of(d).find("/collectives/ranks | "), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/collectives/ranks | "), std::string::npos) << profile_error(d);
 
   d = minimal();
   d["collectives"] = {{"ranks", 2}, {"ops", {{"all_reduce", table({{8, 10}, {16, 11}})}}}};
   d["collectives"]["ops"]["all_reduce"]["rows"][1]["size_bytes"] = (std::int64_t{1} << 53) + 2;
-  EXPECT_NE(error_of(d).find("/collectives/ops/all_reduce/rows/1/size_bytes | "), std::string::npos)
-      << error_of(d);
+  EXPECT_NE(profile_error(d).find("/collectives/ops/all_reduce/rows/1/size_bytes | "),
+            std::string::npos)
+      << profile_error(d);
 }
 
 json interference_block(double alone_s, double concurrent_s) {
@@ -249,38 +250,40 @@ TEST(Profile, InterferenceFactorIsReadStrictly) {
   // Bad values name the pointer.
   d["interference"] = interference_block(1.2e-3, 1.5e-3);
   d["interference"]["factor"] = 0.9;  // a speed-up is not interference
-  EXPECT_NE(error_of(d).find("/interference/factor"), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/interference/factor"), std::string::npos) << profile_error(d);
   d["interference"]["factor"] = "1.2";
-  EXPECT_NE(error_of(d).find("/interference/factor"), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/interference/factor"), std::string::npos) << profile_error(d);
   d["interference"] = interference_block(1.2e-3, 1.5e-3);
   d["interference"]["ratio"] = 1.5;  // disagrees with 1.5 / 1.2
-  EXPECT_NE(error_of(d).find("/interference/ratio"), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/interference/ratio"), std::string::npos) << profile_error(d);
   // With means (profiles from 2026-12-03 on) the ratio is the ratio of the means: medians 1.2
   // and 1.25 ms but means 1.3 and 1.95 ms (a heavy tail while the collective runs) give
   // ratio 1.95 / 1.3 = 1.5, and the median ratio 1.25 / 1.2 is refused.
   d["interference"] = interference_block(1.2e-3, 1.25e-3);
   d["interference"]["alone"]["time_mean_s"] = 1.3e-3;
   d["interference"]["concurrent"]["time_mean_s"] = 1.95e-3;
-  EXPECT_NE(error_of(d).find("/interference/ratio"), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/interference/ratio"), std::string::npos) << profile_error(d);
   d["interference"]["ratio"] = 1.5;
   d["interference"]["factor"] = 1.5;
   d["interference"]["ratio_median"] = 1.25 / 1.2;
   EXPECT_NEAR(*Profile::from_json(d, "p.json").interference_factor(), 1.5, 1e-12);
   d["interference"] = interference_block(1.2e-3, 1.5e-3);
   d["interference"]["alone"]["time_s"] = -1.0;
-  EXPECT_NE(error_of(d).find("/interference/alone/time_s"), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/interference/alone/time_s"), std::string::npos)
+      << profile_error(d);
   d["interference"] = interference_block(1.2e-3, 1.5e-3);
   d["interference"]["alone"]["time_p10_s"] = 2e-3;  // p10 above the median
-  EXPECT_NE(error_of(d).find("/interference/alone"), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/interference/alone"), std::string::npos) << profile_error(d);
   d["interference"] = interference_block(1.2e-3, 1.5e-3);
   d["interference"].erase("collective_bytes");
-  EXPECT_NE(error_of(d).find("/interference/collective_bytes"), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/interference/collective_bytes"), std::string::npos)
+      << profile_error(d);
   d["interference"] = interference_block(1.2e-3, 1.5e-3);
   d["interference"]["op"] = "allreduce";
-  EXPECT_NE(error_of(d).find("/interference/op"), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/interference/op"), std::string::npos) << profile_error(d);
   d["interference"] = interference_block(1.2e-3, 1.5e-3);
   d["interference"]["gemm"]["mm"] = 3;
-  EXPECT_NE(error_of(d).find("/interference/gemm/mm"), std::string::npos) << error_of(d);
+  EXPECT_NE(profile_error(d).find("/interference/gemm/mm"), std::string::npos) << profile_error(d);
 }
 
 // ---- GEMM lookups ----------------------------------------------------------------------------

@@ -40,7 +40,7 @@ json valid_doc() {
 }
 
 // Runs validate and returns the message; fails the test when nothing is thrown.
-std::string error_of(const json& doc, const std::string& file = "run.json") {
+std::string scenario_error(const json& doc, const std::string& file = "run.json") {
   try {
     validate(doc, test_table(), file);
   } catch (const InputError& e) {
@@ -108,15 +108,15 @@ TEST(Schema, ValidDocumentPasses) {
 }
 
 TEST(Schema, RootMustBeObject) {
-  const auto msg = error_of(json::array());
+  const auto msg = scenario_error(json::array());
   EXPECT_EQ(msg, "run.json: /: expected an object, got an array");
-  EXPECT_EQ(error_of(json(3)), "run.json: /: expected an object, got 3");
+  EXPECT_EQ(scenario_error(json(3)), "run.json: /: expected an object, got 3");
 }
 
 TEST(Schema, UnknownKeySuggestsClosest) {
   auto doc = valid_doc();
   doc["training"]["per_gpu_bach"] = 4;
-  const auto msg = error_of(doc);
+  const auto msg = scenario_error(doc);
   EXPECT_EQ(msg,
             "run.json: /training/per_gpu_bach: expected one of the keys gpus, learning_rate, "
             "overlap, per_gpu_batch, precision, strategy, got unknown key 'per_gpu_bach' (did "
@@ -126,7 +126,7 @@ TEST(Schema, UnknownKeySuggestsClosest) {
 TEST(Schema, UnknownKeyWithoutCloseMatchHasNoSuggestion) {
   auto doc = valid_doc();
   doc["training"]["zzzzzzzzzzzz"] = 4;
-  const auto msg = error_of(doc);
+  const auto msg = scenario_error(doc);
   EXPECT_NE(msg.find("run.json: /training/zzzzzzzzzzzz: expected one of the keys"),
             std::string::npos)
       << msg;
@@ -137,7 +137,7 @@ TEST(Schema, UnknownKeyWithoutCloseMatchHasNoSuggestion) {
 TEST(Schema, UnknownTopLevelKey) {
   auto doc = valid_doc();
   doc["modle"] = json::object();
-  const auto msg = error_of(doc);
+  const auto msg = scenario_error(doc);
   EXPECT_NE(msg.find("run.json: /modle: expected one of the keys extras, model, name, notes, "
                      "sweep, tags, training"),
             std::string::npos)
@@ -148,7 +148,7 @@ TEST(Schema, UnknownTopLevelKey) {
 TEST(Schema, UnknownKeyInArrayElement) {
   auto doc = valid_doc();
   doc["model"]["layers"][1]["parms"] = 3;
-  const auto msg = error_of(doc);
+  const auto msg = scenario_error(doc);
   EXPECT_NE(msg.find("run.json: /model/layers/1/parms: expected one of the keys name, params"),
             std::string::npos)
       << msg;
@@ -174,26 +174,28 @@ TEST(Schema, LongKeyListIsTruncated) {
 TEST(Schema, IntegerRejectsFloats) {
   auto doc = valid_doc();
   doc["model"]["layers"][2]["params"] = 3.0;
-  const auto msg = error_of(doc);
+  const auto msg = scenario_error(doc);
   EXPECT_EQ(msg, "run.json: /model/layers/2/params: expected an integer >= 1, got 3.0");
 
   doc = valid_doc();
   doc["model"]["layers"][2]["params"] = json::parse("1e3");
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /model/layers/2/params: expected an integer >= 1, got 1000.0");
 
   doc = valid_doc();
   doc["training"]["per_gpu_batch"] = "8";
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /training/per_gpu_batch: expected an integer >= 1, got \"8\"");
 }
 
 TEST(Schema, IntegerMinimum) {
   auto doc = valid_doc();
   doc["training"]["per_gpu_batch"] = -1;
-  EXPECT_EQ(error_of(doc), "run.json: /training/per_gpu_batch: expected an integer >= 1, got -1");
+  EXPECT_EQ(scenario_error(doc),
+            "run.json: /training/per_gpu_batch: expected an integer >= 1, got -1");
   doc["training"]["per_gpu_batch"] = 0;
-  EXPECT_EQ(error_of(doc), "run.json: /training/per_gpu_batch: expected an integer >= 1, got 0");
+  EXPECT_EQ(scenario_error(doc),
+            "run.json: /training/per_gpu_batch: expected an integer >= 1, got 0");
   doc["training"]["per_gpu_batch"] = 1;
   EXPECT_NO_THROW(validate(doc, test_table(), "run.json"));
   doc["training"]["per_gpu_batch"] = std::int64_t{1} << 53;
@@ -207,20 +209,20 @@ TEST(Schema, IntegerMinimum) {
 TEST(Schema, NumberRejectsNonNumbers) {
   auto doc = valid_doc();
   doc["training"]["learning_rate"] = true;
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /training/learning_rate: expected a number > 0 and <= 1, got true");
   doc["training"]["learning_rate"] = nullptr;
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /training/learning_rate: expected a number > 0 and <= 1, got null");
 }
 
 TEST(Schema, NumberRejectsNanAndInf) {
   auto doc = valid_doc();
   doc["training"]["learning_rate"] = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /training/learning_rate: expected a number > 0 and <= 1, got NaN");
   doc["training"]["learning_rate"] = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /training/learning_rate: expected a number > 0 and <= 1, got inf");
   // No bounds at all: NaN must still be refused.
   KeyTable t{"t", {spec("/x", KeyType::kNumber)}};
@@ -260,13 +262,13 @@ TEST(Schema, ATableEditedInPlaceIsValidatedAsItIsNow) {
 TEST(Schema, NumberExclusiveMinimumAndMaximum) {
   auto doc = valid_doc();
   doc["training"]["learning_rate"] = 0;
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /training/learning_rate: expected a number > 0 and <= 1, got 0");
   doc["training"]["learning_rate"] = 0.0;
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /training/learning_rate: expected a number > 0 and <= 1, got 0.0");
   doc["training"]["learning_rate"] = 1.5;
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /training/learning_rate: expected a number > 0 and <= 1, got 1.5");
   doc["training"]["learning_rate"] = 1e-9;
   EXPECT_NO_THROW(validate(doc, test_table(), "run.json"));
@@ -308,67 +310,67 @@ TEST(Schema, IntegersWithoutACeilingStopAtTwoToThe53) {
 TEST(Schema, BooleanType) {
   auto doc = valid_doc();
   doc["training"]["overlap"] = 1;
-  EXPECT_EQ(error_of(doc), "run.json: /training/overlap: expected a boolean, got 1");
+  EXPECT_EQ(scenario_error(doc), "run.json: /training/overlap: expected a boolean, got 1");
   doc["training"]["overlap"] = "true";
-  EXPECT_EQ(error_of(doc), "run.json: /training/overlap: expected a boolean, got \"true\"");
+  EXPECT_EQ(scenario_error(doc), "run.json: /training/overlap: expected a boolean, got \"true\"");
 }
 
 TEST(Schema, EnumMissSuggests) {
   auto doc = valid_doc();
   doc["training"]["strategy"] = "zer01";
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /training/strategy: expected one of \"ddp\", \"zero1\", \"zero2\", "
             "\"zero3\", \"fsdp\", got \"zer01\" (did you mean \"zero1\"?)");
   doc["training"]["strategy"] = "pipeline-parallel";
-  const auto msg = error_of(doc);
+  const auto msg = scenario_error(doc);
   EXPECT_NE(msg.find("got \"pipeline-parallel\""), std::string::npos) << msg;
   EXPECT_EQ(msg.find("did you mean"), std::string::npos) << msg;
   doc = valid_doc();
   doc["training"]["precision"] = 16;
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /training/precision: expected one of \"fp32\", \"bf16\", \"fp16\", got 16");
 }
 
 TEST(Schema, PatternMiss) {
   auto doc = valid_doc();
   doc["name"] = "Bad Name";
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /name: expected a string matching [a-z][a-z0-9_-]*, got \"Bad Name\"");
   // Full match, not search: a valid prefix is not enough.
   doc["name"] = "ok name";
-  EXPECT_NE(error_of(doc).find("/name: expected a string matching"), std::string::npos);
+  EXPECT_NE(scenario_error(doc).find("/name: expected a string matching"), std::string::npos);
 }
 
 TEST(Schema, MissingRequiredKey) {
   auto doc = valid_doc();
   doc.erase("name");
-  EXPECT_EQ(error_of(doc), "run.json: /name: expected a value (required), got nothing");
+  EXPECT_EQ(scenario_error(doc), "run.json: /name: expected a value (required), got nothing");
 
   doc = valid_doc();
   doc["model"]["layers"][1].erase("name");
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /model/layers/1/name: expected a value (required), got nothing");
 }
 
 TEST(Schema, ArrayCountAndElements) {
   auto doc = valid_doc();
   doc["model"]["layers"] = json::parse(R"([{"name": "only"}])");
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /model/layers: expected an array of at least 2 elements, got an array of "
             "1 element");
   doc["model"]["layers"] = json::object();
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /model/layers: expected an array of at least 2 elements, got an object");
 
   doc = valid_doc();
   doc["training"]["gpus"][1] = -3;
-  EXPECT_EQ(error_of(doc), "run.json: /training/gpus/1: expected an integer >= 0, got -3");
+  EXPECT_EQ(scenario_error(doc), "run.json: /training/gpus/1: expected an integer >= 0, got -3");
   doc["training"]["gpus"] = json::array();  // no count bounds
   EXPECT_NO_THROW(validate(doc, test_table(), "run.json"));
 
   doc = valid_doc();
   doc["model"]["layers"][0] = "embed";
-  EXPECT_EQ(error_of(doc), "run.json: /model/layers/0: expected an object, got \"embed\"");
+  EXPECT_EQ(scenario_error(doc), "run.json: /model/layers/0: expected an object, got \"embed\"");
 }
 
 TEST(Schema, ArrayCountTextVariants) {
@@ -395,13 +397,13 @@ TEST(Schema, FreeObjectAcceptsAnything) {
   doc["model"]["hf_config"] = json::parse(R"({"x": {"y": [1, "z", null]}, "w": 1.5})");
   EXPECT_NO_THROW(validate(doc, test_table(), "run.json"));
   doc["model"]["hf_config"] = 3;
-  EXPECT_EQ(error_of(doc), "run.json: /model/hf_config: expected an object, got 3");
+  EXPECT_EQ(scenario_error(doc), "run.json: /model/hf_config: expected an object, got 3");
 }
 
 TEST(Schema, ObjectWithoutChildrenIsNotFree) {
   auto doc = valid_doc();
   doc["extras"]["anything"] = 1;
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /extras/anything: expected no keys here (an empty object), got unknown key "
             "'anything'");
 }
@@ -420,7 +422,7 @@ TEST(Schema, FreeObjectStillChecksListedChildren) {
 TEST(Schema, MapKeysAreFreeAndPointersEscaped) {
   auto doc = valid_doc();
   doc["tags"]["a/b~c"] = 3;
-  EXPECT_EQ(error_of(doc), "run.json: /tags/a~1b~0c: expected a string, got 3");
+  EXPECT_EQ(scenario_error(doc), "run.json: /tags/a~1b~0c: expected a string, got 3");
   try {
     validate(doc, test_table(), "run.json");
   } catch (const InputError& e) {
@@ -430,11 +432,11 @@ TEST(Schema, MapKeysAreFreeAndPointersEscaped) {
 
   doc = valid_doc();
   doc["sweep"]["training.per_gpu_batch"] = json::array();
-  EXPECT_EQ(error_of(doc),
+  EXPECT_EQ(scenario_error(doc),
             "run.json: /sweep/training.per_gpu_batch: expected an array of at least 1 element, "
             "got an array of 0 elements");
   doc["sweep"]["training.per_gpu_batch"] = 4;
-  EXPECT_NE(error_of(doc).find("/sweep/training.per_gpu_batch: expected an array"),
+  EXPECT_NE(scenario_error(doc).find("/sweep/training.per_gpu_batch: expected an array"),
             std::string::npos);
 }
 
@@ -464,13 +466,13 @@ TEST(Schema, ImpliedIntermediateLevels) {
 TEST(Schema, MessagesAreOneLineAndShort) {
   auto doc = valid_doc();
   doc["training"]["bad\nkey"] = 1;
-  std::string msg = error_of(doc);
+  std::string msg = scenario_error(doc);
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   EXPECT_NE(msg.find("/training/bad"), std::string::npos) << msg;
 
   doc = valid_doc();
   doc["training"]["strategy"] = std::string(500, 'x') + "\n" + std::string(500, 'y');
-  msg = error_of(doc);
+  msg = scenario_error(doc);
   EXPECT_EQ(msg.find('\n'), std::string::npos);
   EXPECT_LT(msg.size(), 200u) << msg;
   EXPECT_TRUE(msg.ends_with("got \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...")) << msg;

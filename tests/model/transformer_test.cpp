@@ -16,18 +16,18 @@ namespace {
 
 using nlohmann::json;
 
-json read_json(const std::string& path) {
+json read_config_file(const std::string& path) {
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << path;
   return json::parse(in);
 }
 
 json hf_config(const std::string& name) {
-  return read_json(std::string(DDPSIM_TEST_DATA_DIR) + "/hf/" + name);
+  return read_config_file(std::string(DDPSIM_TEST_DATA_DIR) + "/hf/" + name);
 }
 
 json zoo_file(const std::string& name) {
-  return read_json(std::string(DDPSIM_SCENARIO_DIR) + "/models/" + name + ".json");
+  return read_config_file(std::string(DDPSIM_SCENARIO_DIR) + "/models/" + name + ".json");
 }
 
 Workload build_zoo(const std::string& name) {

@@ -18,7 +18,7 @@ using model::DType;
 
 // 1 TFLOP/s fp32 and 1 TB/s HBM at efficiency 1; 100 GB/s switched NVLink with a 10 us step
 // latency, ring efficiency 1; one 1.25 GB/s (10 Gb/s) NIC per node with the same latency.
-model::HardwareSpec round_machine() {
+model::HardwareSpec slow_nic_machine() {
   model::HardwareSpec hw = fixtures::round_machine();
   hw.inter_node = {"nic", 1.25e9, 0};
   hw.nics_per_node = 1;
@@ -94,7 +94,7 @@ TEST(CompressionTest, BucketSplitAndRankCap) {
 }
 
 TEST(CompressionTest, PowerSgdBucketByHand) {
-  const Predictor p(linear_4096(), round_machine());
+  const Predictor p(linear_4096(), slow_nic_machine());
   const double l = 16781312;
   struct Case {
     int rank;
@@ -137,7 +137,7 @@ TEST(CompressionTest, TopKByHand) {
   // gathers 8 x 10,000 x (4 + 8) = 960,000 bytes: ring (n-1) a + (n-1)/n S / B = 70 + 8.4 us.
   const auto w =
       std::make_shared<const model::Workload>(model::build_from_layers({{"l0", 1000000, 1e9, 0}}));
-  const Predictor p(w, round_machine());
+  const Predictor p(w, slow_nic_machine());
   EXPECT_EQ(topk_count(1000000, 0.01), 10000);
   EXPECT_EQ(topk_count(1000001, 0.01), 10001);
   EXPECT_EQ(topk_gather_bytes(8, 10000, 4), 960000);
@@ -165,7 +165,7 @@ std::shared_ptr<const model::Workload> wide_mlp() {
 }
 
 TEST(CompressionTest, PowerSgdBeatsPlainAllReduceOnASlowNetwork) {
-  const Predictor p(wide_mlp(), round_machine());
+  const Predictor p(wide_mlp(), slow_nic_machine());
   const model::ParallelismConfig none = hook(model::CommHook::Kind::kNone, 0, 0, "none");
   const Prediction plain = p.predict({16, 8}, fp32_sgd(), none);
   const Prediction psgd = p.predict({16, 8}, fp32_sgd(), powersgd(1));
@@ -186,7 +186,7 @@ TEST(CompressionTest, PowerSgdBeatsPlainAllReduceOnASlowNetwork) {
 }
 
 TEST(CompressionTest, GradientAccumulationAddsOnlyCompute) {
-  const Predictor p(wide_mlp(), round_machine());
+  const Predictor p(wide_mlp(), slow_nic_machine());
   model::TrainingConfig t2 = fp32_sgd();
   t2.grad_accumulation = 2;
   const Prediction k1 = p.predict({16, 8}, fp32_sgd(), powersgd(4));
@@ -196,7 +196,7 @@ TEST(CompressionTest, GradientAccumulationAddsOnlyCompute) {
 }
 
 TEST(CompressionTest, OneGpuCommunicatesNothing) {
-  const Predictor p(wide_mlp(), round_machine());
+  const Predictor p(wide_mlp(), slow_nic_machine());
   const Prediction plain =
       p.predict({1, 8}, fp32_sgd(), hook(model::CommHook::Kind::kNone, 0, 0, "none"));
   for (const model::ParallelismConfig& par :

@@ -23,7 +23,7 @@ using nlohmann::json;
 const std::filesystem::path kHardware = std::filesystem::path(DDPSIM_SCENARIO_DIR) / "hardware";
 const std::string kFile = std::string(DDPSIM_SCENARIO_DIR) + "/data/published-training.json";
 
-json small_scenario() {
+json small_scenario_json() {
   return {{"model", {{"mlp", {{"widths", {256, 1024, 256}}}}}},
           {"hardware", {{"preset", "dgx-a100"}}},
           {"cluster", {{"gpus", 8}}},
@@ -37,14 +37,14 @@ json row(const std::string& id, bool held_out) {
           {"value", 1000.0},
           {"unit", "samples/s"},
           {"held_out", held_out},
-          {"scenario", small_scenario()}};
+          {"scenario", small_scenario_json()}};
 }
 
 TEST(Fidelity, PredictsEachRowThroughTheRunApiInTheRowsUnit) {
   const FidelityReport r =
       compare_fidelity(json::array({row("a", false)}), kFile, json::array(), kHardware);
   ASSERT_EQ(r.rows.size(), 1u);
-  const Prediction p = predict_point(model::parse_scenario(small_scenario(), kFile));
+  const Prediction p = predict_point(model::parse_scenario(small_scenario_json(), kFile));
   // 32 x 2 x 8 = 512 samples per step.
   EXPECT_DOUBLE_EQ(r.rows[0].step_time_s, p.step_time_s);
   EXPECT_DOUBLE_EQ(r.rows[0].ddpsim, 512.0 / p.step_time_s);
@@ -190,7 +190,7 @@ TEST(Fidelity, FlagsPresetsThatCiteEndToEndTrainingData) {
   std::filesystem::remove_all(dir);
 }
 
-std::string error_of(const json& rows) {
+std::string rows_error(const json& rows) {
   try {
     compare_fidelity(rows, kFile, json::array(), kHardware);
   } catch (const Error& e) {
@@ -202,16 +202,16 @@ std::string error_of(const json& rows) {
 TEST(Fidelity, BadRowsAreOneLineInputErrorsNamingThePointer) {
   json both = row("a", false);
   both["not_predicted"] = "why";
-  EXPECT_NE(error_of(json::array({both})).find("/0: expected exactly one of"), std::string::npos)
-      << error_of(json::array({both}));
+  EXPECT_NE(rows_error(json::array({both})).find("/0: expected exactly one of"), std::string::npos)
+      << rows_error(json::array({both}));
   json bad_value = row("a", false);
   bad_value["value"] = -1;
-  EXPECT_NE(error_of(json::array({bad_value})).find("/0/value"), std::string::npos);
+  EXPECT_NE(rows_error(json::array({bad_value})).find("/0/value"), std::string::npos);
   json bad_scenario = row("b", false);
   bad_scenario["scenario"]["cluster"]["gpus"] = 0;
-  const std::string e = error_of(json::array({row("a", false), bad_scenario}));
+  const std::string e = rows_error(json::array({row("a", false), bad_scenario}));
   EXPECT_NE(e.find("/1/scenario/cluster/gpus"), std::string::npos) << e;
-  EXPECT_NE(error_of(json::array({row("a", false), row("a", true)})).find("unique id"),
+  EXPECT_NE(rows_error(json::array({row("a", false), row("a", true)})).find("unique id"),
             std::string::npos);
 }
 

@@ -27,8 +27,6 @@ using fixtures::fp32_adam;
 using fixtures::round_machine;
 using model::Strategy;
 
-std::shared_ptr<const model::Workload> layers(int n) { return fixtures::lump_layers(n); }
-
 // fully_shard on every layer (the lumps are not transformer blocks).
 model::ParallelismConfig fsdp2() {
   model::ParallelismConfig p;
@@ -36,8 +34,6 @@ model::ParallelismConfig fsdp2() {
   p.fsdp2.units = model::Fsdp2Units::kLayers;
   return p;
 }
-
-double traffic(const Prediction& p, int ranks) { return fixtures::per_rank_traffic(p, ranks); }
 
 // Collectives of one kind in the step.
 int count(const Prediction& p, model::CollectiveOp kind) {
@@ -50,17 +46,18 @@ TEST(Fsdp2Test, VolumesAreTheIssuesGoals) {
   // P = 8 x 4 MB = 32 MB on 8 GPUs of one node. DDP all-reduces 2 (n-1)/n P = 56 MB per rank.
   // reshard_after_forward=true: all-gather in forward and again in backward, reduce-scatter:
   // 3 (n-1)/n P = 84 MB = 1.5 x DDP. false: one all-gather and the reduce-scatter, 56 MB.
-  const Predictor pr(layers(8), round_machine());
+  const Predictor pr(fixtures::lump_layers(8), round_machine());
   const double P = 32e6, n = 8;
   model::ParallelismConfig ddp;
-  const double ddp_bytes = traffic(pr.predict({8, 8}, fp32_adam(), ddp), 8);
+  const double ddp_bytes = fixtures::per_rank_traffic(pr.predict({8, 8}, fp32_adam(), ddp), 8);
   EXPECT_DOUBLE_EQ(ddp_bytes, 2 * (n - 1) / n * P);
-  const double full = traffic(pr.predict({8, 8}, fp32_adam(), fsdp2()), 8);
+  const double full = fixtures::per_rank_traffic(pr.predict({8, 8}, fp32_adam(), fsdp2()), 8);
   EXPECT_DOUBLE_EQ(full, 3 * (n - 1) / n * P);
   EXPECT_DOUBLE_EQ(full / ddp_bytes, 1.5);
   model::ParallelismConfig keep = fsdp2();
   keep.fsdp2.reshard_after_forward = false;
-  EXPECT_DOUBLE_EQ(traffic(pr.predict({8, 8}, fp32_adam(), keep), 8), 2 * (n - 1) / n * P);
+  EXPECT_DOUBLE_EQ(fixtures::per_rank_traffic(pr.predict({8, 8}, fp32_adam(), keep), 8),
+                   2 * (n - 1) / n * P);
   // reshard_after_forward=2: the backward all-gather runs within pairs, 1/2 x P per rank.
   model::ParallelismConfig pairs = fsdp2();
   pairs.fsdp2.reshard_after_forward_group = 2;
@@ -86,14 +83,14 @@ TEST(Fsdp2Test, VolumesAreTheIssuesGoals) {
   model::ParallelismConfig mp = fsdp2();
   mp.fsdp2.param_dtype = model::DType::kBf16;
   mp.fsdp2.reduce_dtype = model::DType::kFp32;
-  EXPECT_DOUBLE_EQ(traffic(pr.predict({8, 8}, amp, mp), 8), 7.0 / 8.0 * (P + P));
+  EXPECT_DOUBLE_EQ(fixtures::per_rank_traffic(pr.predict({8, 8}, amp, mp), 8), 7.0 / 8.0 * (P + P));
 }
 
 TEST(Fsdp2Test, HsdpAllReducesOneShardAcrossReplicas) {
   // 16 GPUs, mesh 8 shard x 2 replicate: all-gathers and reduce-scatters over 8 GPUs
   // (3 x 7/8 P), and each group's reduce-scattered 1/8 all-reduced across the 2 replicas:
   // 2 (r-1)/r x P/8 = P/8 per rank.
-  const Predictor pr(layers(8), round_machine());
+  const Predictor pr(fixtures::lump_layers(8), round_machine());
   const double P = 32e6;
   model::ParallelismConfig par = fsdp2();
   par.fsdp2.mesh_shard = 8;
@@ -114,7 +111,7 @@ TEST(Fsdp2Test, StepTimesByHand) {
   // 1/2 x 4 MB / 100 GB/s = 20 us (fp32 reduces with NCCL's AVG: no division kernels). On the
   // compute stream: each all-gather's copy-out 2 x 4 MB / 1 TB/s = 8 us before the layer, each
   // reduce-scatter's copy-in (chunk_cat) 4 + 4 bytes x 1e6 / 1 TB/s = 8 us after it.
-  const Predictor pr(layers(2), round_machine());
+  const Predictor pr(fixtures::lump_layers(2), round_machine());
   const model::ClusterConfig c{2, 8};
   // Forward: gathers l0 0-20 and l1 20-40 (both may run ahead: the all-gather stream waits for
   // the copy-out two groups back); F0 (1008) 20-1028, F1 1028-2036. Backward: l1's gather
@@ -153,7 +150,7 @@ TEST(Fsdp2Test, HsdpAllReduceRunsOnItsOwnCommunicator) {
   // 2086-2121; B1 2086-4102; scatter l1 4102-4137, its all-reduce 4137-4177 (beside B0);
   // B0 4102-6118; scatter l0 6118-6153, all-reduce 6153-6193; optimizer (28 x 2e6 / 8 / 1e12
   // = 7 us) 6193-6200 us.
-  const Predictor pr(layers(2), round_machine());
+  const Predictor pr(fixtures::lump_layers(2), round_machine());
   model::ParallelismConfig par = fsdp2();
   par.fsdp2.mesh_shard = 8;
   const Prediction p = pr.predict({16, 8}, fp32_adam(), par);
@@ -183,7 +180,7 @@ TEST(Fsdp2Test, HsdpAllReduceRunsOnItsOwnCommunicator) {
 TEST(Fsdp2Test, NoGradientSyncReducesInTheLastMicroBatchOnly) {
   // k = 3: gathers in every micro-batch (2 groups x 2 x 3 = 12), reduce-scatters only in the
   // last (2); the memory holds every unsharded gradient in the reduce dtype (2 x 4 MB).
-  const Predictor pr(layers(2), round_machine());
+  const Predictor pr(fixtures::lump_layers(2), round_machine());
   model::ParallelismConfig par = fsdp2();
   par.fsdp2.requires_gradient_sync = false;
   const Prediction p = pr.predict({2, 8}, fp32_adam(3), par);
@@ -273,7 +270,7 @@ TEST(Fsdp2Test, MemoryByHand) {
   // backward 2 units of parameters (current + prefetched), one of gradients and one
   // reduce-scatter input = 16 MB; the larger, 16 MB. reshard_after_forward=false keeps both
   // units (8 MB) from forward to backward; reshard to 2 keeps half of that.
-  const auto w = layers(2);
+  const auto w = fixtures::lump_layers(2);
   MemoryInputs in;
   in.workload = w.get();
   in.strategy = Strategy::kFsdp2;
@@ -295,7 +292,7 @@ TEST(Fsdp2Test, MemoryByHand) {
 }
 
 TEST(Fsdp2Test, EnginesAgree) {
-  const Predictor pr(layers(6), round_machine());
+  const Predictor pr(fixtures::lump_layers(6), round_machine());
   for (int k : {1, 3}) {
     for (int variant = 0; variant < 6; ++variant) {
       model::ParallelismConfig par = fsdp2();
@@ -325,7 +322,7 @@ TEST(Fsdp2Test, CpuOffloadByHand) {
   // 1048-2056; backward gathers 2056-2096 and 2096-2136; B1 2096-4112; scatter l1 4112-4152;
   // B0 4112-6128; scatter l0 6128-6168; the optimizer on the CPU moves the bytes of the GPU's
   // 28 us at 5 GB/s instead of 1 TB/s: 5,600 us, to 11,768 us.
-  const Predictor pr(layers(2), round_machine());
+  const Predictor pr(fixtures::lump_layers(2), round_machine());
   model::ParallelismConfig par = fsdp2();
   par.fsdp2.cpu_offload = model::Fsdp2Config::CpuOffload{true, 10e9};
   const Prediction p = pr.predict({2, 8}, fp32_adam(), par);
@@ -346,7 +343,7 @@ TEST(Fsdp2Test, CpuOffloadByHand) {
 // all-reduces queue on their own communicator behind the reduce-scatters they follow (the event
 // engine projects that queue as the analytic timeline lays it out).
 TEST(Fsdp2Test, EnginesAgreeWithInterferenceAcrossCommunicators) {
-  Predictor pr(layers(6), round_machine());
+  Predictor pr(fixtures::lump_layers(6), round_machine());
   pr.set_interference(1.5);
   for (int k : {1, 2}) {
     model::ParallelismConfig par = fsdp2();
@@ -373,7 +370,7 @@ TEST(Fsdp2Test, BadMeshesNameTheirPointer) {
   EXPECT_FALSE(fsdp2_mesh_problem(c, 16).has_value());
   c.reshard_after_forward_group = 3;
   EXPECT_EQ(fsdp2_mesh_problem(c, 16)->pointer, "/parallelism/fsdp2/reshard_after_forward");
-  const Predictor pr(layers(2), round_machine());
+  const Predictor pr(fixtures::lump_layers(2), round_machine());
   model::ParallelismConfig par = fsdp2();
   par.fsdp2.mesh_shard = 3;
   EXPECT_THROW(pr.predict({16, 8}, fp32_adam(), par), InputError);

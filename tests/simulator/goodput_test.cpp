@@ -25,12 +25,12 @@ using nlohmann::json;
 
 // Two layers of 1e6 parameters: 2e6 parameters, fp32 + Adam = 4 + 8 bytes each (memory.hpp's
 // table; no gradients in a checkpoint) = 24e6 bytes of state.
-std::shared_ptr<const model::Workload> two_layers() {
+std::shared_ptr<const model::Workload> two_layers_with_backward() {
   return std::make_shared<const model::Workload>(
       model::build_from_layers({{"l0", 1000000, 1e9, 1e9}, {"l1", 1000000, 1e9, 1e9}}));
 }
 
-model::TrainingConfig fp32_adam() {
+model::TrainingConfig fp32_adam_unfused() {
   model::TrainingConfig t;
   t.precision = model::Precision::kFp32;
   t.optimizer = model::Optimizer::kAdam;
@@ -120,7 +120,8 @@ TEST(Goodput, ThousandGpuJobMatchesTheHandComputation) {
   Prediction p;
   p.step_time_s = 1.0;
   p.time_to_train_s = 1e6;
-  const Goodput g = goodput(r, *two_layers(), cluster, fp32_adam(), par, p, 2.0);
+  const Goodput g =
+      goodput(r, *two_layers_with_backward(), cluster, fp32_adam_unfused(), par, p, 2.0);
   EXPECT_DOUBLE_EQ(g.job_mtbf_s, 180000.0);
   EXPECT_DOUBLE_EQ(g.checkpoint_time_s, 120.0);
   EXPECT_DOUBLE_EQ(g.restore_read_s, 192.0);
@@ -151,13 +152,16 @@ TEST(Goodput, HostsOfAnNvlinkDomainAreTheFailureUnit) {
   Prediction p;
   p.step_time_s = 1.0;
   const model::ClusterConfig racks{144, 72};
-  const Goodput g = goodput(r, *two_layers(), racks, fp32_adam(), {}, p, std::nullopt, 4);
+  const Goodput g =
+      goodput(r, *two_layers_with_backward(), racks, fp32_adam_unfused(), {}, p, std::nullopt, 4);
   EXPECT_DOUBLE_EQ(g.job_mtbf_s, 640000.0);
   EXPECT_NEAR(g.checkpoint_time_s, 24e6 / 36 / 1e6, 1e-12);
   EXPECT_NE(g.mtbf_source.find("/ 36 nodes"), std::string::npos) << g.mtbf_source;
   // Without gpus_per_host the rack would be one node: M 18x longer.
-  EXPECT_DOUBLE_EQ(goodput(r, *two_layers(), racks, fp32_adam(), {}, p, std::nullopt).job_mtbf_s,
-                   6400.0 * 3600 / 2);
+  EXPECT_DOUBLE_EQ(
+      goodput(r, *two_layers_with_backward(), racks, fp32_adam_unfused(), {}, p, std::nullopt)
+          .job_mtbf_s,
+      6400.0 * 3600 / 2);
 }
 
 // async_save on the 1,024-GPU job above: training stops only while each rank stages its 24e6
@@ -176,7 +180,8 @@ TEST(Goodput, AsyncSaveBlocksOnlyForTheStaging) {
   r.checkpoint.staging_bytes_per_s = 1e9;
   Prediction p;
   p.step_time_s = 1.0;
-  const Goodput g = goodput(r, *two_layers(), {1024, 8}, fp32_adam(), {}, p, std::nullopt);
+  const Goodput g =
+      goodput(r, *two_layers_with_backward(), {1024, 8}, fp32_adam_unfused(), {}, p, std::nullopt);
   EXPECT_TRUE(g.async);
   EXPECT_DOUBLE_EQ(g.checkpoint_time_s, 120.0);
   EXPECT_DOUBLE_EQ(g.checkpoint_blocking_s, 0.024);
@@ -194,7 +199,8 @@ TEST(Goodput, GivenIntervalAndGpuMtbf) {
   r.checkpoint.interval_s = 600;
   Prediction p;
   p.step_time_s = 0.7;  // 600 / 0.7 = 857.14 -> 857 steps = 599.9 s
-  const Goodput g = goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, p, std::nullopt);
+  const Goodput g =
+      goodput(r, *two_layers_with_backward(), {8, 8}, fp32_adam_unfused(), {}, p, std::nullopt);
   EXPECT_DOUBLE_EQ(g.job_mtbf_s, 45000.0);
   EXPECT_TRUE(g.interval_given);
   EXPECT_EQ(g.interval_steps, 857);
@@ -214,7 +220,8 @@ TEST(Goodput, PartlyFilledHostsRoundUp) {
   r.checkpoint.read_bytes_per_s_per_node = 1e6;
   Prediction p;
   p.step_time_s = 1.0;
-  const Goodput g = goodput(r, *two_layers(), {6, 72}, fp32_adam(), {}, p, std::nullopt, 4);
+  const Goodput g =
+      goodput(r, *two_layers_with_backward(), {6, 72}, fp32_adam_unfused(), {}, p, std::nullopt, 4);
   EXPECT_DOUBLE_EQ(g.job_mtbf_s, 11520000.0);
   EXPECT_NE(g.mtbf_source.find("/ 2 nodes"), std::string::npos) << g.mtbf_source;
   EXPECT_DOUBLE_EQ(g.volume.write_bytes_max_node, 16e6);
@@ -238,7 +245,8 @@ TEST(Goodput, IntervalBeyondTheJobTakesNoCheckpoint) {
   Prediction p;
   p.step_time_s = 1.0;
   p.time_to_train_s = 3600.0;
-  const Goodput g = goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, p, std::nullopt);
+  const Goodput g =
+      goodput(r, *two_layers_with_backward(), {8, 8}, fp32_adam_unfused(), {}, p, std::nullopt);
   EXPECT_FALSE(g.checkpoints);
   EXPECT_EQ(g.interval_steps, 0);
   EXPECT_DOUBLE_EQ(g.interval_s, 3600.0);
@@ -248,13 +256,15 @@ TEST(Goodput, IntervalBeyondTheJobTakesNoCheckpoint) {
   EXPECT_NEAR(*g.time_to_train_s, 3748.5844011444033, 1e-6);
   // The prediction says so, and does not say the job would not finish.
   Prediction q = p;
-  apply_goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, std::nullopt, q);
+  apply_goodput(r, *two_layers_with_backward(), {8, 8}, fp32_adam_unfused(), {}, std::nullopt, q);
   ASSERT_EQ(q.warnings.size(), 1u);
   EXPECT_NE(q.warnings[0].find("no checkpoint is taken"), std::string::npos) << q.warnings[0];
   EXPECT_NE(q.warnings[0].find("interval (278 h)"), std::string::npos) << q.warnings[0];  // 1e6 s
   // One second shorter than the job: a checkpoint is taken again.
   r.checkpoint.interval_s = 3599.0;
-  EXPECT_TRUE(goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, p, std::nullopt).checkpoints);
+  EXPECT_TRUE(
+      goodput(r, *two_layers_with_backward(), {8, 8}, fp32_adam_unfused(), {}, p, std::nullopt)
+          .checkpoints);
 }
 
 // A tiny model's step (10^-15 s) against Young's interval: the interval in steps is past 2^63
@@ -267,11 +277,12 @@ TEST(Goodput, IntervalInStepsDoesNotOverflow) {
   r.checkpoint.read_bytes_per_s_per_node = 1e3;
   Prediction p;
   p.step_time_s = 1e-15;
-  Goodput g = goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, p, std::nullopt);
+  Goodput g =
+      goodput(r, *two_layers_with_backward(), {8, 8}, fp32_adam_unfused(), {}, p, std::nullopt);
   EXPECT_TRUE(g.checkpoints);
   EXPECT_EQ(g.interval_steps, std::int64_t{1} << 53);
   p.time_to_train_s = 1e-3;
-  g = goodput(r, *two_layers(), {8, 8}, fp32_adam(), {}, p, std::nullopt);
+  g = goodput(r, *two_layers_with_backward(), {8, 8}, fp32_adam_unfused(), {}, p, std::nullopt);
   EXPECT_FALSE(g.checkpoints);
   EXPECT_EQ(g.interval_steps, 0);
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "model/error.hpp"
+#include "tests/published_measurements.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -25,11 +26,7 @@ model::LrConfig goyal(model::LrScaling s, std::int64_t warmup) {
   return lr;
 }
 
-json published() {
-  std::ifstream in(DDPSIM_PUBLISHED_JSON);
-  EXPECT_TRUE(in.good()) << DDPSIM_PUBLISHED_JSON;
-  return json::parse(in);
-}
+using test_data::published;
 
 // Linear: k = 8192 / 256 = 32, peak 0.1 x 32 = 3.2. Warmup W = 500 from 0.1:
 //   t = 0 -> 0.1;  t = 125 -> 0.1 + 3.1 x 0.25 = 0.875;  t = 250 -> 0.1 + 3.1 / 2 = 1.65;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "model/builders/builders.hpp"
+#include "tests/published_measurements.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -22,11 +23,7 @@ using model::Precision;
 using model::Strategy;
 using nlohmann::json;
 
-json published() {
-  std::ifstream in(DDPSIM_PUBLISHED_JSON);
-  EXPECT_TRUE(in.good()) << DDPSIM_PUBLISHED_JSON;
-  return json::parse(in);
-}
+using test_data::published;
 
 bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 

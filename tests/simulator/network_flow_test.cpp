@@ -109,7 +109,7 @@ std::vector<double> run_together(const LinkGraph& g, const std::vector<Collectiv
   return end;
 }
 
-model::HardwareSpec preset(const std::string& name) {
+model::HardwareSpec hardware_preset(const std::string& name) {
   return model::resolve_hardware({{"preset", name}}, "test", "/hardware");
 }
 
@@ -119,7 +119,7 @@ TEST(NetworkSimTest, UncontendedRingEqualsTheFormulaOnEveryPreset) {
   // 2(n-1) alpha + 2(n-1)/n S / (eta B) (and (n-1) steps for ReduceScatter/AllGather): the
   // alpha-beta line of the preset's constants (the flows expand that line, not NCCL's protocols).
   for (const std::string name : {"dgx-1", "dgx-a100", "dgx-h100", "hgx-h200"}) {
-    model::HardwareSpec hw = preset(name);
+    model::HardwareSpec hw = hardware_preset(name);
     hw.collective_model = model::CollectiveModel::kAlphaBeta;
     for (int gpus : {2, 8, 16, 64, 1024}) {
       const model::Topology topo(hw, gpus);
@@ -142,7 +142,7 @@ TEST(NetworkSimTest, UncontendedRingEqualsTheFormulaOnEveryPreset) {
 
 TEST(NetworkSimTest, UncontendedHierarchicalEqualsTheFormula) {
   for (const std::string name : {"dgx-1", "dgx-a100", "dgx-h100"}) {
-    const model::HardwareSpec hw = preset(name);
+    const model::HardwareSpec hw = hardware_preset(name);
     for (int gpus : {16, 128}) {
       const model::Topology topo(hw, gpus);
       const LinkGraph g(topo, hw);

@@ -14,13 +14,14 @@
 #include "simulator/analytic/analytic.hpp"
 #include "simulator/event/simulate.hpp"
 #include "simulator/run.hpp"
+#include "tests/test_data_dir.hpp"
 
 namespace ddpsim::sim {
 namespace {
 
-const std::string kDir = std::string(DDPSIM_TEST_DATA_DIR) + "/profile/";
+using test_data::kProfileDir;
 
-model::Scenario tiny() { return model::load_scenario(kDir + "tiny-mlp.json"); }
+model::Scenario tiny() { return model::load_scenario(kProfileDir + "tiny-mlp.json"); }
 
 // fc1.dgrad (M 8, N 128, K 32): 2*8*128*32 = 65536 FLOPs on the roofline whose peak is the best
 // measured rate, fc0.fwd's 2*8*128*64 FLOPs in 1 ms = 1.31072e8 FLOP/s: 0.5 ms (its

@@ -11,17 +11,14 @@
 
 #include "model/error.hpp"
 #include "simulator/fidelity/published_report.hpp"
+#include "tests/published_measurements.hpp"
 
 namespace ddpsim::sim {
 namespace {
 
 using nlohmann::json;
 
-json published() {
-  std::ifstream in(DDPSIM_PUBLISHED_JSON);
-  EXPECT_TRUE(in.good()) << DDPSIM_PUBLISHED_JSON;
-  return json::parse(in);
-}
+using test_data::published;
 
 const PublishedReport& report() {
   static const PublishedReport r = compare_published(published());

@@ -24,8 +24,6 @@ using fixtures::fp32_adam;
 using fixtures::round_machine;
 using model::Strategy;
 
-std::shared_ptr<const model::Workload> layers(int n) { return fixtures::lump_layers(n); }
-
 model::ParallelismConfig strategy(Strategy s) {
   model::ParallelismConfig p;
   p.strategy = s;
@@ -36,8 +34,6 @@ const std::vector<Strategy> kSharded = {Strategy::kZero1,           Strategy::kZ
                                         Strategy::kZero3,           Strategy::kFsdpFullShard,
                                         Strategy::kFsdpShardGradOp, Strategy::kFsdpHybrid};
 
-double traffic(const Prediction& p, int ranks) { return fixtures::per_rank_traffic(p, ranks); }
-
 TEST(StrategyTest, VolumePerStepByHand) {
   // 8 layers of 4 MB fp32 parameters (P = 32 MB) on the 8 GPUs of one node, fp32 gradients:
   // DDP all-reduces 2(n-1)/n P = 56 MB per rank; ZeRO-1/2 all-reduce every bucket (DeepSpeed's
@@ -45,7 +41,7 @@ TEST(StrategyTest, VolumePerStepByHand) {
   // one reduce per owner it would be (n-1)/n P + (n-1)/n P = 56 MB, below); SHARD_GRAD_OP
   // gathers once and reduce-scatters once, 56 MB; ZeRO-3 / FULL_SHARD gather twice, 3(n-1)/n P
   // = 84 MB.
-  const Predictor pr(layers(8), round_machine());
+  const Predictor pr(fixtures::lump_layers(8), round_machine());
   const double P = 8 * 4e6;
   const double n = 8;
   const model::ClusterConfig c{8, 8};
@@ -59,11 +55,12 @@ TEST(StrategyTest, VolumePerStepByHand) {
   };
   for (const auto& [s, bytes] : expected) {
     const Prediction p = pr.predict(c, fp32_adam(), strategy(s));
-    EXPECT_DOUBLE_EQ(traffic(p, 8), bytes) << model::strategy_name(s);
+    EXPECT_DOUBLE_EQ(fixtures::per_rank_traffic(p, 8), bytes) << model::strategy_name(s);
   }
   model::ParallelismConfig reduces = strategy(Strategy::kZero2);
   reduces.use_multi_rank_bucket_allreduce = false;
-  EXPECT_DOUBLE_EQ(traffic(pr.predict(c, fp32_adam(), reduces), 8), 2 * (n - 1) / n * P);
+  EXPECT_DOUBLE_EQ(fixtures::per_rank_traffic(pr.predict(c, fp32_adam(), reduces), 8),
+                   2 * (n - 1) / n * P);
   // 56 MB is exactly 7/8 of 64 MB: the DDP number is the familiar 2(n-1)/n of the gradients.
   EXPECT_DOUBLE_EQ(2 * (n - 1) / n * P, 56e6);
 }
@@ -71,19 +68,19 @@ TEST(StrategyTest, VolumePerStepByHand) {
 TEST(StrategyTest, HalfPrecisionGradientsHalveOnlyTheGradientBytes) {
   // An fp16 reduce dtype (FSDP MixedPrecision reduce_dtype / the fp16 hook) halves the
   // reduce-scatter of fp32 gradients; the fp32 parameter all-gathers stay: (2 x 7/8 P) + 7/8 P/2.
-  const Predictor pr(layers(8), round_machine());
+  const Predictor pr(fixtures::lump_layers(8), round_machine());
   model::ParallelismConfig par = strategy(Strategy::kFsdpFullShard);
   par.comm_hook.kind = model::CommHook::Kind::kFp16;
   par.comm_hook.text = "fp16";
   const Prediction p = pr.predict({8, 8}, fp32_adam(), par);
-  EXPECT_DOUBLE_EQ(traffic(p, 8), 2 * 28e6 + 14e6);
+  EXPECT_DOUBLE_EQ(fixtures::per_rank_traffic(p, 8), 2 * 28e6 + 14e6);
 }
 
 TEST(StrategyTest, HybridShardsWithinANodeAndAllReducesAcross) {
   // 16 GPUs in 2 nodes of 8: all-gathers and reduce-scatters run over the 8 GPUs of a node
   // (3 x 7/8 P per rank, as FULL_SHARD on 8), and each unit's 1/8 shard is all-reduced across
   // the 2 nodes: 2 (r-1)/r x P/8 = P/8 per rank.
-  const Predictor pr(layers(8), round_machine());
+  const Predictor pr(fixtures::lump_layers(8), round_machine());
   const double P = 32e6;
   const Prediction p = pr.predict({16, 8}, fp32_adam(), strategy(Strategy::kFsdpHybrid));
   const fixtures::SplitTraffic t = fixtures::split_traffic(p, 8, 2);
@@ -106,7 +103,7 @@ TEST(StrategyTest, HybridShardsWithinANodeAndAllReducesAcross) {
 TEST(StrategyTest, DeepSpeedBucketsSlicesAndChunks) {
   // Three 1e6-element tensors walked from the last: {l2} is sent off when l1's gradient would
   // take it past 1.5e6 elements, {l1} when l0's would, {l0} at the end of the backward.
-  const auto w = layers(3);
+  const auto w = fixtures::lump_layers(3);
   const auto b = deepspeed_buckets(*w, 1.5e6);
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[0].elements, 1000000);
@@ -182,7 +179,7 @@ TEST(StrategyTest, ZeroTwoAllReducesEachBucketOrReducesOncePerOwningRank) {
   // 2e6 = 36 MB, 36 us.
   model::HardwareSpec hw = round_machine();
   hw.intra_tuning.latency = 1e-6;
-  const Predictor pr(layers(2), hw);
+  const Predictor pr(fixtures::lump_layers(2), hw);
   const StepPlan sp = pr.plan({4, 8}, fp32_adam(), strategy(Strategy::kZero2));
   ASSERT_EQ(sp.schedule.size(), 2u);  // the bucket, then the parameter all-gather
   const ScheduledCollective& a = sp.schedule[0];
@@ -216,7 +213,7 @@ TEST(StrategyTest, AccumulationCommunicatesPerMicroStepFromZeroTwoOn) {
   // k = 4 micro-batches: DDP (no_sync) and ZeRO-1 reduce gradients once, ZeRO-2 / ZeRO-3 /
   // FSDP in every micro-batch; the parameter all-gathers of ZeRO-3 / FSDP repeat every
   // micro-batch, ZeRO-1/2's post-optimizer all-gather happens once.
-  const Predictor pr(layers(4), round_machine());
+  const Predictor pr(fixtures::lump_layers(4), round_machine());
   const model::ClusterConfig c{8, 8};
   auto count = [&](Strategy s, int k) {
     std::map<std::string, int> n;
@@ -251,7 +248,7 @@ TEST(StrategyTest, AccumulationCommunicatesPerMicroStepFromZeroTwoOn) {
 // all-gather or reduce-scatter over 2 ranks takes 1/2 x 4 MB / 100 GB/s = 20 us, an 8 MB one
 // 40 us; the Adam step of the 1/2 shard takes 28 bytes x 1e6 / 1 TB/s = 28 us.
 TEST(StrategyTest, StepTimesByHand) {
-  const Predictor pr(layers(2), round_machine());
+  const Predictor pr(fixtures::lump_layers(2), round_machine());
   const model::ClusterConfig c{2, 8};
   auto step = [&](model::ParallelismConfig par) {
     return pr.predict(c, fp32_adam(), par).step_time_s;
@@ -323,7 +320,7 @@ TEST(StrategyTest, ZeroTwoOverlapsBucketsOnlyWithOverlapComm) {
   // all-reduce of 1/2 x 2 x 4 MB / 100 GB/s = 40 us plus average_tensor's (4 + 1) x 4 bytes x
   // 1e6 / 1 TB/s = 20 us: 60 us. The optimizer takes 28 x 1.5e6 / 1 TB/s = 42 us, the parameter
   // all-gather of 12 MB over 2 ranks 60 us.
-  const Predictor pr(layers(3), round_machine());
+  const Predictor pr(fixtures::lump_layers(3), round_machine());
   model::ParallelismConfig par = strategy(Strategy::kZero2);
   par.reduce_bucket_elements = 1.5e6;
   // overlap_comm = true: {l2} on the reduction stream 7000-7060 beside B0 (7000-9000), then
@@ -352,7 +349,7 @@ TEST(StrategyTest, ZeroTwoOverlapsBucketsOnlyWithOverlapComm) {
 
 TEST(StrategyTest, OneGpuShardingEqualsDdp) {
   // On one GPU nothing is gathered or reduced and the optimizer steps every parameter.
-  const Predictor pr(layers(4), round_machine());
+  const Predictor pr(fixtures::lump_layers(4), round_machine());
   const Prediction ddp = pr.predict({1, 8}, fp32_adam(2), strategy(Strategy::kDdp));
   for (Strategy s : kSharded) {
     if (s == Strategy::kFsdpHybrid) continue;  // needs gpus_per_node to divide the GPUs
@@ -367,8 +364,9 @@ TEST(StrategyTest, OneGpuShardingEqualsDdp) {
 
 // Both engines on one configuration: within 1 ns per event on the critical path (and so far
 // within 1%).
-void expect_agreement(const Predictor& pr, const model::ClusterConfig& c,
-                      const model::TrainingConfig& t, const model::ParallelismConfig& par) {
+void expect_strategy_agreement(const Predictor& pr, const model::ClusterConfig& c,
+                               const model::TrainingConfig& t,
+                               const model::ParallelismConfig& par) {
   const StepPlan plan = pr.plan(c, t, par);
   const Prediction a = pr.predict(c, t, par);
   EventOptions o;
@@ -398,20 +396,20 @@ void expect_agreement(const Predictor& pr, const model::ClusterConfig& c,
 TEST(StrategyTest, EnginesAgreeForEveryStrategy) {
   // 6 layers on 16 GPUs over two nodes (the network is the bottleneck, so communication is
   // partly exposed), with and without accumulation and overlap, every prefetch mode.
-  const Predictor pr(layers(6), round_machine());
+  const Predictor pr(fixtures::lump_layers(6), round_machine());
   for (Strategy s : kSharded) {
     for (int k : {1, 3}) {
       model::ParallelismConfig par = strategy(s);
       par.reduce_bucket_elements = 2.5e6;
-      expect_agreement(pr, {16, 8}, fp32_adam(k), par);
+      expect_strategy_agreement(pr, {16, 8}, fp32_adam(k), par);
       par.overlap = false;
-      expect_agreement(pr, {16, 8}, fp32_adam(k), par);
+      expect_strategy_agreement(pr, {16, 8}, fp32_adam(k), par);
     }
   }
   for (auto pf : {model::FsdpPrefetch::kBackwardPost, model::FsdpPrefetch::kNone}) {
     model::ParallelismConfig par = strategy(Strategy::kFsdpFullShard);
     par.fsdp_prefetch = pf;
-    expect_agreement(pr, {16, 8}, fp32_adam(2), par);
+    expect_strategy_agreement(pr, {16, 8}, fp32_adam(2), par);
   }
 }
 
@@ -424,7 +422,7 @@ TEST(StrategyTest, EnginesAgreeForEveryStrategy) {
 // 28 - 28 / 1.5 = 2009.33 us, to 6062.67); scatter l0 6062.67-6090.67; optimizer (alone) 28 us,
 // to 6118.67 us.
 TEST(StrategyTest, InterferenceSlowsComputeBesideShardedCollectives) {
-  Predictor pr(layers(2), round_machine());
+  Predictor pr(fixtures::lump_layers(2), round_machine());
   pr.set_interference(1.5);
   const model::ClusterConfig c{2, 8};
   const model::ParallelismConfig par = strategy(Strategy::kFsdpFullShard);
@@ -444,7 +442,7 @@ TEST(StrategyTest, InterferenceSlowsComputeBesideShardedCollectives) {
     for (int k : {1, 3}) {
       model::ParallelismConfig q = strategy(st);
       q.reduce_bucket_elements = 2.5e6;
-      expect_agreement(pr, {16, 8}, fp32_adam(k), q);
+      expect_strategy_agreement(pr, {16, 8}, fp32_adam(k), q);
     }
   }
 }
@@ -457,12 +455,12 @@ TEST(StrategyTest, EnginesAgreeOnPresets) {
     const Predictor pr(w, round_machine());
     model::TrainingConfig t = fp32_adam(2);
     t.precision = model::Precision::kBf16;
-    for (Strategy s : kSharded) expect_agreement(pr, {16, 8}, t, strategy(s));
+    for (Strategy s : kSharded) expect_strategy_agreement(pr, {16, 8}, t, strategy(s));
   }
 }
 
 TEST(StrategyTest, TraceShowsTheShardedCollectives) {
-  const Predictor pr(layers(2), round_machine());
+  const Predictor pr(fixtures::lump_layers(2), round_machine());
   const StepPlan plan = pr.plan({2, 8}, fp32_adam(), strategy(Strategy::kFsdpFullShard));
   EventOptions o;
   o.steps = 2;
@@ -504,7 +502,7 @@ TEST(StrategyTest, ActivationCheckpointingRecomputesEachBlockForward) {
 }
 
 TEST(StrategyTest, BadInputsNameTheirPointer) {
-  const Predictor pr(layers(2), round_machine(), "s.json");
+  const Predictor pr(fixtures::lump_layers(2), round_machine(), "s.json");
   model::ParallelismConfig par = strategy(Strategy::kZero2);
   par.comm_hook.kind = model::CommHook::Kind::kPowerSgd;
   par.comm_hook.rank = 1;

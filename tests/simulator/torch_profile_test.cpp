@@ -16,13 +16,14 @@
 #include "model/profile/profile.hpp"
 #include "model/scenario/scenario.hpp"
 #include "simulator/run.hpp"
+#include "tests/test_data_dir.hpp"
 
 namespace ddpsim::sim {
 namespace {
 
 using nlohmann::json;
 
-const std::string kDir = std::string(DDPSIM_TEST_DATA_DIR) + "/profile/";
+using test_data::kProfileDir;
 
 json torch_section(const model::Workload& w, std::int64_t batch) {
   json layers = json::array();
@@ -57,7 +58,7 @@ json torch_section(const model::Workload& w, std::int64_t batch) {
 
 // The tiny profile with the torch section for tiny-mlp.json's workload, written to a file.
 std::string torch_profile_file(const model::Scenario& s) {
-  json doc = model::read_json_file(kDir + "tiny-profile.json");
+  json doc = model::read_json_file(kProfileDir + "tiny-profile.json");
   doc["torch"] = torch_section(*s.workload, s.training.per_gpu_batch);
   const std::string path = testing::TempDir() + "/torch-profile.json";
   std::ofstream(path) << doc.dump(1);
@@ -65,8 +66,8 @@ std::string torch_profile_file(const model::Scenario& s) {
 }
 
 TEST(TorchCalibrationTest, InterpolatesAllReduceAndContentionByHand) {
-  json doc = model::read_json_file(kDir + "tiny-profile.json");
-  const model::Scenario s = model::load_scenario(kDir + "tiny-mlp.json");
+  json doc = model::read_json_file(kProfileDir + "tiny-profile.json");
+  const model::Scenario s = model::load_scenario(kProfileDir + "tiny-mlp.json");
   doc["torch"] = torch_section(*s.workload, 8);
   constexpr std::int64_t kMiB = 1048576;
   doc["torch"]["all_reduce"] = {{{"size_bytes", kMiB}, {"sync_s", 3e-3}, {"pair_s", 2e-3}},
@@ -92,8 +93,8 @@ TEST(TorchCalibrationTest, InterpolatesAllReduceAndContentionByHand) {
 }
 
 TEST(TorchCalibrationTest, EntryIsTheWorkloadAtItsBatchAndOptimizer) {
-  const model::Scenario s = model::load_scenario(kDir + "tiny-mlp.json");
-  json doc = model::read_json_file(kDir + "tiny-profile.json");
+  const model::Scenario s = model::load_scenario(kProfileDir + "tiny-mlp.json");
+  json doc = model::read_json_file(kProfileDir + "tiny-profile.json");
   doc["torch"] = torch_section(*s.workload, 8);
   const auto c = TorchCalibration::from_profile(model::Profile::from_json(doc, "p.json"));
   std::string why;
@@ -110,10 +111,10 @@ TEST(TorchCalibrationTest, EntryIsTheWorkloadAtItsBatchAndOptimizer) {
 }
 
 TEST(TorchCalibrationTest, ThePredictorAppliesItForEveryFrontEnd) {
-  const model::Scenario base = model::load_scenario(kDir + "tiny-mlp.json");
+  const model::Scenario base = model::load_scenario(kProfileDir + "tiny-mlp.json");
   const std::string profile = torch_profile_file(base);
   // `ddpsim predict tiny-mlp.json --profile P` reads the scenario this way.
-  const model::Scenario s = model::load_scenario(kDir + "tiny-mlp.json", profile);
+  const model::Scenario s = model::load_scenario(kProfileDir + "tiny-mlp.json", profile);
   const Prediction p = predict_point(s);
   // Forward 1 + 2 ms; backward from 3 ms: fc1 (4 ms) ends at 7 ms and readies bucket 0
   // (fc1.weight, 16384 B, 100 us alone); beside fc0's backward both slow down (compute 1.5x,

@@ -14,13 +14,14 @@
 #include "model/imports/kineto_import.hpp"
 #include "model/scenario/scenario.hpp"
 #include "simulator/run.hpp"
+#include "tests/test_data_dir.hpp"
 
 namespace ddpsim::sim {
 namespace {
 
 using nlohmann::json;
 
-const std::string kData = DDPSIM_TEST_DATA_DIR;
+using test_data::kData;
 const std::string kHta = kData + "/traces/hta_ddp_nccl_3steps.json.gz";
 
 json complete(const std::string& cat, const std::string& name, int tid, double ts, double dur,

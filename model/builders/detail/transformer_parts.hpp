@@ -16,7 +16,7 @@
 namespace ddpsim::model::detail {
 
 /// A value as it appears in the file, short enough for a one-line error.
-std::string shown(const nlohmann::json& v);
+std::string shown_brief(const nlohmann::json& v);
 
 /// Typed access to the keys the builders use. Keys it is not asked about are ignored: HF configs
 /// carry many model-specific keys that do not change parameters or GEMM shapes.
@@ -53,12 +53,14 @@ class ConfigReader {
     auto it = config_.find(key);
     if (it == config_.end() || it->is_null()) return std::nullopt;
     // JSON integers only: 768.0 or "768" are errors, not values to round or parse.
-    if (!it->is_number_integer()) throw InputError(file_, "/" + key, in_range(min), shown(*it));
+    if (!it->is_number_integer())
+      throw InputError(file_, "/" + key, in_range(min), shown_brief(*it));
     if (it->is_number_unsigned() &&
         it->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxExtent))
-      throw InputError(file_, "/" + key, in_range(min), shown(*it));
+      throw InputError(file_, "/" + key, in_range(min), shown_brief(*it));
     const std::int64_t v = it->get<std::int64_t>();
-    if (v < min || v > kMaxExtent) throw InputError(file_, "/" + key, in_range(min), shown(*it));
+    if (v < min || v > kMaxExtent)
+      throw InputError(file_, "/" + key, in_range(min), shown_brief(*it));
     return v;
   }
   /// 2^24 = 16,777,216: above every published config's extents (vocabularies reach ~262k,
@@ -73,7 +75,7 @@ class ConfigReader {
     auto it = config_.find(key);
     if (it == config_.end() || it->is_null()) return fallback;
     if (!it->is_number() || it->get<double>() < 0 || it->get<double>() >= 1) {
-      throw InputError(file_, "/" + key, "a probability in [0, 1)", shown(*it));
+      throw InputError(file_, "/" + key, "a probability in [0, 1)", shown_brief(*it));
     }
     return it->get<double>();
   }
@@ -83,7 +85,7 @@ class ConfigReader {
     auto it = config_.find(key);
     if (it == config_.end() || it->is_null()) return std::nullopt;
     if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
-      throw InputError(file_, "/" + key, "a number > 0", shown(*it));
+      throw InputError(file_, "/" + key, "a number > 0", shown_brief(*it));
     }
     return it->get<double>();
   }
@@ -91,14 +93,14 @@ class ConfigReader {
   bool bool_or(const std::string& key, bool fallback) const {
     auto it = config_.find(key);
     if (it == config_.end() || it->is_null()) return fallback;
-    if (!it->is_boolean()) throw InputError(file_, "/" + key, "true or false", shown(*it));
+    if (!it->is_boolean()) throw InputError(file_, "/" + key, "true or false", shown_brief(*it));
     return it->get<bool>();
   }
 
   std::optional<std::string> optional_string(const std::string& key) const {
     auto it = config_.find(key);
     if (it == config_.end() || it->is_null()) return std::nullopt;
-    if (!it->is_string()) throw InputError(file_, "/" + key, "a string", shown(*it));
+    if (!it->is_string()) throw InputError(file_, "/" + key, "a string", shown_brief(*it));
     return it->get<std::string>();
   }
 

@@ -15,6 +15,7 @@
 #include "model/scenario/scenario.hpp"
 #include "simulator/cli/validate/children.hpp"
 #include "simulator/cli/validate/profiles.hpp"
+#include "simulator/cli/validate/report.hpp"
 #include "simulator/cli/validate/torch_runner.hpp"
 #include "simulator/report.hpp"
 #include "simulator/run.hpp"
@@ -29,10 +30,6 @@ constexpr int kNoDevice = 77;  // ddpsim-exec's exit code without a CUDA device
 
 json error_of(double predicted, double measured) {
   return measured > 0 ? json((predicted - measured) / measured) : json(nullptr);
-}
-
-std::string pct(const json& e) {
-  return e.is_null() ? "-" : fmt::format("{:+.1f}%", 100 * e.get<double>());
 }
 
 // The measuring child: ddpsim-exec --backend cuda (--runner exec), or the torch runner on the
