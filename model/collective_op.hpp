@@ -18,6 +18,20 @@ namespace ddpsim::model {
 /// (as the mirror image of a ring Broadcast), never measured by a profile or a sweep.
 enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce };
 
+/// How a reducing collective combines its inputs, as NCCL receives it (ncclRedOp_t and the
+/// datatype): it decides which algorithms NCCL may run. NCCL runs ncclAvg on a floating-point
+/// type as PreMulSum (src/enqueue.cc hostToDevRedOp, 2.30.7 :2479, its ncclAvg case :2526) and
+/// ncclMax as MinMax;
+/// NVLS and NVLS_TREE reduce only Sum, and MinMax on 16-bit and integer types (src/include/
+/// device.h ncclNvlsSupported :587-601, checked at enqueue.cc:425-426 and 2004-2007), and PAT
+/// does not run a reduce-scatter that scales (enqueue.cc:2009-2012). For an all-gather or a
+/// broadcast the reduction is moot.
+enum class Reduction {
+  kSum,         ///< ncclSum: DDP's buckets (divided before), FSDP1, DeepSpeed
+  kAverage,     ///< ncclAvg on fp32 / bf16: FSDP2's reduce-scatter and HSDP all-reduce
+  kMaxFloat32,  ///< ncclMax on fp32: float8's amax all-reduce (torchao reduce_amax)
+};
+
 /// The ops a calibration profile measures, a sweep runs and an nccl-tests log imports.
 inline constexpr CollectiveOp kMeasuredOps[] = {CollectiveOp::kAllReduce,
                                                 CollectiveOp::kReduceScatter,

@@ -122,6 +122,18 @@ struct Fsdp2Builder {
                            : 0.0;
   }
 
+  // How NCCL is asked to reduce `c` on `stream`. foreach_reduce passes the reduce-scatter and
+  // HSDP's all-reduce ReduceOp.AVG when reduce_dtype is fp32 or bf16, dividing in NCCL instead of
+  // separate kernels (_fsdp_collectives.py _get_gradient_divide_factors, in every release of
+  // FSDP2; fp16 pre- and post-divides around a SUM); ncclAvg on floating point runs as
+  // PreMulSum, which neither NVLS nor PAT runs (model::Reduction). Stream 0's all-reduces are
+  // float8's fp32 amax reductions (ReduceOp.MAX).
+  model::Reduction reduction(int stream, model::CollectiveOp c) const {
+    if (c == model::CollectiveOp::kAllGather) return model::Reduction::kSum;
+    if (c == model::CollectiveOp::kAllReduce && stream == 0) return model::Reduction::kMaxFloat32;
+    const bool nccl_divides = dt.reduce == DType::kFp32 || dt.reduce == DType::kBf16;
+    return nccl_divides ? model::Reduction::kAverage : model::Reduction::kSum;
+  }
   // Stream 0: the shard group; 1: HSDP's replicas; 2: an integer reshard's post-forward group.
   CollectiveCost cost(int stream, model::CollectiveOp c, double bytes) {
     auto [it, inserted] = memo.try_emplace({stream, static_cast<int>(c), bytes});
@@ -129,7 +141,8 @@ struct Fsdp2Builder {
       const model::CollectiveBandwidths& bw = stream == 1   ? ctx.replicate_bandwidths
                                               : stream == 2 ? ctx.post_forward_bandwidths
                                                             : ctx.group_bandwidths;
-      it->second = collective_cost(c, bw, *ctx.hardware, bytes, ctx.parallelism.algorithm);
+      it->second = collective_cost(c, bw, *ctx.hardware, bytes, ctx.parallelism.algorithm,
+                                   model::CollectiveProtocol::kAuto, reduction(stream, c));
     }
     return it->second;
   }

@@ -108,17 +108,23 @@ int run_collective(const CollectiveOptions& o) {
   // --proto is one of protocol_name's words (CLI11 checked it).
   const model::CollectiveProtocol proto =
       model::protocol_from_name(o.proto).value_or(model::CollectiveProtocol::kAuto);
+  // --redop is sum, avg or max (CLI11 checked it); the table's type is fp32.
+  const model::Reduction redop = o.redop == "avg"   ? model::Reduction::kAverage
+                                 : o.redop == "max" ? model::Reduction::kMaxFloat32
+                                                    : model::Reduction::kSum;
   const model::NcclKernelCosts& k = s.hardware.nccl_kernel;
   std::printf("# %s on %d x %s (%s), %d node(s), model prediction\n", o.op.c_str(), o.gpus,
               one_line(s.hardware.gpu.name).c_str(), one_line(s.hardware.name).c_str(), bw.nodes);
-  std::printf("# NCCL %s, %d GPU(s) per launching thread%s, algorithm %s, protocol %s\n",
-              one_line(k.nccl_version).c_str(), k.gpus_per_process,
-              k.cuda_graphs ? ", CUDA graphs" : "", o.algo.c_str(), o.proto.c_str());
+  std::printf(
+      "# NCCL %s, %d GPU(s) per launching thread%s, algorithm %s, protocol %s, reduction %s\n",
+      one_line(k.nccl_version).c_str(), k.gpus_per_process, k.cuda_graphs ? ", CUDA graphs" : "",
+      o.algo.c_str(), o.proto.c_str(), o.redop.c_str());
   if (fitted) std::printf("# %s\n", one_line(sim::describe(*fitted)).c_str());
   std::printf("# %12s %12s %8s %13s %8s %8s %10s %10s %8s %8s\n", "size(B)", "count", "type",
               "algorithm", "protocol", "channels", "chunk(B)", "time(us)", "algbw", "busbw");
   for (double b = lo; b <= hi; b *= 2) {
-    const auto cost = sim::collective_cost(c, bw, s.hardware, b, s.parallelism.algorithm, proto);
+    const auto cost =
+        sim::collective_cost(c, bw, s.hardware, b, s.parallelism.algorithm, proto, redop);
     std::printf("  %12.0f %12.0f %8s %13s %8s %8d %10.0f %10.2f %8.2f %8.2f\n", b, b / 4, "float",
                 model::algorithm_name(cost.algorithm), model::protocol_name(cost.protocol),
                 cost.channels, cost.chunk_bytes, cost.time_s * 1e6, cost.algbw_gbytes_per_s,

@@ -15,7 +15,7 @@ namespace ddpsim::cli {
 // `ddpsim collective`'s switches: the system, the sweep and how NCCL is run.
 struct CollectiveOptions {
   std::string hw = "dgx-h100", op = "all_reduce", min_b = "8", max_b = "1G", algo = "auto",
-              proto = "auto", launch = "process", nccl_version;
+              proto = "auto", launch = "process", redop = "sum", nccl_version;
   int gpus = 8;
   std::optional<int> gpus_per_process;
   bool graphs = false;

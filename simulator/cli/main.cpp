@@ -380,6 +380,10 @@ Verb add_collective(CLI::App& app) {
                 "with one GPU per node)");
   c->add_option("--proto", o->proto, "auto | ll | ll128 | simple (NCCL_PROTO)")
       ->check(CLI::IsMember({"auto", "ll", "ll128", "simple"}));
+  c->add_option("--redop", o->redop,
+                "sum | avg | max on the table's fp32 (nccl-tests -o): avg, as FSDP2 reduces, and "
+                "fp32 max run on neither NVLS nor NVLS_TREE, avg not as PAT's reduce-scatter")
+      ->check(CLI::IsMember({"sum", "avg", "max"}));
   c->add_option("--nccl-version", o->nccl_version,
                 "NCCL release whose constants apply (2.18.0 .. 2.30.x; default the preset's)");
   c->add_option("--launch", o->launch,

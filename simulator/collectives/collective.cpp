@@ -16,7 +16,8 @@ using model::CollectiveOp;
 
 CollectiveCost collective_cost(CollectiveOp c, const model::CollectiveBandwidths& bw,
                                const model::HardwareSpec& hw, double bytes,
-                               CollectiveAlgorithm algorithm, model::CollectiveProtocol protocol) {
+                               CollectiveAlgorithm algorithm, model::CollectiveProtocol protocol,
+                               model::Reduction reduction) {
   DDPSIM_ASSERT(bytes >= 0, "negative message size");
   CollectiveCost out;
   out.algorithm = algorithm == CollectiveAlgorithm::kAuto ? CollectiveAlgorithm::kRing : algorithm;
@@ -33,14 +34,14 @@ CollectiveCost collective_cost(CollectiveOp c, const model::CollectiveBandwidths
         algorithm == CollectiveAlgorithm::kHierarchical ? CollectiveAlgorithm::kRing : algorithm;
     // Across nodes NVLS alone cannot reduce (without SHARP): NCCL runs NVLS_TREE there.
     if (a == CollectiveAlgorithm::kNvls && bw.nodes > 1) a = CollectiveAlgorithm::kNvlsTree;
-    std::optional<NcclPlan> plan = nccl_plan(c, bw, hw, bytes, a, protocol);
+    std::optional<NcclPlan> plan = nccl_plan(c, bw, hw, bytes, a, protocol, reduction);
     if (!plan && protocol != model::CollectiveProtocol::kAuto) {
-      plan = nccl_plan(c, bw, hw, bytes, a, model::CollectiveProtocol::kAuto);
+      plan = nccl_plan(c, bw, hw, bytes, a, model::CollectiveProtocol::kAuto, reduction);
     }
-    if (!plan) plan = nccl_plan(c, bw, hw, bytes, CollectiveAlgorithm::kRing, protocol);
+    if (!plan) plan = nccl_plan(c, bw, hw, bytes, CollectiveAlgorithm::kRing, protocol, reduction);
     if (!plan) {
-      plan =
-          nccl_plan(c, bw, hw, bytes, CollectiveAlgorithm::kRing, model::CollectiveProtocol::kAuto);
+      plan = nccl_plan(c, bw, hw, bytes, CollectiveAlgorithm::kRing,
+                       model::CollectiveProtocol::kAuto, reduction);
     }
     DDPSIM_ASSERT(plan.has_value(), "NCCL always has a ring");
     out.time_s = plan->time_s;

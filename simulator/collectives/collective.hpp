@@ -39,13 +39,15 @@ struct CollectiveCost {
 };
 
 /// Cost of `c` on `bytes` over all GPUs of `bw`. A single rank costs nothing. kAuto weighs what
-/// NCCL has here; an algorithm NCCL does not have for this collective or hardware (NVLS on an
-/// A100, NVLS across nodes runs as NVLS_TREE, tree for an all-gather) falls back to the ring,
-/// and a protocol the algorithm cannot run (LL with NVLS) to the algorithm's own choice.
+/// NCCL has here for `reduction`; an algorithm NCCL does not have for this collective, reduction
+/// or hardware (NVLS on an A100, NVLS across nodes runs as NVLS_TREE, tree for an all-gather,
+/// NVLS for an average) falls back to the ring, and a protocol the algorithm cannot run (LL with
+/// NVLS) to the algorithm's own choice.
 CollectiveCost collective_cost(
     model::CollectiveOp c, const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw,
     double bytes, model::CollectiveAlgorithm algorithm,
-    model::CollectiveProtocol protocol = model::CollectiveProtocol::kAuto);
+    model::CollectiveProtocol protocol = model::CollectiveProtocol::kAuto,
+    model::Reduction reduction = model::Reduction::kSum);
 
 inline CollectiveCost allreduce_cost(
     const model::CollectiveBandwidths& bw, const model::HardwareSpec& hw, double bytes,

@@ -511,6 +511,20 @@ CachedSystem& cached_system(const model::CollectiveBandwidths& bw, const model::
   return *last;
 }
 
+// Whether NCCL runs algorithm `a` for this reduction: NVLS and NVLS_TREE only where
+// ncclNvlsSupported holds (Sum; MinMax on 16-bit and integer types, not on fp32) or for an
+// all-gather (enqueue.cc:425-426 @v2.30.7-1, src/include/device.h:587-601); PAT not for a
+// reduce-scatter that scales, which an average on floating point is (PreMulSum,
+// enqueue.cc:2009-2012). The rules read the same in every release ddpsim holds that has
+// these algorithms.
+bool runs_reduction(CollectiveOp op, int a, model::Reduction reduction) {
+  if (reduction == model::Reduction::kSum) return true;
+  if ((a == kNvls || a == kNvlsTree) && op != CollectiveOp::kAllGather) return false;
+  if (a == kPat && op == CollectiveOp::kReduceScatter && reduction == model::Reduction::kAverage)
+    return false;
+  return true;
+}
+
 // tune()'s entries of one op on the cached system: they do not depend on the message size.
 const std::array<Entry, kTunedEntries>& tuned(CachedSystem& c, CollectiveOp op) {
   const auto o = static_cast<std::size_t>(op);
@@ -528,7 +542,8 @@ const std::array<Entry, kTunedEntries>& tuned(CachedSystem& c, CollectiveOp op) 
 
 std::optional<NcclPlan> nccl_plan(CollectiveOp op, const model::CollectiveBandwidths& bw,
                                   const model::HardwareSpec& hw, double bytes,
-                                  CollectiveAlgorithm algorithm, CollectiveProtocol protocol) {
+                                  CollectiveAlgorithm algorithm, CollectiveProtocol protocol,
+                                  model::Reduction reduction) {
   DDPSIM_ASSERT(bw.gpus >= 2 && bytes > 0, "nccl_plan needs >= 2 ranks and a message");
   DDPSIM_ASSERT(algorithm != CollectiveAlgorithm::kHierarchical, "not an NCCL algorithm");
   CachedSystem& cached = cached_system(bw, hw);
@@ -541,6 +556,7 @@ std::optional<NcclPlan> nccl_plan(CollectiveOp op, const model::CollectiveBandwi
   double best_us = 0;
   for (int a = 0; a < kAlgos; ++a) {
     if (only_a >= 0 && a != only_a) continue;
+    if (!runs_reduction(op, a, reduction)) continue;
     for (int p = 0; p < kProtos; ++p) {
       if (protocol != CollectiveProtocol::kAuto && kProtoOf[p] != protocol) continue;
       const Entry& e = table[static_cast<std::size_t>(a * kProtos + p)];

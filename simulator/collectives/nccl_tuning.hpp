@@ -83,13 +83,15 @@ struct NcclPlan {
 };
 
 /// NCCL's choice for `bytes` (nccl-tests' "size") of collective `op`: the fastest (algorithm,
-/// protocol) NCCL enables here, restricted to `algorithm` / `protocol` unless kAuto (like
-/// NCCL_ALGO / NCCL_PROTO). nullopt when nothing NCCL has matches the restriction (e.g. NVLS on
-/// an A100, tree for an all-gather). Preconditions: bw.gpus >= 2, bytes > 0; `algorithm` is not
-/// kHierarchical (not an NCCL algorithm).
+/// protocol) NCCL enables here for `reduction` (model::Reduction: an average runs on neither
+/// NVLS nor PAT), restricted to `algorithm` / `protocol` unless kAuto (like NCCL_ALGO /
+/// NCCL_PROTO). nullopt when nothing NCCL has matches the restriction (e.g. NVLS on an A100,
+/// tree for an all-gather, NVLS for an average). Preconditions: bw.gpus >= 2, bytes > 0;
+/// `algorithm` is not kHierarchical (not an NCCL algorithm).
 std::optional<NcclPlan> nccl_plan(model::CollectiveOp op, const model::CollectiveBandwidths& bw,
                                   const model::HardwareSpec& hw, double bytes,
                                   model::CollectiveAlgorithm algorithm,
-                                  model::CollectiveProtocol protocol);
+                                  model::CollectiveProtocol protocol,
+                                  model::Reduction reduction = model::Reduction::kSum);
 
 }  // namespace ddpsim::sim

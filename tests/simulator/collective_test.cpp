@@ -61,6 +61,7 @@ double tuner_us(model::CollectiveOp op, const model::HardwareSpec& hw, int gpus,
 
 constexpr auto kAllReduce = model::CollectiveOp::kAllReduce;
 constexpr double kGiB = 1073741824.0;
+constexpr double kMiB = 1048576.0;
 
 // NCCL's tuning model (NVIDIA/nccl 2.30.7 src/graph/tuning.cc) on a DGX A100, 8 GPUs, 1 GiB, Ring
 // Simple. Topology search (search.cc): 240 GB/s of NVLink per GPU as NCCL counts it (12 links x
@@ -460,6 +461,55 @@ TEST(CollectiveTest, PatRunsAllGatherAndReduceScatterWithOneGpuPerNode) {
   EXPECT_NE(cost(kAllGather, hw("2.22.3"), 16, 8).algorithm, CollectiveAlgorithm::kPat);
   EXPECT_LT(tuner_us(kAllReduce, hw("2.30.7"), 16, 8, CollectiveAlgorithm::kPat, kSimple), 0);
   EXPECT_LT(tuner_us(kAllGather, preset("dgx-h100"), 16, 8, CollectiveAlgorithm::kPat, kSimple), 0);
+}
+
+// An average (FSDP2's ReduceOp.AVG: ncclAvg, run as PreMulSum) and an fp32 max (float8's amax)
+// run on neither NVLS nor NVLS_TREE (enqueue.cc:425-426 ncclNvlsSupported: Sum, or MinMax on
+// 16-bit types), and an averaging reduce-scatter not on PAT (enqueue.cc:2009-2012); NCCL then
+// takes the best of what remains, which is the same call forced onto that algorithm. An
+// all-gather reduces nothing: its choice does not change.
+TEST(CollectiveTest, AnAverageRunsOnNeitherNvlsNorPat) {
+  constexpr auto kReduceScatter = model::CollectiveOp::kReduceScatter;
+  constexpr auto kAllGather = model::CollectiveOp::kAllGather;
+  constexpr auto kAnyProto = model::CollectiveProtocol::kAuto;
+  constexpr auto kAverage = model::Reduction::kAverage;
+  const auto with = [](model::CollectiveOp op, const model::HardwareSpec& hw, int gpus,
+                       double bytes, model::Reduction r,
+                       CollectiveAlgorithm a = CollectiveAlgorithm::kAuto) {
+    return collective_cost(op, model::Topology(hw, gpus).bandwidths(), hw, bytes, a, kAnyProto, r);
+  };
+  const model::HardwareSpec h100 = preset("dgx-h100");
+  // One B200 node on NCCL 2.26.2: a 16 MiB reduce-scatter sums on NVLS, averages on the ring.
+  const model::HardwareSpec b200 =
+      preset("dgx-b200", {{"collectives", {{"nccl_version", "2.26.2"}}}});
+  EXPECT_EQ(cost(kReduceScatter, b200, 8, 16 * kMiB).algorithm, CollectiveAlgorithm::kNvls);
+  const CollectiveCost rs = with(kReduceScatter, b200, 8, 16 * kMiB, kAverage);
+  EXPECT_EQ(rs.algorithm, CollectiveAlgorithm::kRing);
+  EXPECT_DOUBLE_EQ(
+      rs.time_s,
+      cost(kReduceScatter, b200, 8, 16 * kMiB, CollectiveAlgorithm::kRing, kAnyProto).time_s);
+  // Forced onto NVLS, an average falls back to the ring, as a sum on an A100 does.
+  EXPECT_EQ(
+      with(kReduceScatter, b200, 8, 16 * kMiB, kAverage, CollectiveAlgorithm::kNvls).algorithm,
+      CollectiveAlgorithm::kRing);
+  // Two nodes: a 1 GiB all-reduce sums on NVLS_TREE; averaged it takes the faster of ring and
+  // tree; float8's fp32 amax likewise.
+  EXPECT_EQ(cost(kAllReduce, h100, 16, kGiB).algorithm, CollectiveAlgorithm::kNvlsTree);
+  const double ring = cost(kAllReduce, h100, 16, kGiB, CollectiveAlgorithm::kRing).time_s;
+  const double tree = cost(kAllReduce, h100, 16, kGiB, CollectiveAlgorithm::kTree).time_s;
+  for (model::Reduction r : {kAverage, model::Reduction::kMaxFloat32}) {
+    const CollectiveCost ar = with(kAllReduce, h100, 16, kGiB, r);
+    EXPECT_NE(ar.algorithm, CollectiveAlgorithm::kNvlsTree);
+    EXPECT_DOUBLE_EQ(ar.time_s, std::min(ring, tree));
+  }
+  // One GPU per node: an averaging reduce-scatter leaves PAT for the ring; all-gathers keep it.
+  const model::HardwareSpec one =
+      preset("dgx-h100", {{"gpus_per_node", 1}, {"inter_node", {{"nics_per_node", 1}}}});
+  EXPECT_EQ(cost(kReduceScatter, one, 16, 8).algorithm, CollectiveAlgorithm::kPat);
+  EXPECT_EQ(with(kReduceScatter, one, 16, 8, kAverage).algorithm, CollectiveAlgorithm::kRing);
+  EXPECT_EQ(with(kAllGather, one, 16, 8, kAverage).algorithm, CollectiveAlgorithm::kPat);
+  EXPECT_EQ(with(kAllGather, b200, 8, 16 * kMiB, kAverage).algorithm,
+            cost(kAllGather, b200, 8, 16 * kMiB).algorithm);
 }
 
 // Across nodes NCCL doubles few fast ring channels again (connect.cc): on Hopper in every release,

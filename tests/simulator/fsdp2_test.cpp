@@ -14,8 +14,11 @@
 #include "model/builders/builders.hpp"
 #include "model/builders/zoo.hpp"
 #include "model/error.hpp"
+#include "model/hardware/cluster.hpp"
+#include "model/scenario/hardware_io.hpp"
 #include "model/scenario/scenario.hpp"
 #include "simulator/analytic/sharded.hpp"
+#include "simulator/collectives/collective.hpp"
 #include "simulator/event/simulate.hpp"
 #include "simulator/prediction/memory.hpp"
 #include "tests/simulator/round_machine.hpp"
@@ -175,6 +178,32 @@ TEST(Fsdp2Test, HsdpAllReduceRunsOnItsOwnCommunicator) {
   const Prediction q = pr.predict({16, 8}, fp32_adam(2), par);
   EXPECT_EQ(count(q, model::CollectiveOp::kAllReduce), 2);
   EXPECT_EQ(count(q, model::CollectiveOp::kReduceScatter), 4);
+}
+
+// FSDP2 reduces fp32 and bf16 gradients with ReduceOp.AVG (_fsdp_collectives.py
+// _get_gradient_divide_factors): NCCL runs that as PreMulSum, never on NVLS
+// (model::Reduction). On one DGX B200 with NCCL 2.26.2 a sum of a 16 MiB layer's gradients
+// would reduce-scatter on NVLS; FSDP2's runs on the ring.
+TEST(Fsdp2Test, ReduceScatterAveragesSoNcclKeepsItOffNvls) {
+  const model::HardwareSpec hw = model::resolve_hardware(
+      {{"preset", "dgx-b200"}, {"collectives", {{"nccl_version", "2.26.2"}}}}, "t.json",
+      "/hardware");
+  const Predictor pr(std::make_shared<const model::Workload>(model::build_from_layers(
+                         {{"l0", 4194304, 1e9, 1e9}, {"l1", 4194304, 1e9, 1e9}})),
+                     hw);
+  const StepPlan sp = pr.plan({8, 8}, fp32_adam(), fsdp2());
+  const model::CollectiveBandwidths bw = model::Topology(hw, 8).bandwidths();
+  int scatters = 0;
+  for (const ScheduledCollective& c : sp.schedule) {
+    if (c.cost.kind != model::CollectiveOp::kReduceScatter) continue;
+    ++scatters;
+    const auto bytes = static_cast<double>(c.cost.bytes);
+    EXPECT_EQ(
+        collective_cost(c.cost.kind, bw, hw, bytes, model::CollectiveAlgorithm::kAuto).algorithm,
+        model::CollectiveAlgorithm::kNvls);
+    EXPECT_EQ(c.cost.algorithm, model::CollectiveAlgorithm::kRing);
+  }
+  EXPECT_EQ(scatters, 2);
 }
 
 TEST(Fsdp2Test, NoGradientSyncReducesInTheLastMicroBatchOnly) {
