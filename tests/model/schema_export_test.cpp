@@ -53,7 +53,9 @@ void expect_schema_holds_every_key(const KeyTable& table, const json& schema) {
     EXPECT_EQ(whole.value("default", json()), k.default_value) << k.pointer;
     // A string-or-integer key's enum binds its string branch, its bounds its integer branch.
     const bool two = k.type == KeyType::kStringOrInteger;
-    if (two) ASSERT_EQ(whole.at("anyOf").size(), 2u) << k.pointer;
+    if (two) {
+      ASSERT_EQ(whole.at("anyOf").size(), 2u) << k.pointer;
+    }
     const json& strings = two ? whole.at("anyOf")[0] : whole;
     const json& node = two ? whole.at("anyOf")[1] : whole;
     if (!k.allowed.empty()) {

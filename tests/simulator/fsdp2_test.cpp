@@ -214,7 +214,9 @@ TEST(Fsdp2Test, NoGradientSyncReducesInTheLastMicroBatchOnly) {
   par.fsdp2.requires_gradient_sync = false;
   const Prediction p = pr.predict({2, 8}, fp32_adam(3), par);
   for (const BucketTiming& b : p.buckets) {
-    if (b.kind == model::CollectiveOp::kReduceScatter) EXPECT_EQ(b.micro_batch, 2);
+    if (b.kind == model::CollectiveOp::kReduceScatter) {
+      EXPECT_EQ(b.micro_batch, 2);
+    }
   }
   EXPECT_EQ(count(p, model::CollectiveOp::kAllGather), 12);
   EXPECT_EQ(count(p, model::CollectiveOp::kReduceScatter), 2);

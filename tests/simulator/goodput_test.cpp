@@ -312,7 +312,9 @@ TEST(Goodput, ParsedFromTheScenarioWithTheLlama3Default) {
   EXPECT_GT(run.predictions[0].goodput->ettr, 0.99);
   EXPECT_NE(run.predictions[0].goodput->mtbf_source.find("default"), std::string::npos);
   // The event engine reports the same goodput inputs.
-  const sim::Run ev = predict(s, {.engine = model::Engine::kEvent});
+  sim::RunOptions event;
+  event.engine = model::Engine::kEvent;
+  const sim::Run ev = predict(s, event);
   ASSERT_TRUE(ev.predictions[0].goodput);
   EXPECT_DOUBLE_EQ(ev.predictions[0].goodput->checkpoint_time_s,
                    run.predictions[0].goodput->checkpoint_time_s);

@@ -55,8 +55,10 @@ TEST(InputPipeline, BindsTheStepInBothEngines) {
       model::parse_scenario(resnet_doc(8, {{"samples_per_s_per_node", 8000}}), "r.json");
   const model::Scenario free = model::parse_scenario(resnet_doc(8, json()), "r.json");
   for (model::Engine e : {model::Engine::kAnalytic, model::Engine::kEvent}) {
-    const Prediction p = predict(s, {.engine = e}).predictions.at(0);
-    const Prediction unbound = predict(free, {.engine = e}).predictions.at(0);
+    RunOptions on;
+    on.engine = e;
+    const Prediction p = predict(s, on).predictions.at(0);
+    const Prediction unbound = predict(free, on).predictions.at(0);
     ASSERT_LT(unbound.step_time_s, 0.256) << "the GPUs alone must be faster here";
     EXPECT_DOUBLE_EQ(p.step_time_s, 0.256);
     EXPECT_NEAR(p.throughput_samples_per_s, 8000.0, 1e-6);
